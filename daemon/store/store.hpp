@@ -1,0 +1,98 @@
+// Store: the daemon's persistent map from (key id, namespace) to a compiled image and its metadata.
+//
+// Thread safety: every method may be called from any thread at any time. Implementations serialise
+// writes on one writer and serve reads from a pool, so reads never wait for each other; the server
+// still keeps all store calls off its accept loop (daemon/server/). A miss is not an error: lookups
+// return "found / not found / failed" as Result<std::optional<...>>.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <jitcache/proto/digest.hpp>
+#include <jitcache/proto/key.hpp>
+#include <jitcache/proto/messages.hpp>
+#include <jitcache/proto/result.hpp>
+
+namespace jitcache::daemon::store {
+
+using proto::Result;
+
+inline constexpr std::uint32_t k_shared_namespace = 0;
+
+// Which namespaces a caller can see and touch (design §6). Lookups see the shared namespace and the
+// caller's own, shared first. A trusted caller lists and removes in every namespace.
+struct Visibility {
+  std::uint32_t own_namespace = k_shared_namespace;
+  bool trusted = false;
+};
+
+// Image codecs as stored in entries.codec. Persisted: never renumber.
+enum class Codec : std::uint8_t { raw = 0 };
+
+struct PutInput {
+  proto::KeyFields key;            // already validated by the caller (proto::validate_key)
+  std::uint32_t namespace_id = k_shared_namespace;
+  std::string producer;
+  std::uint64_t compile_time_us = 0;
+  proto::Bytes image;              // raw image bytes; must stay valid for the duration of put()
+};
+
+struct PutOutcome {
+  proto::Digest256 key_id;
+  bool replaced = false;
+};
+
+// An image whose checksum was verified against the stored XXH3-128 after it was read.
+struct StoredImage {
+  proto::EntryInfo info;
+  std::shared_ptr<const std::vector<std::uint8_t>> image;  // raw bytes, info.raw_size long
+};
+
+struct ListQuery {
+  std::string arch;                 // empty: any
+  std::uint32_t driver_api = 0;     // 0: any
+  std::string driver_build;         // empty: any
+  std::optional<std::uint32_t> namespace_id;  // only this namespace (still within visibility)
+  std::string key_id_prefix;        // empty or hex
+  std::uint32_t limit = 100;        // 1..proto::k_max_list_limit
+  std::string cursor;               // "" or a next_cursor from a previous page
+};
+
+struct ListPage {
+  std::vector<proto::EntryInfo> entries;
+  std::string next_cursor;  // empty: no more
+};
+
+struct Totals {
+  std::uint64_t entries = 0;
+  std::uint64_t bytes_raw = 0;
+  std::uint64_t bytes_stored = 0;
+  std::uint64_t corrupt_entries = 0;  // removed since open because their checksum failed
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // By key fields: the daemon computes key_id = proto::key_id(key) itself.
+  virtual Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) = 0;
+  // By a hex key-id prefix (8..64 digits). More than one visible key id matching is an
+  // ErrorCode::invalid_argument error whose message says "ambiguous".
+  virtual Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) = 0;
+  // Inserts or replaces the entry (key id, namespace). Errors: no_space when the disk is full.
+  virtual Result<PutOutcome> put(const PutInput& input) = 0;
+  virtual Result<ListPage> list(const ListQuery& query, const Visibility& who) = 0;
+  // Removes what `who` owns (trusted: any namespace) under the prefix; returns how many entries.
+  // A prefix matching more than one key id is an "ambiguous" invalid_argument error.
+  virtual Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) = 0;
+  virtual Result<Totals> totals() = 0;
+  // Hits and last-used times are kept in memory by lookup() and written here in one transaction,
+  // so that hits do not become writes. The daemon calls it periodically and at shutdown.
+  virtual Result<void> flush_usage() = 0;
+};
+
+}  // namespace jitcache::daemon::store

@@ -1,0 +1,65 @@
+// The cache key (design §3): four fields plus the key-schema version, and the key id derived from them.
+//
+//   content  SHA-256 of the exact bytes the JIT would compile (PTX text, or the PTX entry a fat
+//            binary walk selects)
+//   arch     the target code is generated for: "sm_90", "sm_90a", "sm_100f"
+//   driver   the driver API version (cuDriverGetVersion, e.g. 13000) and the user-mode driver build
+//            ("580.159.04"): the JIT lives in the driver and can change between builds of one API level
+//   options  the canonical option string (jit_options.hpp)
+//
+// The key id is SHA-256 over a length-prefixed, domain-separated encoding of all of them, so two keys
+// share an id only if every field is equal. Thread safety: free functions, no shared state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <jitcache/proto/digest.hpp>
+#include <jitcache/proto/result.hpp>
+
+namespace jitcache::proto {
+
+// Bump when the meaning of any field or of the canonical option string changes: entries written
+// under another schema are then never served (the schema is part of the key id).
+inline constexpr std::uint16_t k_key_schema_version = 1;
+
+// Field limits; the wire codec enforces the same numbers before it allocates.
+inline constexpr std::size_t k_max_arch_length = 32;
+inline constexpr std::size_t k_max_driver_build_length = 64;
+inline constexpr std::size_t k_max_options_length = 1024;
+
+struct KeyFields {
+  std::uint16_t key_schema = k_key_schema_version;
+  Digest256 content;
+  std::string arch;
+  std::uint32_t driver_api = 0;
+  std::string driver_build;
+  std::string options;
+
+  bool operator==(const KeyFields&) const = default;
+};
+
+// The content digest of source bytes (SHA-256).
+Digest256 content_digest(Bytes source);
+
+// The combined key id. Pure function of every field including key_schema.
+Digest256 key_id(const KeyFields& key);
+
+// Checks that every field is well formed: schema is k_key_schema_version, arch matches
+// sm_<digits>[a|f], driver_api > 0, driver_build is printable without spaces, options is a
+// canonical option string (canonical form, not merely parseable). The daemon refuses a request
+// whose key fails this, so nothing mis-keyed is ever stored.
+Result<void> validate_key(const KeyFields& key);
+
+// Arch helpers: "sm_90a" is accepted; "compute_90" and "sm_9x" are not.
+bool is_valid_arch(std::string_view arch);
+
+// Parses the CLI/config form of the driver field, "API/BUILD" (e.g. "13000/580.159.04").
+struct DriverId {
+  std::uint32_t api = 0;
+  std::string build;
+};
+Result<DriverId> parse_driver_id(std::string_view text);
+
+}  // namespace jitcache::proto

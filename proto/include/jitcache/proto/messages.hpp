@@ -1,0 +1,158 @@
+// Request and reply payloads of every implemented op (proto/PROTOCOL.md §4-§5) and their codec.
+//
+// Decoders check every length against its limit before using it and return views into the payload
+// for images, so a PUT's image is never copied between the socket buffer and the store, and a
+// LOOKUP reply's image is sent from the store's buffer by a scatter-gather write (the reply "head" is
+// encoded separately from the image bytes). Decode errors use ErrorCode::invalid_argument (→
+// bad_request) or ErrorCode::too_large (→ too_large). Thread safety: free functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <jitcache/proto/byte_io.hpp>
+#include <jitcache/proto/digest.hpp>
+#include <jitcache/proto/key.hpp>
+#include <jitcache/proto/result.hpp>
+#include <jitcache/proto/wire.hpp>
+
+namespace jitcache::proto {
+
+inline constexpr std::size_t k_max_client_name_length = 64;
+inline constexpr std::size_t k_max_producer_length = 128;
+inline constexpr std::size_t k_max_version_string_length = 64;
+inline constexpr std::size_t k_max_stat_name_length = 64;
+inline constexpr std::size_t k_max_cursor_length = 64;
+inline constexpr std::size_t k_min_key_id_prefix_length = 8;
+inline constexpr std::uint32_t k_max_list_limit = 1000;
+inline constexpr std::uint32_t k_max_stats_count = 4096;
+
+using Payload = std::vector<std::uint8_t>;
+
+// A whole frame (header + payload) for small messages.
+Payload encode_frame(Op op, Status status, std::uint32_t request_id, const Payload& payload);
+
+// Error replies carry one str16 message, cut to k_max_message_length.
+Payload encode_error_message(std::string_view message);
+Result<std::string> decode_error_message(Bytes payload);
+
+// 8..64 hex digits (or empty when allow_empty).
+bool is_valid_key_id_prefix(std::string_view prefix, bool allow_empty = false);
+
+struct HelloRequest {
+  std::uint16_t min_version = k_protocol_version;
+  std::uint16_t max_version = k_protocol_version;
+  std::string client_name;
+};
+struct HelloReply {
+  std::uint16_t version = k_protocol_version;
+  std::uint64_t capabilities = 0;
+  std::string daemon_version;
+  std::uint64_t max_frame_bytes = 0;
+};
+
+struct EntryInfo {
+  Digest256 key_id;
+  KeyFields key;
+  std::uint32_t namespace_id = 0;
+  std::string producer;
+  std::uint8_t codec = 0;
+  std::uint64_t raw_size = 0;
+  std::uint64_t stored_size = 0;
+  Checksum128 checksum;
+  std::int64_t created_at_ms = 0;
+  std::int64_t last_used_at_ms = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t compile_time_us = 0;
+};
+
+enum class LookupSelector : std::uint8_t { key = 0, key_id_prefix = 1 };
+
+struct LookupRequest {
+  LookupSelector selector = LookupSelector::key;
+  KeyFields key;              // selector key
+  std::string key_id_prefix;  // selector key_id_prefix
+};
+struct LookupReply {
+  EntryInfo info;
+  Bytes image;  // a view into the decoded payload
+};
+
+struct PutRequest {
+  KeyFields key;
+  std::string producer;
+  std::uint64_t compile_time_us = 0;
+  Bytes image;  // a view: into the received payload (daemon) or the caller's buffer (client)
+};
+struct PutReply {
+  Digest256 key_id;
+  std::uint32_t namespace_id = 0;
+  bool replaced = false;
+};
+
+struct StatsReply {
+  std::vector<std::pair<std::string, std::uint64_t>> values;
+};
+
+struct ListRequest {
+  std::string arch;
+  std::uint32_t driver_api = 0;
+  std::string driver_build;
+  bool namespace_filter = false;
+  std::uint32_t namespace_id = 0;
+  std::string key_id_prefix;
+  std::uint32_t limit = 100;
+  std::string cursor;
+};
+struct ListReply {
+  std::vector<EntryInfo> entries;
+  std::string next_cursor;
+};
+
+struct RemoveRequest {
+  std::string key_id_prefix;
+};
+struct RemoveReply {
+  std::uint32_t removed = 0;
+};
+
+// Composite fields, exposed for tests and for the LOOKUP reply head.
+void encode_key(ByteWriter& w, const KeyFields& key);
+Result<KeyFields> decode_key(ByteReader& r);
+void encode_entry_info(ByteWriter& w, const EntryInfo& info);
+Result<EntryInfo> decode_entry_info(ByteReader& r);
+
+Payload encode(const HelloRequest& m);
+Payload encode(const HelloReply& m);
+Payload encode(const LookupRequest& m);
+Payload encode(const PutRequest& m);  // copies the image: for clients and tests
+Payload encode(const PutReply& m);
+Payload encode(const StatsReply& m);
+Payload encode(const ListRequest& m);
+Payload encode(const ListReply& m);
+Payload encode(const RemoveRequest& m);
+Payload encode(const RemoveReply& m);
+
+// Everything of a PUT request but the image bytes; the caller sends the image right after (its
+// length is already written), so a client can stream an image from its own buffer.
+Payload encode_put_request_head(const PutRequest& m);
+
+// Everything of a LOOKUP reply but the image bytes, which the daemon sends from the store's buffer.
+Payload encode_lookup_reply_head(const EntryInfo& info, std::uint32_t image_size);
+
+Result<HelloRequest> decode_hello_request(Bytes payload);
+Result<HelloReply> decode_hello_reply(Bytes payload);
+Result<LookupRequest> decode_lookup_request(Bytes payload);
+Result<LookupReply> decode_lookup_reply(Bytes payload);
+Result<PutRequest> decode_put_request(Bytes payload);
+Result<PutReply> decode_put_reply(Bytes payload);
+Result<void> decode_empty(Bytes payload, std::string_view op);
+Result<StatsReply> decode_stats_reply(Bytes payload);
+Result<ListRequest> decode_list_request(Bytes payload);
+Result<ListReply> decode_list_reply(Bytes payload);
+Result<RemoveRequest> decode_remove_request(Bytes payload);
+Result<RemoveReply> decode_remove_reply(Bytes payload);
+
+}  // namespace jitcache::proto

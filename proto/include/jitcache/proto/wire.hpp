@@ -1,0 +1,87 @@
+// Framing of the jitcache wire protocol (proto/PROTOCOL.md §2-§3, §5): the 24-byte header, op codes,
+// status codes and limits. Thread safety: free functions over caller-owned buffers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include <jitcache/proto/result.hpp>
+
+namespace jitcache::proto {
+
+inline constexpr std::array<std::uint8_t, 4> k_magic{0x4A, 0x43, 0x57, 0x31};  // "JCW1"
+inline constexpr std::uint16_t k_protocol_version = 1;
+inline constexpr std::size_t k_header_size = 24;
+inline constexpr std::uint64_t k_default_max_frame_bytes = 64ull << 20;
+inline constexpr std::uint64_t k_min_max_frame_bytes = 1ull << 20;
+inline constexpr std::size_t k_max_message_length = 1024;
+
+// Persisted on the wire: numbered explicitly, never reused.
+enum class Op : std::uint16_t {
+  none = 0,  // replies to a header that could not be read
+  hello = 1,
+  ping = 2,
+  lookup = 3,
+  put = 4,
+  stats = 5,
+  list = 6,
+  remove = 7,
+  compile = 8,         // reserved
+  report_failure = 9,  // reserved
+  gc = 10,             // reserved
+  verify = 11,         // reserved
+};
+
+enum class Status : std::uint16_t {
+  ok = 0,
+  not_found = 1,
+  bad_request = 2,
+  too_large = 3,
+  forbidden = 4,
+  busy = 5,
+  unavailable = 6,
+  internal = 7,
+};
+inline constexpr std::size_t k_status_count = 8;
+
+// Capability bits announced in HELLO.
+inline constexpr std::uint64_t k_capability_store = 1ull << 0;
+
+std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside the table
+std::string_view status_name(Status s);   // "not_found"; "unknown" outside the table
+bool is_implemented_op(Op op);            // v1 implements HELLO..REMOVE
+bool is_known_op(std::uint16_t value);    // numbered in the table, implemented or reserved
+
+struct FrameHeader {
+  std::uint16_t version = k_protocol_version;
+  Op op = Op::none;
+  Status status = Status::ok;
+  std::uint16_t flags = 0;
+  std::uint32_t request_id = 0;
+  std::uint64_t payload_length = 0;
+};
+
+using HeaderBytes = std::array<std::uint8_t, k_header_size>;
+
+HeaderBytes encode_header(const FrameHeader& header);
+
+// Why a header was refused; the reply status and whether the connection must close follow from it.
+struct HeaderError {
+  Status status;           // bad_request or too_large
+  std::string message;
+  std::uint16_t op_echo;   // the op to put in the error reply (0 when the magic was wrong)
+  std::uint32_t request_id_echo;
+};
+
+// Parses and checks a request header: magic, version, flags and payload_length <= max_frame_bytes.
+// Every failure here closes the connection after the error reply (PROTOCOL.md §1). The op number is
+// not checked here: an unknown op is answered per request and keeps the connection.
+std::optional<HeaderError> check_request_header(const HeaderBytes& raw, std::uint64_t max_frame_bytes,
+                                                FrameHeader& out);
+
+// Parses a reply header for a client: magic, version and payload_length <= max_payload.
+Result<FrameHeader> decode_reply_header(const HeaderBytes& raw, std::uint64_t max_payload);
+
+}  // namespace jitcache::proto
