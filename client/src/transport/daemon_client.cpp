@@ -1,0 +1,113 @@
+#include <client/src/transport/daemon_client.hpp>
+
+#include <string>
+
+namespace jitcache::client::transport {
+
+using proto::ErrorCode;
+using proto::make_error;
+using proto::Op;
+using proto::Status;
+
+ErrorCode error_code_for(Status status) {
+  switch (status) {
+    case Status::not_found: return ErrorCode::not_found;
+    case Status::bad_request: return ErrorCode::invalid_argument;
+    case Status::too_large: return ErrorCode::too_large;
+    case Status::forbidden: return ErrorCode::unsupported;
+    case Status::busy:
+    case Status::unavailable: return ErrorCode::unavailable;
+    case Status::ok:
+    case Status::internal: break;
+  }
+  return ErrorCode::internal;
+}
+
+Result<DaemonClient> DaemonClient::connect(const ConnectOptions& options) {
+  auto connection = UnixConnection::connect(options);
+  if (!connection) return connection.error();
+  return DaemonClient(std::move(*connection));
+}
+
+Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes tail) {
+  auto reply = m_connection.call(op, payload, tail);
+  if (!reply) return reply.error();
+  if (reply->header.status == Status::ok) return reply;
+  auto message = proto::decode_error_message(Bytes(reply->payload));
+  std::string text = std::string(proto::status_name(reply->header.status)) + ": " +
+                     (message ? *message : std::string("(unreadable error message)"));
+  return make_error(error_code_for(reply->header.status), std::move(text));
+}
+
+Result<proto::HelloReply> DaemonClient::hello(const std::string& client_name) {
+  proto::HelloRequest request;
+  request.client_name = client_name;
+  auto reply = ok_reply(Op::hello, proto::encode(request));
+  if (!reply) return reply.error();
+  return proto::decode_hello_reply(Bytes(reply->payload));
+}
+
+Result<void> DaemonClient::ping() {
+  auto reply = ok_reply(Op::ping, {});
+  if (!reply) return reply.error();
+  return proto::decode_empty(Bytes(reply->payload), "PING reply");
+}
+
+Result<std::optional<FetchedImage>> DaemonClient::lookup_with(const proto::LookupRequest& request) {
+  auto reply = ok_reply(Op::lookup, proto::encode(request));
+  if (!reply) {
+    if (reply.error().code == ErrorCode::not_found) return std::optional<FetchedImage>();
+    return reply.error();
+  }
+  auto decoded = proto::decode_lookup_reply(Bytes(reply->payload));
+  if (!decoded) return decoded.error();
+  if (decoded->image.size() != decoded->info.raw_size || proto::xxh3_128(decoded->image) != decoded->info.checksum) {
+    return make_error(ErrorCode::corrupt, "the image jitcached sent does not match its size and checksum");
+  }
+  FetchedImage fetched;
+  fetched.image.assign(decoded->image.begin(), decoded->image.end());
+  fetched.info = std::move(decoded->info);
+  return std::optional<FetchedImage>(std::move(fetched));
+}
+
+Result<std::optional<FetchedImage>> DaemonClient::lookup(const proto::KeyFields& key) {
+  proto::LookupRequest request;
+  request.selector = proto::LookupSelector::key;
+  request.key = key;
+  return lookup_with(request);
+}
+
+Result<std::optional<FetchedImage>> DaemonClient::lookup_by_id(const std::string& key_id_prefix) {
+  proto::LookupRequest request;
+  request.selector = proto::LookupSelector::key_id_prefix;
+  request.key_id_prefix = key_id_prefix;
+  return lookup_with(request);
+}
+
+Result<proto::PutReply> DaemonClient::put(const proto::PutRequest& request) {
+  auto reply = ok_reply(Op::put, proto::encode_put_request_head(request), request.image);
+  if (!reply) return reply.error();
+  return proto::decode_put_reply(Bytes(reply->payload));
+}
+
+Result<proto::StatsReply> DaemonClient::stats() {
+  auto reply = ok_reply(Op::stats, {});
+  if (!reply) return reply.error();
+  return proto::decode_stats_reply(Bytes(reply->payload));
+}
+
+Result<proto::ListReply> DaemonClient::list(const proto::ListRequest& request) {
+  auto reply = ok_reply(Op::list, proto::encode(request));
+  if (!reply) return reply.error();
+  return proto::decode_list_reply(Bytes(reply->payload));
+}
+
+Result<proto::RemoveReply> DaemonClient::remove(const std::string& key_id_prefix) {
+  proto::RemoveRequest request;
+  request.key_id_prefix = key_id_prefix;
+  auto reply = ok_reply(Op::remove, proto::encode(request));
+  if (!reply) return reply.error();
+  return proto::decode_remove_reply(Bytes(reply->payload));
+}
+
+}  // namespace jitcache::client::transport

@@ -1,0 +1,51 @@
+// Typed calls to jitcached: one method per protocol op, statuses mapped to Result errors.
+//
+// A non-ok reply becomes an Error whose code follows the status (not_found → ErrorCode::not_found,
+// bad_request → invalid_argument, too_large → too_large, forbidden → unsupported, busy and
+// unavailable → unavailable, internal → internal) and whose message is the daemon's own, prefixed
+// by the status name. A LOOKUP miss is not an error: lookup() returns std::nullopt.
+// Thread safety: one object per thread (it owns one connection).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <client/src/transport/unix_connection.hpp>
+#include <jitcache/proto/messages.hpp>
+
+namespace jitcache::client::transport {
+
+// A LOOKUP hit with the image in its own buffer; `image` is checked against info.checksum.
+struct FetchedImage {
+  proto::EntryInfo info;
+  std::vector<std::uint8_t> image;
+};
+
+class DaemonClient {
+ public:
+  static Result<DaemonClient> connect(const ConnectOptions& options);
+
+  Result<proto::HelloReply> hello(const std::string& client_name);
+  Result<void> ping();
+  Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key);
+  Result<std::optional<FetchedImage>> lookup_by_id(const std::string& key_id_prefix);
+  Result<proto::PutReply> put(const proto::PutRequest& request);
+  Result<proto::StatsReply> stats();
+  Result<proto::ListReply> list(const proto::ListRequest& request);
+  Result<proto::RemoveReply> remove(const std::string& key_id_prefix);
+
+  UnixConnection& connection() { return m_connection; }
+
+ private:
+  explicit DaemonClient(UnixConnection connection) : m_connection(std::move(connection)) {}
+  // The reply's payload when its status is ok, else the mapped error.
+  Result<Reply> ok_reply(proto::Op op, const proto::Payload& payload, Bytes tail = {});
+  Result<std::optional<FetchedImage>> lookup_with(const proto::LookupRequest& request);
+
+  UnixConnection m_connection;
+};
+
+// The ErrorCode a reply status maps to (see the header comment).
+proto::ErrorCode error_code_for(proto::Status status);
+
+}  // namespace jitcache::client::transport

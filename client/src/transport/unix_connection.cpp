@@ -1,0 +1,172 @@
+#include <client/src/transport/unix_connection.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace jitcache::client::transport {
+
+using proto::ErrorCode;
+using proto::make_error;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+proto::Error errno_error(ErrorCode code, const std::string& what) {
+  return make_error(code, what + ": " + std::strerror(errno));
+}
+
+// Waits until fd is ready for `events` or the deadline passes.
+Result<void> wait_ready(int fd, short events, Clock::time_point deadline, const char* what) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return make_error(ErrorCode::timeout, std::string("timed out ") + what);
+    pollfd p{fd, events, 0};
+    int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n > 0) return {};
+    if (n < 0 && errno != EINTR) return errno_error(ErrorCode::io, std::string("poll while ") + what);
+  }
+}
+
+}  // namespace
+
+Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (options.socket_path.empty() || options.socket_path.size() >= sizeof(addr.sun_path)) {
+    return make_error(ErrorCode::invalid_argument, "socket path \"" + options.socket_path + "\" is empty or too long");
+  }
+  std::memcpy(addr.sun_path, options.socket_path.c_str(), options.socket_path.size() + 1);
+
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return errno_error(ErrorCode::io, "socket");
+  UnixConnection connection(fd, options);
+
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    // A Unix socket whose listen backlog is full answers EAGAIN; anything else means no daemon.
+    if (errno != EAGAIN && errno != EINPROGRESS) {
+      return errno_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path);
+    }
+    auto ready = wait_ready(fd, POLLOUT, Clock::now() + options.connect_timeout, "connecting to jitcached");
+    if (!ready) return ready.error();
+    int so_error = 0;
+    socklen_t len = sizeof(so_error);
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
+    if (so_error != 0) {
+      errno = so_error;
+      return errno_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path);
+    }
+  }
+  return connection;
+}
+
+UnixConnection::UnixConnection(UnixConnection&& other) noexcept
+    : m_fd(std::exchange(other.m_fd, -1)), m_options(std::move(other.m_options)),
+      m_next_request_id(other.m_next_request_id) {}
+
+UnixConnection& UnixConnection::operator=(UnixConnection&& other) noexcept {
+  if (this != &other) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = std::exchange(other.m_fd, -1);
+    m_options = std::move(other.m_options);
+    m_next_request_id = other.m_next_request_id;
+  }
+  return *this;
+}
+
+UnixConnection::~UnixConnection() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+Result<void> UnixConnection::write_all(Bytes bytes, Clock::time_point deadline) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::send(m_fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (auto ready = wait_ready(m_fd, POLLOUT, deadline, "sending to jitcached"); !ready) return ready.error();
+    } else if (n < 0 && errno != EINTR) {
+      return errno_error(ErrorCode::unavailable, "sending to jitcached");
+    }
+  }
+  return {};
+}
+
+Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clock::time_point deadline) {
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::recv(m_fd, out + done, size - done, 0);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n == 0) {
+      return make_error(ErrorCode::unavailable, "jitcached closed the connection");
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (auto ready = wait_ready(m_fd, POLLIN, deadline, "waiting for jitcached's reply"); !ready) {
+        return ready.error();
+      }
+    } else if (errno != EINTR) {
+      return errno_error(ErrorCode::unavailable, "reading from jitcached");
+    }
+  }
+  return {};
+}
+
+Result<void> UnixConnection::send_raw(Bytes bytes) { return write_all(bytes, Clock::now() + m_options.io_timeout); }
+
+Result<Reply> UnixConnection::read_reply() {
+  const auto deadline = Clock::now() + m_options.io_timeout;
+  proto::HeaderBytes raw{};
+  if (auto r = read_exact(raw.data(), raw.size(), deadline); !r) return r.error();
+  auto header = proto::decode_reply_header(raw, m_options.max_reply_bytes);
+  if (!header) return header.error();
+  Reply reply;
+  reply.header = *header;
+  reply.payload.resize(header->payload_length);
+  if (auto r = read_exact(reply.payload.data(), reply.payload.size(), deadline); !r) return r.error();
+  return reply;
+}
+
+Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail) {
+  const auto deadline = Clock::now() + m_options.io_timeout;
+  proto::FrameHeader h;
+  h.op = op;
+  h.request_id = m_next_request_id++;
+  h.payload_length = payload.size() + tail.size();
+  const proto::HeaderBytes header = proto::encode_header(h);
+  if (auto r = write_all(Bytes(header), deadline); !r) return r.error();
+  if (auto r = write_all(Bytes(payload), deadline); !r) return r.error();
+  if (!tail.empty()) {
+    if (auto r = write_all(tail, deadline); !r) return r.error();
+  }
+  auto reply = read_reply();
+  if (!reply) return reply.error();
+  if (reply->header.request_id != h.request_id && reply->header.request_id != 0) {
+    return make_error(ErrorCode::corrupt, "reply answers request " + std::to_string(reply->header.request_id) +
+                                              ", expected " + std::to_string(h.request_id));
+  }
+  return reply;
+}
+
+bool UnixConnection::wait_for_close() {
+  const auto deadline = Clock::now() + m_options.io_timeout;
+  std::uint8_t buffer[4096];
+  for (;;) {
+    ssize_t n = ::recv(m_fd, buffer, sizeof(buffer), 0);
+    if (n == 0) return true;
+    if (n < 0 && errno == ECONNRESET) return true;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!wait_ready(m_fd, POLLIN, deadline, "waiting for close")) return false;
+    } else if (n < 0 && errno != EINTR) {
+      return false;
+    }
+  }
+}
+
+}  // namespace jitcache::client::transport

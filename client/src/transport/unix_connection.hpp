@@ -1,0 +1,67 @@
+// A blocking connection to jitcached over its Unix socket, with a deadline on every call.
+//
+// This is the client side of the framing in proto/PROTOCOL.md: it writes one request frame, reads
+// one reply frame, and never waits longer than its timeouts, so a hung daemon costs a caller a
+// bounded delay. It lives inside other people's processes: no exceptions escape, no signals are
+// touched (MSG_NOSIGNAL instead of SIGPIPE handlers). Thread safety: one object per thread; move-only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <jitcache/proto/messages.hpp>
+#include <jitcache/proto/result.hpp>
+#include <jitcache/proto/wire.hpp>
+
+namespace jitcache::client::transport {
+
+using proto::Bytes;
+using proto::Result;
+
+struct ConnectOptions {
+  std::string socket_path;
+  std::chrono::milliseconds connect_timeout{1000};
+  std::chrono::milliseconds io_timeout{30000};
+  std::uint64_t max_reply_bytes = proto::k_default_max_frame_bytes + 4096;
+};
+
+struct Reply {
+  proto::FrameHeader header;
+  std::vector<std::uint8_t> payload;
+};
+
+class UnixConnection {
+ public:
+  static Result<UnixConnection> connect(const ConnectOptions& options);
+
+  UnixConnection(UnixConnection&& other) noexcept;
+  UnixConnection& operator=(UnixConnection&& other) noexcept;
+  UnixConnection(const UnixConnection&) = delete;
+  UnixConnection& operator=(const UnixConnection&) = delete;
+  ~UnixConnection();
+
+  // One request, one reply. `tail` is sent right after `payload` as part of the same frame, so a
+  // large image goes from the caller's buffer to the socket without being copied into `payload`.
+  Result<Reply> call(proto::Op op, const proto::Payload& payload, Bytes tail = {});
+
+  // For tests that speak the protocol wrongly on purpose.
+  Result<void> send_raw(Bytes bytes);
+  Result<Reply> read_reply();
+  // Reads until the peer closes; true when it closed within the io timeout.
+  bool wait_for_close();
+
+  int fd() const { return m_fd; }
+
+ private:
+  UnixConnection(int fd, const ConnectOptions& options) : m_fd(fd), m_options(options) {}
+  Result<void> write_all(Bytes bytes, std::chrono::steady_clock::time_point deadline);
+  Result<void> read_exact(std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline);
+
+  int m_fd = -1;
+  ConnectOptions m_options;
+  std::uint32_t m_next_request_id = 1;
+};
+
+}  // namespace jitcache::client::transport

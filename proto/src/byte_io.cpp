@@ -1,0 +1,66 @@
+#include <jitcache/proto/byte_io.hpp>
+
+#include <string>
+
+namespace jitcache::proto {
+
+Result<Bytes> ByteReader::take(std::size_t n, std::string_view field) {
+  if (n > remaining()) {
+    return make_error(ErrorCode::invalid_argument, "payload ends inside field " + std::string(field) + " (needs " +
+                                                       std::to_string(n) + " bytes, " +
+                                                       std::to_string(remaining()) + " left)");
+  }
+  Bytes out = m_data.subspan(m_offset, n);
+  m_offset += n;
+  return out;
+}
+
+Result<std::int64_t> ByteReader::i64(std::string_view field) {
+  auto v = get_le<std::uint64_t>(field);
+  if (!v) return v.error();
+  return static_cast<std::int64_t>(*v);
+}
+
+Result<Digest256> ByteReader::digest(std::string_view field) {
+  auto bytes = take(32, field);
+  if (!bytes) return bytes.error();
+  Digest256 d;
+  std::copy(bytes->begin(), bytes->end(), d.bytes.begin());
+  return d;
+}
+
+Result<Checksum128> ByteReader::checksum(std::string_view field) {
+  auto bytes = take(16, field);
+  if (!bytes) return bytes.error();
+  Checksum128 c;
+  std::copy(bytes->begin(), bytes->end(), c.bytes.begin());
+  return c;
+}
+
+Result<std::string_view> ByteReader::str16(std::string_view field, std::size_t max_length) {
+  auto length = u16(field);
+  if (!length) return length.error();
+  if (*length > max_length) {
+    return make_error(ErrorCode::too_large, "field " + std::string(field) + " is " + std::to_string(*length) +
+                                                " bytes; the limit is " + std::to_string(max_length));
+  }
+  auto bytes = take(*length, field);
+  if (!bytes) return bytes.error();
+  return std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size());
+}
+
+Result<Bytes> ByteReader::blob32(std::string_view field) {
+  auto length = u32(field);
+  if (!length) return length.error();
+  return take(*length, field);
+}
+
+Result<void> ByteReader::expect_end(std::string_view what) const {
+  if (remaining() != 0) {
+    return make_error(ErrorCode::invalid_argument,
+                      std::to_string(remaining()) + " unexpected bytes after the last field of " + std::string(what));
+  }
+  return {};
+}
+
+}  // namespace jitcache::proto

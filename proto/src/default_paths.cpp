@@ -1,0 +1,39 @@
+#include <jitcache/proto/default_paths.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+namespace jitcache::proto {
+
+namespace {
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string non_empty_env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? std::string(v) : std::string();
+}
+}  // namespace
+
+std::string user_socket_path() {
+  if (std::string runtime = non_empty_env("XDG_RUNTIME_DIR"); !runtime.empty()) {
+    return runtime + "/jitcache/jitcached.sock";
+  }
+  const std::string uid = std::to_string(::getuid());
+  if (exists("/run/user/" + uid)) return "/run/user/" + uid + "/jitcache/jitcached.sock";
+  return "/tmp/jitcache-" + uid + "/jitcached.sock";
+}
+
+std::string client_socket_path() {
+  if (std::string explicit_path = non_empty_env("JITCACHE_SOCKET"); !explicit_path.empty()) return explicit_path;
+  if (::getuid() == 0) return k_system_socket_path;
+  std::string user = user_socket_path();
+  if (exists(user) || !exists(k_system_socket_path)) return user;
+  return k_system_socket_path;
+}
+
+}  // namespace jitcache::proto
