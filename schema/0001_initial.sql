@@ -4,7 +4,8 @@
 -- the migrator's transaction, so it must not contain BEGIN, COMMIT or PRAGMA statements.
 
 -- Schema version bookkeeping (Chromium sql/meta_table.h style). Rows: 'version' (the newest
--- migration applied) and 'compatible_version' (the oldest code version that can still use the file).
+-- migration applied) and 'compatible_version' (the oldest schema version whose code can still use
+-- this file).
 CREATE TABLE meta (
   key TEXT PRIMARY KEY NOT NULL,
   value TEXT NOT NULL

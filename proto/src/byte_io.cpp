@@ -1,5 +1,6 @@
 #include <jitcache/proto/byte_io.hpp>
 
+#include <algorithm>
 #include <string>
 
 namespace jitcache::proto {
@@ -46,6 +47,11 @@ Result<std::string_view> ByteReader::str16(std::string_view field, std::size_t m
   }
   auto bytes = take(*length, field);
   if (!bytes) return bytes.error();
+  // Rationale: PROTOCOL.md §4 forbids NUL in a str16; one that got through would be cut short by any
+  // C-string consumer (SQLite text, logs, the C API) and so mean different things in different places.
+  if (std::find(bytes->begin(), bytes->end(), std::uint8_t{0}) != bytes->end()) {
+    return make_error(ErrorCode::invalid_argument, "field " + std::string(field) + " contains a NUL byte");
+  }
   return std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size());
 }
 

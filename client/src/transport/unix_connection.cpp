@@ -140,10 +140,16 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
   h.request_id = m_next_request_id++;
   h.payload_length = payload.size() + tail.size();
   const proto::HeaderBytes header = proto::encode_header(h);
-  if (auto r = write_all(Bytes(header), deadline); !r) return r.error();
-  if (auto r = write_all(Bytes(payload), deadline); !r) return r.error();
-  if (!tail.empty()) {
-    if (auto r = write_all(tail, deadline); !r) return r.error();
+  auto sent = write_all(Bytes(header), deadline);
+  if (sent) sent = write_all(Bytes(payload), deadline);
+  if (sent && !tail.empty()) sent = write_all(tail, deadline);
+  if (!sent) {
+    // The daemon may have refused the connection (busy) or the frame (too large) and closed: its
+    // reply explains why better than EPIPE does, so return it when one is waiting.
+    if (sent.error().code != ErrorCode::timeout) {
+      if (auto early = read_reply(); early) return early;
+    }
+    return sent.error();
   }
   auto reply = read_reply();
   if (!reply) return reply.error();

@@ -70,11 +70,13 @@ struct CanonicalOptions {
 
 // `values[i]` is the option_values slot exactly as the driver API receives it (integers by value in
 // the pointer). An Error with ErrorCode::unsupported means "uncacheable: pass through to the driver";
-// its message names the option and why.
+// its message names the option (CU_JIT_* name and number) and why. Null arrays with count > 0 are
+// ErrorCode::invalid_argument. The keys, defaults and rules are tabled in docs/cache-key.md.
 Result<CanonicalOptions> canonicalize_options(unsigned count, const int* options, void* const* values);
 
 // Canonicalises the text form used by the CLI and config: "key=value" pairs separated by ';' in any
-// order, defaults omitted or explicit ("" is all defaults). Unknown keys and bad values are errors.
+// order, defaults omitted or explicit ("" is all defaults), whitespace around keys and values
+// ignored. Unknown keys, repeated keys and bad values are ErrorCode::invalid_argument naming the key.
 Result<std::string> canonicalize_option_text(std::string_view text);
 
 // The canonical string with every option at its default.

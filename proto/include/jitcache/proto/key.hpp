@@ -43,19 +43,24 @@ struct KeyFields {
 // The content digest of source bytes (SHA-256).
 Digest256 content_digest(Bytes source);
 
-// The combined key id. Pure function of every field including key_schema.
+// The combined key id. Pure function of every field including key_schema; the encoding (a tagged,
+// u32-length-prefixed preimage) is written out in key.cpp and docs/cache-key.md.
 Digest256 key_id(const KeyFields& key);
 
-// Checks that every field is well formed: schema is k_key_schema_version, arch matches
-// sm_<digits>[a|f], driver_api > 0, driver_build is printable without spaces, options is a
-// canonical option string (canonical form, not merely parseable). The daemon refuses a request
-// whose key fails this, so nothing mis-keyed is ever stored.
+// Checks that every field is well formed: schema is k_key_schema_version, content is not all zeros
+// (a key whose content was never set), arch passes is_valid_arch, driver_api > 0, driver_build is
+// 1..k_max_driver_build_length printable bytes without spaces, options is at most
+// k_max_options_length bytes and a canonical option string (canonical form, not merely parseable).
+// Failures are ErrorCode::invalid_argument with a message naming the field and its value. The
+// daemon refuses a request whose key fails this, so nothing mis-keyed is ever stored.
 Result<void> validate_key(const KeyFields& key);
 
-// Arch helpers: "sm_90a" is accepted; "compute_90" and "sm_9x" are not.
+// Arch helpers: "sm_90a" is accepted; "compute_90", "sm_9x", "sm_9" and "sm_090" are not (two or
+// more digits, no leading zero, so that one target has one spelling).
 bool is_valid_arch(std::string_view arch);
 
-// Parses the CLI/config form of the driver field, "API/BUILD" (e.g. "13000/580.159.04").
+// Parses the CLI/config form of the driver field, "API/BUILD" (e.g. "13000/580.159.04"): API is
+// decimal digits only, 1..2^32-1; BUILD follows the driver_build rule of validate_key.
 struct DriverId {
   std::uint32_t api = 0;
   std::string build;

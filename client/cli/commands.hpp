@@ -1,0 +1,28 @@
+// The subcommands of `jitcache` (docs/cli.md). Each add_*_command registers its parser and options
+// on the app and returns how to run it once the command line has been parsed; app.cpp dispatches
+// to the one the user chose. Output goes to std::cout, failures through fail() to std::cerr.
+// Thread safety: single-threaded, like the CLI.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+#include <client/cli/daemon_session.hpp>
+#include <client/cli/exit_codes.hpp>
+
+namespace jitcache::client::cli {
+
+struct Command {
+  CLI::App* parser = nullptr;
+  std::function<ExitCode(const GlobalOptions&)> run;
+};
+
+Command add_ping_command(CLI::App& app);   // command_ping.cpp
+Command add_stats_command(CLI::App& app);  // command_stats.cpp
+Command add_ls_command(CLI::App& app);     // command_ls.cpp
+Command add_put_command(CLI::App& app);    // command_put.cpp
+Command add_get_command(CLI::App& app);    // command_get.cpp
+Command add_rm_command(CLI::App& app);     // command_rm.cpp
+
+}  // namespace jitcache::client::cli

@@ -1,0 +1,68 @@
+#include <client/cli/daemon_session.hpp>
+
+#include <chrono>
+#include <string_view>
+
+#include <client/cli/failure.hpp>
+#include <jitcache/proto/default_paths.hpp>
+#include <jitcache/proto/wire.hpp>
+
+namespace jitcache::client::cli {
+
+namespace {
+
+// Rationale: an interactive tool should say "no daemon" quickly, but a busy daemon may queue a
+// connection briefly; two seconds covers that without making a dead socket feel like a hang.
+constexpr std::chrono::milliseconds k_connect_timeout{2000};
+// A LOOKUP or PUT of a 64 MiB image on a loaded machine can take a while; a minute still bounds a
+// hung daemon.
+constexpr std::chrono::milliseconds k_io_timeout{60000};
+
+}  // namespace
+
+std::string resolve_socket_path(const GlobalOptions& options) {
+  return options.socket_path.empty() ? proto::client_socket_path() : options.socket_path;
+}
+
+proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& options) {
+  transport::ConnectOptions connect;
+  connect.socket_path = resolve_socket_path(options);
+  connect.connect_timeout = k_connect_timeout;
+  connect.io_timeout = k_io_timeout;
+  auto client = transport::DaemonClient::connect(connect);
+  if (!client) {
+    std::string message = client.error().message;
+    if (message.find(connect.socket_path) == std::string::npos) {
+      message = "cannot reach jitcached at " + connect.socket_path + ": " + message;
+    }
+    return proto::make_error(client.error().code, std::move(message));
+  }
+  return client;
+}
+
+bool is_daemon_reply_error(const proto::Error& error) {
+  const std::string_view message = error.message;
+  // Status numbers past the known ones print as "unknown"; status 8 stands for all of them.
+  for (std::uint16_t value = 1; value <= proto::k_status_count; ++value) {
+    const std::string_view name = proto::status_name(static_cast<proto::Status>(value));
+    if (message.size() > name.size() + 1 && message.substr(0, name.size()) == name &&
+        message.substr(name.size(), 2) == ": ") {
+      return true;
+    }
+  }
+  return false;
+}
+
+ExitCode fail_daemon(const proto::Error& error) {
+  using proto::ErrorCode;
+  if (error.code == ErrorCode::not_found) return fail(ExitCode::not_found, error.message);
+  if (is_daemon_reply_error(error)) return fail(ExitCode::daemon_failed, "jitcached: " + error.message);
+  switch (error.code) {
+    case ErrorCode::timeout:
+    case ErrorCode::io:
+    case ErrorCode::unavailable: return fail(ExitCode::unreachable, error.message);
+    default: return fail(ExitCode::daemon_failed, "unusable reply from jitcached: " + error.message);
+  }
+}
+
+}  // namespace jitcache::client::cli

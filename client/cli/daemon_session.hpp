@@ -1,0 +1,35 @@
+// The CLI's side of a conversation with jitcached: the options every command shares, connecting,
+// and turning transport and daemon errors into exit codes. Thread safety: one thread.
+#pragma once
+
+#include <string>
+
+#include <client/cli/exit_codes.hpp>
+#include <client/src/transport/daemon_client.hpp>
+
+namespace jitcache::client::cli {
+
+struct GlobalOptions {
+  std::string socket_path;  // --socket; empty means $JITCACHE_SOCKET or the default path
+  bool json = false;        // --json
+};
+
+// --socket when given, else proto::client_socket_path() (which honours $JITCACHE_SOCKET).
+std::string resolve_socket_path(const GlobalOptions& options);
+
+// Connects to the daemon. The error message names the socket path, so "no daemon there" and
+// "wrong path" read the same way to the user: both are exit 3.
+proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& options);
+
+// Reports a failed call and returns its exit code: not_found is 1; a reply carrying a status is 4
+// (the daemon refused or failed); a lost, timed-out or broken connection is 3; a reply the client
+// cannot use (bad checksum, undecodable) is 4.
+ExitCode fail_daemon(const proto::Error& error);
+
+// Whether an error came from a daemon reply rather than from the transport. DaemonClient prefixes
+// the daemon's message with the status name (daemon_client.hpp); that is the only place the status
+// survives, and it separates a daemon answering "unavailable" (4) from a closed connection (3),
+// which DaemonClient both maps to ErrorCode::unavailable.
+bool is_daemon_reply_error(const proto::Error& error);
+
+}  // namespace jitcache::client::cli

@@ -1,0 +1,18 @@
+// The exit statuses of the jitcache CLI, one per kind of outcome a script may want to branch on
+// (docs/cli.md "Exit codes"). Scripts depend on these numbers: never renumber or reuse one.
+#pragma once
+
+namespace jitcache::client::cli {
+
+enum class ExitCode : int {
+  ok = 0,
+  not_found = 1,      // no entry for that key or key id (a miss, not a failure)
+  usage = 2,          // bad command line: unknown command or option, bad arch, driver, options, key id
+  unreachable = 3,    // no daemon answered: connect failed, timed out, or the connection closed
+  daemon_failed = 4,  // the daemon answered with a refusal or failure, or sent something unusable
+  local_io = 5,       // a local file could not be read or written
+};
+
+inline int to_int(ExitCode code) { return static_cast<int>(code); }
+
+}  // namespace jitcache::client::cli

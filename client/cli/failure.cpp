@@ -1,0 +1,21 @@
+#include <client/cli/failure.hpp>
+
+#include <iostream>
+#include <string>
+
+namespace jitcache::client::cli {
+
+ExitCode fail(ExitCode code, std::string_view message) {
+  std::string line(message);
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::cerr << "jitcache: " << line << '\n';
+  return code;
+}
+
+ExitCode fail_local(const proto::Error& error) {
+  return fail(error.code == proto::ErrorCode::io ? ExitCode::local_io : ExitCode::usage, error.message);
+}
+
+}  // namespace jitcache::client::cli

@@ -1,0 +1,42 @@
+// Turning what the user typed into cache-key fields (proto/key.hpp), checked locally so a mistake
+// gets a precise message and exit 2 before anything is sent. Errors are ErrorCode::io when a file
+// could not be read and ErrorCode::invalid_argument for everything else (see fail_local).
+// Thread safety: free functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <jitcache/proto/key.hpp>
+#include <jitcache/proto/result.hpp>
+
+namespace jitcache::client::cli {
+
+// What the user gave to name an exact key (put, get --source).
+struct KeyInput {
+  std::string source_path;  // the PTX whose bytes, as on disk, are digested
+  std::string arch;
+  std::string driver;       // "API/BUILD"
+  std::string options;      // option text for proto::canonicalize_option_text; "" = all defaults
+};
+
+// Reads the source, digests it, canonicalises the options and validates the whole key.
+proto::Result<proto::KeyFields> build_key(const KeyInput& input);
+
+// --arch: sm_<digits> with an optional a or f.
+proto::Result<void> check_arch(std::string_view arch);
+
+// The ls --driver filter: "API/BUILD", "API" alone (all digits) or "BUILD" alone (anything else).
+// A part left out is 0 / empty, which LIST reads as "any".
+struct DriverFilter {
+  std::uint32_t api = 0;
+  std::string build;
+};
+proto::Result<DriverFilter> parse_driver_filter(std::string_view text);
+
+// A key id prefix as typed: lower-cased and checked to be hex. `min_length` is 8 where the
+// protocol needs an unambiguous-looking prefix (get, rm) and 0 for the ls filter.
+proto::Result<std::string> parse_key_id_prefix(std::string_view text, std::size_t min_length);
+
+}  // namespace jitcache::client::cli

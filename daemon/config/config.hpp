@@ -1,0 +1,40 @@
+// The daemon's configuration: one struct, filled from defaults, then the TOML file, then JITCACHE_*
+// environment variables, then command-line flags (later sources win). Every key is described once,
+// in config_table.cpp, and flags, env vars, the file parser and docs/configuration.md all come from
+// that table. Thread safety: built once at start-up, then read-only.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace jitcache::daemon::config {
+
+struct Config {
+  std::string config_file;        // empty: none given (and no default file found)
+  std::string socket_path;
+  std::string state_dir;
+  bool foreground = false;
+  std::string log_level = "info";
+  std::uint64_t max_frame_bytes = 64ull << 20;
+  std::chrono::milliseconds idle_timeout{60'000};
+  std::chrono::milliseconds read_deadline{30'000};
+  std::chrono::milliseconds write_deadline{30'000};
+  std::chrono::milliseconds drain_timeout{10'000};
+  std::chrono::milliseconds usage_flush_interval{5'000};
+  unsigned io_threads = 2;
+  unsigned reader_threads = 4;
+  unsigned max_connections = 1024;
+
+  std::string database_path() const { return state_dir + "/jitcache.db"; }
+};
+
+// The defaults that depend on who runs the daemon (design: user XDG dirs, or the system service's
+// /run/jitcache and /var/lib/jitcache when run as root; systemd's RUNTIME_DIRECTORY and
+// STATE_DIRECTORY win when set).
+std::string default_socket_path();
+std::string default_state_dir();
+// $XDG_CONFIG_HOME/jitcache/jitcached.toml for a user, /etc/jitcache/jitcached.toml for root.
+std::string default_config_file();
+
+}  // namespace jitcache::daemon::config

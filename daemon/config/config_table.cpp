@@ -1,0 +1,187 @@
+#include <daemon/config/config_table.hpp>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+
+#include <daemon/config/units.hpp>
+
+namespace jitcache::daemon::config {
+
+using proto::ErrorCode;
+using proto::make_error;
+using proto::Result;
+
+namespace {
+
+Result<void> set_path(std::string& target, std::string_view value) {
+  if (value.empty()) return make_error(ErrorCode::invalid_argument, "must not be empty");
+  target = std::string(value);
+  return {};
+}
+
+Result<void> set_bool(bool& target, std::string_view value) {
+  if (value == "true" || value == "1" || value == "yes" || value == "on") {
+    target = true;
+  } else if (value == "false" || value == "0" || value == "no" || value == "off") {
+    target = false;
+  } else {
+    return make_error(ErrorCode::invalid_argument, "\"" + std::string(value) + "\" is not true or false");
+  }
+  return {};
+}
+
+Result<void> set_count(unsigned& target, std::string_view value, unsigned min, unsigned max) {
+  unsigned parsed = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (ec != std::errc() || ptr != value.data() + value.size() || parsed < min || parsed > max) {
+    return make_error(ErrorCode::invalid_argument, "\"" + std::string(value) + "\" is not a whole number in " +
+                                                       std::to_string(min) + ".." + std::to_string(max));
+  }
+  target = parsed;
+  return {};
+}
+
+Result<void> set_duration(std::chrono::milliseconds& target, std::string_view value,
+                          std::chrono::milliseconds min) {
+  auto parsed = parse_duration(value);
+  if (!parsed) return parsed.error();
+  if (*parsed < min) {
+    return make_error(ErrorCode::invalid_argument,
+                      "\"" + std::string(value) + "\" is shorter than the minimum " + format_duration(min));
+  }
+  target = *parsed;
+  return {};
+}
+
+Result<void> set_log_level(std::string& target, std::string_view value) {
+  static constexpr std::array<std::string_view, 7> k_levels{"trace", "debug", "info", "warn",
+                                                            "error", "critical", "off"};
+  for (auto level : k_levels) {
+    if (value == level) {
+      target = std::string(value);
+      return {};
+    }
+  }
+  return make_error(ErrorCode::invalid_argument,
+                    "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
+}
+
+const std::array<ConfigKey, 14> k_config_key_table{{
+    {"config", ValueKind::path, "TOML file to read before the environment and flags.",
+     [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
+     [](const Config& c) { return c.config_file; },
+     "`$XDG_CONFIG_HOME/jitcache/jitcached.toml` (user) or `/etc/jitcache/jitcached.toml` (root), if present",
+     false},
+    {"socket", ValueKind::path, "Unix socket the daemon listens on (clients use the same variable).",
+     [](Config& c, std::string_view v) { return set_path(c.socket_path, v); },
+     [](const Config& c) { return c.socket_path; },
+     "`$XDG_RUNTIME_DIR/jitcache/jitcached.sock` (user; `/run/user/<uid>/…` or `/tmp/jitcache-<uid>/…` when "
+     "unset), `$RUNTIME_DIRECTORY/jitcached.sock` under systemd, `/run/jitcache/jitcached.sock` (root)"},
+    {"state_dir", ValueKind::path, "Directory holding the database (`jitcache.db`) and the instance lock.",
+     [](Config& c, std::string_view v) { return set_path(c.state_dir, v); },
+     [](const Config& c) { return c.state_dir; },
+     "`$XDG_STATE_HOME/jitcache` (user; `~/.local/state/jitcache` when unset), `$STATE_DIRECTORY` under "
+     "systemd, `/var/lib/jitcache` (root)"},
+    {"foreground", ValueKind::boolean,
+     "Stay in the foreground and log to stderr; otherwise detach once ready and log to `<state_dir>/jitcached.log`.",
+     [](Config& c, std::string_view v) { return set_bool(c.foreground, v); },
+     [](const Config& c) { return std::string(c.foreground ? "true" : "false"); }},
+    {"log_level", ValueKind::log_level, "trace, debug, info, warn, error, critical or off.",
+     [](Config& c, std::string_view v) { return set_log_level(c.log_level, v); },
+     [](const Config& c) { return c.log_level; }},
+    {"max_frame_bytes", ValueKind::size,
+     "Largest request payload accepted (and so the largest image); checked before anything is allocated.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       auto size = parse_size(v);
+       if (!size) return size.error();
+       if (*size < (1u << 20) || *size > (1ull << 30)) {
+         return make_error(ErrorCode::invalid_argument, "must be between 1MiB and 1GiB");
+       }
+       c.max_frame_bytes = *size;
+       return {};
+     },
+     [](const Config& c) { return format_size(c.max_frame_bytes); }},
+    {"idle_timeout", ValueKind::duration, "A connection with no request for this long is closed.",
+     [](Config& c, std::string_view v) { return set_duration(c.idle_timeout, v, std::chrono::milliseconds(100)); },
+     [](const Config& c) { return format_duration(c.idle_timeout); }},
+    {"read_deadline", ValueKind::duration,
+     "Once the first byte of a request has arrived, the whole request must arrive within this time.",
+     [](Config& c, std::string_view v) { return set_duration(c.read_deadline, v, std::chrono::milliseconds(100)); },
+     [](const Config& c) { return format_duration(c.read_deadline); }},
+    {"write_deadline", ValueKind::duration, "A reply the client does not read within this time ends the connection.",
+     [](Config& c, std::string_view v) { return set_duration(c.write_deadline, v, std::chrono::milliseconds(100)); },
+     [](const Config& c) { return format_duration(c.write_deadline); }},
+    {"drain_timeout", ValueKind::duration,
+     "On SIGTERM/SIGINT, how long in-flight requests may take to finish before connections are cut.",
+     [](Config& c, std::string_view v) { return set_duration(c.drain_timeout, v, std::chrono::milliseconds(0)); },
+     [](const Config& c) { return format_duration(c.drain_timeout); }},
+    {"usage_flush_interval", ValueKind::duration,
+     "How often hit counts and last-use times kept in memory are written to the database.",
+     [](Config& c, std::string_view v) {
+       return set_duration(c.usage_flush_interval, v, std::chrono::milliseconds(100));
+     },
+     [](const Config& c) { return format_duration(c.usage_flush_interval); }},
+    {"io_threads", ValueKind::count, "Threads running socket I/O (the accept loop runs on them too).",
+     [](Config& c, std::string_view v) { return set_count(c.io_threads, v, 1, 64); },
+     [](const Config& c) { return std::to_string(c.io_threads); }},
+    {"reader_threads", ValueKind::count,
+     "Threads (each with its own SQLite connection) serving LOOKUP, LIST and STATS; writes use one more.",
+     [](Config& c, std::string_view v) { return set_count(c.reader_threads, v, 1, 64); },
+     [](const Config& c) { return std::to_string(c.reader_threads); }},
+    {"max_connections", ValueKind::count,
+     "Connections served at once; one more is answered `busy` and closed.",
+     [](Config& c, std::string_view v) { return set_count(c.max_connections, v, 1, 65536); },
+     [](const Config& c) { return std::to_string(c.max_connections); }},
+}};
+
+}  // namespace
+
+std::span<const ConfigKey> config_keys() { return k_config_key_table; }
+
+const ConfigKey* find_config_key(std::string_view name) {
+  for (const auto& key : k_config_key_table) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+std::string flag_name(const ConfigKey& key) {
+  std::string out = "--";
+  for (char c : key.name) out.push_back(c == '_' ? '-' : c);
+  return out;
+}
+
+std::string env_name(const ConfigKey& key) {
+  std::string out = "JITCACHE_";
+  for (char c : key.name) out.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  return out;
+}
+
+std::string_view kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::path: return "path";
+    case ValueKind::boolean: return "boolean";
+    case ValueKind::size: return "size";
+    case ValueKind::duration: return "duration";
+    case ValueKind::count: return "count";
+    case ValueKind::log_level: return "level";
+  }
+  return "value";
+}
+
+std::string config_reference_markdown() {
+  const Config defaults;
+  std::string out = "| key | flag | environment | type | default | meaning |\n|---|---|---|---|---|---|\n";
+  for (const auto& key : k_config_key_table) {
+    std::string default_text =
+        !key.default_description.empty() ? std::string(key.default_description) : "`" + key.get(defaults) + "`";
+    if (default_text == "``") default_text = "(none)";
+    out += "| " + std::string(key.in_file ? "`" + std::string(key.name) + "`" : "—") + " | `" + flag_name(key) +
+           "` | `" + env_name(key) + "` | " + std::string(kind_name(key.kind)) + " | " + default_text + " | " +
+           std::string(key.description) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace jitcache::daemon::config

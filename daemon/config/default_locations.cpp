@@ -1,0 +1,51 @@
+#include <daemon/config/config.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include <jitcache/proto/default_paths.hpp>
+
+namespace jitcache::daemon::config {
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? std::string(v) : std::string();
+}
+
+// systemd passes a colon-separated list when a unit names several directories; the first is ours.
+std::string first_systemd_directory(const char* name) {
+  std::string value = env_or_empty(name);
+  return value.substr(0, value.find(':'));
+}
+
+}  // namespace
+
+std::string default_socket_path() {
+  if (std::string runtime = first_systemd_directory("RUNTIME_DIRECTORY"); !runtime.empty()) {
+    return runtime + "/jitcached.sock";
+  }
+  if (::geteuid() == 0) return proto::k_system_socket_path;
+  return proto::user_socket_path();
+}
+
+std::string default_state_dir() {
+  if (std::string state = first_systemd_directory("STATE_DIRECTORY"); !state.empty()) return state;
+  if (::geteuid() == 0) return "/var/lib/jitcache";
+  if (std::string xdg = env_or_empty("XDG_STATE_HOME"); !xdg.empty()) return xdg + "/jitcache";
+  if (std::string home = env_or_empty("HOME"); !home.empty()) return home + "/.local/state/jitcache";
+  return "/tmp/jitcache-" + std::to_string(::getuid()) + "/state";
+}
+
+std::string default_config_file() {
+  if (::geteuid() == 0) return "/etc/jitcache/jitcached.toml";
+  if (std::string xdg = env_or_empty("XDG_CONFIG_HOME"); !xdg.empty()) return xdg + "/jitcache/jitcached.toml";
+  if (std::string home = env_or_empty("HOME"); !home.empty()) return home + "/.config/jitcache/jitcached.toml";
+  return {};
+}
+
+}  // namespace jitcache::daemon::config

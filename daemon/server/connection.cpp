@@ -1,0 +1,166 @@
+#include <daemon/server/connection.hpp>
+
+#include <array>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include <daemon/server/run_on.hpp>
+
+namespace jitcache::daemon::server {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::use_awaitable;
+using proto::Status;
+using stats::Counters;
+
+namespace {
+// Rationale: a connection keeps its payload buffer between requests to avoid reallocating for every
+// LOOKUP, but gives back anything above this after a large PUT so idle connections stay small.
+constexpr std::size_t k_retained_buffer_bytes = 1 << 20;
+}  // namespace
+
+Connection::Connection(Socket socket, Strand strand, ServerContext& context, PeerCredentials peer)
+    : m_socket(std::move(socket)), m_strand(strand), m_timer(strand), m_context(context), m_peer(peer) {}
+
+void Connection::enter(Phase phase, Clock::duration budget) {
+  m_phase = phase;
+  // expires_after() cancels the watchdog's pending wait, so it re-arms at the new deadline.
+  if (budget == Clock::duration::max()) {
+    m_timer.expires_at(Clock::time_point::max());
+  } else {
+    m_timer.expires_after(budget);
+  }
+}
+
+void Connection::close() {
+  boost::system::error_code ignored;
+  m_socket.close(ignored);
+  m_timer.cancel();
+}
+
+void Connection::close_if_idle() {
+  asio::post(m_strand, [self = shared_from_this()] {
+    if (self->m_phase == Phase::idle) self->close();
+  });
+}
+
+void Connection::force_close() {
+  asio::post(m_strand, [self = shared_from_this()] { self->close(); });
+}
+
+awaitable<void> Connection::watchdog() {
+  auto self = shared_from_this();
+  while (m_socket.is_open()) {
+    boost::system::error_code ec;
+    co_await m_timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    if (!m_socket.is_open()) break;
+    if (m_timer.expiry() <= Clock::now()) {
+      m_deadline_expired = true;
+      Counters::add(m_phase == Phase::idle ? m_context.counters.dropped_idle : m_context.counters.dropped_deadline);
+      spdlog::debug("closing connection of {}: {} deadline passed", m_peer.describe(),
+                    m_phase == Phase::idle ? "idle" : m_phase == Phase::writing ? "write" : "read");
+      close();
+    }
+  }
+}
+
+awaitable<bool> Connection::read_request(proto::FrameHeader& header) {
+  proto::HeaderBytes raw{};
+  boost::system::error_code ec;
+
+  enter(Phase::idle, m_context.config.idle_timeout);
+  std::size_t got = co_await m_socket.async_read_some(asio::buffer(raw), asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return false;  // the peer left, or the idle deadline closed the socket
+
+  enter(Phase::reading, m_context.config.read_deadline);
+  if (got < raw.size()) {
+    co_await asio::async_read(m_socket, asio::buffer(raw.data() + got, raw.size() - got),
+                              asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return false;
+  }
+
+  if (auto refused = proto::check_request_header(raw, m_context.config.max_frame_bytes, header)) {
+    // The stream can no longer be trusted to be framed: answer, then close (PROTOCOL.md §1).
+    Counters::add(m_context.counters.dropped_protocol);
+    m_context.counters.count_error(refused->status);
+    spdlog::debug("refusing a frame from {}: {}", m_peer.describe(), refused->message);
+    proto::FrameHeader reply_header;
+    reply_header.op = static_cast<proto::Op>(refused->op_echo);
+    reply_header.request_id = refused->request_id_echo;
+    Reply reply = error_reply(refused->status, refused->message);
+    proto::FrameHeader request_echo = reply_header;
+    co_await write_reply(request_echo, reply);
+    co_return false;
+  }
+
+  m_payload.resize(header.payload_length);
+  if (!m_payload.empty()) {
+    co_await asio::async_read(m_socket, asio::buffer(m_payload), asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return false;
+  }
+  co_return true;
+}
+
+awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
+  enter(Phase::processing, Clock::duration::max());
+  RequestHandler& handler = m_context.handler;
+  const proto::Bytes payload(m_payload);
+  const PeerCredentials peer = m_peer;
+  const proto::Op op = header.op;
+  auto work = [&handler, op, payload, peer] { return handler.handle(op, payload, peer); };
+  switch (lane_for(op)) {
+    case Lane::reader: co_return co_await run_on(m_context.readers.get_executor(), work);
+    case Lane::writer: co_return co_await run_on(m_context.writer.get_executor(), work);
+    case Lane::inline_io: break;
+  }
+  co_return work();
+}
+
+awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const Reply& reply) {
+  enter(Phase::writing, m_context.config.write_deadline);
+  proto::FrameHeader header;
+  header.op = request.op;
+  header.status = reply.status;
+  header.request_id = request.request_id;
+  header.payload_length = reply.payload.size() + (reply.image ? reply.image->size() : 0);
+  const proto::HeaderBytes raw = proto::encode_header(header);
+
+  // Scatter-gather: the image goes from the store's buffer to the socket without another copy.
+  std::array<asio::const_buffer, 3> buffers{asio::buffer(raw), asio::buffer(reply.payload),
+                                            reply.image ? asio::buffer(*reply.image) : asio::const_buffer()};
+  boost::system::error_code ec;
+  co_await asio::async_write(m_socket, buffers, asio::redirect_error(use_awaitable, ec));
+  if (ec) {
+    spdlog::debug("reply to {} not delivered: {}", m_peer.describe(), ec.message());
+    co_return false;
+  }
+  co_return true;
+}
+
+awaitable<void> Connection::run() {
+  auto self = shared_from_this();
+  asio::co_spawn(m_strand, watchdog(), asio::detached);
+  Counters::add(m_context.counters.connections);
+  Counters::add(m_context.counters.connections_total);
+
+  while (!m_context.draining.load()) {
+    proto::FrameHeader header;
+    if (!co_await read_request(header)) break;
+    Reply reply = co_await dispatch(header);
+    if (!co_await write_reply(header, reply)) break;
+    if (m_payload.capacity() > k_retained_buffer_bytes) std::vector<std::uint8_t>().swap(m_payload);
+  }
+  close();
+  Counters::sub(m_context.counters.connections);
+}
+
+}  // namespace jitcache::daemon::server

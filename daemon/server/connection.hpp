@@ -1,0 +1,66 @@
+// One client connection: read a frame, run its request on the right pool, write the reply, repeat.
+//
+// Deadlines (PROTOCOL.md §1): idle_timeout while waiting for the first byte of a request,
+// read_deadline from that byte until the frame is complete, write_deadline for the reply. A watchdog
+// coroutine on the same strand closes the socket when the current deadline passes, which ends the
+// pending read or write. Thread safety: everything runs on the connection's strand; close_if_idle()
+// and force_close() may be called from any thread (they post to it).
+#pragma once
+
+// Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <daemon/server/peer_credentials.hpp>
+#include <daemon/server/server_context.hpp>
+#include <jitcache/proto/wire.hpp>
+
+namespace jitcache::daemon::server {
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using Socket = boost::asio::local::stream_protocol::socket;
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+
+  Connection(Socket socket, Strand strand, ServerContext& context, PeerCredentials peer);
+
+  // Serves requests until the peer leaves, a deadline passes, or the server drains.
+  boost::asio::awaitable<void> run();
+  // Draining: closes now if the connection is waiting for a request; otherwise the connection
+  // closes after its in-flight reply is written.
+  void close_if_idle();
+  void force_close();
+
+ private:
+  enum class Phase { idle, reading, processing, writing };
+  using Clock = std::chrono::steady_clock;
+
+  boost::asio::awaitable<void> watchdog();
+  // false when the connection must end (peer gone, deadline, or an unreadable header answered).
+  boost::asio::awaitable<bool> read_request(proto::FrameHeader& header);
+  boost::asio::awaitable<Reply> dispatch(const proto::FrameHeader& header);
+  boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply);
+  void enter(Phase phase, Clock::duration budget);
+  void close();
+
+  Socket m_socket;
+  Strand m_strand;
+  boost::asio::steady_timer m_timer;
+  ServerContext& m_context;
+  PeerCredentials m_peer;
+  Phase m_phase = Phase::idle;
+  bool m_deadline_expired = false;
+  std::vector<std::uint8_t> m_payload;
+};
+
+}  // namespace jitcache::daemon::server

@@ -1,0 +1,23 @@
+// Who is on the other end of a Unix socket, from the kernel (SO_PEERCRED), never from a request
+// (design §5-§6). Thread safety: free function.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include <jitcache/proto/result.hpp>
+
+namespace jitcache::daemon::server {
+
+struct PeerCredentials {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+
+  std::string describe() const;  // "uid=1000 gid=1000 pid=4242"
+};
+
+proto::Result<PeerCredentials> read_peer_credentials(int socket_fd);
+
+}  // namespace jitcache::daemon::server

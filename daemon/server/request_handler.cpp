@@ -1,0 +1,209 @@
+#include <daemon/server/request_handler.hpp>
+
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+namespace jitcache::daemon::server {
+
+using proto::ErrorCode;
+using proto::Op;
+using proto::Status;
+using stats::Counters;
+
+Lane lane_for(Op op) {
+  switch (op) {
+    case Op::put:
+    case Op::remove: return Lane::writer;
+    case Op::lookup:
+    case Op::list:
+    case Op::stats: return Lane::reader;
+    default: return Lane::inline_io;
+  }
+}
+
+Reply error_reply(Status status, std::string_view message) {
+  return Reply{status, proto::encode_error_message(message), nullptr};
+}
+
+Status status_for(const proto::Error& error) {
+  switch (error.code) {
+    case ErrorCode::invalid_argument: return Status::bad_request;
+    case ErrorCode::too_large: return Status::too_large;
+    case ErrorCode::not_found: return Status::not_found;
+    case ErrorCode::unsupported: return Status::bad_request;
+    case ErrorCode::unavailable:
+    case ErrorCode::timeout: return Status::unavailable;
+    case ErrorCode::io:
+    case ErrorCode::corrupt:
+    case ErrorCode::no_space:
+    case ErrorCode::internal: return Status::internal;
+  }
+  return Status::internal;
+}
+
+namespace {
+
+Reply failure(const proto::Error& error, std::string_view context) {
+  const Status status = status_for(error);
+  if (status == Status::internal) spdlog::error("{}: {}", context, error.message);
+  return error_reply(status, error.message);
+}
+
+template <class T>
+Reply ok_payload(const T& message) {
+  return Reply{Status::ok, proto::encode(message), nullptr};
+}
+
+}  // namespace
+
+RequestHandler::RequestHandler(store::Store& store, Counters& counters, std::uint64_t max_frame_bytes)
+    : m_store(store), m_counters(counters), m_max_frame_bytes(max_frame_bytes), m_daemon_uid(::geteuid()) {}
+
+store::Visibility RequestHandler::visibility_for(const PeerCredentials& peer) const {
+  const bool trusted = peer.uid == 0 || peer.uid == m_daemon_uid;
+  return store::Visibility{trusted ? store::k_shared_namespace : static_cast<std::uint32_t>(peer.uid), trusted};
+}
+
+Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials& peer) {
+  Counters::add(m_counters.requests);
+  Reply reply;
+  switch (op) {
+    case Op::hello: reply = hello(payload); break;
+    case Op::ping: {
+      auto empty = proto::decode_empty(payload, "PING");
+      reply = empty ? Reply{} : failure(empty.error(), "PING");
+      break;
+    }
+    case Op::lookup: reply = lookup(payload, peer); break;
+    case Op::put: reply = put(payload, peer); break;
+    case Op::stats: reply = stats(payload); break;
+    case Op::list: reply = list(payload, peer); break;
+    case Op::remove: reply = remove(payload, peer); break;
+    default: {
+      const auto number = static_cast<std::uint16_t>(op);
+      reply = proto::is_known_op(number)
+                  ? error_reply(Status::bad_request, "op " + std::to_string(number) + " (" +
+                                                         std::string(proto::op_name(op)) +
+                                                         ") is not implemented by this daemon")
+                  : error_reply(Status::bad_request, "op " + std::to_string(number) + " is not a jitcache op");
+    }
+  }
+  if (reply.status != Status::ok) m_counters.count_error(reply.status);
+  return reply;
+}
+
+Reply RequestHandler::hello(proto::Bytes payload) {
+  auto request = proto::decode_hello_request(payload);
+  if (!request) return failure(request.error(), "HELLO");
+  if (request->min_version > proto::k_protocol_version || request->max_version < proto::k_protocol_version) {
+    return error_reply(Status::bad_request, "client speaks protocol versions " +
+                                                std::to_string(request->min_version) + ".." +
+                                                std::to_string(request->max_version) + "; this daemon speaks " +
+                                                std::to_string(proto::k_protocol_version));
+  }
+  proto::HelloReply reply;
+  reply.version = proto::k_protocol_version;
+  reply.capabilities = proto::k_capability_store;
+  reply.daemon_version = "jitcached " JITCACHE_VERSION;
+  reply.max_frame_bytes = m_max_frame_bytes;
+  return ok_payload(reply);
+}
+
+Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) {
+  auto request = proto::decode_lookup_request(payload);
+  if (!request) return failure(request.error(), "LOOKUP");
+  const store::Visibility who = visibility_for(peer);
+  proto::Result<std::optional<store::StoredImage>> found = std::optional<store::StoredImage>();
+  if (request->selector == proto::LookupSelector::key) {
+    if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "LOOKUP");
+    found = m_store.lookup(proto::key_id(request->key), who);
+  } else {
+    found = m_store.lookup_prefix(request->key_id_prefix, who);
+  }
+  if (!found) return failure(found.error(), "LOOKUP");
+  if (!found->has_value()) {
+    Counters::add(m_counters.misses);
+    return error_reply(Status::not_found, "no entry for this key");
+  }
+  store::StoredImage& hit = **found;
+  Counters::add(m_counters.hits);
+  Counters::add(m_counters.bytes_served, hit.image->size());
+  return Reply{Status::ok, proto::encode_lookup_reply_head(hit.info, static_cast<std::uint32_t>(hit.image->size())),
+               std::move(hit.image)};
+}
+
+Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
+  auto request = proto::decode_put_request(payload);
+  if (!request) return failure(request.error(), "PUT");
+  if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "PUT");
+  if (request->image.empty()) return error_reply(Status::bad_request, "PUT carries an empty image");
+
+  const store::Visibility who = visibility_for(peer);
+  store::PutInput input;
+  input.key = std::move(request->key);
+  input.namespace_id = who.own_namespace;
+  input.producer = std::move(request->producer);
+  input.compile_time_us = request->compile_time_us;
+  input.image = request->image;
+  auto outcome = m_store.put(input);
+  if (!outcome) return failure(outcome.error(), "PUT");
+
+  Counters::add(m_counters.puts);
+  Counters::add(m_counters.put_bytes, input.image.size());
+  spdlog::info("PUT key_id={} namespace={} arch={} driver={}/{} bytes={} replaced={} peer {}",
+               proto::to_hex(outcome->key_id), input.namespace_id, input.key.arch, input.key.driver_api,
+               input.key.driver_build, input.image.size(), outcome->replaced, peer.describe());
+  proto::PutReply reply;
+  reply.key_id = outcome->key_id;
+  reply.namespace_id = input.namespace_id;
+  reply.replaced = outcome->replaced;
+  return ok_payload(reply);
+}
+
+Reply RequestHandler::stats(proto::Bytes payload) {
+  if (auto empty = proto::decode_empty(payload, "STATS"); !empty) return failure(empty.error(), "STATS");
+  auto totals = m_store.totals();
+  if (!totals) return failure(totals.error(), "STATS");
+  proto::StatsReply reply;
+  reply.values = {{"entries", totals->entries},
+                  {"bytes_raw", totals->bytes_raw},
+                  {"bytes_stored", totals->bytes_stored},
+                  {"corrupt_entries", totals->corrupt_entries}};
+  for (auto& value : m_counters.snapshot()) reply.values.push_back(std::move(value));
+  return ok_payload(reply);
+}
+
+Reply RequestHandler::list(proto::Bytes payload, const PeerCredentials& peer) {
+  auto request = proto::decode_list_request(payload);
+  if (!request) return failure(request.error(), "LIST");
+  store::ListQuery query;
+  query.arch = std::move(request->arch);
+  query.driver_api = request->driver_api;
+  query.driver_build = std::move(request->driver_build);
+  if (request->namespace_filter) query.namespace_id = request->namespace_id;
+  query.key_id_prefix = std::move(request->key_id_prefix);
+  query.limit = request->limit;
+  query.cursor = std::move(request->cursor);
+  auto page = m_store.list(query, visibility_for(peer));
+  if (!page) return failure(page.error(), "LIST");
+  proto::ListReply reply;
+  reply.entries = std::move(page->entries);
+  reply.next_cursor = std::move(page->next_cursor);
+  return ok_payload(reply);
+}
+
+Reply RequestHandler::remove(proto::Bytes payload, const PeerCredentials& peer) {
+  auto request = proto::decode_remove_request(payload);
+  if (!request) return failure(request.error(), "REMOVE");
+  auto removed = m_store.remove(request->key_id_prefix, visibility_for(peer));
+  if (!removed) return failure(removed.error(), "REMOVE");
+  if (*removed == 0) return error_reply(Status::not_found, "no entry of yours matches " + request->key_id_prefix);
+  Counters::add(m_counters.removes, *removed);
+  spdlog::info("REMOVE prefix={} removed={} peer {}", request->key_id_prefix, *removed, peer.describe());
+  proto::RemoveReply reply;
+  reply.removed = *removed;
+  return ok_payload(reply);
+}
+
+}  // namespace jitcache::daemon::server

@@ -1,0 +1,59 @@
+// Turns one request payload into one reply: decode, check, call the store, encode. It holds no
+// connection state, so the server can run it on whichever pool suits the op (the writer for PUT and
+// REMOVE, the reader pool for the rest) and never on the accept loop.
+// Thread safety: handle() may run on many threads at once; the Store and Counters are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <daemon/server/peer_credentials.hpp>
+#include <daemon/stats/counters.hpp>
+#include <daemon/store/store.hpp>
+#include <jitcache/proto/messages.hpp>
+
+namespace jitcache::daemon::server {
+
+struct Reply {
+  proto::Status status = proto::Status::ok;
+  proto::Payload payload;  // the reply payload, or the error message when status is not ok
+  // Sent right after `payload` (a LOOKUP hit's image, straight from the store's buffer).
+  std::shared_ptr<const std::vector<std::uint8_t>> image;
+};
+
+// Which pool an op's work belongs on.
+enum class Lane { inline_io, reader, writer };
+Lane lane_for(proto::Op op);
+
+class RequestHandler {
+ public:
+  RequestHandler(store::Store& store, stats::Counters& counters, std::uint64_t max_frame_bytes);
+
+  Reply handle(proto::Op op, proto::Bytes payload, const PeerCredentials& peer);
+
+  // Who may see and write what (design §6): root and the daemon's own uid are trusted and write the
+  // shared namespace; everyone else writes the namespace of their uid.
+  store::Visibility visibility_for(const PeerCredentials& peer) const;
+
+ private:
+  Reply hello(proto::Bytes payload);
+  Reply lookup(proto::Bytes payload, const PeerCredentials& peer);
+  Reply put(proto::Bytes payload, const PeerCredentials& peer);
+  Reply stats(proto::Bytes payload);
+  Reply list(proto::Bytes payload, const PeerCredentials& peer);
+  Reply remove(proto::Bytes payload, const PeerCredentials& peer);
+
+  store::Store& m_store;
+  stats::Counters& m_counters;
+  std::uint64_t m_max_frame_bytes;
+  uid_t m_daemon_uid;
+};
+
+// An error reply; also used by the connection for frames it refuses.
+Reply error_reply(proto::Status status, std::string_view message);
+// The reply status for a failed store or decode call.
+proto::Status status_for(const proto::Error& error);
+
+}  // namespace jitcache::daemon::server

@@ -1,0 +1,187 @@
+#include <daemon/server/server.hpp>
+
+#include <csignal>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <spdlog/spdlog.h>
+
+#include <daemon/server/connection.hpp>
+
+namespace jitcache::daemon::server {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::use_awaitable;
+using stats::Counters;
+
+Server::Server(const config::Config& config, store::Store& store, int listen_fd)
+    : m_config(config),
+      m_store(store),
+      m_handler(store, m_counters, config.max_frame_bytes),
+      m_acceptor(m_io),
+      m_signals(m_io, SIGTERM, SIGINT),
+      m_flush_timer(m_io),
+      m_drain_timer(m_io),
+      m_drain_watch(m_io),
+      m_readers(config.reader_threads),
+      m_writer(1),
+      m_context{config, m_handler, m_counters, m_readers, m_writer, {}} {
+  m_acceptor.assign(asio::local::stream_protocol(), listen_fd);
+}
+
+Server::~Server() {
+  m_readers.join();
+  m_writer.join();
+}
+
+void Server::track(const std::shared_ptr<Connection>& connection) {
+  std::lock_guard lock(m_connections_mutex);
+  m_connections.emplace(connection.get(), connection);
+}
+
+void Server::untrack(const Connection* connection) {
+  std::lock_guard lock(m_connections_mutex);
+  m_connections.erase(connection);
+}
+
+awaitable<void> Server::refuse_busy(asio::local::stream_protocol::socket socket) {
+  // Answer before closing so the client reports "busy" instead of a mysterious disconnect.
+  Counters::add(m_counters.connections_refused);
+  m_counters.count_error(proto::Status::busy);
+  const proto::Payload frame = proto::encode_frame(
+      proto::Op::none, proto::Status::busy, 0,
+      proto::encode_error_message("jitcached is at max_connections (" + std::to_string(m_config.max_connections) +
+                                  "); try again later"));
+  boost::system::error_code ec;
+  co_await asio::async_write(socket, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
+  socket.close(ec);
+}
+
+awaitable<void> Server::accept_loop() {
+  while (!m_context.draining.load()) {
+    auto strand = asio::make_strand(m_io);
+    asio::local::stream_protocol::socket socket(strand);
+    boost::system::error_code ec;
+    co_await m_acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted || m_context.draining.load()) break;
+      // EMFILE and friends: keep serving the connections we have and try again shortly.
+      spdlog::warn("accept failed: {}", ec.message());
+      asio::steady_timer pause(m_io, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
+      continue;
+    }
+    if (m_counters.connections.load() >= m_config.max_connections) {
+      asio::co_spawn(strand, refuse_busy(std::move(socket)), asio::detached);
+      continue;
+    }
+    auto peer = read_peer_credentials(socket.native_handle());
+    if (!peer) {
+      spdlog::warn("dropping a connection: {}", peer.error().message);
+      continue;
+    }
+    auto connection = std::make_shared<Connection>(std::move(socket), strand, m_context, *peer);
+    track(connection);
+    asio::co_spawn(
+        strand, [this, connection]() -> awaitable<void> { co_await connection->run(); },
+        [this, raw = connection.get()](std::exception_ptr error) {
+          untrack(raw);
+          if (error) {
+            try {
+              std::rethrow_exception(error);
+            } catch (const std::exception& e) {
+              spdlog::error("connection ended by an unexpected error: {}", e.what());
+            }
+          }
+        });
+  }
+}
+
+void Server::schedule_usage_flush() {
+  m_flush_timer.expires_after(m_config.usage_flush_interval);
+  m_flush_timer.async_wait([this](boost::system::error_code ec) {
+    if (ec || m_context.draining.load()) return;
+    asio::post(m_writer, [this] {
+      if (auto flushed = m_store.flush_usage(); !flushed) {
+        spdlog::warn("could not write usage counters: {}", flushed.error().message);
+      }
+    });
+    schedule_usage_flush();
+  });
+}
+
+void Server::begin_drain(int signal_number) {
+  spdlog::info("received {}: draining ({} connections, at most {} ms)", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
+               m_counters.connections.load(), m_config.drain_timeout.count());
+  m_context.draining = true;
+  boost::system::error_code ignored;
+  m_acceptor.close(ignored);
+  m_flush_timer.cancel();
+  std::vector<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard lock(m_connections_mutex);
+    for (auto& [raw, weak] : m_connections) {
+      if (auto c = weak.lock()) open.push_back(std::move(c));
+    }
+  }
+  for (auto& c : open) c->close_if_idle();
+  watch_drain();
+  m_drain_timer.expires_after(m_config.drain_timeout);
+  m_drain_timer.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    std::lock_guard lock(m_connections_mutex);
+    if (!m_connections.empty()) spdlog::warn("drain timeout: closing {} connections", m_connections.size());
+    for (auto& [raw, weak] : m_connections) {
+      if (auto c = weak.lock()) c->force_close();
+    }
+  });
+}
+
+void Server::watch_drain() {
+  // Rationale: the drain timer would keep run() alive for the whole drain_timeout after the last
+  // connection has gone, so poll briefly (only while draining) and cancel it once nothing is left.
+  m_drain_watch.expires_after(std::chrono::milliseconds(10));
+  m_drain_watch.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    {
+      std::lock_guard lock(m_connections_mutex);
+      if (m_connections.empty()) {
+        m_drain_timer.cancel();
+        return;
+      }
+    }
+    watch_drain();
+  });
+}
+
+int Server::run() {
+  m_signals.async_wait([this](boost::system::error_code ec, int signal_number) {
+    if (!ec) begin_drain(signal_number);
+  });
+  schedule_usage_flush();
+  asio::co_spawn(m_io, accept_loop(), asio::detached);
+
+  std::vector<std::thread> extra_threads;
+  for (unsigned i = 1; i < m_config.io_threads; ++i) extra_threads.emplace_back([this] { m_io.run(); });
+  m_io.run();
+  for (auto& t : extra_threads) t.join();
+
+  m_readers.join();
+  m_writer.join();
+  if (auto flushed = m_store.flush_usage(); !flushed) {
+    spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);
+  }
+  spdlog::info("jitcached stopped");
+  return 0;
+}
+
+}  // namespace jitcache::daemon::server

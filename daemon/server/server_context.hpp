@@ -1,0 +1,25 @@
+// What every connection shares with the server: configuration, the request handler, counters, the
+// store's executors and the drain flag. Owned by Server; outlives every connection.
+// Thread safety: all members are thread-safe or immutable after start-up.
+#pragma once
+
+#include <atomic>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <daemon/config/config.hpp>
+#include <daemon/server/request_handler.hpp>
+#include <daemon/stats/counters.hpp>
+
+namespace jitcache::daemon::server {
+
+struct ServerContext {
+  const config::Config& config;
+  RequestHandler& handler;
+  stats::Counters& counters;
+  boost::asio::thread_pool& readers;
+  boost::asio::thread_pool& writer;
+  std::atomic<bool> draining{false};
+};
+
+}  // namespace jitcache::daemon::server

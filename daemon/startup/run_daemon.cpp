@@ -1,0 +1,98 @@
+#include <daemon/startup/run_daemon.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include <daemon/config/config_loader.hpp>
+#include <daemon/config/config_table.hpp>
+#include <daemon/server/instance_lock.hpp>
+#include <daemon/server/listening_socket.hpp>
+#include <daemon/server/server.hpp>
+#include <daemon/startup/daemonize.hpp>
+#include <daemon/startup/logging.hpp>
+#include <daemon/store/sqlite_store.hpp>
+
+namespace jitcache::daemon::startup {
+
+namespace {
+
+class StartupError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <class T>
+T must(proto::Result<T> result, const std::string& what) {
+  if (!result) throw StartupError(what + ": " + result.error().message);
+  return std::move(*result);
+}
+
+void must(proto::Result<void> result, const std::string& what) {
+  if (!result) throw StartupError(what + ": " + result.error().message);
+}
+
+int serve(const config::Config& config, std::optional<Detacher>& detacher) {
+  must(server::make_directories(config.state_dir, 0700), "state directory");
+  auto state_lock = must(server::InstanceLock::acquire(config.state_dir + "/jitcached.lock",
+                                                       "state directory " + config.state_dir),
+                         "state directory");
+  auto listening = must(server::open_listening_socket(config.socket_path), "socket");
+
+  store::SqliteStoreOptions store_options;
+  store_options.path = config.database_path();
+  store_options.reader_count = config.reader_threads;
+  auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
+
+  server::Server server(config, *store, listening.fd);
+  spdlog::info("jitcached {} ready on {} (state {}, pid {})", JITCACHE_VERSION, config.socket_path, config.state_dir,
+               ::getpid());
+  if (detacher) detacher->report_ready();
+  return server.run();
+}
+
+}  // namespace
+
+int run_daemon(int argc, char** argv) {
+  config::CommandLine command_line;
+  try {
+    command_line = config::load_config(argc, argv);
+  } catch (const config::ConfigError& e) {
+    std::fprintf(stderr, "jitcached: %s\n", e.what());
+    return 2;
+  }
+  if (command_line.exit_status) return *command_line.exit_status;
+  if (command_line.print_config_reference) {
+    std::printf("%s", config::config_reference_markdown().c_str());
+    return 0;
+  }
+  const config::Config& config = command_line.config;
+
+  // The socket writes use MSG_NOSIGNAL; ignoring SIGPIPE also covers anything else that writes.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  std::optional<Detacher> detacher;
+  if (config.foreground) {
+    log_to_stderr(config.log_level);
+  } else {
+    if (auto made = server::make_directories(config.state_dir, 0700); !made) {
+      std::fprintf(stderr, "jitcached: state directory: %s\n", made.error().message.c_str());
+      return 1;
+    }
+    detacher = Detacher::detach();
+    log_to_file(config.state_dir + "/jitcached.log", config.log_level);
+  }
+  if (!config.config_file.empty()) spdlog::info("configuration from {}", config.config_file);
+
+  try {
+    return serve(config, detacher);
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    if (detacher) detacher->report_failure(e.what());
+    return 1;
+  }
+}
+
+}  // namespace jitcache::daemon::startup

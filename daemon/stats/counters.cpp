@@ -1,0 +1,34 @@
+#include <daemon/stats/counters.hpp>
+
+namespace jitcache::daemon::stats {
+
+void Counters::count_error(proto::Status status) {
+  const auto index = static_cast<std::size_t>(status);
+  if (index < m_errors_by_status.size()) add(m_errors_by_status[index]);
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> Counters::snapshot() const {
+  auto value = [](const Counter& c) { return c.load(std::memory_order_relaxed); };
+  std::vector<std::pair<std::string, std::uint64_t>> out{
+      {"requests", value(requests)},
+      {"hits", value(hits)},
+      {"misses", value(misses)},
+      {"puts", value(puts)},
+      {"put_bytes", value(put_bytes)},
+      {"removes", value(removes)},
+      {"bytes_served", value(bytes_served)},
+      {"connections", value(connections)},
+      {"connections_total", value(connections_total)},
+      {"connections_refused", value(connections_refused)},
+      {"dropped_idle", value(dropped_idle)},
+      {"dropped_deadline", value(dropped_deadline)},
+      {"dropped_protocol", value(dropped_protocol)},
+  };
+  for (std::size_t i = 1; i < m_errors_by_status.size(); ++i) {
+    out.emplace_back("errors." + std::string(proto::status_name(static_cast<proto::Status>(i))),
+                     value(m_errors_by_status[i]));
+  }
+  return out;
+}
+
+}  // namespace jitcache::daemon::stats

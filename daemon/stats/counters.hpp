@@ -1,0 +1,48 @@
+// The daemon's counters, reported by STATS (names are part of the protocol: never rename one).
+// Thread safety: every counter is an atomic updated with relaxed ordering from any thread; a
+// snapshot is a set of independent reads, not one consistent instant.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <jitcache/proto/wire.hpp>
+
+namespace jitcache::daemon::stats {
+
+class Counters {
+ public:
+  using Counter = std::atomic<std::uint64_t>;
+
+  Counter requests{0};
+  Counter hits{0};
+  Counter misses{0};
+  Counter puts{0};
+  Counter put_bytes{0};
+  Counter removes{0};
+  Counter bytes_served{0};
+  Counter connections{0};          // open now
+  Counter connections_total{0};    // accepted since start
+  Counter connections_refused{0};  // over max_connections
+  Counter dropped_idle{0};         // closed by idle_timeout
+  Counter dropped_deadline{0};     // closed by read_deadline or write_deadline
+  Counter dropped_protocol{0};     // closed after an unreadable frame header
+
+  static void add(Counter& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+  static void sub(Counter& c, std::uint64_t n = 1) { c.fetch_sub(n, std::memory_order_relaxed); }
+
+  // Counts a reply that was not ok, under errors.<status name>.
+  void count_error(proto::Status status);
+
+  // Name/value pairs in a stable order: the counters above, then errors.<status> for every status.
+  std::vector<std::pair<std::string, std::uint64_t>> snapshot() const;
+
+ private:
+  std::array<Counter, proto::k_status_count> m_errors_by_status{};
+};
+
+}  // namespace jitcache::daemon::stats

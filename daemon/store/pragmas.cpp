@@ -1,0 +1,75 @@
+#include <daemon/store/pragmas.hpp>
+
+#include <sqlite3.h>
+
+#include <string>
+
+namespace jitcache::daemon::store {
+
+namespace {
+
+Result<void> set_db_config(SqliteDb& db, int option, int value, std::string_view what) {
+  int rc = sqlite3_db_config(db.handle(), option, value, nullptr);
+  if (rc != SQLITE_OK) return sqlite_error(db.handle(), rc, what);
+  return {};
+}
+
+}  // namespace
+
+Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOptions& options) {
+  // Defensive mode forbids what could corrupt the file from SQL (writable_schema and friends), and
+  // double-quoted string literals are turned off so a misspelt column name is an error, not a string.
+  if (auto r = set_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, "enabling SQLite defensive mode"); !r) return r;
+  if (auto r = set_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, "disabling double-quoted strings"); !r) return r;
+  if (auto r = set_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 0, "disabling double-quoted strings"); !r) return r;
+
+  // First, so that everything below (including the switch to WAL) waits for a lock instead of
+  // failing at once when another process, e.g. `sqlite3` run by an operator, holds one.
+  const std::string what = "configuring the store database " + db.path().string();
+  if (auto r = db.exec("PRAGMA busy_timeout = " + std::to_string(options.busy_timeout.count()), what); !r) {
+    return r;
+  }
+
+  if (role == ConnectionRole::writer) {
+    // journal_mode is persistent in the file and reports the mode actually in force, checked below.
+    auto mode = db.query_text("PRAGMA journal_mode = WAL", "switching the store database to WAL");
+    if (!mode) return mode.error();
+    if (*mode != "wal") {
+      return proto::make_error(proto::ErrorCode::unsupported,
+                               "the store database " + db.path().string() + " cannot use WAL (journal_mode is " +
+                                   *mode + "); is it on a network file system?");
+    }
+  }
+
+  // Rationale: WAL with synchronous=NORMAL fsyncs the WAL only at checkpoints, not at every
+  // commit. The database stays consistent across any crash. A commit is in the WAL file (the OS
+  // page cache) when COMMIT returns, so it survives the daemon being killed, SIGKILL included: a
+  // PUT acknowledged after its commit is never lost to a process crash. Only a power loss or kernel
+  // crash can lose the last transactions since the last checkpoint, which for a cache means a few
+  // recompiles, not a wrong answer (each image is checksummed when read). FULL would add an fsync to
+  // every PUT and every usage flush.
+  std::string sql = "PRAGMA synchronous = NORMAL;";
+  // Deleting an entry deletes its image (blobs.entry_id ... ON DELETE CASCADE).
+  sql += "PRAGMA foreign_keys = ON;";
+  // Negative: KiB rather than pages, so the figure does not depend on the page size.
+  sql += "PRAGMA cache_size = -" + std::to_string(options.cache_size_kib) + ";";
+  sql += "PRAGMA temp_store = MEMORY;";
+  // Rationale: no memory-mapped I/O. Images are read with sqlite3_blob_read, which copies from the
+  // page cache either way, and with a mapping an I/O error or a file truncated underneath the daemon
+  // (a fault the daemon must survive, tests/fault) arrives as SIGBUS instead of an error code.
+  sql += "PRAGMA mmap_size = 0;";
+
+  if (role == ConnectionRole::writer) {
+    // The WAL grows with the images written between checkpoints (up to 64 MiB each); truncate it
+    // back after a checkpoint so one burst of large PUTs does not occupy the disk for good.
+    sql += "PRAGMA journal_size_limit = 67108864;";
+    // SQLite's default, stated so it is a decision: checkpoint once the WAL holds ~1000 pages.
+    sql += "PRAGMA wal_autocheckpoint = 1000;";
+  } else {
+    // Lookups must never write (hits are batched by the store); this makes a stray write an error.
+    sql += "PRAGMA query_only = ON;";
+  }
+  return db.exec(sql, what);
+}
+
+}  // namespace jitcache::daemon::store

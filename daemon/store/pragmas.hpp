@@ -1,0 +1,30 @@
+// Every PRAGMA (and connection-level SQLite setting) the store uses, applied in one function so the
+// durability and locking behaviour of the database can be read in one place.
+//
+// Thread safety: operates on one connection, which the caller owns exclusively.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include <daemon/store/sqlite_db.hpp>
+
+namespace jitcache::daemon::store {
+
+enum class ConnectionRole {
+  writer,  // the single connection that writes; switches the file to WAL
+  reader,  // pooled, read-only (query_only) connections
+};
+
+struct PragmaOptions {
+  // How long a connection waits for a lock held by another connection or process before BUSY.
+  std::chrono::milliseconds busy_timeout{5000};
+  // Page cache per connection, in KiB.
+  std::int64_t cache_size_kib = 16 * 1024;
+};
+
+// Applies the settings for `role`. On a file that is not an SQLite database this is the first
+// thing to notice, and it fails with ErrorCode::corrupt.
+Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOptions& options);
+
+}  // namespace jitcache::daemon::store

@@ -1,0 +1,162 @@
+// A thin RAII layer over the SQLite C API for the store: a connection (SqliteDb), its prepared
+// statements (Statement, cached per connection and handed out as StatementRef), a transaction
+// guard, and the one mapping from SQLite result codes to proto::ErrorCode.
+//
+// Thread safety: none inside. A SqliteDb and everything obtained from it belong to one thread at a
+// time; the store hands whole connections to threads (a reader pool, a mutex-guarded writer).
+// Connections are opened without SQLite's own per-connection mutex for that reason.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <jitcache/proto/digest.hpp>
+#include <jitcache/proto/result.hpp>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace jitcache::daemon::store {
+
+using proto::Error;
+using proto::Result;
+
+// SQLITE_FULL → no_space, SQLITE_CORRUPT/SQLITE_NOTADB → corrupt, SQLITE_BUSY/SQLITE_LOCKED →
+// unavailable, SQLITE_TOOBIG → too_large, SQLITE_IOERR/SQLITE_CANTOPEN/SQLITE_READONLY/SQLITE_PERM →
+// io, anything else → internal. Takes primary or extended codes.
+proto::ErrorCode map_sqlite_code(int rc);
+
+// "<what>: <SQLite's message> (SQLite code <n>)", e.g. "storing entry 3fa2…: database or disk is
+// full (SQLite code 13)". `db` may be null when no connection exists yet.
+Error sqlite_error(sqlite3* db, int rc, std::string_view what);
+
+class Statement {
+ public:
+  explicit Statement(sqlite3_stmt* stmt) : m_stmt(stmt) {}
+  ~Statement();
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Parameters are 1-based as in SQLite. Text and blobs are bound without a copy: the bytes must
+  // stay valid until the statement is reset. A bind failure (e.g. SQLITE_TOOBIG) is remembered and
+  // reported by the next step(), so call sites need not check every bind.
+  void bind(int index, std::int64_t value);
+  void bind_text(int index, std::string_view text);
+  void bind_blob(int index, proto::Bytes bytes);
+
+  // true: a row is available; false: done. `what` names the operation for the error message.
+  Result<bool> step(std::string_view what);
+  // Steps to completion, ignoring rows (DDL, INSERT, UPDATE, DELETE).
+  Result<void> run(std::string_view what);
+
+  std::int64_t column_int64(int index) const;
+  std::string column_text(int index) const;
+  // Valid until the next step or reset.
+  proto::Bytes column_blob(int index) const;
+  bool column_is_null(int index) const;
+
+  // Ends the statement's read of the database and clears its bindings.
+  void reset();
+
+ private:
+  sqlite3_stmt* m_stmt;
+  int m_bind_rc = 0;
+};
+
+// A cached statement borrowed for one use; resets it when the borrow ends, so no statement keeps a
+// read snapshot open (which would hold back WAL checkpoints) after its caller is done.
+class StatementRef {
+ public:
+  explicit StatementRef(Statement* stmt) : m_stmt(stmt) {}
+  ~StatementRef() {
+    if (m_stmt) m_stmt->reset();
+  }
+  StatementRef(StatementRef&& other) noexcept : m_stmt(other.m_stmt) { other.m_stmt = nullptr; }
+  StatementRef(const StatementRef&) = delete;
+  StatementRef& operator=(const StatementRef&) = delete;
+  StatementRef& operator=(StatementRef&&) = delete;
+
+  Statement* operator->() const { return m_stmt; }
+  Statement& operator*() const { return *m_stmt; }
+
+ private:
+  Statement* m_stmt;
+};
+
+enum class OpenMode {
+  read_write_create,  // the writer: creates the file when it is missing
+  read_write,         // readers: the writer has created the file already
+};
+
+class SqliteDb {
+ public:
+  static Result<SqliteDb> open(const std::filesystem::path& path, OpenMode mode);
+
+  SqliteDb(SqliteDb&& other) noexcept;
+  SqliteDb& operator=(SqliteDb&& other) noexcept;
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+  ~SqliteDb();
+
+  sqlite3* handle() const { return m_db; }
+  const std::filesystem::path& path() const { return m_path; }
+
+  // Runs one or more statements with no parameters (migrations, PRAGMAs, BEGIN/COMMIT).
+  Result<void> exec(std::string_view sql, std::string_view what);
+
+  // A statement prepared once per connection and kept for its lifetime. `sql` must be a string
+  // with static storage duration (it is the cache key).
+  Result<StatementRef> statement(const char* sql);
+
+  // The single-column, single-row result of `sql`, e.g. a PRAGMA read.
+  Result<std::string> query_text(const char* sql, std::string_view what);
+
+  // Reads a whole BLOB cell with sqlite3_blob_read straight into a buffer of its size: one copy
+  // out of SQLite, no intermediate. nullopt when the row does not exist. Must run inside a
+  // transaction that also read the row's metadata, so both come from one snapshot.
+  Result<std::optional<std::vector<std::uint8_t>>> read_blob(const char* table, const char* column,
+                                                              std::int64_t rowid, std::string_view what);
+
+  std::int64_t changes() const;
+  std::int64_t last_insert_rowid() const;
+  bool in_transaction() const;
+
+ private:
+  SqliteDb(sqlite3* db, std::filesystem::path path);
+  void close();
+
+  sqlite3* m_db = nullptr;
+  std::filesystem::path m_path;
+  std::unordered_map<const char*, std::unique_ptr<Statement>> m_statements;
+};
+
+enum class TransactionKind {
+  deferred,   // readers: takes a WAL snapshot at the first read
+  immediate,  // the writer: takes the write lock at BEGIN, so it never fails half-way with BUSY
+};
+
+// BEGIN on construction (via begin()), ROLLBACK on destruction unless commit() succeeded.
+class Transaction {
+ public:
+  static Result<Transaction> begin(SqliteDb& db, TransactionKind kind, std::string_view what);
+
+  Transaction(Transaction&& other) noexcept : m_db(other.m_db) { other.m_db = nullptr; }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  Transaction& operator=(Transaction&&) = delete;
+  ~Transaction();
+
+  Result<void> commit(std::string_view what);
+
+ private:
+  explicit Transaction(SqliteDb& db) : m_db(&db) {}
+  SqliteDb* m_db;
+};
+
+}  // namespace jitcache::daemon::store

@@ -1,0 +1,470 @@
+#include <daemon/store/sqlite_store.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include <daemon/store/entry_row.hpp>
+#include <daemon/store/key_id_range.hpp>
+#include <daemon/store/list_cursor.hpp>
+#include <daemon/store/migrator.hpp>
+#include <daemon/store/pragmas.hpp>
+
+namespace jitcache::daemon::store {
+
+using proto::ErrorCode;
+using proto::make_error;
+
+namespace {
+
+// SQL text built once: SqliteDb caches prepared statements by the address of their text.
+const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns +
+                                 " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2)"
+                                 " ORDER BY namespace ASC LIMIT 1";
+
+// Distinct key ids under a prefix range within what a caller sees; LIMIT 2 is enough to tell
+// "one" from "ambiguous".
+constexpr char k_visible_key_ids_sql[] =
+    "SELECT DISTINCT key_id FROM entries WHERE key_id >= ?1 AND key_id < ?2 AND namespace IN (0, ?3)"
+    " ORDER BY key_id LIMIT 2";
+
+// The same for what a caller may remove: ?3 trusted (everything), else only ?4, never the shared
+// namespace.
+constexpr char k_removable_key_ids_sql[] =
+    "SELECT DISTINCT key_id FROM entries WHERE key_id >= ?1 AND key_id < ?2"
+    " AND (?3 = 1 OR (namespace = ?4 AND ?4 <> 0)) ORDER BY key_id LIMIT 2";
+constexpr char k_remove_sql[] =
+    "DELETE FROM entries WHERE key_id >= ?1 AND key_id < ?2 AND (?3 = 1 OR (namespace = ?4 AND ?4 <> 0))";
+
+// LIST. The position (?1, ?2) is the last row already returned (or just below the prefix range);
+// ?3 is the range's upper end; ?4..?6 the field filters ('' / 0 = any); ?7 trusted, ?8 the
+// caller's namespace; ?9 the row limit. Without a namespace filter the row-value comparison walks
+// entries_by_key in (key_id, namespace) order; with one (?10), entries_by_namespace serves a plain
+// key_id range, whose lower end the caller has already moved past the position.
+const std::string k_list_filters =
+    " AND (?4 = '' OR arch = ?4) AND (?5 = 0 OR driver_api = ?5) AND (?6 = '' OR driver_build = ?6)"
+    " AND (?7 = 1 OR namespace IN (0, ?8))";
+const std::string k_list_sql = std::string("SELECT ") + k_entry_columns +
+                               " FROM entries WHERE (key_id, namespace) > (?1, ?2) AND key_id < ?3" + k_list_filters +
+                               " ORDER BY key_id, namespace LIMIT ?9";
+const std::string k_list_namespace_sql = std::string("SELECT ") + k_entry_columns +
+                                         " FROM entries WHERE namespace = ?10 AND key_id >= ?1 AND key_id < ?3" +
+                                         k_list_filters + " ORDER BY key_id LIMIT ?9";
+
+constexpr char k_find_entry_sql[] = "SELECT id FROM entries WHERE key_id = ?1 AND namespace = ?2";
+// The same 16 parameters for both, so one function binds them.
+constexpr char k_insert_entry_sql[] =
+    "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options,"
+    " producer, codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms, hits, compile_time_us)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 0, ?16)";
+constexpr char k_replace_entry_sql[] =
+    "UPDATE entries SET key_schema = ?3, content_digest = ?4, arch = ?5, driver_api = ?6, driver_build = ?7,"
+    " options = ?8, producer = ?9, codec = ?10, raw_size = ?11, stored_size = ?12, checksum = ?13,"
+    " created_at_ms = ?14, last_used_at_ms = ?15, hits = 0, compile_time_us = ?16"
+    " WHERE key_id = ?1 AND namespace = ?2";
+constexpr char k_store_blob_sql[] =
+    "INSERT INTO blobs (entry_id, data) VALUES (?1, ?2) ON CONFLICT (entry_id) DO UPDATE SET data = excluded.data";
+
+// Only if it is still the row that failed: a PUT may have replaced it since it was read.
+constexpr char k_delete_corrupt_sql[] =
+    "DELETE FROM entries WHERE id = ?1 AND key_id = ?2 AND namespace = ?3 AND checksum = ?4";
+
+constexpr char k_totals_sql[] = "SELECT entries, bytes_raw, bytes_stored FROM totals WHERE id = 0";
+
+constexpr char k_flush_usage_sql[] =
+    "UPDATE entries SET hits = hits + ?1, last_used_at_ms = MAX(last_used_at_ms, ?2)"
+    " WHERE key_id = ?3 AND namespace = ?4";
+
+std::int64_t system_clock_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string describe(const proto::Digest256& key_id, std::uint32_t namespace_id) {
+  return "entry " + proto::to_hex(key_id) + " in namespace " + std::to_string(namespace_id);
+}
+
+// SQLite's BLOB order: memcmp, then the shorter first.
+bool blob_less(const std::vector<std::uint8_t>& a, const std::vector<std::uint8_t>& b) {
+  return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+}
+
+struct Position {
+  std::vector<std::uint8_t> key_id;
+  std::int64_t namespace_id = -1;  // below every namespace
+};
+
+bool position_less(const Position& a, const Position& b) {
+  if (blob_less(a.key_id, b.key_id)) return true;
+  if (blob_less(b.key_id, a.key_id)) return false;
+  return a.namespace_id < b.namespace_id;
+}
+
+// How many distinct key ids `sql` finds under `range` (0, 1, or 2 meaning "more than one"), and
+// the first of them.
+struct PrefixMatch {
+  int count = 0;
+  proto::Digest256 key_id;
+};
+
+enum class Scope {
+  visible,    // what a lookup sees
+  removable,  // what a REMOVE may delete
+};
+
+Result<PrefixMatch> match_prefix(SqliteDb& db, Scope scope, const KeyIdRange& range, const Visibility& who,
+                                 std::string_view what) {
+  auto stmt = db.statement(scope == Scope::visible ? k_visible_key_ids_sql : k_removable_key_ids_sql);
+  if (!stmt) return stmt.error();
+  (*stmt)->bind_blob(1, range.lo);
+  (*stmt)->bind_blob(2, range.hi);
+  if (scope == Scope::visible) {
+    (*stmt)->bind(3, who.own_namespace);
+  } else {
+    (*stmt)->bind(3, who.trusted ? 1 : 0);
+    (*stmt)->bind(4, who.own_namespace);
+  }
+  PrefixMatch match;
+  for (;;) {
+    auto row = (*stmt)->step(what);
+    if (!row) return row.error();
+    if (!*row) break;
+    proto::Bytes key_id = (*stmt)->column_blob(0);
+    if (match.count == 0 && key_id.size() == match.key_id.bytes.size()) {
+      std::copy(key_id.begin(), key_id.end(), match.key_id.bytes.begin());
+    }
+    ++match.count;
+  }
+  return match;
+}
+
+Error ambiguous(const std::string& prefix) {
+  return make_error(ErrorCode::invalid_argument,
+                    "key id prefix " + prefix + " is ambiguous: it matches more than one key id; give more digits");
+}
+
+}  // namespace
+
+// --- opening ---
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions& options) {
+  if (options.reader_count == 0) {
+    return make_error(ErrorCode::invalid_argument, "the store needs at least one reader connection");
+  }
+  const PragmaOptions pragmas{options.busy_timeout, options.cache_size_kib};
+
+  auto writer = SqliteDb::open(options.path, OpenMode::read_write_create);
+  if (!writer) return writer.error();
+  if (auto r = apply_pragmas(*writer, ConnectionRole::writer, pragmas); !r) return r.error();
+  if (auto r = migrate(*writer); !r) return r.error();
+
+  // Rationale: readers are opened read-write and made read-only with PRAGMA query_only rather than
+  // SQLITE_OPEN_READONLY: a read-only connection cannot recover or rebuild the WAL index (-shm)
+  // that a crashed writer left behind, and would fail where this one just works.
+  std::vector<std::unique_ptr<SqliteDb>> readers;
+  for (unsigned i = 0; i < options.reader_count; ++i) {
+    auto reader = SqliteDb::open(options.path, OpenMode::read_write);
+    if (!reader) return reader.error();
+    if (auto r = apply_pragmas(*reader, ConnectionRole::reader, pragmas); !r) return r.error();
+    readers.push_back(std::make_unique<SqliteDb>(std::move(*reader)));
+  }
+
+  auto clock = options.clock ? options.clock : std::function<std::int64_t()>(system_clock_ms);
+  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*writer), std::move(readers), std::move(clock)));
+}
+
+SqliteStore::SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers,
+                         std::function<std::int64_t()> clock)
+    : m_writer(std::move(writer)), m_readers(std::move(readers)), m_clock(std::move(clock)) {}
+
+SqliteStore::~SqliteStore() {
+  if (auto r = flush_usage(); !r) {
+    spdlog::warn("store: usage (hits, last-used times) lost at close: {}", r.error().message);
+  }
+}
+
+// --- lookups ---
+
+Result<std::optional<StoredImage>> SqliteStore::lookup(const proto::Digest256& key_id, const Visibility& who) {
+  auto found = read_verified(key_id, who);
+  if (found && found->has_value()) {
+    m_usage.record(key_id, (*found)->info.namespace_id, m_clock());
+  }
+  return found;
+}
+
+Result<std::optional<StoredImage>> SqliteStore::read_verified(const proto::Digest256& key_id, const Visibility& who) {
+  const std::string what = "looking up " + proto::to_hex(key_id);
+  EntryRow row;
+  std::optional<std::vector<std::uint8_t>> image;
+  {
+    auto db = m_readers.acquire();
+    // One read transaction, so the row and its image come from the same snapshot even when a PUT
+    // replaces the entry in between.
+    auto transaction = Transaction::begin(*db, TransactionKind::deferred, what);
+    if (!transaction) return transaction.error();
+    {
+      auto stmt = db->statement(k_lookup_sql.c_str());
+      if (!stmt) return stmt.error();
+      (*stmt)->bind_blob(1, key_id.bytes);
+      (*stmt)->bind(2, who.own_namespace);
+      auto has_row = (*stmt)->step(what);
+      if (!has_row) return has_row.error();
+      if (!*has_row) return std::optional<StoredImage>();
+      auto read = read_entry_row(**stmt);
+      if (!read) {
+        return make_error(ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
+      }
+      row = std::move(*read);
+    }
+    auto blob = db->read_blob("blobs", "data", row.id, what);
+    if (!blob) return blob.error();
+    image = std::move(*blob);
+    if (auto r = transaction->commit(what); !r) return r.error();
+  }
+
+  const proto::EntryInfo& info = row.info;
+  if (info.codec != static_cast<std::uint8_t>(Codec::raw)) {
+    return make_error(ErrorCode::unsupported, what + ": codec " + std::to_string(info.codec) + " is unknown to this jitcached");
+  }
+  if (!image) {
+    discard_corrupt_entry(row.id, info, "its image is missing");
+    return std::optional<StoredImage>();
+  }
+  if (image->size() != info.stored_size || info.raw_size != info.stored_size) {
+    discard_corrupt_entry(row.id, info,
+                          "its image has " + std::to_string(image->size()) + " bytes, the entry says " +
+                              std::to_string(info.stored_size) + " stored and " + std::to_string(info.raw_size) + " raw");
+    return std::optional<StoredImage>();
+  }
+  if (proto::xxh3_128(*image) != info.checksum) {
+    discard_corrupt_entry(row.id, info, "its image fails its XXH3-128 checksum");
+    return std::optional<StoredImage>();
+  }
+  return std::optional<StoredImage>(
+      StoredImage{std::move(row.info), std::make_shared<const std::vector<std::uint8_t>>(std::move(*image))});
+}
+
+void SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason) {
+  const std::string entry = describe(info.key_id, info.namespace_id);
+  std::lock_guard lock(m_writer_mutex);
+  auto stmt = m_writer.statement(k_delete_corrupt_sql);
+  Result<void> deleted = stmt ? Result<void>() : Result<void>(stmt.error());
+  if (deleted) {
+    (*stmt)->bind(1, id);
+    (*stmt)->bind_blob(2, info.key_id.bytes);
+    (*stmt)->bind(3, info.namespace_id);
+    (*stmt)->bind_blob(4, info.checksum.bytes);
+    deleted = (*stmt)->run("deleting corrupt " + entry);
+  }
+  if (!deleted) {
+    spdlog::warn("store: corrupt {} ({}) could not be deleted: {}", entry, reason, deleted.error().message);
+    return;
+  }
+  // Zero changes: another lookup found and deleted it first, or a PUT replaced it; either way it
+  // is not counted twice.
+  if (m_writer.changes() > 0) {
+    m_corrupt_entries.fetch_add(1, std::memory_order_relaxed);
+    spdlog::warn("store: deleted corrupt {}: {}", entry, reason);
+  }
+}
+
+Result<std::optional<StoredImage>> SqliteStore::lookup_prefix(const std::string& prefix, const Visibility& who) {
+  auto range = key_id_range(prefix, proto::k_min_key_id_prefix_length);
+  if (!range) return range.error();
+  PrefixMatch match;
+  {
+    auto db = m_readers.acquire();
+    auto found = match_prefix(*db, Scope::visible, *range, who, "looking up key id prefix " + prefix);
+    if (!found) return found.error();
+    match = *found;
+  }
+  if (match.count == 0) return std::optional<StoredImage>();
+  if (match.count > 1) return ambiguous(prefix);
+  return lookup(match.key_id, who);
+}
+
+// --- writes ---
+
+Result<PutOutcome> SqliteStore::put(const PutInput& input) {
+  PutOutcome outcome;
+  outcome.key_id = proto::key_id(input.key);
+  const proto::Checksum128 checksum = proto::xxh3_128(input.image);
+  const auto size = static_cast<std::int64_t>(input.image.size());
+  const std::int64_t now = m_clock();
+  const std::string what = "storing " + describe(outcome.key_id, input.namespace_id);
+
+  std::lock_guard lock(m_writer_mutex);
+  auto transaction = Transaction::begin(m_writer, TransactionKind::immediate, what);
+  if (!transaction) return transaction.error();
+
+  std::optional<std::int64_t> existing;
+  {
+    auto stmt = m_writer.statement(k_find_entry_sql);
+    if (!stmt) return stmt.error();
+    (*stmt)->bind_blob(1, outcome.key_id.bytes);
+    (*stmt)->bind(2, input.namespace_id);
+    auto row = (*stmt)->step(what);
+    if (!row) return row.error();
+    if (*row) existing = (*stmt)->column_int64(0);
+  }
+  {
+    auto stmt = m_writer.statement(existing ? k_replace_entry_sql : k_insert_entry_sql);
+    if (!stmt) return stmt.error();
+    Statement& s = **stmt;
+    s.bind_blob(1, outcome.key_id.bytes);
+    s.bind(2, input.namespace_id);
+    s.bind(3, input.key.key_schema);
+    s.bind_blob(4, input.key.content.bytes);
+    s.bind_text(5, input.key.arch);
+    s.bind(6, input.key.driver_api);
+    s.bind_text(7, input.key.driver_build);
+    s.bind_text(8, input.key.options);
+    s.bind_text(9, input.producer);
+    s.bind(10, static_cast<std::int64_t>(Codec::raw));
+    s.bind(11, size);
+    s.bind(12, size);  // codec raw: stored as given
+    s.bind_blob(13, checksum.bytes);
+    s.bind(14, now);
+    s.bind(15, now);
+    s.bind(16, static_cast<std::int64_t>(input.compile_time_us));
+    if (auto r = s.run(what); !r) return r.error();
+  }
+  const std::int64_t id = existing ? *existing : m_writer.last_insert_rowid();
+  {
+    auto stmt = m_writer.statement(k_store_blob_sql);
+    if (!stmt) return stmt.error();
+    (*stmt)->bind(1, id);
+    (*stmt)->bind_blob(2, input.image);
+    if (auto r = (*stmt)->run(what); !r) return r.error();
+  }
+  if (auto r = transaction->commit(what); !r) return r.error();
+  outcome.replaced = existing.has_value();
+  return outcome;
+}
+
+Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visibility& who) {
+  auto range = key_id_range(prefix, proto::k_min_key_id_prefix_length);
+  if (!range) return range.error();
+  const std::string what = "removing key id prefix " + prefix;
+
+  std::lock_guard lock(m_writer_mutex);
+  auto transaction = Transaction::begin(m_writer, TransactionKind::immediate, what);
+  if (!transaction) return transaction.error();
+  auto match = match_prefix(m_writer, Scope::removable, *range, who, what);
+  if (!match) return match.error();
+  if (match->count == 0) return std::uint32_t{0};
+  if (match->count > 1) return ambiguous(prefix);
+
+  auto stmt = m_writer.statement(k_remove_sql);
+  if (!stmt) return stmt.error();
+  (*stmt)->bind_blob(1, range->lo);
+  (*stmt)->bind_blob(2, range->hi);
+  (*stmt)->bind(3, who.trusted ? 1 : 0);
+  (*stmt)->bind(4, who.own_namespace);
+  if (auto r = (*stmt)->run(what); !r) return r.error();
+  const auto removed = static_cast<std::uint32_t>(m_writer.changes());
+  if (auto r = transaction->commit(what); !r) return r.error();
+  return removed;
+}
+
+Result<void> SqliteStore::flush_usage() {
+  std::vector<UsageRecord> records = m_usage.take();
+  if (records.empty()) return {};
+  const std::string what = "writing the hits of " + std::to_string(records.size()) + " entries";
+
+  auto write = [&]() -> Result<void> {
+    std::lock_guard lock(m_writer_mutex);
+    auto transaction = Transaction::begin(m_writer, TransactionKind::immediate, what);
+    if (!transaction) return transaction.error();
+    auto stmt = m_writer.statement(k_flush_usage_sql);
+    if (!stmt) return stmt.error();
+    for (const auto& record : records) {
+      (*stmt)->reset();
+      (*stmt)->bind(1, static_cast<std::int64_t>(record.hits));
+      (*stmt)->bind(2, record.last_used_at_ms);
+      (*stmt)->bind_blob(3, record.key_id.bytes);
+      (*stmt)->bind(4, record.namespace_id);
+      // An entry removed since its lookup simply matches no row.
+      if (auto r = (*stmt)->run(what); !r) return r;
+    }
+    return transaction->commit(what);
+  };
+  auto written = write();
+  if (!written) m_usage.restore(records);
+  return written;
+}
+
+// --- reads without images ---
+
+Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who) {
+  if (query.limit < 1 || query.limit > proto::k_max_list_limit) {
+    return make_error(ErrorCode::invalid_argument, "LIST limit " + std::to_string(query.limit) + " is not within 1.." +
+                                                       std::to_string(proto::k_max_list_limit));
+  }
+  auto range = key_id_range(query.key_id_prefix, 0);
+  if (!range) return range.error();
+
+  Position start{range->lo, -1};
+  if (!query.cursor.empty()) {
+    auto cursor = decode_list_cursor(query.cursor);
+    if (!cursor) return cursor.error();
+    Position after{std::vector<std::uint8_t>(cursor->key_id.bytes.begin(), cursor->key_id.bytes.end()),
+                   cursor->namespace_id};
+    if (position_less(start, after)) start = std::move(after);
+  }
+
+  auto db = m_readers.acquire();
+  auto stmt = db->statement(query.namespace_id ? k_list_namespace_sql.c_str() : k_list_sql.c_str());
+  if (!stmt) return stmt.error();
+  Statement& s = **stmt;
+  // With a fixed namespace N, "(key_id, N) after start" is "key_id >= start.key_id" when N is above
+  // start's namespace, else "key_id > start.key_id", which in BLOB order is
+  // "key_id >= start.key_id || x'00'".
+  if (query.namespace_id && *query.namespace_id <= start.namespace_id) start.key_id.push_back(0);
+  s.bind_blob(1, start.key_id);
+  s.bind(2, start.namespace_id);
+  s.bind_blob(3, range->hi);
+  s.bind_text(4, query.arch);
+  s.bind(5, query.driver_api);
+  s.bind_text(6, query.driver_build);
+  s.bind(7, who.trusted ? 1 : 0);
+  s.bind(8, who.own_namespace);
+  s.bind(9, std::int64_t{query.limit} + 1);  // one more than asked: is there a next page?
+  if (query.namespace_id) s.bind(10, *query.namespace_id);
+
+  ListPage page;
+  for (;;) {
+    auto has_row = s.step("listing entries");
+    if (!has_row) return has_row.error();
+    if (!*has_row) break;
+    if (page.entries.size() == query.limit) {
+      const proto::EntryInfo& last = page.entries.back();
+      page.next_cursor = encode_list_cursor(ListPosition{last.key_id, last.namespace_id});
+      break;
+    }
+    auto row = read_entry_row(s);
+    if (!row) return make_error(ErrorCode::corrupt, "listing entries: a row has a key id, digest or checksum of the wrong size");
+    page.entries.push_back(std::move(row->info));
+  }
+  return page;
+}
+
+Result<Totals> SqliteStore::totals() {
+  auto db = m_readers.acquire();
+  auto stmt = db->statement(k_totals_sql);
+  if (!stmt) return stmt.error();
+  auto row = (*stmt)->step("reading the store totals");
+  if (!row) return row.error();
+  if (!*row) return make_error(ErrorCode::corrupt, "the store's totals row is missing");
+  Totals totals;
+  totals.entries = static_cast<std::uint64_t>((*stmt)->column_int64(0));
+  totals.bytes_raw = static_cast<std::uint64_t>((*stmt)->column_int64(1));
+  totals.bytes_stored = static_cast<std::uint64_t>((*stmt)->column_int64(2));
+  totals.corrupt_entries = m_corrupt_entries.load(std::memory_order_relaxed);
+  return totals;
+}
+
+}  // namespace jitcache::daemon::store

@@ -1,0 +1,83 @@
+// SqliteStore: the Store (store.hpp) on one SQLite file in WAL mode, with the schema from schema/
+// (docs/entry-format.md).
+//
+// Thread safety: every method may be called from any thread at once. Reads (lookup, lookup_prefix,
+// list, totals) each borrow one of `reader_count` read-only connections, so they run in parallel
+// and each sees one consistent snapshot; when all are busy a call waits for one. Writes (put,
+// remove, flush_usage, deleting a corrupt entry) go through the single writer connection under a
+// mutex, one transaction at a time, so writers never fight over SQLite's lock. Calls block on disk
+// I/O: keep them off the server's accept loop.
+//
+// Visibility (design §6): lookups see the shared namespace and the caller's own, shared first;
+// LIST sees the same, or everything for a trusted caller; REMOVE touches only the caller's own
+// namespace, or everything for a trusted caller. An untrusted caller whose own namespace is the
+// shared one owns nothing: it can never remove shared entries.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include <daemon/store/connection_pool.hpp>
+#include <daemon/store/sqlite_db.hpp>
+#include <daemon/store/store.hpp>
+#include <daemon/store/usage_log.hpp>
+
+namespace jitcache::daemon::store {
+
+struct SqliteStoreOptions {
+  std::filesystem::path path;  // the database file; its directory must exist
+  unsigned reader_count = 4;   // read connections (at least 1)
+  // How long a statement waits for a lock another process holds (e.g. an operator's sqlite3
+  // shell) before the call fails with ErrorCode::unavailable.
+  std::chrono::milliseconds busy_timeout{5000};
+  std::int64_t cache_size_kib = 16 * 1024;  // page cache per connection
+  // Unix time in milliseconds for created_at_ms and last_used_at_ms; empty: the system clock.
+  // Tests inject a fake one.
+  std::function<std::int64_t()> clock;
+};
+
+class SqliteStore final : public Store {
+ public:
+  // Opens or creates the file, switches it to WAL, applies pending migrations (migrator.hpp), and
+  // opens the readers. Errors: corrupt (not an SQLite database, or not a jitcache one: the daemon
+  // sets the file aside), unsupported (written by a newer, incompatible jitcached), io, no_space.
+  static Result<std::unique_ptr<SqliteStore>> open(const SqliteStoreOptions& options);
+
+  // Flushes pending usage as a last effort (logged on failure); the daemon should still call
+  // flush_usage() itself at shutdown to see the result.
+  ~SqliteStore() override;
+
+  // A checksum mismatch, an image of the wrong size or a missing image deletes the entry, counts it
+  // in Totals::corrupt_entries, logs a warning with its key id and returns "not found".
+  Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) override;
+  Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) override;
+  // Replacing an entry starts it afresh: created_at_ms and last_used_at_ms become now, hits 0.
+  Result<PutOutcome> put(const PutInput& input) override;
+  // query.cursor: "" or a next_cursor from an earlier page (list_cursor.hpp); anything else is
+  // invalid_argument, as are a limit outside 1..1000 and a prefix that is not 0..64 hex digits.
+  Result<ListPage> list(const ListQuery& query, const Visibility& who) override;
+  Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) override;
+  Result<Totals> totals() override;
+  Result<void> flush_usage() override;
+
+ private:
+  SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock);
+
+  // Reads the visible row and its image in one snapshot and verifies the image.
+  Result<std::optional<StoredImage>> read_verified(const proto::Digest256& key_id, const Visibility& who);
+  void discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
+
+  std::mutex m_writer_mutex;
+  SqliteDb m_writer;
+  ConnectionPool<SqliteDb> m_readers;
+  UsageLog m_usage;
+  std::atomic<std::uint64_t> m_corrupt_entries{0};
+  std::function<std::int64_t()> m_clock;
+};
+
+}  // namespace jitcache::daemon::store

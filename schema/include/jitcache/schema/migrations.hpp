@@ -1,0 +1,34 @@
+// The store's schema as an ordered list of numbered SQL migrations, embedded at build time from
+// schema/NNNN_name.sql (schema/embed_migrations.cmake), plus the version numbers the store records
+// in its meta table. docs/entry-format.md explains the tables and how to add a migration.
+//
+// Thread safety: immutable data with static storage duration; safe from any thread.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace jitcache::schema {
+
+struct Migration {
+  int version;            // NNNN of the file name: 1, 2, 3, ... without gaps
+  std::string_view name;  // the file name without the .sql suffix, e.g. "0001_initial"
+  std::string_view sql;   // statements run in the migrator's transaction (no BEGIN/COMMIT/PRAGMA)
+};
+
+// The newest migration: a database migrated by this code reports this version. The generated
+// source static_asserts that it equals the number of the last schema/*.sql file, so adding a
+// migration without bumping it (or the reverse) fails the build.
+inline constexpr int k_schema_version = 1;
+
+// The oldest schema version whose code can still read and write a database at k_schema_version.
+// Bump it to k_schema_version when a migration changes something older code relies on (a renamed
+// column, a new NOT NULL column without a default); leave it when older code keeps working (a new
+// index, a new table it never touches). The migrator refuses a database whose compatible version is
+// newer than the running code's k_schema_version.
+inline constexpr int k_compatible_version = 1;
+
+// Every migration, in version order starting at 1.
+std::span<const Migration> migrations();
+
+}  // namespace jitcache::schema

@@ -1,0 +1,205 @@
+// Writes the seed corpora of the fuzz targets under tests/fuzz/corpus/: frame_decoder/ (valid frames
+// of every op, as a client or daemon would put them on the socket), payload_decoders/ (the same
+// messages as op byte + payload) and option_text/.
+//
+// The seeds are committed so a fuzz run starts from well-formed inputs without building this
+// first; rebuild them after a protocol or option change with `cmake --build <fuzz build> --target
+// jitcache_fuzz_seeds`. Usage: make_seed_corpus <corpus dir>
+#include <jitcache/proto/jit_options.hpp>
+#include <jitcache/proto/messages.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace jitcache::proto;
+
+namespace {
+
+void write_file(const std::filesystem::path& path, const Payload& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) {
+    std::fprintf(stderr, "make_seed_corpus: cannot write %s\n", path.c_str());
+    std::exit(1);
+  }
+}
+
+Payload frame(Op op, const Payload& payload, std::uint32_t request_id = 1) {
+  return encode_frame(op, Status::ok, request_id, payload);
+}
+
+Payload concat(std::vector<Payload> parts) {
+  Payload out;
+  for (const Payload& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+KeyFields sample_key() {
+  KeyFields key;
+  key.content = sha256(as_bytes("seed"));
+  key.arch = "sm_90a";
+  key.driver_api = 13000;
+  key.driver_build = "580.159.04";
+  key.options = default_option_text();
+  return key;
+}
+
+EntryInfo sample_entry(std::uint32_t namespace_id) {
+  EntryInfo e;
+  e.key = sample_key();
+  e.key_id = sha256(as_bytes(e.key.options + std::to_string(namespace_id)));
+  e.namespace_id = namespace_id;
+  e.producer = "driver 13000/580.159.04";
+  e.raw_size = 4;
+  e.stored_size = 4;
+  e.checksum = xxh3_128(as_bytes("ELF!"));
+  e.created_at_ms = 1'700'000'000'000;
+  e.last_used_at_ms = 1'700'000'100'000;
+  e.hits = 3;
+  e.compile_time_us = 250'000;
+  return e;
+}
+
+// One message as the fuzz targets see it: the op its header would carry and its payload.
+struct SeedMessage {
+  std::string name;
+  Op op;
+  Payload payload;
+};
+
+// Every request and reply of PROTOCOL.md §5, with typical values and with every str16 at its limit
+// (a seed at a limit lets a single mutation cross it, and shows any encoder/decoder limit mismatch).
+std::vector<SeedMessage> seed_messages() {
+  const Payload image{'E', 'L', 'F', '!'};
+
+  LookupRequest by_key;
+  by_key.key = sample_key();
+  LookupRequest by_prefix;
+  by_prefix.selector = LookupSelector::key_id_prefix;
+  by_prefix.key_id_prefix = "0123abcd";
+  PutRequest put;
+  put.key = sample_key();
+  put.producer = "driver 13000/580.159.04";
+  put.compile_time_us = 250'000;
+  put.image = image;
+  PutRequest put_at_limits = put;
+  put_at_limits.key.arch = std::string(k_max_arch_length, 'a');
+  put_at_limits.key.driver_build = std::string(k_max_driver_build_length, 'b');
+  put_at_limits.key.options = std::string(k_max_options_length, 'o');
+  put_at_limits.producer = std::string(k_max_producer_length, 'p');
+  ListRequest list_all;
+  ListRequest list_filtered;
+  list_filtered.arch = "sm_90a";
+  list_filtered.driver_api = 13000;
+  list_filtered.driver_build = "580.159.04";
+  list_filtered.namespace_filter = true;
+  list_filtered.namespace_id = 1000;
+  list_filtered.key_id_prefix = "abcdef01";
+  list_filtered.limit = 2;
+  list_filtered.cursor = "0123456789abcdef";
+  ListRequest list_at_limits;
+  list_at_limits.arch = std::string(k_max_arch_length, 'a');
+  list_at_limits.driver_build = std::string(k_max_driver_build_length, 'b');
+  list_at_limits.key_id_prefix = std::string(64, 'f');
+  list_at_limits.limit = k_max_list_limit;
+  list_at_limits.cursor = std::string(k_max_cursor_length, 'c');
+
+  HelloReply hello_reply;
+  hello_reply.capabilities = k_capability_store;
+  hello_reply.daemon_version = "jitcached 0.1.0";
+  hello_reply.max_frame_bytes = k_default_max_frame_bytes;
+  HelloReply hello_reply_at_limits = hello_reply;
+  hello_reply_at_limits.daemon_version = std::string(k_max_version_string_length, 'v');
+  Payload lookup_reply = encode_lookup_reply_head(sample_entry(0), static_cast<std::uint32_t>(image.size()));
+  lookup_reply.insert(lookup_reply.end(), image.begin(), image.end());
+  StatsReply stats;
+  stats.values = {{"entries", 2}, {"hits", 3}, {"errors.bad_request", 1},
+                  {std::string(k_max_stat_name_length, 's'), 4}};
+  EntryInfo entry_at_limits = sample_entry(1000);
+  entry_at_limits.key = put_at_limits.key;
+  entry_at_limits.producer = put_at_limits.producer;
+  ListReply list_reply;
+  list_reply.entries = {sample_entry(0), entry_at_limits};
+  list_reply.next_cursor = to_hex(list_reply.entries.back().key_id);
+
+  return {
+      {"hello_request", Op::hello, encode(HelloRequest{1, 1, "libjitcache"})},
+      {"hello_request_at_limits", Op::hello, encode(HelloRequest{1, 1, std::string(k_max_client_name_length, 'n')})},
+      {"ping_request", Op::ping, {}},
+      {"lookup_request_by_key", Op::lookup, encode(by_key)},
+      {"lookup_request_by_prefix", Op::lookup, encode(by_prefix)},
+      {"put_request", Op::put, encode(put)},
+      {"put_request_at_limits", Op::put, encode(put_at_limits)},
+      {"stats_request", Op::stats, {}},
+      {"list_request_all", Op::list, encode(list_all)},
+      {"list_request_filtered", Op::list, encode(list_filtered)},
+      {"list_request_at_limits", Op::list, encode(list_at_limits)},
+      {"remove_request", Op::remove, encode(RemoveRequest{std::string(64, 'e')})},
+      {"compile_request_reserved", Op::compile, {}},
+      // Replies with status ok pass the request header check, so their payloads reach the reply
+      // decoders in fuzz_frame_decoder too.
+      {"hello_reply", Op::hello, encode(hello_reply)},
+      {"hello_reply_at_limits", Op::hello, encode(hello_reply_at_limits)},
+      {"lookup_reply", Op::lookup, lookup_reply},
+      {"put_reply", Op::put, encode(PutReply{sample_entry(0).key_id, 0, true})},
+      {"stats_reply", Op::stats, encode(stats)},
+      {"list_reply", Op::list, encode(list_reply)},
+      {"remove_reply", Op::remove, encode(RemoveReply{1})},
+      {"error_reply", Op::lookup, encode_error_message("ambiguous key id prefix")},
+      {"error_reply_at_limits", Op::lookup, encode_error_message(std::string(k_max_message_length, 'm'))},
+  };
+}
+
+void write_frame_seeds(const std::filesystem::path& dir, const std::vector<SeedMessage>& messages) {
+  for (const SeedMessage& m : messages) write_file(dir / m.name, frame(m.op, m.payload));
+  // A whole conversation on one connection, so mutations can reach the second and later frames.
+  LookupRequest by_key;
+  by_key.key = sample_key();
+  write_file(dir / "conversation", concat({frame(Op::hello, encode(HelloRequest{1, 1, "cli"}), 1),
+                                           frame(Op::lookup, encode(by_key), 2), frame(Op::ping, {}, 3),
+                                           frame(Op::remove, encode(RemoveRequest{"0123abcd"}), 4)}));
+}
+
+void write_payload_seeds(const std::filesystem::path& dir, const std::vector<SeedMessage>& messages) {
+  for (const SeedMessage& m : messages) {
+    Payload input{static_cast<std::uint8_t>(m.op)};
+    input.insert(input.end(), m.payload.begin(), m.payload.end());
+    write_file(dir / m.name, input);
+  }
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  write_file(path, Payload(text.begin(), text.end()));
+}
+
+void write_option_seeds(const std::filesystem::path& dir) {
+  write_text(dir / "empty", "");
+  write_text(dir / "default_canonical", default_option_text());
+  write_text(dir / "some_options", "opt=3;maxrreg=64;dlcm=cg");
+  write_text(dir / "spaced_and_trailing", " fma = 0 ; ftz=1 ;;lineinfo=1;");
+  write_text(dir / "every_key", "split=4;override=1;maxtpb=1024;mincta=2;pic=1;fma=0;prec_sqrt=0;prec_div=0;"
+                                "ftz=1;lto=1;fast=1;dlcm=ca;lineinfo=1;g=1;opt=0;tpb=128;maxrreg=255");
+  write_text(dir / "largest_values", "maxrreg=4294967295;tpb=4294967295;mincta=4294967295;maxtpb=2147483647");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seed_corpus <corpus dir, e.g. tests/fuzz/corpus>\n");
+    return 2;
+  }
+  const std::filesystem::path root = argv[1];
+  for (const char* target : {"frame_decoder", "payload_decoders", "option_text"}) {
+    std::filesystem::create_directories(root / target);
+  }
+  const std::vector<SeedMessage> messages = seed_messages();
+  write_frame_seeds(root / "frame_decoder", messages);
+  write_payload_seeds(root / "payload_decoders", messages);
+  write_option_seeds(root / "option_text");
+  return 0;
+}

@@ -1,0 +1,151 @@
+// Decode/re-encode checks shared by the fuzz targets over wire payloads (fuzz_frame_decoder,
+// fuzz_payload_decoders). A violated property prints what was violated and calls abort(), which
+// libFuzzer reports as a crash with the input that caused it.
+//
+// Properties:
+//   - a decode error is invalid_argument or too_large (what the daemon maps to bad_request/too_large)
+//     and has a message;
+//   - a decoded message re-encodes to exactly the bytes it was decoded from (the encoding has one
+//     byte form per message) and decodes again to an equal message.
+#pragma once
+
+#include <jitcache/proto/messages.hpp>
+#include <jitcache/proto/wire.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace jitcache::proto::fuzz {
+
+[[noreturn]] inline void fail(const char* what) {
+  std::fprintf(stderr, "property violated: %s\n", what);
+  std::abort();
+}
+
+inline bool same_bytes(Bytes a, Bytes b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+
+inline bool same(const EntryInfo& a, const EntryInfo& b) {
+  return a.key_id == b.key_id && a.key == b.key && a.namespace_id == b.namespace_id && a.producer == b.producer &&
+         a.codec == b.codec && a.raw_size == b.raw_size && a.stored_size == b.stored_size &&
+         a.checksum == b.checksum && a.created_at_ms == b.created_at_ms && a.last_used_at_ms == b.last_used_at_ms &&
+         a.hits == b.hits && a.compile_time_us == b.compile_time_us;
+}
+inline bool same(const HelloRequest& a, const HelloRequest& b) {
+  return a.min_version == b.min_version && a.max_version == b.max_version && a.client_name == b.client_name;
+}
+inline bool same(const HelloReply& a, const HelloReply& b) {
+  return a.version == b.version && a.capabilities == b.capabilities && a.daemon_version == b.daemon_version &&
+         a.max_frame_bytes == b.max_frame_bytes;
+}
+inline bool same(const LookupRequest& a, const LookupRequest& b) {
+  return a.selector == b.selector && a.key == b.key && a.key_id_prefix == b.key_id_prefix;
+}
+inline bool same(const LookupReply& a, const LookupReply& b) { return same(a.info, b.info) && same_bytes(a.image, b.image); }
+inline bool same(const PutRequest& a, const PutRequest& b) {
+  return a.key == b.key && a.producer == b.producer && a.compile_time_us == b.compile_time_us &&
+         same_bytes(a.image, b.image);
+}
+inline bool same(const PutReply& a, const PutReply& b) {
+  return a.key_id == b.key_id && a.namespace_id == b.namespace_id && a.replaced == b.replaced;
+}
+inline bool same(const StatsReply& a, const StatsReply& b) { return a.values == b.values; }
+inline bool same(const ListRequest& a, const ListRequest& b) {
+  return a.arch == b.arch && a.driver_api == b.driver_api && a.driver_build == b.driver_build &&
+         a.namespace_filter == b.namespace_filter && a.namespace_id == b.namespace_id &&
+         a.key_id_prefix == b.key_id_prefix && a.limit == b.limit && a.cursor == b.cursor;
+}
+inline bool same(const ListReply& a, const ListReply& b) {
+  return a.next_cursor == b.next_cursor &&
+         std::equal(a.entries.begin(), a.entries.end(), b.entries.begin(), b.entries.end(),
+                    [](const EntryInfo& x, const EntryInfo& y) { return same(x, y); });
+}
+inline bool same(const RemoveRequest& a, const RemoveRequest& b) { return a.key_id_prefix == b.key_id_prefix; }
+inline bool same(const RemoveReply& a, const RemoveReply& b) { return a.removed == b.removed; }
+inline bool same(const std::string& a, const std::string& b) { return a == b; }
+
+inline void check_decode_error(const Error& error) {
+  if (error.code != ErrorCode::invalid_argument && error.code != ErrorCode::too_large) {
+    fail("a decoder failed with a code other than invalid_argument or too_large");
+  }
+  if (error.message.empty()) fail("a decoder failed without a message");
+}
+
+// Decodes `payload`; when that succeeds, checks that encoding gives back `payload` (after
+// `canonical` maps the input to its one byte form) and that decoding the encoding gives an equal
+// message.
+template <class Decode, class Encode>
+inline void check_round_trip(Bytes payload, Decode&& decode, Encode&& encode, Payload canonical) {
+  auto first = decode(payload);
+  if (!first) {
+    check_decode_error(first.error());
+    return;
+  }
+  const Payload encoded = encode(*first);
+  if (encoded != canonical) fail("re-encoding a decoded message does not give back its bytes");
+  auto second = decode(Bytes(encoded));
+  if (!second) fail("a re-encoded message does not decode");
+  if (!same(*first, *second)) fail("a re-encoded message decodes to a different message");
+}
+
+template <class Decode, class Encode>
+inline void check_round_trip(Bytes payload, Decode&& decode, Encode&& encode) {
+  check_round_trip(payload, decode, encode, Payload(payload.begin(), payload.end()));
+}
+
+inline const auto k_encode = [](const auto& message) { return encode(message); };
+
+// The daemon's side: one decoder per op, chosen by the header (daemon/server dispatch).
+inline void check_request_decoder(Op op, Bytes payload) {
+  switch (op) {
+    case Op::hello:
+      check_round_trip(payload, decode_hello_request, k_encode);
+      return;
+    case Op::ping:
+    case Op::stats:
+      if (auto r = decode_empty(payload, op_name(op)); !r) check_decode_error(r.error());
+      return;
+    case Op::lookup:
+      check_round_trip(payload, decode_lookup_request, k_encode);
+      return;
+    case Op::put:
+      check_round_trip(payload, decode_put_request, k_encode);
+      return;
+    case Op::list:
+      check_round_trip(payload, decode_list_request, k_encode);
+      return;
+    case Op::remove:
+      check_round_trip(payload, decode_remove_request, k_encode);
+      return;
+    default:
+      // Unknown and reserved ops are answered bad_request without looking at the payload.
+      if (is_implemented_op(op)) fail("an implemented op has no request decoder here");
+      return;
+  }
+}
+
+// The client's side: every reply decoder, whatever the op, as a confused or hostile daemon could
+// send any of them.
+inline void check_reply_decoders(Bytes payload) {
+  check_round_trip(payload, decode_hello_reply, k_encode);
+  check_round_trip(
+      payload, decode_lookup_reply,
+      [](const LookupReply& m) {
+        Payload out = encode_lookup_reply_head(m.info, static_cast<std::uint32_t>(m.image.size()));
+        out.insert(out.end(), m.image.begin(), m.image.end());
+        return out;
+      });
+  // `replaced` is read as "non-zero means true", so its one byte form is 0 or 1.
+  Payload put_reply_form(payload.begin(), payload.end());
+  if (!put_reply_form.empty() && put_reply_form.back() > 1) put_reply_form.back() = 1;
+  check_round_trip(payload, decode_put_reply, k_encode, std::move(put_reply_form));
+  check_round_trip(payload, decode_stats_reply, k_encode);
+  check_round_trip(payload, decode_list_reply, k_encode);
+  check_round_trip(payload, decode_remove_reply, k_encode);
+  check_round_trip(payload, decode_error_message, [](const std::string& m) { return encode_error_message(m); });
+  if (auto r = decode_empty(payload, "PING reply"); !r) check_decode_error(r.error());
+}
+
+}  // namespace jitcache::proto::fuzz

@@ -1,0 +1,408 @@
+// The real `jitcache` binary against the real jitcached: each command run as a user would run it (a
+// subprocess with JITCACHE_SOCKET set), checked by its exit code, its stdout (text and --json) and
+// the files it writes. Usage errors and a missing daemon are checked for their distinct exit codes
+// and their one-line messages (docs/cli.md "Exit codes").
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include <jitcache/proto/jit_options.hpp>
+#include <jitcache/proto/key.hpp>
+
+#include "daemon_process.hpp"
+#include "sample_entries.hpp"
+#include "temp_dir.hpp"
+
+using namespace jitcache;
+using testing::DaemonProcess;
+using testing::TempDir;
+using Json = nlohmann::json;
+
+namespace {
+
+const std::string k_corpus_ptx = JITCACHE_CORPUS_DIR "/small_kernel.ptx";
+const std::string k_driver = "13000/580.159.04";
+
+struct CliRun {
+  int status = -1;  // exit code, or 128+signal
+  std::string out;
+  std::string err;
+};
+
+// Runs the CLI with `args`, JITCACHE_SOCKET set to `socket`, and collects both output streams
+// (polled together, so a chatty stderr cannot block the child while we wait on stdout).
+CliRun run_cli(const std::vector<std::string>& args, const std::string& socket) {
+  int out_pipe[2];
+  int err_pipe[2];
+  REQUIRE(::pipe2(out_pipe, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(err_pipe, O_CLOEXEC) == 0);
+  std::vector<std::string> argv_strings{JITCACHE_CLI_PATH};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_strings) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::setenv("JITCACHE_SOCKET", socket.c_str(), 1);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+
+  CliRun run;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&run.out, &run.err};
+  int open_count = 2;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (open_count > 0 && std::chrono::steady_clock::now() < deadline) {
+    if (::poll(fds, 2, 1000) < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buffer[4096];
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof(buffer));
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      } else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_count;
+      }
+    }
+  }
+  for (auto& fd : fds) {
+    if (fd.fd >= 0) {
+      ::close(fd.fd);
+      ::kill(pid, SIGKILL);
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  INFO("jitcache output: " << run.out << run.err);
+  REQUIRE(open_count == 0);  // it finished within the deadline
+  return run;
+}
+
+// The error contract: nothing on stdout, exactly one line on stderr, starting "jitcache: ".
+void check_one_line_error(const CliRun& run) {
+  INFO("stderr: " << run.err);
+  CHECK(run.out.empty());
+  CHECK(run.err.rfind("jitcache: ", 0) == 0);
+  CHECK(run.err.size() > 10);
+  CHECK(run.err.find('\n') == run.err.size() - 1);
+}
+
+Json parse_json(const CliRun& run) {
+  INFO("stdout: " << run.out << "\nstderr: " << run.err);
+  REQUIRE(run.status == 0);
+  Json json;
+  REQUIRE_NOTHROW(json = Json::parse(run.out));
+  return json;
+}
+
+std::vector<std::uint8_t> image_bytes(std::size_t size) {
+  // Every byte value, NUL and 0xFF included: the image must come back bit for bit.
+  std::vector<std::uint8_t> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>((i * 131 + 7) % 256);
+  return bytes;
+}
+
+std::string as_string(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
+
+std::vector<std::string> put_args(const std::string& image_path) {
+  return {"put", "--source", k_corpus_ptx, "--image", image_path, "--arch", "sm_90", "--driver", k_driver};
+}
+
+// The key id the daemon must assign to the corpus PTX under sm_90, k_driver and default options.
+std::string expected_key_id() {
+  const std::string source = testing::read_file(k_corpus_ptx);
+  proto::KeyFields key;
+  key.content = proto::content_digest(proto::as_bytes(source));
+  key.arch = "sm_90";
+  key.driver_api = 13000;
+  key.driver_build = "580.159.04";
+  key.options = proto::default_option_text();
+  return proto::to_hex(proto::key_id(key));
+}
+
+bool only_file_in(const std::string& directory, const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  return names.size() == 1 && names.front() == name;
+}
+
+}  // namespace
+
+TEST_CASE("cli: an image put from a corpus PTX is listed, fetched byte-identical, counted and removed") {
+  TempDir dir;
+  TempDir out_dir("jitcache-cli-out");
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string socket = daemon.socket_path();
+  const auto image = image_bytes(70000);
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, as_string(image));
+
+  auto put_command = put_args(image_path);
+  put_command.insert(put_command.begin(), "--json");
+  const Json put = parse_json(run_cli(put_command, socket));
+  const std::string key_id = put.at("key_id").get<std::string>();
+  CHECK(key_id == expected_key_id());
+  CHECK(put.at("replaced") == false);
+  CHECK(put.at("namespace").is_number());
+
+  const CliRun ls = run_cli({"ls"}, socket);
+  REQUIRE(ls.status == 0);
+  CHECK(ls.out.find(key_id.substr(0, 16)) != std::string::npos);
+  CHECK(ls.out.find(key_id.substr(0, 17)) == std::string::npos);
+  CHECK(ls.out.find("sm_90") != std::string::npos);
+  CHECK(ls.out.find(k_driver) != std::string::npos);
+  CHECK(ls.out.find("68.4 KiB") != std::string::npos);
+
+  const Json listed = parse_json(run_cli({"ls", "--json"}, socket));
+  REQUIRE(listed.is_array());
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0].at("key_id") == key_id);
+  CHECK(listed[0].at("content_digest") ==
+        proto::to_hex(proto::content_digest(proto::as_bytes(testing::read_file(k_corpus_ptx)))));
+  CHECK(listed[0].at("arch") == "sm_90");
+  CHECK(listed[0].at("driver_api") == 13000);
+  CHECK(listed[0].at("driver_build") == "580.159.04");
+  CHECK(listed[0].at("options") == proto::default_option_text());
+  CHECK(listed[0].at("raw_size") == image.size());
+  CHECK(listed[0].at("checksum") == proto::to_hex(proto::xxh3_128(proto::Bytes(image))));
+  CHECK(listed[0].at("created_at").get<std::string>().back() == 'Z');
+
+  SECTION("filters narrow the listing") {
+    CHECK(parse_json(run_cli({"--json", "ls", "--arch", "sm_80"}, socket)).empty());
+    CHECK(parse_json(run_cli({"--json", "ls", "--arch", "sm_90"}, socket)).size() == 1);
+    CHECK(parse_json(run_cli({"--json", "ls", "--driver", "13000"}, socket)).size() == 1);
+    CHECK(parse_json(run_cli({"--json", "ls", "--driver", "12080"}, socket)).empty());
+    CHECK(parse_json(run_cli({"--json", "ls", "--driver", "580.159.04"}, socket)).size() == 1);
+    CHECK(parse_json(run_cli({"--json", "ls", "--driver", "580.0.1"}, socket)).empty());
+    CHECK(parse_json(run_cli({"--json", "ls", "--prefix", key_id.substr(0, 4)}, socket)).size() == 1);
+  }
+
+  SECTION("get, stats and rm") {
+    const std::string by_id = out_dir.file("by_id.cubin");
+    const CliRun get_by_id = run_cli({"get", key_id.substr(0, 12), "-o", by_id}, socket);
+    INFO(get_by_id.err);
+    REQUIRE(get_by_id.status == 0);
+    CHECK(testing::read_file(by_id) == as_string(image));
+
+    const std::string by_source = out_dir.file("by_source.cubin");
+    const CliRun get_by_source =
+        run_cli({"get", "--source", k_corpus_ptx, "--arch", "sm_90", "--driver", k_driver, "-o", by_source}, socket);
+    INFO(get_by_source.err);
+    REQUIRE(get_by_source.status == 0);
+    CHECK(testing::read_file(by_source) == as_string(image));
+
+    const Json stats = parse_json(run_cli({"stats", "--json"}, socket));
+    CHECK(stats.at("entries") == 1);
+    CHECK(stats.at("puts") == 1);
+    CHECK(stats.at("hits").get<std::uint64_t>() >= 1);
+    CHECK(stats.at("bytes_raw") == image.size());
+    for (const char* name : {"bytes_stored", "misses", "connections"}) CHECK(stats.contains(name));
+    REQUIRE(stats.at("errors_by_status").is_object());
+    for (const auto& item : stats.items()) CHECK(item.key().rfind("errors.", 0) != 0);
+
+    const CliRun stats_text = run_cli({"stats"}, socket);
+    REQUIRE(stats_text.status == 0);
+    CHECK(stats_text.out.find("entries") != std::string::npos);
+    CHECK(stats_text.out.find("(68.4 KiB)") != std::string::npos);
+
+    const CliRun removed = run_cli({"rm", key_id.substr(0, 10)}, socket);
+    REQUIRE(removed.status == 0);
+    CHECK(removed.out == "removed 1 entry\n");
+
+    const std::string after = out_dir.file("after.cubin");
+    const CliRun miss = run_cli({"get", key_id.substr(0, 12), "-o", after}, socket);
+    CHECK(miss.status == 1);
+    check_one_line_error(miss);
+    CHECK_FALSE(std::filesystem::exists(after));
+    CHECK(run_cli({"rm", key_id}, socket).status == 1);
+    CHECK(parse_json(run_cli({"ls", "--json"}, socket)).empty());
+  }
+}
+
+TEST_CASE("cli: putting the same key twice says the second put replaced the entry") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, as_string(image_bytes(300)));
+
+  const CliRun first = run_cli(put_args(image_path), daemon.socket_path());
+  REQUIRE(first.status == 0);
+  CHECK(first.out.find(expected_key_id()) != std::string::npos);
+  CHECK(first.out.find("replaced   no") != std::string::npos);
+
+  testing::write_file(image_path, as_string(image_bytes(400)));
+  const CliRun second = run_cli(put_args(image_path), daemon.socket_path());
+  REQUIRE(second.status == 0);
+  CHECK(second.out.find("replaced   yes") != std::string::npos);
+}
+
+TEST_CASE("cli: ls pages through the daemon's cursor until every entry is listed") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  constexpr std::uint64_t k_entries = 1010;  // more than one LIST page (1000)
+  {
+    auto client = daemon.client();
+    const auto image = testing::sample_image(7, 64);
+    for (std::uint64_t seed = 1; seed <= k_entries; ++seed) REQUIRE(client.put(testing::sample_put(seed, image)));
+  }
+
+  const Json all = parse_json(run_cli({"ls", "--json"}, daemon.socket_path()));
+  REQUIRE(all.size() == k_entries);
+  std::vector<std::string> ids;
+  for (const auto& entry : all) ids.push_back(entry.at("key_id").get<std::string>());
+  CHECK(std::is_sorted(ids.begin(), ids.end()));
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+
+  CHECK(parse_json(run_cli({"ls", "--json", "--limit", "1003"}, daemon.socket_path())).size() == 1003);
+  CHECK(parse_json(run_cli({"ls", "--json", "--limit", "5"}, daemon.socket_path())).size() == 5);
+}
+
+TEST_CASE("cli: ping reports the daemon's version, and --socket overrides JITCACHE_SOCKET") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string nowhere = dir.file("nowhere.sock");
+
+  const Json ping = parse_json(run_cli({"--socket", daemon.socket_path(), "ping", "--json"}, nowhere));
+  CHECK_FALSE(ping.at("daemon_version").get<std::string>().empty());
+  CHECK(ping.at("protocol_version") == 1);
+  CHECK(ping.at("round_trip_us").is_number_unsigned());
+  CHECK(ping.at("socket") == daemon.socket_path());
+
+  const CliRun text = run_cli({"ping"}, daemon.socket_path());
+  REQUIRE(text.status == 0);
+  CHECK(text.out.find("round trip") != std::string::npos);
+}
+
+TEST_CASE("cli: with no daemon on the socket every command exits 3 with one line naming the socket") {
+  TempDir dir;
+  const std::string nowhere = dir.file("nowhere.sock");
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, "image");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"ping"}, {"stats", "--json"}, {"ls"}, put_args(image_path), {"get", "0123456789abcdef", "-o", dir.file("x")},
+           {"rm", "0123456789abcdef"}}) {
+    INFO("command: " << args.front());
+    const CliRun run = run_cli(args, nowhere);
+    CHECK(run.status == 3);
+    check_one_line_error(run);
+    CHECK(run.err.find(nowhere) != std::string::npos);
+  }
+}
+
+TEST_CASE("cli: usage errors exit 2 before anything is sent to the daemon") {
+  // No daemon runs: a command that got as far as connecting would exit 3, not 2.
+  TempDir dir;
+  const std::string nowhere = dir.file("nowhere.sock");
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, "image");
+  auto put_with = [&](const std::string& option, const std::string& value) {
+    auto args = put_args(image_path);
+    auto it = std::find(args.begin(), args.end(), option);
+    if (it == args.end()) {
+      args.push_back(option);
+      args.push_back(value);
+    } else {
+      *(it + 1) = value;
+    }
+    return args;
+  };
+
+  const std::vector<std::vector<std::string>> cases{
+      {"frobnicate"},
+      {},
+      {"ls", "--no-such-option"},
+      put_with("--arch", "sm_9x"),
+      put_with("--arch", "compute_90"),
+      put_with("--driver", "13000"),
+      put_with("--driver", "/580.159.04"),
+      put_with("--options", "no_such_option=1"),
+      {"ls", "--arch", "sm_9x"},
+      {"ls", "--driver", "13000/"},
+      {"ls", "--limit", "0"},
+      {"ls", "--prefix", "xyz"},
+      {"get", "0123abc", "-o", dir.file("x")},
+      {"get", "0123456789abcdef"},
+      {"get", "-o", dir.file("x")},
+      {"get", "--source", k_corpus_ptx, "-o", dir.file("x")},
+      {"rm", "not-hex!"},
+      {"rm"},
+  };
+  for (const auto& args : cases) {
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    INFO("jitcache " << joined);
+    const CliRun run = run_cli(args, nowhere);
+    CHECK(run.status == 2);
+    check_one_line_error(run);
+  }
+
+  const CliRun unknown = run_cli({"frobnicate"}, nowhere);
+  CHECK(unknown.err.find("frobnicate") != std::string::npos);
+  const CliRun bad_arch = run_cli(put_with("--arch", "sm_9x"), nowhere);
+  CHECK(bad_arch.err.find("sm_9x") != std::string::npos);
+}
+
+TEST_CASE("cli: unreadable inputs and unwritable outputs exit 5 and leave no partial file") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string socket = daemon.socket_path();
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, as_string(image_bytes(1000)));
+
+  auto missing_image = put_args(dir.file("missing.cubin"));
+  const CliRun no_image = run_cli(missing_image, socket);
+  CHECK(no_image.status == 5);
+  check_one_line_error(no_image);
+
+  auto missing_source = put_args(image_path);
+  missing_source[2] = dir.file("missing.ptx");
+  CHECK(run_cli(missing_source, socket).status == 5);
+
+  REQUIRE(run_cli(put_args(image_path), socket).status == 0);
+  const std::string key_id = expected_key_id();
+  const CliRun no_dir = run_cli({"get", key_id, "-o", dir.file("no/such/dir/out.cubin")}, socket);
+  CHECK(no_dir.status == 5);
+  check_one_line_error(no_dir);
+
+  // A miss must leave an existing output file as it was.
+  TempDir out_dir("jitcache-cli-out");
+  const std::string existing = out_dir.file("existing.cubin");
+  testing::write_file(existing, "previous contents");
+  const CliRun miss = run_cli({"get", "--source", k_corpus_ptx, "--arch", "sm_80", "--driver", k_driver, "-o", existing},
+                              socket);
+  CHECK(miss.status == 1);
+  CHECK(testing::read_file(existing) == "previous contents");
+
+  // A hit replaces it whole, and no temporary file is left beside it.
+  REQUIRE(run_cli({"get", key_id.substr(0, 8), "-o", existing}, socket).status == 0);
+  CHECK(testing::read_file(existing) == as_string(image_bytes(1000)));
+  CHECK(only_file_in(out_dir.path(), "existing.cubin"));
+}

@@ -1,0 +1,20 @@
+// Keys and images for tests that talk to a real daemon: deterministic, valid, and distinct per seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <jitcache/proto/key.hpp>
+#include <jitcache/proto/messages.hpp>
+
+namespace jitcache::testing {
+
+// A valid key whose content digest is that of "source <seed>".
+proto::KeyFields sample_key(std::uint64_t seed);
+// `size` pseudo-random bytes determined by `seed`.
+std::vector<std::uint8_t> sample_image(std::uint64_t seed, std::size_t size);
+// A PUT request for sample_key(seed) with `image` (the request views `image`: keep it alive).
+proto::PutRequest sample_put(std::uint64_t seed, const std::vector<std::uint8_t>& image);
+
+}  // namespace jitcache::testing

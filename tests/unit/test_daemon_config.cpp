@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <daemon/config/config_loader.hpp>
+#include <daemon/config/config_table.hpp>
+#include <daemon/config/units.hpp>
+
+using namespace jitcache::daemon::config;
+
+namespace {
+std::string read_doc(const std::string& relative) {
+  std::ifstream in(std::string(JITCACHE_SOURCE_DIR) + "/" + relative);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+}  // namespace
+
+TEST_CASE("config table: every key has a unique name, flag and environment variable") {
+  std::set<std::string> names, flags, envs;
+  for (const auto& key : config_keys()) {
+    CHECK(names.insert(std::string(key.name)).second);
+    CHECK(flags.insert(flag_name(key)).second);
+    CHECK(envs.insert(env_name(key)).second);
+    CHECK_FALSE(key.description.empty());
+  }
+  CHECK(flag_name(*find_config_key("state_dir")) == "--state-dir");
+  CHECK(env_name(*find_config_key("state_dir")) == "JITCACHE_STATE_DIR");
+  CHECK(env_name(*find_config_key("socket")) == "JITCACHE_SOCKET");  // shared with the clients
+}
+
+TEST_CASE("config table: docs/configuration.md lists exactly the table (regenerate with --print-config-reference)") {
+  CHECK_THAT(read_doc("docs/configuration.md"), Catch::Contains(config_reference_markdown()));
+}
+
+TEST_CASE("config table: every key's default survives a round trip through its own parser") {
+  const Config defaults;
+  for (const auto& key : config_keys()) {
+    Config copy = defaults;
+    const std::string text = key.get(defaults);
+    if (text.empty()) continue;  // config file: no default
+    INFO(key.name << " = " << text);
+    CHECK(key.set(copy, text));
+    CHECK(key.get(copy) == text);
+  }
+}
+
+TEST_CASE("config file: values are applied and unknown keys are refused with file and line") {
+  Config config;
+  apply_config_file_text(config, "idle_timeout = \"2s\"\nmax_frame_bytes = \"16MiB\"\nio_threads = 3\n", "a.toml");
+  CHECK(config.idle_timeout == std::chrono::seconds(2));
+  CHECK(config.max_frame_bytes == 16u << 20);
+  CHECK(config.io_threads == 3);
+
+  CHECK_THROWS_WITH(apply_config_file_text(config, "\n\nbogus = 1\n", "b.toml"),
+                    Catch::Contains("b.toml:3") && Catch::Contains("unknown key \"bogus\""));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "io_threads = 0\n", "c.toml"),
+                    Catch::Contains("c.toml:1") && Catch::Contains("io_threads"));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "idle_timeout = [1, 2]\n", "d.toml"),
+                    Catch::Contains("d.toml:1") && Catch::Contains("single value"));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "config = \"/x\"\n", "e.toml"), Catch::Contains("unknown key"));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "idle_timeout = \n", "f.toml"), Catch::Contains("f.toml:1"));
+}
+
+TEST_CASE("units: sizes accept IEC and SI suffixes and refuse nonsense") {
+  CHECK(*parse_size("4096") == 4096);
+  CHECK(*parse_size("64MiB") == 64ull << 20);
+  CHECK(*parse_size("64M") == 64ull << 20);
+  CHECK(*parse_size("1.5 GiB") == 3ull << 29);
+  CHECK(*parse_size("2kb") == 2000);
+  CHECK_FALSE(parse_size("12 parsecs"));
+  CHECK_FALSE(parse_size("-1"));
+  CHECK_FALSE(parse_size(""));
+  CHECK(format_size(64ull << 20) == "64MiB");
+}
+
+TEST_CASE("units: durations accept ms, s, m, h and a bare number of seconds") {
+  CHECK(*parse_duration("250ms") == std::chrono::milliseconds(250));
+  CHECK(*parse_duration("30") == std::chrono::seconds(30));
+  CHECK(*parse_duration("5m") == std::chrono::minutes(5));
+  CHECK(*parse_duration("1h") == std::chrono::hours(1));
+  CHECK_FALSE(parse_duration("soon"));
+  CHECK(format_duration(std::chrono::minutes(5)) == "5m");
+  CHECK(format_duration(std::chrono::milliseconds(1500)) == "1500ms");
+}

@@ -1,0 +1,825 @@
+// SqliteStore against a real SQLite file in a fresh temporary directory.
+#include <catch2/catch.hpp>
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <jitcache/proto/digest.hpp>
+#include <jitcache/proto/key.hpp>
+
+#include <daemon/store/migrator.hpp>
+#include <daemon/store/pragmas.hpp>
+#include <daemon/store/sqlite_db.hpp>
+#include <daemon/store/sqlite_store.hpp>
+
+namespace {
+
+using namespace jitcache;
+using daemon::store::ListQuery;
+using daemon::store::PutInput;
+using daemon::store::SqliteStore;
+using daemon::store::SqliteStoreOptions;
+using daemon::store::Visibility;
+using proto::ErrorCode;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "jitcache-store-test-XXXXXX").string();
+    const char* made = mkdtemp(pattern.data());
+    REQUIRE(made != nullptr);
+    m_path = made;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(m_path, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return m_path; }
+  std::filesystem::path db() const { return m_path / "store.db"; }
+
+ private:
+  std::filesystem::path m_path;
+};
+
+// A second, independent connection, the way an operator's sqlite3 shell (or a disk fault) would
+// touch the file behind the daemon's back.
+class ExternalDb {
+ public:
+  explicit ExternalDb(const std::filesystem::path& path) { REQUIRE(sqlite3_open(path.c_str(), &m_db) == SQLITE_OK); }
+  ~ExternalDb() { sqlite3_close(m_db); }
+  ExternalDb(const ExternalDb&) = delete;
+  ExternalDb& operator=(const ExternalDb&) = delete;
+
+  void exec(const std::string& sql) {
+    char* error = nullptr;
+    int rc = sqlite3_exec(m_db, sql.c_str(), nullptr, nullptr, &error);
+    INFO(sql << ": " << (error ? error : ""));
+    sqlite3_free(error);
+    REQUIRE(rc == SQLITE_OK);
+  }
+  std::string text(const std::string& sql) {
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE(sqlite3_prepare_v2(m_db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
+    std::string out;
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+    return out;
+  }
+  sqlite3* handle() { return m_db; }
+
+ private:
+  sqlite3* m_db = nullptr;
+};
+
+struct FakeClock {
+  std::shared_ptr<std::atomic<std::int64_t>> now = std::make_shared<std::atomic<std::int64_t>>(1'700'000'000'000);
+  std::function<std::int64_t()> function() const {
+    return [now = now] { return now->load(); };
+  }
+};
+
+std::unique_ptr<SqliteStore> open_store(const TempDir& dir, const FakeClock& clock = {}, unsigned readers = 4) {
+  SqliteStoreOptions options;
+  options.path = dir.db();
+  options.reader_count = readers;
+  options.clock = clock.function();
+  auto store = SqliteStore::open(options);
+  INFO((store ? std::string() : store.error().message));
+  REQUIRE(store.ok());
+  return std::move(*store);
+}
+
+proto::KeyFields make_key(int seed, std::string arch = "sm_90", std::uint32_t driver_api = 13000,
+                          std::string driver_build = "580.159.04") {
+  proto::KeyFields key;
+  key.content = proto::sha256(proto::as_bytes("ptx source " + std::to_string(seed)));
+  key.arch = std::move(arch);
+  key.driver_api = driver_api;
+  key.driver_build = std::move(driver_build);
+  key.options = "-O3";
+  return key;
+}
+
+std::vector<std::uint8_t> make_image(std::uint64_t seed, std::size_t size) {
+  std::vector<std::uint8_t> image(size);
+  std::uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (auto& byte : image) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    byte = static_cast<std::uint8_t>(state >> 56);
+  }
+  return image;
+}
+
+PutInput make_put(const proto::KeyFields& key, const std::vector<std::uint8_t>& image, std::uint32_t ns = 0,
+                  std::string producer = "nvJitLink 13.0") {
+  PutInput input;
+  input.key = key;
+  input.namespace_id = ns;
+  input.producer = std::move(producer);
+  input.compile_time_us = 4'800'000;
+  input.image = image;
+  return input;
+}
+
+proto::Digest256 put_ok(SqliteStore& store, const PutInput& input) {
+  auto put = store.put(input);
+  INFO((put ? std::string() : put.error().message));
+  REQUIRE(put.ok());
+  return put->key_id;
+}
+
+std::optional<daemon::store::StoredImage> lookup_ok(SqliteStore& store, const proto::Digest256& key_id,
+                                                    Visibility who = {}) {
+  auto found = store.lookup(key_id, who);
+  INFO((found ? std::string() : found.error().message));
+  REQUIRE(found.ok());
+  return std::move(*found);
+}
+
+std::vector<proto::EntryInfo> list_all(SqliteStore& store, ListQuery query, const Visibility& who) {
+  std::vector<proto::EntryInfo> all;
+  for (int pages = 0; pages < 1000; ++pages) {
+    auto page = store.list(query, who);
+    INFO((page ? std::string() : page.error().message));
+    REQUIRE(page.ok());
+    REQUIRE(page->entries.size() <= query.limit);
+    all.insert(all.end(), page->entries.begin(), page->entries.end());
+    if (page->next_cursor.empty()) return all;
+    REQUIRE(page->next_cursor.size() <= proto::k_max_cursor_length);
+    query.cursor = page->next_cursor;
+  }
+  FAIL("LIST never ended");
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("sqlite store: an image put is looked up with identical bytes and metadata") {
+  TempDir dir;
+  FakeClock clock;
+  auto store = open_store(dir, clock);
+  const auto key = make_key(1);
+  const auto image = make_image(1, 100'000);
+
+  auto put = store->put(make_put(key, image));
+  REQUIRE(put.ok());
+  CHECK(put->key_id == proto::key_id(key));
+  CHECK_FALSE(put->replaced);
+
+  auto found = lookup_ok(*store, put->key_id);
+  REQUIRE(found.has_value());
+  REQUIRE(found->image);
+  CHECK(*found->image == image);
+  const proto::EntryInfo& info = found->info;
+  CHECK(info.key_id == put->key_id);
+  CHECK(info.key == key);
+  CHECK(info.namespace_id == 0);
+  CHECK(info.producer == "nvJitLink 13.0");
+  CHECK(info.codec == 0);
+  CHECK(info.raw_size == image.size());
+  CHECK(info.stored_size == image.size());
+  CHECK(info.checksum == proto::xxh3_128(image));
+  CHECK(info.created_at_ms == clock.now->load());
+  CHECK(info.last_used_at_ms == clock.now->load());
+  CHECK(info.hits == 0);
+  CHECK(info.compile_time_us == 4'800'000);
+
+  CHECK_FALSE(lookup_ok(*store, proto::key_id(make_key(2))).has_value());
+}
+
+TEST_CASE("sqlite store: an empty image is stored and served as empty") {
+  TempDir dir;
+  auto store = open_store(dir);
+  const std::vector<std::uint8_t> empty;
+  const auto key_id = put_ok(*store, make_put(make_key(1), empty));
+  auto found = lookup_ok(*store, key_id);
+  REQUIRE(found.has_value());
+  CHECK(found->image->empty());
+  CHECK(found->info.raw_size == 0);
+}
+
+TEST_CASE("sqlite store: entries survive closing and reopening the database file") {
+  TempDir dir;
+  const auto image = make_image(7, 4096);
+  proto::Digest256 key_id;
+  {
+    auto store = open_store(dir);
+    key_id = put_ok(*store, make_put(make_key(7), image, 1000));
+  }
+  auto store = open_store(dir);
+  auto found = lookup_ok(*store, key_id, Visibility{1000, false});
+  REQUIRE(found.has_value());
+  CHECK(*found->image == image);
+  CHECK(found->info.namespace_id == 1000);
+  CHECK(store->totals()->entries == 1);
+}
+
+TEST_CASE("sqlite store: putting the same key again replaces the image and says so") {
+  TempDir dir;
+  FakeClock clock;
+  auto store = open_store(dir, clock);
+  const auto key = make_key(3);
+  const auto first = make_image(1, 1000);
+  const auto second = make_image(2, 3000);
+
+  put_ok(*store, make_put(key, first, 0, "driver 13000/580.159.04"));
+  REQUIRE(lookup_ok(*store, proto::key_id(key)).has_value());
+  REQUIRE(store->flush_usage().ok());
+  *clock.now += 5000;
+
+  auto put = store->put(make_put(key, second, 0, "nvJitLink 13.0"));
+  REQUIRE(put.ok());
+  CHECK(put->replaced);
+
+  auto found = lookup_ok(*store, put->key_id);
+  REQUIRE(found.has_value());
+  CHECK(*found->image == second);
+  CHECK(found->info.producer == "nvJitLink 13.0");
+  CHECK(found->info.raw_size == second.size());
+  CHECK(found->info.checksum == proto::xxh3_128(second));
+  CHECK(found->info.created_at_ms == clock.now->load());
+  CHECK(found->info.hits == 0);
+
+  // The same key in another namespace is another entry, not a replacement.
+  auto other = store->put(make_put(key, first, 1000));
+  REQUIRE(other.ok());
+  CHECK_FALSE(other->replaced);
+  CHECK(store->totals()->entries == 2);
+}
+
+TEST_CASE("sqlite store: a lookup serves the shared entry before the caller's own") {
+  TempDir dir;
+  auto store = open_store(dir);
+  const auto key = make_key(4);
+  const auto own_image = make_image(40, 500);
+  const auto shared_image = make_image(41, 600);
+  const auto key_id = put_ok(*store, make_put(key, own_image, 1000));
+
+  auto own = lookup_ok(*store, key_id, Visibility{1000, false});
+  REQUIRE(own.has_value());
+  CHECK(*own->image == own_image);
+
+  put_ok(*store, make_put(key, shared_image, 0));
+  auto served = lookup_ok(*store, key_id, Visibility{1000, false});
+  REQUIRE(served.has_value());
+  CHECK(served->info.namespace_id == 0);
+  CHECK(*served->image == shared_image);
+}
+
+TEST_CASE("sqlite store: one uid cannot see another uid's entries") {
+  TempDir dir;
+  auto store = open_store(dir);
+  const auto key_id = put_ok(*store, make_put(make_key(5), make_image(5, 300), 1000));
+  const std::string hex = proto::to_hex(key_id);
+  const Visibility other{2000, false};
+
+  CHECK_FALSE(lookup_ok(*store, key_id, other).has_value());
+  CHECK_FALSE(lookup_ok(*store, key_id, Visibility{}).has_value());
+  auto by_prefix = store->lookup_prefix(hex.substr(0, 12), other);
+  REQUIRE(by_prefix.ok());
+  CHECK_FALSE(by_prefix->has_value());
+  CHECK(list_all(*store, ListQuery{}, other).empty());
+
+  // Being trusted lets a caller list and remove everywhere, but lookups still see only shared + own.
+  CHECK_FALSE(lookup_ok(*store, key_id, Visibility{2000, true}).has_value());
+  CHECK(list_all(*store, ListQuery{}, Visibility{2000, true}).size() == 1);
+  CHECK(lookup_ok(*store, key_id, Visibility{1000, false}).has_value());
+}
+
+TEST_CASE("sqlite store: a key id prefix of any length from 8 to 64 digits finds the entry") {
+  TempDir dir;
+  auto store = open_store(dir);
+  const auto image = make_image(6, 777);
+  const auto key_id = put_ok(*store, make_put(make_key(6), image));
+  const std::string hex = proto::to_hex(key_id);
+
+  for (std::size_t digits : {8u, 9u, 15u, 32u, 33u, 63u, 64u}) {
+    INFO(digits << " digits");
+    auto found = store->lookup_prefix(hex.substr(0, digits), Visibility{});
+    REQUIRE(found.ok());
+    REQUIRE(found->has_value());
+    CHECK(*(*found)->image == image);
+  }
+  std::string upper = hex.substr(0, 11);
+  std::transform(upper.begin(), upper.end(), upper.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
+  CHECK(store->lookup_prefix(upper, Visibility{})->has_value());
+
+  // Changing only the last digit of an odd-length prefix must miss: the half byte counts.
+  for (std::size_t digits : {9u, 63u}) {
+    std::string wrong = hex.substr(0, digits);
+    wrong.back() = wrong.back() == '0' ? '1' : '0';
+    INFO(wrong);
+    auto found = store->lookup_prefix(wrong, Visibility{});
+    REQUIRE(found.ok());
+    CHECK_FALSE(found->has_value());
+  }
+
+  for (const std::string& bad : {hex.substr(0, 7), std::string("0123456g"), hex + "0"}) {
+    auto found = store->lookup_prefix(bad, Visibility{});
+    REQUIRE_FALSE(found.ok());
+    CHECK(found.error().code == ErrorCode::invalid_argument);
+  }
+}
+
+TEST_CASE("sqlite store: a prefix matching two key ids is ambiguous, one key id in two namespaces is not") {
+  TempDir dir;
+  auto store = open_store(dir);
+
+  // Find two keys whose ids share their first 8 hex digits (a birthday search over 32 bits).
+  std::unordered_map<std::uint32_t, int> seen;
+  int first = -1;
+  int second = -1;
+  for (int seed = 0; seed < 2'000'000 && first < 0; ++seed) {
+    const auto id = proto::key_id(make_key(seed));
+    const std::uint32_t head = std::uint32_t{id.bytes[0]} << 24 | std::uint32_t{id.bytes[1]} << 16 |
+                               std::uint32_t{id.bytes[2]} << 8 | id.bytes[3];
+    auto [it, inserted] = seen.emplace(head, seed);
+    if (!inserted) {
+      first = it->second;
+      second = seed;
+    }
+  }
+  REQUIRE(first >= 0);
+  const auto id_a = put_ok(*store, make_put(make_key(first), make_image(1, 10)));
+  const auto id_b = put_ok(*store, make_put(make_key(second), make_image(2, 10), 1000));
+  const std::string hex_a = proto::to_hex(id_a);
+  const std::string hex_b = proto::to_hex(id_b);
+  REQUIRE(hex_a.substr(0, 8) == hex_b.substr(0, 8));
+  std::size_t common = 8;
+  while (hex_a[common] == hex_b[common]) ++common;
+
+  // The owner of b sees both: ambiguous.
+  auto both = store->lookup_prefix(hex_a.substr(0, 8), Visibility{1000, false});
+  REQUIRE_FALSE(both.ok());
+  CHECK(both.error().code == ErrorCode::invalid_argument);
+  CHECK_THAT(both.error().message, Catch::Contains("ambiguous"));
+  // One more digit tells them apart (an odd length when `common` is even).
+  auto one = store->lookup_prefix(hex_b.substr(0, common + 1), Visibility{1000, false});
+  REQUIRE(one.ok());
+  REQUIRE(one->has_value());
+  CHECK((*one)->info.key_id == id_b);
+  // Another uid sees only the shared one: no ambiguity within its visibility.
+  auto visible = store->lookup_prefix(hex_a.substr(0, 8), Visibility{2000, false});
+  REQUIRE(visible.ok());
+  REQUIRE(visible->has_value());
+  CHECK((*visible)->info.key_id == id_a);
+
+  auto removed = store->remove(hex_a.substr(0, 8), Visibility{0, true});
+  REQUIRE_FALSE(removed.ok());
+  CHECK_THAT(removed.error().message, Catch::Contains("ambiguous"));
+  CHECK(store->totals()->entries == 2);
+
+  // The same key id in the shared and an own namespace is one key id, not ambiguous.
+  put_ok(*store, make_put(make_key(first), make_image(3, 10), 1000));
+  auto same = store->lookup_prefix(hex_a.substr(0, common + 1), Visibility{1000, false});
+  REQUIRE(same.ok());
+  REQUIRE(same->has_value());
+  CHECK((*same)->info.namespace_id == 0);
+}
+
+TEST_CASE("sqlite store: list filters by arch, driver, namespace and key id prefix") {
+  TempDir dir;
+  auto store = open_store(dir);
+  const auto image = make_image(1, 64);
+  put_ok(*store, make_put(make_key(1, "sm_90"), image, 0));
+  put_ok(*store, make_put(make_key(2, "sm_90a"), image, 0));
+  put_ok(*store, make_put(make_key(3, "sm_90", 12080), image, 1000));
+  put_ok(*store, make_put(make_key(4, "sm_100f", 13000, "580.65.06"), image, 1000));
+  const auto own_b = put_ok(*store, make_put(make_key(5, "sm_90"), image, 2000));
+  const Visibility trusted{0, true};
+
+  auto count = [&](ListQuery query, Visibility who) { return list_all(*store, std::move(query), who).size(); };
+  ListQuery query;
+  CHECK(count(query, trusted) == 5);
+  CHECK(count(query, Visibility{1000, false}) == 4);
+
+  query = {};
+  query.arch = "sm_90";
+  CHECK(count(query, trusted) == 3);
+  CHECK(count(query, Visibility{1000, false}) == 2);
+  query = {};
+  query.driver_api = 12080;
+  CHECK(count(query, trusted) == 1);
+  query = {};
+  query.driver_build = "580.65.06";
+  CHECK(count(query, trusted) == 1);
+  query = {};
+  query.arch = "sm_90";
+  query.driver_api = 13000;
+  query.driver_build = "580.159.04";
+  CHECK(count(query, trusted) == 2);
+
+  query = {};
+  query.namespace_id = 1000;
+  CHECK(count(query, trusted) == 2);
+  CHECK(count(query, Visibility{1000, false}) == 2);
+  CHECK(count(query, Visibility{2000, false}) == 0);  // a filter never widens visibility
+  query.namespace_id = 0;
+  CHECK(count(query, Visibility{2000, false}) == 2);
+
+  query = {};
+  query.key_id_prefix = proto::to_hex(own_b).substr(0, 5);
+  auto listed = list_all(*store, query, trusted);
+  REQUIRE(!listed.empty());
+  for (const auto& info : listed) CHECK(proto::to_hex(info.key_id).substr(0, 5) == query.key_id_prefix);
+  CHECK(std::any_of(listed.begin(), listed.end(), [&](const auto& info) { return info.key_id == own_b; }));
+  query.key_id_prefix = proto::to_hex(own_b);
+  CHECK(count(query, trusted) == 1);
+}
+
+TEST_CASE("sqlite store: list pages through every entry in key id order with the cursor") {
+  TempDir dir;
+  auto store = open_store(dir);
+  std::set<std::pair<proto::Digest256, std::uint32_t>> expected;
+  for (int i = 0; i < 40; ++i) {
+    const std::uint32_t ns = i % 3 == 0 ? 0 : 1000;
+    expected.emplace(put_ok(*store, make_put(make_key(i), make_image(i, 32), ns)), ns);
+    if (i % 5 == 0) expected.emplace(put_ok(*store, make_put(make_key(i), make_image(i, 32), 2000)), 2000);
+  }
+
+  for (std::uint32_t limit : {1u, 7u, 1000u}) {
+    INFO("limit " << limit);
+    ListQuery query;
+    query.limit = limit;
+    auto all = list_all(*store, query, Visibility{0, true});
+    REQUIRE(all.size() == expected.size());
+    std::vector<std::pair<proto::Digest256, std::uint32_t>> seen;
+    for (const auto& info : all) seen.emplace_back(info.key_id, info.namespace_id);
+    CHECK(std::is_sorted(seen.begin(), seen.end()));
+    CHECK(std::set(seen.begin(), seen.end()) == expected);
+  }
+
+  // Paging within one namespace, where the same key ids also exist in others.
+  ListQuery query;
+  query.limit = 3;
+  query.namespace_id = 2000;
+  auto own = list_all(*store, query, Visibility{2000, false});
+  CHECK(own.size() == 8);
+  for (const auto& info : own) CHECK(info.namespace_id == 2000);
+
+  // Entries added behind the cursor do not appear, those ahead of it do.
+  query = {};
+  query.limit = 10;
+  auto first = store->list(query, Visibility{0, true});
+  REQUIRE(first.ok());
+  REQUIRE_FALSE(first->next_cursor.empty());
+  query.cursor = first->next_cursor;
+  const auto& last = first->entries.back();
+  const auto cursor_position = std::pair(last.key_id, last.namespace_id);
+  std::size_t added_ahead = 0;
+  for (int i = 100; i < 120; ++i) {
+    if (std::pair(put_ok(*store, make_put(make_key(i), make_image(i, 32))), 0u) > cursor_position) ++added_ahead;
+  }
+  REQUIRE(added_ahead > 0);
+  REQUIRE(added_ahead < 20);
+  auto rest = list_all(*store, query, Visibility{0, true});
+  CHECK(first->entries.size() + rest.size() == expected.size() + added_ahead);
+  CHECK(cursor_position < std::pair(rest.front().key_id, rest.front().namespace_id));
+}
+
+TEST_CASE("sqlite store: a list cursor or limit the store did not hand out is invalid") {
+  TempDir dir;
+  auto store = open_store(dir);
+  put_ok(*store, make_put(make_key(1), make_image(1, 8)));
+  auto rejects = [&](ListQuery query) {
+    auto page = store->list(query, Visibility{});
+    REQUIRE_FALSE(page.ok());
+    CHECK(page.error().code == ErrorCode::invalid_argument);
+  };
+  ListQuery query;
+  query.cursor = "garbage";
+  rejects(query);
+  query.cursor = std::string(48, '*');
+  rejects(query);
+  query.cursor = std::string(49, 'A');
+  rejects(query);
+  query.cursor = proto::to_hex(proto::key_id(make_key(1))) + ":0";
+  rejects(query);
+  query = {};
+  query.limit = 0;
+  rejects(query);
+  query.limit = proto::k_max_list_limit + 1;
+  rejects(query);
+  query = {};
+  query.key_id_prefix = "xyz";
+  rejects(query);
+}
+
+TEST_CASE("sqlite store: an untrusted caller removes only its own entries, a trusted one any") {
+  TempDir dir;
+  auto store = open_store(dir);
+  const auto image = make_image(1, 128);
+  const auto shared = put_ok(*store, make_put(make_key(1), image, 0));
+  const auto mine = put_ok(*store, make_put(make_key(2), image, 1000));
+  const auto theirs = put_ok(*store, make_put(make_key(3), image, 2000));
+  const Visibility me{1000, false};
+  auto prefix = [](const proto::Digest256& id) { return proto::to_hex(id).substr(0, 16); };
+
+  CHECK(store->remove(prefix(shared), me).value() == 0);
+  CHECK(store->remove(prefix(theirs), me).value() == 0);
+  CHECK(store->remove(prefix(shared), Visibility{0, false}).value() == 0);  // untrusted never owns shared
+  CHECK(store->totals()->entries == 3);
+
+  CHECK(store->remove(prefix(mine), me).value() == 1);
+  CHECK_FALSE(lookup_ok(*store, mine, me).has_value());
+  CHECK(store->remove(prefix(mine), me).value() == 0);
+
+  // Trusted: every namespace, including both copies of one key id.
+  put_ok(*store, make_put(make_key(1), image, 2000));
+  CHECK(store->remove(prefix(shared), Visibility{0, true}).value() == 2);
+  CHECK(store->remove(prefix(theirs), Visibility{0, true}).value() == 1);
+  CHECK(store->totals()->entries == 0);
+  CHECK(ExternalDb(dir.db()).text("SELECT COUNT(*) FROM blobs") == "0");
+
+  auto bad = store->remove("abc", Visibility{0, true});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("sqlite store: totals stay exact through put, replace and remove") {
+  TempDir dir;
+  auto store = open_store(dir);
+  auto totals = [&] {
+    auto t = store->totals();
+    REQUIRE(t.ok());
+    return *t;
+  };
+  CHECK(totals().entries == 0);
+  CHECK(totals().bytes_raw == 0);
+
+  const auto a = put_ok(*store, make_put(make_key(1), make_image(1, 1000)));
+  put_ok(*store, make_put(make_key(2), make_image(2, 2500), 1000));
+  CHECK(totals().entries == 2);
+  CHECK(totals().bytes_raw == 3500);
+  CHECK(totals().bytes_stored == 3500);
+
+  put_ok(*store, make_put(make_key(1), make_image(3, 400)));  // replace 1000 bytes by 400
+  CHECK(totals().entries == 2);
+  CHECK(totals().bytes_raw == 2900);
+  CHECK(totals().bytes_stored == 2900);
+
+  REQUIRE(store->remove(proto::to_hex(a), Visibility{0, true}).value() == 1);
+  CHECK(totals().entries == 1);
+  CHECK(totals().bytes_raw == 2500);
+
+  // The triggers agree with a full scan.
+  ExternalDb external(dir.db());
+  CHECK(external.text("SELECT COUNT(*) || ',' || SUM(raw_size) || ',' || SUM(stored_size) FROM entries") ==
+        "1,2500,2500");
+  CHECK(totals().corrupt_entries == 0);
+}
+
+TEST_CASE("sqlite store: lookups count hits in memory and flush_usage writes them") {
+  TempDir dir;
+  FakeClock clock;
+  auto store = open_store(dir, clock);
+  const std::int64_t created = clock.now->load();
+  const auto key_id = put_ok(*store, make_put(make_key(1), make_image(1, 256)));
+  const auto other = put_ok(*store, make_put(make_key(2), make_image(2, 256), 1000));
+  ExternalDb external(dir.db());
+  const std::string hex = proto::to_hex(key_id);
+  auto column = [&](const char* name, const proto::Digest256& id) {
+    return external.text(std::string("SELECT ") + name + " FROM entries WHERE hex(key_id) = upper('" +
+                         proto::to_hex(id) + "')");
+  };
+
+  for (int i = 0; i < 5; ++i) {
+    *clock.now += 1000;
+    REQUIRE(lookup_ok(*store, key_id).has_value());
+  }
+  REQUIRE(store->lookup_prefix(hex.substr(0, 10), Visibility{}).value().has_value());
+  REQUIRE(lookup_ok(*store, other, Visibility{1000, false}).has_value());
+  // Lookups do not write.
+  CHECK(column("hits", key_id) == "0");
+  CHECK(column("last_used_at_ms", key_id) == std::to_string(created));
+
+  REQUIRE(store->flush_usage().ok());
+  CHECK(column("hits", key_id) == "6");
+  CHECK(column("last_used_at_ms", key_id) == std::to_string(created + 5000));
+  CHECK(column("hits", other) == "1");
+
+  // A second flush adds to the count; an empty one changes nothing.
+  REQUIRE(lookup_ok(*store, key_id).has_value());
+  REQUIRE(store->flush_usage().ok());
+  REQUIRE(store->flush_usage().ok());
+  CHECK(column("hits", key_id) == "7");
+  CHECK(lookup_ok(*store, key_id)->info.hits == 7);
+
+  // Usage of an entry removed before the flush is dropped without an error.
+  REQUIRE(store->remove(proto::to_hex(other), Visibility{0, true}).value() == 1);
+  CHECK(store->flush_usage().ok());
+}
+
+TEST_CASE("sqlite store: hits recorded before closing are written by the destructor") {
+  TempDir dir;
+  proto::Digest256 key_id;
+  {
+    auto store = open_store(dir);
+    key_id = put_ok(*store, make_put(make_key(1), make_image(1, 16)));
+    REQUIRE(lookup_ok(*store, key_id).has_value());
+    REQUIRE(lookup_ok(*store, key_id).has_value());
+  }
+  CHECK(ExternalDb(dir.db()).text("SELECT hits FROM entries") == "2");
+}
+
+TEST_CASE("sqlite store: a corrupt blob is a miss and is deleted") {
+  TempDir dir;
+  auto store = open_store(dir);
+  const auto image = make_image(9, 10'000);
+  const auto key_id = put_ok(*store, make_put(make_key(9), image));
+  const auto healthy = put_ok(*store, make_put(make_key(10), image));
+
+  SECTION("one flipped byte") {
+    ExternalDb external(dir.db());
+    const std::int64_t rowid = std::stoll(external.text(
+        "SELECT id FROM entries WHERE hex(key_id) = upper('" + proto::to_hex(key_id) + "') AND namespace = 0"));
+    sqlite3_blob* blob = nullptr;
+    REQUIRE(sqlite3_blob_open(external.handle(), "main", "blobs", "data", rowid, 1, &blob) == SQLITE_OK);
+    const std::uint8_t flipped = static_cast<std::uint8_t>(image[4999] ^ 0x01);
+    CHECK(sqlite3_blob_write(blob, &flipped, 1, 4999) == SQLITE_OK);
+    sqlite3_blob_close(blob);
+  }
+  SECTION("a truncated image") {
+    ExternalDb(dir.db()).exec("UPDATE blobs SET data = substr(data, 1, 100) WHERE entry_id = "
+                              "(SELECT id FROM entries WHERE hex(key_id) = upper('" + proto::to_hex(key_id) + "'))");
+  }
+  SECTION("a missing image") {
+    ExternalDb external(dir.db());
+    external.exec("DELETE FROM blobs WHERE entry_id = (SELECT id FROM entries WHERE hex(key_id) = upper('" +
+                  proto::to_hex(key_id) + "'))");
+  }
+
+  CHECK_FALSE(lookup_ok(*store, key_id).has_value());
+  auto totals = store->totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->corrupt_entries == 1);
+  CHECK(totals->entries == 1);
+  CHECK(ExternalDb(dir.db()).text("SELECT COUNT(*) FROM entries WHERE hex(key_id) = upper('" +
+                                  proto::to_hex(key_id) + "')") == "0");
+  // Still a miss, and not counted twice; the other entry is untouched.
+  CHECK_FALSE(lookup_ok(*store, key_id).has_value());
+  CHECK(store->totals()->corrupt_entries == 1);
+  auto other = lookup_ok(*store, healthy);
+  REQUIRE(other.has_value());
+  CHECK(*other->image == image);
+  // A fresh PUT of the key works again.
+  put_ok(*store, make_put(make_key(9), image));
+  CHECK(lookup_ok(*store, key_id).has_value());
+}
+
+TEST_CASE("sqlite store: the database runs in WAL mode") {
+  TempDir dir;
+  auto store = open_store(dir);
+  ExternalDb external(dir.db());
+  CHECK(external.text("PRAGMA journal_mode") == "wal");
+  CHECK(std::filesystem::exists(dir.path() / "store.db-wal"));
+}
+
+TEST_CASE("sqlite store: opening fails clearly on a file that is not a database") {
+  TempDir dir;
+  {
+    std::ofstream garbage(dir.db(), std::ios::binary);
+    for (int i = 0; i < 1000; ++i) garbage << "this is not an SQLite database, just text. ";
+  }
+  SqliteStoreOptions options;
+  options.path = dir.db();
+  auto store = SqliteStore::open(options);
+  REQUIRE_FALSE(store.ok());
+  CHECK(store.error().code == ErrorCode::corrupt);
+  CHECK_THAT(store.error().message, Catch::Contains(dir.db().string()));
+
+  options.path = dir.path() / "missing-dir" / "store.db";
+  auto missing = SqliteStore::open(options);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == ErrorCode::io);
+}
+
+TEST_CASE("sqlite db: a full database is reported as no_space with what was being done") {
+  TempDir dir;
+  auto db = daemon::store::SqliteDb::open(dir.db(), daemon::store::OpenMode::read_write_create);
+  REQUIRE(db.ok());
+  REQUIRE(daemon::store::apply_pragmas(*db, daemon::store::ConnectionRole::writer, {}).ok());
+  REQUIRE(daemon::store::migrate(*db).ok());
+  REQUIRE(db->exec("PRAGMA max_page_count = 30", "limiting the file").ok());
+  auto stmt = db->statement("INSERT INTO meta (key, value) VALUES ('big', ?)");
+  REQUIRE(stmt.ok());
+  const std::string big(1 << 20, 'x');
+  (*stmt)->bind_text(1, big);
+  auto run = (*stmt)->run("storing a large value");
+  REQUIRE_FALSE(run.ok());
+  CHECK(run.error().code == ErrorCode::no_space);
+  CHECK_THAT(run.error().message, Catch::Contains("storing a large value"));
+  CHECK_THAT(run.error().message, Catch::Contains("full"));
+}
+
+TEST_CASE("sqlite db: SQLite result codes map to the store's error codes") {
+  using daemon::store::map_sqlite_code;
+  CHECK(map_sqlite_code(SQLITE_FULL) == ErrorCode::no_space);
+  CHECK(map_sqlite_code(SQLITE_CORRUPT) == ErrorCode::corrupt);
+  CHECK(map_sqlite_code(SQLITE_CORRUPT_INDEX) == ErrorCode::corrupt);
+  CHECK(map_sqlite_code(SQLITE_NOTADB) == ErrorCode::corrupt);
+  CHECK(map_sqlite_code(SQLITE_BUSY) == ErrorCode::unavailable);
+  CHECK(map_sqlite_code(SQLITE_BUSY_SNAPSHOT) == ErrorCode::unavailable);
+  CHECK(map_sqlite_code(SQLITE_TOOBIG) == ErrorCode::too_large);
+  CHECK(map_sqlite_code(SQLITE_IOERR_WRITE) == ErrorCode::io);
+  CHECK(map_sqlite_code(SQLITE_CONSTRAINT_CHECK) == ErrorCode::internal);
+  CHECK(map_sqlite_code(SQLITE_ERROR) == ErrorCode::internal);
+}
+
+TEST_CASE("sqlite store: concurrent readers and writers see no errors and no mismatched bytes") {
+  TempDir dir;
+  auto store = open_store(dir, FakeClock{}, 3);  // fewer readers than reading threads: the pool must wait
+  constexpr int k_keys = 24;
+  constexpr int k_writers = 2;
+  constexpr int k_readers = 6;
+  constexpr int k_ops = 400;
+
+  // An image is a pure function of (key, generation), and the producer names the generation, so a
+  // reader can tell exactly which bytes it must have received.
+  auto image_for = [](int key, int generation) {
+    return make_image(static_cast<std::uint64_t>(key) * 1'000'003u + static_cast<std::uint64_t>(generation),
+                      static_cast<std::size_t>(512 + (key * 37 + generation * 101) % 40'000));
+  };
+  std::vector<proto::Digest256> ids;
+  for (int key = 0; key < k_keys; ++key) {
+    const auto image = image_for(key, 0);
+    ids.push_back(put_ok(*store, make_put(make_key(key), image, 0, "gen 0")));
+  }
+  // Never replaced (a replacement starts hits at 0), so every lookup of it must end up counted.
+  const auto stable_image = image_for(k_keys, 0);
+  const auto stable = put_ok(*store, make_put(make_key(k_keys), stable_image, 1000, "gen 0"));
+
+  std::atomic<int> errors{0};
+  std::atomic<int> mismatches{0};
+  std::atomic<int> stable_hits{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < k_writers; ++w) {
+    threads.emplace_back([&, w] {
+      for (int op = 0; op < k_ops; ++op) {
+        const int key = (op * 7 + w) % k_keys;
+        const int generation = op * k_writers + w + 1;
+        const auto image = image_for(key, generation);
+        if (!store->put(make_put(make_key(key), image, 0, "gen " + std::to_string(generation))).ok()) ++errors;
+        if (op % 50 == 0 && !store->flush_usage().ok()) ++errors;
+      }
+    });
+  }
+  for (int r = 0; r < k_readers; ++r) {
+    threads.emplace_back([&, r] {
+      for (int op = 0; op < k_ops; ++op) {
+        const int key = (op * 5 + r) % k_keys;
+        if (op % 9 == 0) {
+          auto found = store->lookup(stable, Visibility{1000, false});
+          if (!found.ok() || !found->has_value()) {
+            ++errors;
+          } else {
+            ++stable_hits;
+            if (*(*found)->image != stable_image) ++mismatches;
+          }
+          continue;
+        }
+        if (op % 40 == 1) {
+          ListQuery query;
+          query.limit = 10;
+          auto page = store->list(query, Visibility{});
+          if (!page.ok() || page->entries.size() != 10) ++errors;
+          if (!store->totals().ok()) ++errors;
+          continue;
+        }
+        auto found = store->lookup(ids[static_cast<std::size_t>(key)], Visibility{});
+        if (!found.ok() || !found->has_value()) {
+          ++errors;
+          continue;
+        }
+        const auto& entry = **found;
+        const int generation = std::stoi(entry.info.producer.substr(4));
+        if (*entry.image != image_for(key, generation) || entry.info.raw_size != entry.image->size()) ++mismatches;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+
+  CHECK(errors == 0);
+  CHECK(mismatches == 0);
+  REQUIRE(store->flush_usage().ok());
+  auto totals = store->totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->entries == k_keys + 1);
+  CHECK(totals->corrupt_entries == 0);
+  CHECK(ExternalDb(dir.db()).text("SELECT hits FROM entries WHERE namespace = 1000") ==
+        std::to_string(stable_hits.load()));
+}
