@@ -23,6 +23,7 @@
 #include "cell_figures.hpp"
 #include "daemon_process.hpp"
 #include "load_runner.hpp"
+#include "log_tail.hpp"
 #include "lookup_report.hpp"
 #include "lookup_targets.hpp"
 #include "machine_info.hpp"
@@ -157,7 +158,7 @@ ConnectOptions daemon_connect_options(const std::string& socket) {
 
 DaemonClient connect_daemon(const std::string& socket) {
   auto connected = DaemonClient::connect(daemon_connect_options(socket));
-  if (!connected) throw CannotRun("cannot connect to jitcached at " + socket + ": " + connected.error().message);
+  if (!connected) throw CannotRun(connected.error().message);
   return std::move(*connected);
 }
 
@@ -237,7 +238,11 @@ int run(const BenchOptions& options, RunDescription run) {
   std::string socket = options.socket;
   if (socket.empty()) {
     daemon.emplace(daemon_dir);
-    daemon->start();
+    try {
+      daemon->start();
+    } catch (const std::exception& error) {
+      throw CannotRun(std::string(error.what()) + ":\n" + log_tail(daemon->log_path()));
+    }
     socket = daemon->socket_path();
     run.daemon = "started by the benchmark, --log-level warn";
   } else {
@@ -305,13 +310,14 @@ int run(const BenchOptions& options, RunDescription run) {
 
   if (daemon) {
     if (const int status = daemon->stop(); status != 0) {
-      std::cerr << "jitcached exited with status " << status << " after SIGTERM; see " << daemon->log_path() << "\n";
+      std::cerr << "jitcached exited with status " << status << " after SIGTERM:\n"
+                << log_tail(daemon->log_path()) << "\n";
       return 1;
     }
   }
   if (any_failure) {
     std::cerr << "some requests failed; the figures of the failing cells are not comparable\n";
-    if (daemon) std::cerr << "jitcached log: " << daemon->log_path() << "\n";
+    if (daemon) std::cerr << "jitcached log:\n" << log_tail(daemon->log_path()) << "\n";
     return 1;
   }
   return 0;

@@ -5,11 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "log_tail.hpp"
 #include "redis_connection.hpp"
 
 namespace jitcache::bench {
@@ -51,6 +54,8 @@ RedisServer::RedisServer(const std::string& executable, const std::string& direc
     for (const auto& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
     ::execvp(argv[0], argv.data());
+    const std::string failed = "cannot execute " + executable + ": " + std::strerror(errno) + "\n";
+    [[maybe_unused]] const auto written = ::write(STDERR_FILENO, failed.data(), failed.size());
     ::_exit(127);
   }
 
@@ -58,13 +63,13 @@ RedisServer::RedisServer(const std::string& executable, const std::string& direc
   while (Clock::now() < deadline) {
     if (reap(m_pid, false)) {
       m_pid = -1;
-      throw std::runtime_error("redis-server (" + executable + ") exited during start-up; see " + m_log);
+      throw std::runtime_error("redis-server (" + executable + ") exited during start-up:\n" + log_tail(m_log));
     }
     if (auto connection = RedisConnection::connect(m_socket); connection && connection->ping()) return;
     std::this_thread::sleep_for(k_poll_interval);
   }
   stop();
-  throw std::runtime_error("redis-server did not answer PING in time; see " + m_log);
+  throw std::runtime_error("redis-server did not answer PING in time:\n" + log_tail(m_log));
 }
 
 RedisServer::~RedisServer() { stop(); }

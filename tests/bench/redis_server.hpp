@@ -12,7 +12,7 @@ namespace jitcache::bench {
 class RedisServer {
  public:
   // Starts `executable` and waits until it answers PING on its socket; throws std::runtime_error
-  // (naming its log) when it cannot be started.
+  // (quoting its log) when it cannot be started.
   RedisServer(const std::string& executable, const std::string& directory);
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;

@@ -2,6 +2,7 @@
 // stale sockets after a crash, draining on SIGTERM, and start-up refusals.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <thread>

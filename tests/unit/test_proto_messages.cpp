@@ -515,6 +515,36 @@ TEST_CASE("messages: a str16 field over its limit is refused with too_large nami
        [&](Bytes b) { return error_of(decode_put_request(b)); }},
       {"producer", k_max_producer_length, [&](std::uint16_t n) { return put_with(3, n); },
        [&](Bytes b) { return error_of(decode_put_request(b)); }},
+      {"producer", k_max_producer_length,
+       [](std::uint16_t n) {
+         // A LOOKUP reply: the producer inside entry_info, which LIST replies share.
+         Payload out;
+         ByteWriter w(out);
+         w.digest(digest_filled(1));
+         encode_key(w, sample_key());
+         w.u32(0);
+         put_str16(w, n);
+         w.u8(0);
+         w.u64(0);
+         w.u64(0);
+         w.checksum(Checksum128{});
+         w.i64(0);
+         w.i64(0);
+         w.u64(0);
+         w.u64(0);
+         w.blob32(Bytes());
+         return out;
+       },
+       [&](Bytes b) { return error_of(decode_lookup_reply(b)); }},
+      {"next_cursor", k_max_cursor_length,
+       [](std::uint16_t n) {
+         Payload out;
+         ByteWriter w(out);
+         w.u32(0);
+         put_str16(w, n);
+         return out;
+       },
+       [&](Bytes b) { return error_of(decode_list_reply(b)); }},
       {"cursor", k_max_cursor_length,
        [](std::uint16_t n) {
          Payload out = list_request_payload(10);
