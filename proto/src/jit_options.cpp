@@ -183,7 +183,9 @@ Result<std::uint32_t> read_keyed_value(const KeyedOption& spec, int option, void
     case ValueKind::positive_u32:
       // Rationale: the 580.159.04 driver returns CUDA_ERROR_INVALID_VALUE for MAX_REGISTERS 0 and
       // dies of SIGFPE for THREADS_PER_BLOCK 0; keying 0 as "not passed" would hide that.
-      if (raw == 0) return unsupported(option_label(option) + " = 0 is refused by the driver; only values >= 1 are cached");
+      if (raw == 0) {
+        return unsupported(option_label(option) + " = 0 is refused by the driver; only values >= 1 are cached");
+      }
       return raw;
     case ValueKind::any_u32:
       return raw;
@@ -235,7 +237,8 @@ struct ArrayScan {
 
 Result<void> scan_option(ArrayScan& scan, int option, void* slot) {
   if (option < 0 || static_cast<std::size_t>(option) >= k_option_info.size()) {
-    return unsupported("CUjit_option " + std::to_string(option) + " is not known to this build (cuda.h 13.0 has 0..34)");
+    return unsupported("CUjit_option " + std::to_string(option) +
+                       " is not known to this build (cuda.h 13.0 has 0..34)");
   }
   if (scan.seen.test(static_cast<std::size_t>(option))) {
     // Rationale: the driver lets the last occurrence win (probe); a caller that repeats an option

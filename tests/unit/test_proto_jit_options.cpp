@@ -149,7 +149,8 @@ TEST_CASE("jit options: log, wall-time and verbosity options do not change the t
 }
 
 TEST_CASE("jit options: an explicit CU_JIT_TARGET_FROM_CUCONTEXT changes nothing") {
-  auto with_context = OptionArray().add(JitOption::target_from_cucontext).add(JitOption::optimization_level, 3).canonicalize();
+  auto with_context =
+      OptionArray().add(JitOption::target_from_cucontext).add(JitOption::optimization_level, 3).canonicalize();
   auto without = OptionArray().add(JitOption::optimization_level, 3).canonicalize();
   REQUIRE(with_context.ok());
   REQUIRE(without.ok());

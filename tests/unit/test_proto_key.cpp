@@ -159,7 +159,8 @@ TEST_CASE("key: validation refuses content that was never set") {
 }
 
 TEST_CASE("key: validation names a malformed arch and its value") {
-  for (const char* arch : {"sm_9x", "compute_90", "", "sm_", "sm_9", "sm_090", "sm_90b", "sm_90af", "SM_90", " sm_90"}) {
+  for (const char* arch :
+       {"sm_9x", "compute_90", "", "sm_", "sm_9", "sm_090", "sm_90b", "sm_90af", "SM_90", " sm_90"}) {
     KeyFields key = sample_key();
     key.arch = arch;
     INFO("arch " << arch);
