@@ -42,7 +42,7 @@ ExitCode run_get(const GetOptions& options, const GlobalOptions& global) {
     if (!built) return fail_local(built.error());
     key = std::move(*built);
   } else {
-    auto parsed = parse_key_id_prefix(options.key_id, proto::k_min_key_id_prefix_length);
+    auto parsed = parse_key_id_prefix(options.key_id);
     if (!parsed) return fail_local(parsed.error());
     prefix = std::move(*parsed);
   }

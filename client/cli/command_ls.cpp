@@ -42,9 +42,12 @@ proto::Result<proto::ListRequest> build_request(const LsOptions& options) {
     request.driver_api = driver->api;
     request.driver_build = driver->build;
   }
-  auto prefix = parse_key_id_prefix(options.prefix, 0);
-  if (!prefix) return prefix.error();
-  request.key_id_prefix = std::move(*prefix);
+  if (!options.prefix.empty()) {
+    // LIST takes the same 8-digit minimum as LOOKUP and REMOVE (proto's codec enforces it).
+    auto prefix = parse_key_id_prefix(options.prefix);
+    if (!prefix) return prefix.error();
+    request.key_id_prefix = std::move(*prefix);
+  }
   return request;
 }
 
@@ -115,7 +118,7 @@ Command add_ls_command(CLI::App& app) {
   command.parser->add_option("--arch", options->arch, "Only entries for this arch, e.g. sm_90");
   command.parser->add_option("--driver", options->driver,
                              "Only entries for this driver: API/BUILD, API alone (e.g. 13000) or BUILD alone");
-  command.parser->add_option("--prefix", options->prefix, "Only key ids starting with these hex digits");
+  command.parser->add_option("--prefix", options->prefix, "Only key ids starting with these hex digits (8 to 64)");
   CLI::Option* limit = command.parser->add_option("--limit", options->limit, "Stop after N entries (at least 1)");
   command.run = [options, limit](const GlobalOptions& global) {
     options->limit_given = limit->count() > 0;

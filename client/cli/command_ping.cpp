@@ -38,7 +38,9 @@ ExitCode run_ping(const GlobalOptions& global) {
     json["round_trip_us"] = round_trip_us;
     print_json(std::cout, json);
   } else {
-    std::cout << "jitcached " << hello->daemon_version << " at " << socket << ": protocol " << hello->version
+    // The daemon names itself in its version string ("jitcached 0.1.0"); add the name only if not.
+    const std::string& version = hello->daemon_version;
+    std::cout << (version.starts_with("jitcached") ? version : "jitcached " + version) << " at " << socket << ": protocol " << hello->version
               << ", round trip " << human_duration_us(round_trip_us) << '\n';
   }
   return ExitCode::ok;

@@ -16,7 +16,7 @@ struct RmOptions {
 };
 
 ExitCode run_rm(const RmOptions& options, const GlobalOptions& global) {
-  auto prefix = parse_key_id_prefix(options.key_id, proto::k_min_key_id_prefix_length);
+  auto prefix = parse_key_id_prefix(options.key_id);
   if (!prefix) return fail_local(prefix.error());
   auto client = connect_to_daemon(global);
   if (!client) return fail(ExitCode::unreachable, client.error().message);

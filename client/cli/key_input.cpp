@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include <client/cli/file_io.hpp>
+#include <jitcache/proto/messages.hpp>
 #include <jitcache/proto/jit_options.hpp>
 
 namespace jitcache::client::cli {
@@ -82,7 +83,7 @@ proto::Result<DriverFilter> parse_driver_filter(std::string_view text) {
   return filter;
 }
 
-proto::Result<std::string> parse_key_id_prefix(std::string_view text, std::size_t min_length) {
+proto::Result<std::string> parse_key_id_prefix(std::string_view text) {
   std::string prefix;
   prefix.reserve(text.size());
   for (char c : text) {
@@ -92,8 +93,8 @@ proto::Result<std::string> parse_key_id_prefix(std::string_view text, std::size_
     }
     prefix.push_back(c);
   }
-  if (prefix.size() < min_length || prefix.size() > 64) {
-    return usage_error("key id \"" + std::string(text) + "\" must have " + std::to_string(min_length) +
+  if (prefix.size() < proto::k_min_key_id_prefix_length || prefix.size() > 64) {
+    return usage_error("key id \"" + std::string(text) + "\" must have " + std::to_string(proto::k_min_key_id_prefix_length) +
                        " to 64 hex digits (jitcache ls prints the first 16)");
   }
   return prefix;

@@ -35,8 +35,8 @@ struct DriverFilter {
 };
 proto::Result<DriverFilter> parse_driver_filter(std::string_view text);
 
-// A key id prefix as typed: lower-cased and checked to be hex. `min_length` is 8 where the
-// protocol needs an unambiguous-looking prefix (get, rm) and 0 for the ls filter.
-proto::Result<std::string> parse_key_id_prefix(std::string_view text, std::size_t min_length);
+// A key id prefix as typed (get, rm, ls --prefix): lower-cased and checked to be 8 to 64 hex
+// digits, the range the protocol accepts.
+proto::Result<std::string> parse_key_id_prefix(std::string_view text);
 
 }  // namespace jitcache::client::cli

@@ -198,7 +198,9 @@ TEST_CASE("cli: an image put from a corpus PTX is listed, fetched byte-identical
     CHECK(parse_json(run_cli({"--json", "ls", "--driver", "12080"}, socket)).empty());
     CHECK(parse_json(run_cli({"--json", "ls", "--driver", "580.159.04"}, socket)).size() == 1);
     CHECK(parse_json(run_cli({"--json", "ls", "--driver", "580.0.1"}, socket)).empty());
-    CHECK(parse_json(run_cli({"--json", "ls", "--prefix", key_id.substr(0, 4)}, socket)).size() == 1);
+    CHECK(parse_json(run_cli({"--json", "ls", "--prefix", key_id.substr(0, 8)}, socket)).size() == 1);
+    const std::string other_prefix = key_id[0] == '0' ? "10000000" : "00000000";
+    CHECK(parse_json(run_cli({"--json", "ls", "--prefix", other_prefix}, socket)).empty());
   }
 
   SECTION("get, stats and rm") {
@@ -347,6 +349,7 @@ TEST_CASE("cli: usage errors exit 2 before anything is sent to the daemon") {
       {"ls", "--driver", "13000/"},
       {"ls", "--limit", "0"},
       {"ls", "--prefix", "xyz"},
+      {"ls", "--prefix", "abcd"},
       {"get", "0123abc", "-o", dir.file("x")},
       {"get", "0123456789abcdef"},
       {"get", "-o", dir.file("x")},
