@@ -29,8 +29,9 @@ std::string_view cut(std::string_view s, std::size_t max) { return s.substr(0, s
 Result<std::string> read_key_id_prefix(ByteReader& r, bool allow_empty) {
   JC_READ(prefix, r.str16("key_id_prefix", 64));
   if (!is_valid_key_id_prefix(prefix, allow_empty)) {
+    // The prefix is not echoed: it is the client's raw bytes and would reach the daemon's log.
     return make_error(ErrorCode::invalid_argument,
-                      "key_id_prefix \"" + std::string(prefix) + "\" must be " +
+                      "key_id_prefix (" + std::to_string(prefix.size()) + " bytes) must be " +
                           std::to_string(k_min_key_id_prefix_length) + " to 64 hex digits");
   }
   return std::string(prefix);
@@ -51,8 +52,11 @@ Payload encode_frame(Op op, Status status, std::uint32_t request_id, const Paylo
   h.request_id = request_id;
   h.payload_length = payload.size();
   HeaderBytes header = encode_header(h);
-  Payload out(header.begin(), header.end());
-  out.insert(out.end(), payload.begin(), payload.end());
+  // Rationale: sized up front and filled by copy, because GCC 12 at -O2 reports a false
+  // -Warray-bounds for vector::insert after a 24-byte range construction.
+  Payload out(header.size() + payload.size());
+  std::copy(header.begin(), header.end(), out.begin());
+  std::copy(payload.begin(), payload.end(), out.begin() + static_cast<std::ptrdiff_t>(header.size()));
   return out;
 }
 

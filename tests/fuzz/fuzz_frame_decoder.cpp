@@ -36,8 +36,9 @@ void check_error_reply(const HeaderError& error) {
   std::copy_n(frame.begin(), k_header_size, raw.begin());
   auto header = decode_reply_header(raw, k_fuzz_max_frame_bytes);
   if (!header) fuzz::fail("the error reply to a refused header has an unreadable header");
-  if (header->status != error.status || header->request_id != error.request_id_echo) {
-    fuzz::fail("the error reply's header does not carry the refusal's status and request id");
+  if (header->status != error.status || static_cast<std::uint16_t>(header->op) != error.op_echo ||
+      header->request_id != error.request_id_echo) {
+    fuzz::fail("the error reply's header does not carry the refusal's status, op and request id");
   }
   auto message = decode_error_message(Bytes(frame).subspan(k_header_size));
   if (!message) fuzz::fail("the error reply to a refused header has an unreadable message");

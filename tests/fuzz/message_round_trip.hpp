@@ -73,9 +73,8 @@ inline void check_decode_error(const Error& error) {
   if (error.message.empty()) fail("a decoder failed without a message");
 }
 
-// Decodes `payload`; when that succeeds, checks that encoding gives back `payload` (after
-// `canonical` maps the input to its one byte form) and that decoding the encoding gives an equal
-// message.
+// Decodes `payload`; when that succeeds, checks that encoding the message gives `canonical` (the
+// payload's one byte form) and that decoding the encoding gives an equal message.
 template <class Decode, class Encode>
 inline void check_round_trip(Bytes payload, Decode&& decode, Encode&& encode, Payload canonical) {
   auto first = decode(payload);

@@ -53,7 +53,8 @@ class ByteReader {
   Result<std::int64_t> i64(std::string_view field);
   Result<Digest256> digest(std::string_view field);
   Result<Checksum128> checksum(std::string_view field);
-  // A view into the payload; refused when longer than max_length.
+  // A view into the payload; refused when longer than max_length or when it contains a NUL byte
+  // (PROTOCOL.md §4: anything downstream that treats it as a C string would cut it short).
   Result<std::string_view> str16(std::string_view field, std::size_t max_length);
   Result<Bytes> blob32(std::string_view field);
 
