@@ -31,6 +31,13 @@ Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOption
   }
 
   if (role == ConnectionRole::writer) {
+    // Rationale: 16 KiB pages instead of SQLite's 4 KiB. An image is a chain of overflow pages read
+    // one page at a time; reading a 3.2 MB image with sqlite3_blob_read took 2.3 ms with 4 KiB
+    // pages, 1.3 ms with 16 KiB and 0.7 ms with 64 KiB (warm page cache, no mmap). Larger pages
+    // are not free: every page a transaction changes goes whole into the WAL, so a usage flush that
+    // touches scattered entries rows writes four times more at 64 KiB than at 16 KiB. It only takes
+    // effect on a new, empty file (before the first table exists); existing files keep theirs.
+    if (auto r = db.exec("PRAGMA page_size = 16384", what); !r) return r;
     // journal_mode is persistent in the file and reports the mode actually in force, checked below.
     auto mode = db.query_text("PRAGMA journal_mode = WAL", "switching the store database to WAL");
     if (!mode) return mode.error();
@@ -54,9 +61,10 @@ Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOption
   // Negative: KiB rather than pages, so the figure does not depend on the page size.
   sql += "PRAGMA cache_size = -" + std::to_string(options.cache_size_kib) + ";";
   sql += "PRAGMA temp_store = MEMORY;";
-  // Rationale: no memory-mapped I/O. Images are read with sqlite3_blob_read, which copies from the
-  // page cache either way, and with a mapping an I/O error or a file truncated underneath the daemon
-  // (a fault the daemon must survive, tests/fault) arrives as SIGBUS instead of an error code.
+  // Rationale: no memory-mapped I/O, although it reads a 3.2 MB image in 0.5 ms instead of 1.3 ms
+  // (16 KiB pages). With a mapping, an I/O error or the file being truncated underneath the daemon
+  // (a fault the daemon must survive) arrives as SIGBUS and kills it, instead of an error code
+  // that costs one request; the larger page size above recovers most of the difference safely.
   sql += "PRAGMA mmap_size = 0;";
 
   if (role == ConnectionRole::writer) {

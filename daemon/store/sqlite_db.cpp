@@ -155,18 +155,23 @@ Result<void> SqliteDb::exec(std::string_view sql, std::string_view what) {
   return {};
 }
 
-Result<StatementRef> SqliteDb::statement(const char* sql) {
+Result<StatementRef> SqliteDb::statement(std::string_view sql) {
   auto found = m_statements.find(sql);
   if (found != m_statements.end()) return StatementRef(found->second.get());
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v3(m_db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  const char* tail = nullptr;
+  int rc = sqlite3_prepare_v3(m_db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, &tail);
   if (rc != SQLITE_OK) return sqlite_error(m_db, rc, "preparing \"" + std::string(sql) + "\" on " + m_path.string());
-  auto& slot = m_statements[sql];
+  if (stmt == nullptr || tail != sql.data() + sql.size()) {
+    sqlite3_finalize(stmt);
+    return proto::make_error(ErrorCode::internal, "\"" + std::string(sql) + "\" is not exactly one SQL statement");
+  }
+  auto& slot = m_statements[std::string(sql)];
   slot = std::make_unique<Statement>(stmt);
   return StatementRef(slot.get());
 }
 
-Result<std::string> SqliteDb::query_text(const char* sql, std::string_view what) {
+Result<std::string> SqliteDb::query_text(std::string_view sql, std::string_view what) {
   auto stmt = statement(sql);
   if (!stmt) return stmt.error();
   auto row = (*stmt)->step(what);

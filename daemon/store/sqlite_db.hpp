@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -110,12 +111,11 @@ class SqliteDb {
   // Runs one or more statements with no parameters (migrations, PRAGMAs, BEGIN/COMMIT).
   Result<void> exec(std::string_view sql, std::string_view what);
 
-  // A statement prepared once per connection and kept for its lifetime. `sql` must be a string
-  // with static storage duration (it is the cache key).
-  Result<StatementRef> statement(const char* sql);
+  // A statement prepared once per connection (keyed by its text) and kept for its lifetime.
+  Result<StatementRef> statement(std::string_view sql);
 
   // The single-column, single-row result of `sql`, e.g. a PRAGMA read.
-  Result<std::string> query_text(const char* sql, std::string_view what);
+  Result<std::string> query_text(std::string_view sql, std::string_view what);
 
   // Reads a whole BLOB cell with sqlite3_blob_read straight into a buffer of its size: one copy
   // out of SQLite, no intermediate. nullopt when the row does not exist. Must run inside a
@@ -133,7 +133,12 @@ class SqliteDb {
 
   sqlite3* m_db = nullptr;
   std::filesystem::path m_path;
-  std::unordered_map<const char*, std::unique_ptr<Statement>> m_statements;
+  struct SqlHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view sql) const { return std::hash<std::string_view>{}(sql); }
+  };
+  // Transparent lookup: finding a cached statement does not copy its text.
+  std::unordered_map<std::string, std::unique_ptr<Statement>, SqlHash, std::equal_to<>> m_statements;
 };
 
 enum class TransactionKind {

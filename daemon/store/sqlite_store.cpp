@@ -19,7 +19,6 @@ using proto::make_error;
 
 namespace {
 
-// SQL text built once: SqliteDb caches prepared statements by the address of their text.
 const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns +
                                  " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2)"
                                  " ORDER BY namespace ASC LIMIT 1";
@@ -206,7 +205,7 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const proto::Diges
     auto transaction = Transaction::begin(*db, TransactionKind::deferred, what);
     if (!transaction) return transaction.error();
     {
-      auto stmt = db->statement(k_lookup_sql.c_str());
+      auto stmt = db->statement(k_lookup_sql);
       if (!stmt) return stmt.error();
       (*stmt)->bind_blob(1, key_id.bytes);
       (*stmt)->bind(2, who.own_namespace);
@@ -417,7 +416,7 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
   }
 
   auto db = m_readers.acquire();
-  auto stmt = db->statement(query.namespace_id ? k_list_namespace_sql.c_str() : k_list_sql.c_str());
+  auto stmt = db->statement(query.namespace_id ? std::string_view(k_list_namespace_sql) : std::string_view(k_list_sql));
   if (!stmt) return stmt.error();
   Statement& s = **stmt;
   // With a fixed namespace N, "(key_id, N) after start" is "key_id >= start.key_id" when N is above

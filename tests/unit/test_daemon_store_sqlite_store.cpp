@@ -681,11 +681,12 @@ TEST_CASE("sqlite store: a corrupt blob is a miss and is deleted") {
   CHECK(lookup_ok(*store, key_id).has_value());
 }
 
-TEST_CASE("sqlite store: the database runs in WAL mode") {
+TEST_CASE("sqlite store: a new database runs in WAL mode with 16 KiB pages") {
   TempDir dir;
   auto store = open_store(dir);
   ExternalDb external(dir.db());
   CHECK(external.text("PRAGMA journal_mode") == "wal");
+  CHECK(external.text("PRAGMA page_size") == "16384");
   CHECK(std::filesystem::exists(dir.path() / "store.db-wal"));
 }
 
