@@ -31,7 +31,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-const std::string k_corpus_ptx = JITCACHE_CORPUS_DIR "/small_kernel.ptx";
+const std::string k_corpus_ptx = JITCACHE_TEST_DATA_DIR "/small_kernel.ptx";
 const std::string k_driver = "13000/580.159.04";
 
 struct CliRun {
