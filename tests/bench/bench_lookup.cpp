@@ -4,6 +4,7 @@
 // not a timed test: it exits non-zero only when requests fail, never because a target is missed.
 #include <signal.h>
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,7 +29,7 @@
 #include "lookup_report.hpp"
 #include "lookup_targets.hpp"
 #include "machine_info.hpp"
-#include "process_cpu_time.hpp"
+#include "process_usage.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
 #include "temp_dir.hpp"
@@ -193,23 +195,23 @@ void store_in_redis(RedisConnection& connection, const SizeDataset& data) {
   }
 }
 
-// Runs one side of one cell and turns CPU-time readings around its window into per-request costs.
+// Runs one side of one cell and turns usage readings around its window into per-request costs.
 ServerFigures measure(const BenchOptions& options, std::vector<std::unique_ptr<LoadClient>> clients,
                       std::optional<pid_t> server) {
-  std::optional<std::chrono::microseconds> server_start;
-  std::optional<std::chrono::microseconds> server_end;
-  std::chrono::microseconds own_start{};
-  std::chrono::microseconds own_end{};
+  std::optional<ProcessUsage> server_start;
+  std::optional<ProcessUsage> server_end;
+  ProcessUsage own_start;
+  ProcessUsage own_end;
   LoadSettings settings;
   settings.warm_up = std::chrono::duration<double>(options.warm_up);
   settings.measure = std::chrono::duration<double>(options.seconds);
   settings.at_window_start = [&] {
-    if (server) server_start = process_cpu_time(*server);
-    own_start = own_cpu_time();
+    if (server) server_start = process_usage(*server);
+    own_start = own_usage();
   };
   settings.at_window_end = [&] {
-    if (server) server_end = process_cpu_time(*server);
-    own_end = own_cpu_time();
+    if (server) server_end = process_usage(*server);
+    own_end = own_usage();
   };
 
   ServerFigures figures;
@@ -217,9 +219,12 @@ ServerFigures measure(const BenchOptions& options, std::vector<std::unique_ptr<L
   const auto requests = static_cast<double>(figures.load.requests);
   if (requests > 0) {
     if (server_start && server_end) {
-      figures.server_cpu_us_per_request = static_cast<double>((*server_end - *server_start).count()) / requests;
+      figures.server_cpu_us_per_request =
+          static_cast<double>((server_end->cpu_time - server_start->cpu_time).count()) / requests;
+      figures.server_switches_per_request =
+          static_cast<double>(server_end->voluntary_switches - server_start->voluntary_switches) / requests;
     }
-    figures.client_cpu_us_per_request = static_cast<double>((own_end - own_start).count()) / requests;
+    figures.client_cpu_us_per_request = static_cast<double>((own_end.cpu_time - own_start.cpu_time).count()) / requests;
   }
   return figures;
 }
@@ -230,7 +235,7 @@ std::string joined_command_line(int argc, char** argv) {
   return line;
 }
 
-int run(const BenchOptions& options, RunDescription run) {
+int run(const BenchOptions& options, RunDescription description) {
   // Owned here so that the servers stop (destructors) before their directories are removed.
   testing::TempDir daemon_dir("jitcache-bench");
   testing::TempDir redis_dir("jitcache-bench-redis");
@@ -244,34 +249,44 @@ int run(const BenchOptions& options, RunDescription run) {
       throw CannotRun(std::string(error.what()) + ":\n" + log_tail(daemon->log_path()));
     }
     socket = daemon->socket_path();
-    run.daemon = "started by the benchmark, --log-level warn";
+    description.daemon = "started by the benchmark, --log-level warn";
   } else {
-    run.daemon = "already running at " + socket;
+    description.daemon = "already running at " + socket;
   }
   std::optional<RedisServer> redis;
   if (!options.no_redis) redis.emplace(options.redis_server, redis_dir.path());
 
-  auto seeding = connect_daemon(socket);
-  const auto hello = seeding.hello("bench_lookup");
-  run.daemon_version = hello ? hello->daemon_version : "unknown (HELLO failed: " + hello.error().message + ")";
-  const auto daemon_pid = socket_peer_pid(seeding.connection().fd());
-  std::optional<RedisConnection> redis_seeding;
+  std::optional<pid_t> daemon_pid;
+  {
+    auto first = connect_daemon(socket);
+    const auto hello = first.hello("bench_lookup");
+    description.daemon_version =
+        hello ? hello->daemon_version : "unknown (HELLO failed: " + hello.error().message + ")";
+    daemon_pid = socket_peer_pid(first.connection().fd());
+  }
   std::optional<pid_t> redis_pid;
   if (redis) {
-    redis_seeding.emplace(connect_redis(redis->socket_path()));
-    const auto version = redis_seeding->server_version();
-    run.redis_version = version ? *version : "unknown";
+    const auto version = connect_redis(redis->socket_path()).server_version();
+    description.redis_version = version ? *version : "unknown";
     redis_pid = redis->pid();
   }
 
-  print_run(std::cout, run);
+  print_run(std::cout, description);
   print_table_header(std::cout);
   std::vector<CellFigures> cells;
   bool any_failure = false;
   for (const auto size : options.sizes) {
     const auto data = make_dataset(size, options.keys);
-    store_in_jitcache(seeding, data);
-    if (redis_seeding) store_in_redis(*redis_seeding, data);
+    // Fresh connections: one kept from the previous size would have outlived the daemon's idle
+    // timeout (1 minute by default) with long cells.
+    {
+      auto seeding = connect_daemon(socket);
+      store_in_jitcache(seeding, data);
+    }
+    if (redis) {
+      auto seeding = connect_redis(redis->socket_path());
+      store_in_redis(seeding, data);
+    }
 
     for (const auto client_count : options.clients) {
       CellFigures cell;
@@ -303,7 +318,7 @@ int run(const BenchOptions& options, RunDescription run) {
   print_targets(std::cout, checks);
   if (!options.json_path.empty()) {
     std::ofstream json(options.json_path);
-    json << to_json(run, cells, checks).dump(2) << "\n";
+    json << to_json(description, cells, checks).dump(2) << "\n";
     if (!json) throw CannotRun("cannot write " + options.json_path);
     std::cout << "\nJSON written to " << options.json_path << "\n";
   }

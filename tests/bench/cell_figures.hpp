@@ -11,9 +11,11 @@ namespace jitcache::bench {
 
 struct ServerFigures {
   LoadResult load;
-  // CPU time per request in the measurement window: the server process's, and this process's
-  // (the clients); nullopt when the server's CPU time could not be read.
+  // Per request in the measurement window: the server process's CPU time and voluntary context
+  // switches (its threads going to sleep), and this process's CPU time (the clients); nullopt when
+  // they could not be read.
   std::optional<double> server_cpu_us_per_request;
+  std::optional<double> server_switches_per_request;
   std::optional<double> client_cpu_us_per_request;
 };
 

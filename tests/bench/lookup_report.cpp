@@ -43,6 +43,7 @@ nlohmann::json server_json(const ServerFigures& figures) {
         {"p999", load.latency.p999_us},
         {"max", load.latency.max_us}}},
       {"server_cpu_us_per_request", optional_json(figures.server_cpu_us_per_request)},
+      {"server_voluntary_switches_per_request", optional_json(figures.server_switches_per_request)},
       {"client_cpu_us_per_request", optional_json(figures.client_cpu_us_per_request)},
   };
 }
@@ -58,7 +59,8 @@ std::string format_size(std::size_t bytes) {
 
 void print_run(std::ostream& out, const RunDescription& run) {
   out << "machine:  " << run.machine.cpu_model << ", " << run.machine.online_cpus << " CPUs online ("
-      << run.machine.usable_cpus << " usable), " << run.machine.memory_mib << " MiB, " << run.machine.kernel << "\n"
+      << run.machine.usable_cpus << " usable), " << run.machine.memory_mib << " MiB, " << run.machine.kernel
+      << printf_string(", load average %.2f at start", run.machine.load_average) << "\n"
       << "jitcached: " << run.daemon_version << " (" << run.daemon << ")\n"
       << "redis:    " << (run.redis_version.empty() ? "off (--no-redis)" : run.redis_version) << "\n"
       << "method:   " << run.keys_per_size << " keys per size spread over the clients, "
@@ -92,20 +94,20 @@ void print_table_row(std::ostream& out, const CellFigures& cell) {
 }
 
 void print_cpu_table(std::ostream& out, const std::vector<CellFigures>& cells) {
-  out << "\nCPU time per request (us), measurement window only; the clients are this process\n"
-      << printf_string("%-8s %7s | %10s %10s | %10s %10s\n", "size", "clients", "jitcached", "clients",
-                       "redis", "clients")
-      << std::string(65, '-') << "\n";
+  out << "\nCost per request in the measurement window: server CPU us, server sleeps (voluntary context\n"
+      << "switches; hand-offs between server threads add to them), client CPU us (this process)\n"
+      << printf_string("%-8s %7s | %10s %8s %10s | %10s %8s %10s\n", "size", "clients", "jitcached", "sleeps",
+                       "clients", "redis", "sleeps", "clients")
+      << std::string(85, '-') << "\n";
+  const auto costs = [](const ServerFigures& figures) {
+    return printf_string("%10s %8s %10s", optional_figure(figures.server_cpu_us_per_request, "%.1f").c_str(),
+                         optional_figure(figures.server_switches_per_request, "%.2f").c_str(),
+                         optional_figure(figures.client_cpu_us_per_request, "%.1f").c_str());
+  };
   for (const auto& cell : cells) {
-    std::string redis_part = printf_string("%10s %10s", "-", "-");
-    if (cell.redis) {
-      redis_part = printf_string("%10s %10s", optional_figure(cell.redis->server_cpu_us_per_request, "%.1f").c_str(),
-                                 optional_figure(cell.redis->client_cpu_us_per_request, "%.1f").c_str());
-    }
-    out << printf_string("%-8s %7u | %10s %10s | %s\n", format_size(cell.image_size).c_str(), cell.clients,
-                         optional_figure(cell.jitcache.server_cpu_us_per_request, "%.1f").c_str(),
-                         optional_figure(cell.jitcache.client_cpu_us_per_request, "%.1f").c_str(),
-                         redis_part.c_str());
+    const std::string redis_part = cell.redis ? costs(*cell.redis) : printf_string("%10s %8s %10s", "-", "-", "-");
+    out << printf_string("%-8s %7u | %s | %s\n", format_size(cell.image_size).c_str(), cell.clients,
+                         costs(cell.jitcache).c_str(), redis_part.c_str());
   }
 }
 
@@ -125,7 +127,8 @@ nlohmann::json to_json(const RunDescription& run, const std::vector<CellFigures>
                      {"online_cpus", run.machine.online_cpus},
                      {"usable_cpus", run.machine.usable_cpus},
                      {"memory_mib", run.machine.memory_mib},
-                     {"kernel", run.machine.kernel}};
+                     {"kernel", run.machine.kernel},
+                     {"load_average_at_start", run.machine.load_average}};
   json["settings"] = {{"command_line", run.command_line},
                       {"daemon", run.daemon},
                       {"daemon_version", run.daemon_version},

@@ -1,5 +1,5 @@
 // How the LOOKUP benchmark shows its figures: the machine, a table for people (one row per cell,
-// printed as each cell finishes), the CPU-per-request table, the target lines, and a JSON record
+// printed as each cell finishes), the cost-per-request table, the target lines, and a JSON record
 // of all of it for docs/benchmarks.md and later comparison. Thread safety: free functions.
 #pragma once
 

@@ -43,6 +43,9 @@ MachineInfo read_machine_info() {
   std::uint64_t kib = 0;
   if (mem_total >> kib) info.memory_mib = kib / 1024;
 
+  std::ifstream loadavg("/proc/loadavg");
+  loadavg >> info.load_average;
+
   struct utsname names {};
   if (::uname(&names) == 0) {
     info.kernel = std::string(names.sysname) + " " + names.release + " " + names.machine;

@@ -13,6 +13,9 @@ struct MachineInfo {
   unsigned usable_cpus = 0;         // of those, the ones this process may run on (affinity, cgroups cpusets)
   std::uint64_t memory_mib = 0;     // /proc/meminfo MemTotal
   std::string kernel;               // uname: sysname release machine
+  // /proc/loadavg's 1-minute figure when read: above the CPU count, other work shared the machine
+  // and the figures are pessimistic.
+  double load_average = 0;
 };
 
 MachineInfo read_machine_info();
