@@ -22,8 +22,7 @@ struct Config {
   std::chrono::milliseconds write_deadline{30'000};
   std::chrono::milliseconds drain_timeout{10'000};
   std::chrono::milliseconds usage_flush_interval{5'000};
-  unsigned io_threads = 2;
-  unsigned reader_threads = 4;
+  unsigned worker_threads = 4;
   unsigned max_connections = 1024;
 
   std::string database_path() const { return state_dir + "/jitcache.db"; }

@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 14> k_config_key_table{{
+const std::array<ConfigKey, 13> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -122,13 +122,11 @@ const std::array<ConfigKey, 14> k_config_key_table{{
        return set_duration(c.usage_flush_interval, v, std::chrono::milliseconds(100));
      },
      [](const Config& c) { return format_duration(c.usage_flush_interval); }},
-    {"io_threads", ValueKind::count, "Threads running socket I/O (the accept loop runs on them too).",
-     [](Config& c, std::string_view v) { return set_count(c.io_threads, v, 1, 64); },
-     [](const Config& c) { return std::to_string(c.io_threads); }},
-    {"reader_threads", ValueKind::count,
-     "Threads (each with its own SQLite connection) serving LOOKUP, LIST and STATS; writes use one more.",
-     [](Config& c, std::string_view v) { return set_count(c.reader_threads, v, 1, 64); },
-     [](const Config& c) { return std::to_string(c.reader_threads); }},
+    {"worker_threads", ValueKind::count,
+     "Threads serving connections: socket I/O and the reads (LOOKUP, LIST, STATS), each with its own SQLite "
+     "read connection. The accept loop has a thread of its own; PUT and REMOVE go to the one writer thread.",
+     [](Config& c, std::string_view v) { return set_count(c.worker_threads, v, 1, 64); },
+     [](const Config& c) { return std::to_string(c.worker_threads); }},
     {"max_connections", ValueKind::count,
      "Connections served at once; one more is answered `busy` and closed.",
      [](Config& c, std::string_view v) { return set_count(c.max_connections, v, 1, 65536); },

@@ -33,12 +33,11 @@ Connection::Connection(Socket socket, Strand strand, ServerContext& context, Pee
 
 void Connection::enter(Phase phase, Clock::duration budget) {
   m_phase = phase;
-  // expires_after() cancels the watchdog's pending wait, so it re-arms at the new deadline.
-  if (budget == Clock::duration::max()) {
-    m_timer.expires_at(Clock::time_point::max());
-  } else {
-    m_timer.expires_after(budget);
-  }
+  m_deadline = budget == Clock::duration::max() ? Clock::time_point::max() : Clock::now() + budget;
+  // Rationale: moving the timer cancels the watchdog's wait and wakes it, so only a deadline earlier
+  // than the pending expiry moves it; a later one is picked up when the watchdog wakes. That is one
+  // wake-up per request instead of one per phase.
+  if (m_deadline < m_timer.expiry()) m_timer.expires_at(m_deadline);
 }
 
 void Connection::close() {
@@ -63,8 +62,9 @@ awaitable<void> Connection::watchdog() {
     boost::system::error_code ec;
     co_await m_timer.async_wait(asio::redirect_error(use_awaitable, ec));
     if (!m_socket.is_open()) break;
-    if (m_timer.expiry() <= Clock::now()) {
-      m_deadline_expired = true;
+    if (m_deadline > Clock::now()) {
+      m_timer.expires_at(m_deadline);  // woken early, or the deadline moved later: wait again
+    } else {
       Counters::add(m_phase == Phase::idle ? m_context.counters.dropped_idle : m_context.counters.dropped_deadline);
       spdlog::debug("closing connection of {}: {} deadline passed", m_peer.describe(),
                     m_phase == Phase::idle ? "idle" : m_phase == Phase::writing ? "write" : "read");
@@ -117,11 +117,10 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   const PeerCredentials peer = m_peer;
   const proto::Op op = header.op;
   auto work = [&handler, op, payload, peer] { return handler.handle(op, payload, peer); };
-  switch (lane_for(op)) {
-    case Lane::reader: co_return co_await run_on(m_context.readers.get_executor(), work);
-    case Lane::writer: co_return co_await run_on(m_context.writer.get_executor(), work);
-    case Lane::inline_io: break;
-  }
+  // Rationale: a read runs right here, on the worker thread that serves this connection: handing it
+  // to a pool and back cost two thread wake-ups per LOOKUP, more than the SQLite read itself
+  // (docs/benchmarks.md). The accept loop has its own thread, so a slow read never stalls accepting.
+  if (lane_for(op) == Lane::writer) co_return co_await run_on(m_context.writer.get_executor(), work);
   co_return work();
 }
 

@@ -59,7 +59,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ServerContext& m_context;
   PeerCredentials m_peer;
   Phase m_phase = Phase::idle;
-  bool m_deadline_expired = false;
+  Clock::time_point m_deadline = Clock::time_point::max();
   std::vector<std::uint8_t> m_payload;
 };
 

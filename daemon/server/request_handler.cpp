@@ -15,10 +15,7 @@ Lane lane_for(Op op) {
   switch (op) {
     case Op::put:
     case Op::remove: return Lane::writer;
-    case Op::lookup:
-    case Op::list:
-    case Op::stats: return Lane::reader;
-    default: return Lane::inline_io;
+    default: return Lane::worker;
   }
 }
 

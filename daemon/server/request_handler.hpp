@@ -1,6 +1,6 @@
 // Turns one request payload into one reply: decode, check, call the store, encode. It holds no
-// connection state, so the server can run it on whichever pool suits the op (the writer for PUT and
-// REMOVE, the reader pool for the rest) and never on the accept loop.
+// connection state, so the server runs it where the op belongs (lane_for): reads on the worker thread
+// that serves the connection, writes on the single writer thread; never on the accept loop.
 // Thread safety: handle() may run on many threads at once; the Store and Counters are thread-safe.
 #pragma once
 
@@ -23,8 +23,9 @@ struct Reply {
   std::shared_ptr<const std::vector<std::uint8_t>> image;
 };
 
-// Which pool an op's work belongs on.
-enum class Lane { inline_io, reader, writer };
+// Where an op's work runs: on the connection's worker thread (reads, which SQLite's WAL lets run in
+// parallel, each worker with its own read connection), or on the one writer thread (PUT, REMOVE).
+enum class Lane { worker, writer };
 Lane lane_for(proto::Op op);
 
 class RequestHandler {

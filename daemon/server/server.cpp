@@ -27,21 +27,18 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd)
     : m_config(config),
       m_store(store),
       m_handler(store, m_counters, config.max_frame_bytes),
-      m_acceptor(m_io),
-      m_signals(m_io, SIGTERM, SIGINT),
-      m_flush_timer(m_io),
-      m_drain_timer(m_io),
-      m_drain_watch(m_io),
-      m_readers(config.reader_threads),
+      m_acceptor(m_accept_io),
+      m_signals(m_accept_io, SIGTERM, SIGINT),
+      m_flush_timer(m_accept_io),
+      m_drain_timer(m_accept_io),
+      m_drain_watch(m_accept_io),
       m_writer(1),
-      m_context{config, m_handler, m_counters, m_readers, m_writer, {}} {
+      m_context{config, m_handler, m_counters, m_writer, {}} {
+  for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>());
   m_acceptor.assign(asio::local::stream_protocol(), listen_fd);
 }
 
-Server::~Server() {
-  m_readers.join();
-  m_writer.join();
-}
+Server::~Server() { m_writer.join(); }
 
 void Server::track(const std::shared_ptr<Connection>& connection) {
   std::lock_guard lock(m_connections_mutex);
@@ -68,7 +65,7 @@ awaitable<void> Server::refuse_busy(asio::local::stream_protocol::socket socket)
 
 awaitable<void> Server::accept_loop() {
   while (!m_context.draining.load()) {
-    auto strand = asio::make_strand(m_io);
+    auto strand = asio::make_strand(m_workers[m_next_worker++ % m_workers.size()]->io);
     asio::local::stream_protocol::socket socket(strand);
     boost::system::error_code ec;
     co_await m_acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
@@ -76,7 +73,7 @@ awaitable<void> Server::accept_loop() {
       if (ec == asio::error::operation_aborted || m_context.draining.load()) break;
       // EMFILE and friends: keep serving the connections we have and try again shortly.
       spdlog::warn("accept failed: {}", ec.message());
-      asio::steady_timer pause(m_io, std::chrono::milliseconds(100));
+      asio::steady_timer pause(m_accept_io, std::chrono::milliseconds(100));
       co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
       continue;
     }
@@ -168,14 +165,13 @@ int Server::run() {
     if (!ec) begin_drain(signal_number);
   });
   schedule_usage_flush();
-  asio::co_spawn(m_io, accept_loop(), asio::detached);
+  asio::co_spawn(m_accept_io, accept_loop(), asio::detached);
 
-  std::vector<std::thread> extra_threads;
-  for (unsigned i = 1; i < m_config.io_threads; ++i) extra_threads.emplace_back([this] { m_io.run(); });
-  m_io.run();
-  for (auto& t : extra_threads) t.join();
-
-  m_readers.join();
+  std::vector<std::thread> threads;
+  for (auto& worker : m_workers) threads.emplace_back([&worker] { worker->io.run(); });
+  m_accept_io.run();  // returns once draining is over: no accept, no timers, no connections left
+  for (auto& worker : m_workers) worker->guard.reset();
+  for (auto& t : threads) t.join();
   m_writer.join();
   if (auto flushed = m_store.flush_usage(); !flushed) {
     spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);

@@ -17,7 +17,6 @@ struct ServerContext {
   const config::Config& config;
   RequestHandler& handler;
   stats::Counters& counters;
-  boost::asio::thread_pool& readers;
   boost::asio::thread_pool& writer;
   std::atomic<bool> draining{false};
 };

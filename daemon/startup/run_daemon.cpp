@@ -1,5 +1,7 @@
 #include <daemon/startup/run_daemon.hpp>
 
+#include <malloc.h>
+
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -34,6 +36,16 @@ void must(proto::Result<void> result, const std::string& what) {
   if (!result) throw StartupError(what + ": " + result.error().message);
 }
 
+// Rationale: every LOOKUP hit reads its image into a fresh buffer. Above glibc's default mmap
+// threshold (128 KiB, adapting up to 32 MiB) each such buffer was a new mapping, faulted in page by
+// page and unmapped again: a quarter of the daemon's CPU for 190 KB and 1.6 MB images
+// (docs/benchmarks.md). Serving them from the heap, and not trimming it back after every free, lets
+// the memory be reused; the cost is that up to the threshold stays mapped once used.
+void keep_large_buffers_on_the_heap() {
+  ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
+
 int serve(const config::Config& config, std::optional<Detacher>& detacher) {
   must(server::make_directories(config.state_dir, 0700), "state directory");
   auto state_lock = must(server::InstanceLock::acquire(config.state_dir + "/jitcached.lock",
@@ -43,7 +55,7 @@ int serve(const config::Config& config, std::optional<Detacher>& detacher) {
 
   store::SqliteStoreOptions store_options;
   store_options.path = config.database_path();
-  store_options.reader_count = config.reader_threads;
+  store_options.reader_count = config.worker_threads;
   auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
 
   server::Server server(config, *store, listening.fd);
@@ -72,6 +84,7 @@ int run_daemon(int argc, char** argv) {
 
   // The socket writes use MSG_NOSIGNAL; ignoring SIGPIPE also covers anything else that writes.
   std::signal(SIGPIPE, SIG_IGN);
+  keep_large_buffers_on_the_heap();
 
   std::optional<Detacher> detacher;
   if (config.foreground) {

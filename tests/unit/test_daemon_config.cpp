@@ -50,15 +50,15 @@ TEST_CASE("config table: every key's default survives a round trip through its o
 
 TEST_CASE("config file: values are applied and unknown keys are refused with file and line") {
   Config config;
-  apply_config_file_text(config, "idle_timeout = \"2s\"\nmax_frame_bytes = \"16MiB\"\nio_threads = 3\n", "a.toml");
+  apply_config_file_text(config, "idle_timeout = \"2s\"\nmax_frame_bytes = \"16MiB\"\nworker_threads = 3\n", "a.toml");
   CHECK(config.idle_timeout == std::chrono::seconds(2));
   CHECK(config.max_frame_bytes == 16u << 20);
-  CHECK(config.io_threads == 3);
+  CHECK(config.worker_threads == 3);
 
   CHECK_THROWS_WITH(apply_config_file_text(config, "\n\nbogus = 1\n", "b.toml"),
                     Catch::Contains("b.toml:3") && Catch::Contains("unknown key \"bogus\""));
-  CHECK_THROWS_WITH(apply_config_file_text(config, "io_threads = 0\n", "c.toml"),
-                    Catch::Contains("c.toml:1") && Catch::Contains("io_threads"));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "worker_threads = 0\n", "c.toml"),
+                    Catch::Contains("c.toml:1") && Catch::Contains("worker_threads"));
   CHECK_THROWS_WITH(apply_config_file_text(config, "idle_timeout = [1, 2]\n", "d.toml"),
                     Catch::Contains("d.toml:1") && Catch::Contains("single value"));
   CHECK_THROWS_WITH(apply_config_file_text(config, "config = \"/x\"\n", "e.toml"), Catch::Contains("unknown key"));
