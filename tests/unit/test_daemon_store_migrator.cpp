@@ -12,6 +12,7 @@
 
 #include <jitcache/schema/migrations.hpp>
 
+#include "temp_dir.hpp"
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -24,24 +25,14 @@ using daemon::store::MigrationPlan;
 using daemon::store::SqliteDb;
 using proto::ErrorCode;
 
-class TempDir {
+// A fresh temp dir (tests/support) holding the database file; removed with everything in it.
+class StoreDir {
  public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "jitcache-migrator-test-XXXXXX").string();
-    const char* made = mkdtemp(pattern.data());
-    REQUIRE(made != nullptr);
-    m_path = made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(m_path, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::filesystem::path db() const { return m_path / "store.db"; }
+  std::filesystem::path path() const { return m_dir.path(); }
+  std::filesystem::path db() const { return m_dir.file("store.db"); }
 
  private:
-  std::filesystem::path m_path;
+  testing::TempDir m_dir{"jitcache-migrator-test"};
 };
 
 SqliteDb open_db(const std::filesystem::path& path) {
@@ -100,7 +91,7 @@ TEST_CASE("migrator: the embedded migrations are numbered from 1 without gaps up
 }
 
 TEST_CASE("migrator: a new database gets every migration and its version rows") {
-  TempDir dir;
+  StoreDir dir;
   auto db = open_db(dir.db());
   auto outcome = daemon::store::migrate(db);
   INFO((outcome ? std::string() : outcome.error().message));
@@ -116,7 +107,7 @@ TEST_CASE("migrator: a new database gets every migration and its version rows") 
 }
 
 TEST_CASE("migrator: migrating an up-to-date database again changes nothing") {
-  TempDir dir;
+  StoreDir dir;
   {
     auto db = open_db(dir.db());
     REQUIRE(daemon::store::migrate(db).ok());
@@ -133,7 +124,7 @@ TEST_CASE("migrator: migrating an up-to-date database again changes nothing") {
 }
 
 TEST_CASE("migrator: a database from a newer, incompatible jitcached is refused and left untouched") {
-  TempDir dir;
+  StoreDir dir;
   {
     auto db = open_db(dir.db());
     REQUIRE(daemon::store::migrate(db).ok());
@@ -157,7 +148,7 @@ TEST_CASE("migrator: a database from a newer, incompatible jitcached is refused 
 }
 
 TEST_CASE("migrator: a newer database that is still compatible is used as it is") {
-  TempDir dir;
+  StoreDir dir;
   {
     auto db = open_db(dir.db());
     REQUIRE(daemon::store::migrate(db).ok());
@@ -173,7 +164,7 @@ TEST_CASE("migrator: a newer database that is still compatible is used as it is"
 }
 
 TEST_CASE("migrator: pending migrations are applied in one transaction, all or nothing") {
-  TempDir dir;
+  StoreDir dir;
   const auto initial = schema::migrations().front();
   const std::array<schema::Migration, 2> good{{
       initial,
@@ -215,7 +206,7 @@ TEST_CASE("migrator: pending migrations are applied in one transaction, all or n
 }
 
 TEST_CASE("migrator: a file that is not an SQLite database is reported corrupt") {
-  TempDir dir;
+  StoreDir dir;
   {
     std::ofstream garbage(dir.db(), std::ios::binary);
     for (int i = 0; i < 256; ++i) garbage << "definitely not a database page ";
@@ -228,7 +219,7 @@ TEST_CASE("migrator: a file that is not an SQLite database is reported corrupt")
 }
 
 TEST_CASE("migrator: another program's SQLite database is reported corrupt, not adopted") {
-  TempDir dir;
+  StoreDir dir;
   exec(dir.db(), "CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)");
   auto db = open_db(dir.db());
   auto outcome = daemon::store::migrate(db);
@@ -239,7 +230,7 @@ TEST_CASE("migrator: another program's SQLite database is reported corrupt, not 
 }
 
 TEST_CASE("migrator: a meta table with an unreadable version is reported corrupt") {
-  TempDir dir;
+  StoreDir dir;
   {
     auto db = open_db(dir.db());
     REQUIRE(daemon::store::migrate(db).ok());

@@ -17,6 +17,7 @@
 #include <jitcache/proto/digest.hpp>
 #include <jitcache/proto/key.hpp>
 
+#include "temp_dir.hpp"
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -32,25 +33,14 @@ using daemon::store::SqliteStoreOptions;
 using daemon::store::Visibility;
 using proto::ErrorCode;
 
-class TempDir {
+// A fresh temp dir (tests/support) holding the database file; removed with everything in it.
+class StoreDir {
  public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "jitcache-store-test-XXXXXX").string();
-    const char* made = mkdtemp(pattern.data());
-    REQUIRE(made != nullptr);
-    m_path = made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(m_path, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return m_path; }
-  std::filesystem::path db() const { return m_path / "store.db"; }
+  std::filesystem::path path() const { return m_dir.path(); }
+  std::filesystem::path db() const { return m_dir.file("store.db"); }
 
  private:
-  std::filesystem::path m_path;
+  testing::TempDir m_dir{"jitcache-store-test"};
 };
 
 // A second, independent connection, the way an operator's sqlite3 shell (or a disk fault) would
@@ -92,7 +82,7 @@ struct FakeClock {
   }
 };
 
-std::unique_ptr<SqliteStore> open_store(const TempDir& dir, const FakeClock& clock = {}, unsigned readers = 4) {
+std::unique_ptr<SqliteStore> open_store(const StoreDir& dir, const FakeClock& clock = {}, unsigned readers = 4) {
   SqliteStoreOptions options;
   options.path = dir.db();
   options.reader_count = readers;
@@ -169,7 +159,7 @@ std::vector<proto::EntryInfo> list_all(SqliteStore& store, ListQuery query, cons
 }  // namespace
 
 TEST_CASE("sqlite store: an image put is looked up with identical bytes and metadata") {
-  TempDir dir;
+  StoreDir dir;
   FakeClock clock;
   auto store = open_store(dir, clock);
   const auto key = make_key(1);
@@ -202,7 +192,7 @@ TEST_CASE("sqlite store: an image put is looked up with identical bytes and meta
 }
 
 TEST_CASE("sqlite store: an empty image is stored and served as empty") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   const std::vector<std::uint8_t> empty;
   const auto key_id = put_ok(*store, make_put(make_key(1), empty));
@@ -213,7 +203,7 @@ TEST_CASE("sqlite store: an empty image is stored and served as empty") {
 }
 
 TEST_CASE("sqlite store: entries survive closing and reopening the database file") {
-  TempDir dir;
+  StoreDir dir;
   const auto image = make_image(7, 4096);
   proto::Digest256 key_id;
   {
@@ -229,7 +219,7 @@ TEST_CASE("sqlite store: entries survive closing and reopening the database file
 }
 
 TEST_CASE("sqlite store: putting the same key again replaces the image and says so") {
-  TempDir dir;
+  StoreDir dir;
   FakeClock clock;
   auto store = open_store(dir, clock);
   const auto key = make_key(3);
@@ -262,7 +252,7 @@ TEST_CASE("sqlite store: putting the same key again replaces the image and says 
 }
 
 TEST_CASE("sqlite store: a lookup serves the shared entry before the caller's own") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   const auto key = make_key(4);
   const auto own_image = make_image(40, 500);
@@ -281,7 +271,7 @@ TEST_CASE("sqlite store: a lookup serves the shared entry before the caller's ow
 }
 
 TEST_CASE("sqlite store: one uid cannot see another uid's entries") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   const auto key_id = put_ok(*store, make_put(make_key(5), make_image(5, 300), 1000));
   const std::string hex = proto::to_hex(key_id);
@@ -301,7 +291,7 @@ TEST_CASE("sqlite store: one uid cannot see another uid's entries") {
 }
 
 TEST_CASE("sqlite store: a key id prefix of any length from 8 to 64 digits finds the entry") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   const auto image = make_image(6, 777);
   const auto key_id = put_ok(*store, make_put(make_key(6), image));
@@ -336,7 +326,7 @@ TEST_CASE("sqlite store: a key id prefix of any length from 8 to 64 digits finds
 }
 
 TEST_CASE("sqlite store: a prefix matching two key ids is ambiguous, one key id in two namespaces is not") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
 
   // Find two keys whose ids share their first 8 hex digits (a birthday search over 32 bits).
@@ -392,7 +382,7 @@ TEST_CASE("sqlite store: a prefix matching two key ids is ambiguous, one key id 
 }
 
 TEST_CASE("sqlite store: list filters by arch, driver, namespace and key id prefix") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   const auto image = make_image(1, 64);
   put_ok(*store, make_put(make_key(1, "sm_90"), image, 0));
@@ -442,7 +432,7 @@ TEST_CASE("sqlite store: list filters by arch, driver, namespace and key id pref
 }
 
 TEST_CASE("sqlite store: list pages through every entry in key id order with the cursor") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   std::set<std::pair<proto::Digest256, std::uint32_t>> expected;
   for (int i = 0; i < 40; ++i) {
@@ -492,7 +482,7 @@ TEST_CASE("sqlite store: list pages through every entry in key id order with the
 }
 
 TEST_CASE("sqlite store: a list cursor or limit the store did not hand out is invalid") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   put_ok(*store, make_put(make_key(1), make_image(1, 8)));
   auto rejects = [&](ListQuery query) {
@@ -520,7 +510,7 @@ TEST_CASE("sqlite store: a list cursor or limit the store did not hand out is in
 }
 
 TEST_CASE("sqlite store: an untrusted caller removes only its own entries, a trusted one any") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   const auto image = make_image(1, 128);
   const auto shared = put_ok(*store, make_put(make_key(1), image, 0));
@@ -551,7 +541,7 @@ TEST_CASE("sqlite store: an untrusted caller removes only its own entries, a tru
 }
 
 TEST_CASE("sqlite store: totals stay exact through put, replace and remove") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   auto totals = [&] {
     auto t = store->totals();
@@ -584,7 +574,7 @@ TEST_CASE("sqlite store: totals stay exact through put, replace and remove") {
 }
 
 TEST_CASE("sqlite store: lookups count hits in memory and flush_usage writes them") {
-  TempDir dir;
+  StoreDir dir;
   FakeClock clock;
   auto store = open_store(dir, clock);
   const std::int64_t created = clock.now->load();
@@ -625,7 +615,7 @@ TEST_CASE("sqlite store: lookups count hits in memory and flush_usage writes the
 }
 
 TEST_CASE("sqlite store: hits recorded before closing are written by the destructor") {
-  TempDir dir;
+  StoreDir dir;
   proto::Digest256 key_id;
   {
     auto store = open_store(dir);
@@ -637,7 +627,7 @@ TEST_CASE("sqlite store: hits recorded before closing are written by the destruc
 }
 
 TEST_CASE("sqlite store: a corrupt blob is a miss and is deleted") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   const auto image = make_image(9, 10'000);
   const auto key_id = put_ok(*store, make_put(make_key(9), image));
@@ -682,7 +672,7 @@ TEST_CASE("sqlite store: a corrupt blob is a miss and is deleted") {
 }
 
 TEST_CASE("sqlite store: a new database runs in WAL mode with 16 KiB pages") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir);
   ExternalDb external(dir.db());
   CHECK(external.text("PRAGMA journal_mode") == "wal");
@@ -691,7 +681,7 @@ TEST_CASE("sqlite store: a new database runs in WAL mode with 16 KiB pages") {
 }
 
 TEST_CASE("sqlite store: opening fails clearly on a file that is not a database") {
-  TempDir dir;
+  StoreDir dir;
   {
     std::ofstream garbage(dir.db(), std::ios::binary);
     for (int i = 0; i < 1000; ++i) garbage << "this is not an SQLite database, just text. ";
@@ -710,7 +700,7 @@ TEST_CASE("sqlite store: opening fails clearly on a file that is not a database"
 }
 
 TEST_CASE("sqlite db: a full database is reported as no_space with what was being done") {
-  TempDir dir;
+  StoreDir dir;
   auto db = daemon::store::SqliteDb::open(dir.db(), daemon::store::OpenMode::read_write_create);
   REQUIRE(db.ok());
   REQUIRE(daemon::store::apply_pragmas(*db, daemon::store::ConnectionRole::writer, {}).ok());
@@ -742,7 +732,7 @@ TEST_CASE("sqlite db: SQLite result codes map to the store's error codes") {
 }
 
 TEST_CASE("sqlite store: concurrent readers and writers see no errors and no mismatched bytes") {
-  TempDir dir;
+  StoreDir dir;
   auto store = open_store(dir, FakeClock{}, 3);  // fewer readers than reading threads: the pool must wait
   constexpr int k_keys = 24;
   constexpr int k_writers = 2;
