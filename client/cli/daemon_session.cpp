@@ -40,18 +40,7 @@ proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& op
   return client;
 }
 
-bool is_daemon_reply_error(const proto::Error& error) {
-  const std::string_view message = error.message;
-  // Status numbers past the known ones print as "unknown"; status 8 stands for all of them.
-  for (std::uint16_t value = 1; value <= proto::k_status_count; ++value) {
-    const std::string_view name = proto::status_name(static_cast<proto::Status>(value));
-    if (message.size() > name.size() + 1 && message.substr(0, name.size()) == name &&
-        message.substr(name.size(), 2) == ": ") {
-      return true;
-    }
-  }
-  return false;
-}
+bool is_daemon_reply_error(const proto::Error& error) { return error.reply_status != 0; }
 
 ExitCode fail_daemon(const proto::Error& error) {
   using proto::ErrorCode;

@@ -26,9 +26,8 @@ proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& op
 // cannot use (bad checksum, undecodable) is 4.
 ExitCode fail_daemon(const proto::Error& error);
 
-// Whether an error came from a daemon reply rather than from the transport. DaemonClient prefixes
-// the daemon's message with the status name (daemon_client.hpp); that is the only place the status
-// survives, and it separates a daemon answering "unavailable" (4) from a closed connection (3),
+// Whether an error came from a daemon reply rather than from the transport (Error::reply_status).
+// It separates a daemon answering "unavailable" or "busy" (exit 4) from a closed connection (exit 3),
 // which DaemonClient both maps to ErrorCode::unavailable.
 bool is_daemon_reply_error(const proto::Error& error);
 

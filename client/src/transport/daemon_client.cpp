@@ -36,7 +36,9 @@ Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes
   auto message = proto::decode_error_message(Bytes(reply->payload));
   std::string text = std::string(proto::status_name(reply->header.status)) + ": " +
                      (message ? *message : std::string("(unreadable error message)"));
-  return make_error(error_code_for(reply->header.status), std::move(text));
+  proto::Error error = make_error(error_code_for(reply->header.status), std::move(text));
+  error.reply_status = static_cast<std::uint16_t>(reply->header.status);
+  return error;
 }
 
 Result<proto::HelloReply> DaemonClient::hello(const std::string& client_name) {

@@ -3,7 +3,8 @@
 // A non-ok reply becomes an Error whose code follows the status (not_found → ErrorCode::not_found,
 // bad_request → invalid_argument, too_large → too_large, forbidden → unsupported, busy and
 // unavailable → unavailable, internal → internal) and whose message is the daemon's own, prefixed
-// by the status name. A LOOKUP miss is not an error: lookup() returns std::nullopt.
+// by the status name; Error::reply_status carries the status itself. A LOOKUP miss is not an error:
+// lookup() returns std::nullopt.
 // Thread safety: one object per thread (it owns one connection).
 #pragma once
 

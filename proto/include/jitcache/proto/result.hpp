@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
@@ -30,6 +31,9 @@ enum class ErrorCode {
 struct Error {
   ErrorCode code = ErrorCode::internal;
   std::string message;
+  // Non-zero when the daemon answered with this status (proto::Status): the peer is alive and
+  // refused or failed, as opposed to being unreachable or unreadable.
+  std::uint16_t reply_status = 0;
 };
 
 inline Error make_error(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
