@@ -49,6 +49,8 @@ ExitCode run_get(const GetOptions& options, const GlobalOptions& global) {
 
   auto client = connect_to_daemon(global);
   if (!client) return fail(ExitCode::unreachable, client.error().message);
+  // HELLO sizes the reply limit to the daemon's max_frame_bytes, which may exceed the default.
+  if (auto hello = client->hello("jitcache get"); !hello) return fail_daemon(hello.error());
   auto fetched = by_fields ? client->lookup(key) : client->lookup_by_id(prefix);
   if (!fetched) return fail_daemon(fetched.error());
   if (!fetched->has_value()) {

@@ -409,3 +409,22 @@ TEST_CASE("cli: unreadable inputs and unwritable outputs exit 5 and leave no par
   CHECK(testing::read_file(existing) == as_string(image_bytes(1000)));
   CHECK(only_file_in(out_dir.path(), "existing.cubin"));
 }
+
+TEST_CASE("cli: get fetches an image larger than the client's default limit when the daemon allows it") {
+  TempDir dir;
+  DaemonProcess daemon(dir, {{"--max-frame-bytes", "128MiB"}, {}, "warn"});
+  daemon.start();
+  const auto image = testing::sample_image(7, 80u << 20);  // above the default 64 MiB frame
+  auto client = daemon.client();
+  auto put = client.put(testing::sample_put(7, image));
+  REQUIRE(put);
+
+  const std::string output = dir.file("big.cubin");
+  const CliRun get = run_cli({"get", proto::to_hex(put->key_id), "-o", output}, daemon.socket_path());
+  INFO(get.err);
+  REQUIRE(get.status == 0);
+  const std::string written = testing::read_file(output);
+  CHECK(written.size() == image.size());
+  CHECK(std::equal(written.begin(), written.end(), image.begin(),
+                   [](char a, std::uint8_t b) { return static_cast<std::uint8_t>(a) == b; }));
+}

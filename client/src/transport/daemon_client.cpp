@@ -1,5 +1,6 @@
 #include <client/src/transport/daemon_client.hpp>
 
+#include <algorithm>
 #include <string>
 
 namespace jitcache::client::transport {
@@ -46,7 +47,14 @@ Result<proto::HelloReply> DaemonClient::hello(const std::string& client_name) {
   request.client_name = client_name;
   auto reply = ok_reply(Op::hello, proto::encode(request));
   if (!reply) return reply.error();
-  return proto::decode_hello_reply(Bytes(reply->payload));
+  auto hello = proto::decode_hello_reply(Bytes(reply->payload));
+  if (!hello) return hello.error();
+  // Rationale: the daemon never accepts a frame above 1 GiB (its configuration's ceiling), so a
+  // larger claim is not believed; 64 KiB covers a LOOKUP reply's metadata beyond the image.
+  constexpr std::uint64_t k_metadata_room = 64 << 10;
+  constexpr std::uint64_t k_largest_believed = 1ull << 30;
+  m_connection.set_max_reply_bytes(std::min(hello->max_frame_bytes, k_largest_believed) + k_metadata_room);
+  return hello;
 }
 
 Result<void> DaemonClient::ping() {

@@ -26,6 +26,8 @@ class DaemonClient {
  public:
   static Result<DaemonClient> connect(const ConnectOptions& options);
 
+  // Also sizes the connection's reply limit to what this daemon may send (its max_frame_bytes plus
+  // room for the entry metadata), so images larger than the client's default can be fetched.
   Result<proto::HelloReply> hello(const std::string& client_name);
   Result<void> ping();
   Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key);

@@ -53,6 +53,8 @@ class UnixConnection {
   bool wait_for_close();
 
   int fd() const { return m_fd; }
+  // Raises (or lowers) the largest reply payload this connection accepts.
+  void set_max_reply_bytes(std::uint64_t bytes) { m_options.max_reply_bytes = bytes; }
 
  private:
   UnixConnection(int fd, const ConnectOptions& options) : m_fd(fd), m_options(options) {}
