@@ -12,7 +12,7 @@
 
 #include <jitcache/schema/migrations.hpp>
 
-#include "temp_dir.hpp"
+#include "store_dir.hpp"
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -25,15 +25,7 @@ using daemon::store::MigrationPlan;
 using daemon::store::SqliteDb;
 using proto::ErrorCode;
 
-// A fresh temp dir (tests/support) holding the database file; removed with everything in it.
-class StoreDir {
- public:
-  std::filesystem::path path() const { return m_dir.path(); }
-  std::filesystem::path db() const { return m_dir.file("store.db"); }
-
- private:
-  testing::TempDir m_dir{"jitcache-migrator-test"};
-};
+using testing::StoreDir;
 
 SqliteDb open_db(const std::filesystem::path& path) {
   auto db = SqliteDb::open(path, daemon::store::OpenMode::read_write_create);
@@ -91,7 +83,7 @@ TEST_CASE("migrator: the embedded migrations are numbered from 1 without gaps up
 }
 
 TEST_CASE("migrator: a new database gets every migration and its version rows") {
-  StoreDir dir;
+  StoreDir dir{"jitcache-migrator-test"};
   auto db = open_db(dir.db());
   auto outcome = daemon::store::migrate(db);
   INFO((outcome ? std::string() : outcome.error().message));
@@ -107,7 +99,7 @@ TEST_CASE("migrator: a new database gets every migration and its version rows") 
 }
 
 TEST_CASE("migrator: migrating an up-to-date database again changes nothing") {
-  StoreDir dir;
+  StoreDir dir{"jitcache-migrator-test"};
   {
     auto db = open_db(dir.db());
     REQUIRE(daemon::store::migrate(db).ok());
@@ -124,7 +116,7 @@ TEST_CASE("migrator: migrating an up-to-date database again changes nothing") {
 }
 
 TEST_CASE("migrator: a database from a newer, incompatible jitcached is refused and left untouched") {
-  StoreDir dir;
+  StoreDir dir{"jitcache-migrator-test"};
   {
     auto db = open_db(dir.db());
     REQUIRE(daemon::store::migrate(db).ok());
@@ -148,7 +140,7 @@ TEST_CASE("migrator: a database from a newer, incompatible jitcached is refused 
 }
 
 TEST_CASE("migrator: a newer database that is still compatible is used as it is") {
-  StoreDir dir;
+  StoreDir dir{"jitcache-migrator-test"};
   {
     auto db = open_db(dir.db());
     REQUIRE(daemon::store::migrate(db).ok());
@@ -164,7 +156,7 @@ TEST_CASE("migrator: a newer database that is still compatible is used as it is"
 }
 
 TEST_CASE("migrator: pending migrations are applied in one transaction, all or nothing") {
-  StoreDir dir;
+  StoreDir dir{"jitcache-migrator-test"};
   const auto initial = schema::migrations().front();
   const std::array<schema::Migration, 2> good{{
       initial,
@@ -206,7 +198,7 @@ TEST_CASE("migrator: pending migrations are applied in one transaction, all or n
 }
 
 TEST_CASE("migrator: a file that is not an SQLite database is reported corrupt") {
-  StoreDir dir;
+  StoreDir dir{"jitcache-migrator-test"};
   {
     std::ofstream garbage(dir.db(), std::ios::binary);
     for (int i = 0; i < 256; ++i) garbage << "definitely not a database page ";
@@ -219,7 +211,7 @@ TEST_CASE("migrator: a file that is not an SQLite database is reported corrupt")
 }
 
 TEST_CASE("migrator: another program's SQLite database is reported corrupt, not adopted") {
-  StoreDir dir;
+  StoreDir dir{"jitcache-migrator-test"};
   exec(dir.db(), "CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)");
   auto db = open_db(dir.db());
   auto outcome = daemon::store::migrate(db);
@@ -230,7 +222,7 @@ TEST_CASE("migrator: another program's SQLite database is reported corrupt, not 
 }
 
 TEST_CASE("migrator: a meta table with an unreadable version is reported corrupt") {
-  StoreDir dir;
+  StoreDir dir{"jitcache-migrator-test"};
   {
     auto db = open_db(dir.db());
     REQUIRE(daemon::store::migrate(db).ok());

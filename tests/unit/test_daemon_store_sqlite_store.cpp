@@ -17,7 +17,7 @@
 #include <jitcache/proto/digest.hpp>
 #include <jitcache/proto/key.hpp>
 
-#include "temp_dir.hpp"
+#include "store_dir.hpp"
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -33,15 +33,7 @@ using daemon::store::SqliteStoreOptions;
 using daemon::store::Visibility;
 using proto::ErrorCode;
 
-// A fresh temp dir (tests/support) holding the database file; removed with everything in it.
-class StoreDir {
- public:
-  std::filesystem::path path() const { return m_dir.path(); }
-  std::filesystem::path db() const { return m_dir.file("store.db"); }
-
- private:
-  testing::TempDir m_dir{"jitcache-store-test"};
-};
+using testing::StoreDir;
 
 // A second, independent connection, the way an operator's sqlite3 shell (or a disk fault) would
 // touch the file behind the daemon's back.
