@@ -63,13 +63,15 @@ void print_table(const std::vector<proto::EntryInfo>& entries) {
                    {"SIZE", Align::right},
                    {"HITS", Align::right},
                    {"LAST USED", Align::left},
+                   {"STATE", Align::left},
                    {"PRODUCER", Align::left}});
   const std::int64_t now = now_unix_ms();
   for (const auto& entry : entries) {
     table.add_row({proto::to_hex(entry.key_id).substr(0, k_short_key_id_length), entry.key.arch,
                    std::to_string(entry.key.driver_api) + "/" + entry.key.driver_build,
                    namespace_name(entry.namespace_id), human_bytes(entry.raw_size), std::to_string(entry.hits),
-                   human_age(entry.last_used_at_ms, now), entry.producer});
+                   human_age(entry.last_used_at_ms, now), entry.quarantined_at_ms != 0 ? "quarantined" : "live",
+                   entry.producer});
   }
   table.print(std::cout);
 }

@@ -36,6 +36,8 @@ Json entry_to_json(const proto::EntryInfo& entry) {
   json["last_used_at_ms"] = entry.last_used_at_ms;
   json["hits"] = entry.hits;
   json["compile_time_us"] = entry.compile_time_us;
+  json["quarantined"] = entry.quarantined_at_ms != 0;
+  json["quarantined_at_ms"] = entry.quarantined_at_ms;
   return json;
 }
 

@@ -15,7 +15,7 @@ namespace jitcache::client::cli {
 using Json = nlohmann::ordered_json;
 
 // Every field of an entry: key_id, content_digest, key fields, namespace, producer, codec,
-// sizes, checksum, times and counters.
+// sizes, checksum, times and counters, and whether (since when) it is quarantined.
 Json entry_to_json(const proto::EntryInfo& entry);
 
 // The daemon's flat counters, except that every "errors.<status>" value goes into the nested

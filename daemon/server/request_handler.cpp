@@ -14,7 +14,8 @@ using stats::Counters;
 Lane lane_for(Op op) {
   switch (op) {
     case Op::put:
-    case Op::remove: return Lane::writer;
+    case Op::remove:
+    case Op::report_failure: return Lane::writer;
     default: return Lane::worker;
   }
 }
@@ -77,6 +78,7 @@ Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials&
     case Op::stats: reply = stats(payload); break;
     case Op::list: reply = list(payload, peer); break;
     case Op::remove: reply = remove(payload, peer); break;
+    case Op::report_failure: reply = report_failure(payload, peer); break;
     default: {
       const auto number = static_cast<std::uint16_t>(op);
       reply = proto::is_known_op(number)
@@ -101,7 +103,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   }
   proto::HelloReply reply;
   reply.version = proto::k_protocol_version;
-  reply.capabilities = proto::k_capability_store;
+  reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure;
   reply.daemon_version = "jitcached " JITCACHE_VERSION;
   reply.max_frame_bytes = m_max_frame_bytes;
   return ok_payload(reply);
@@ -166,6 +168,7 @@ Reply RequestHandler::stats(proto::Bytes payload) {
   reply.values = {{"entries", totals->entries},
                   {"bytes_raw", totals->bytes_raw},
                   {"bytes_stored", totals->bytes_stored},
+                  {"entries_quarantined", totals->entries_quarantined},
                   {"corrupt_entries", totals->corrupt_entries}};
   for (auto& value : m_counters.snapshot()) reply.values.push_back(std::move(value));
   return ok_payload(reply);
@@ -200,6 +203,43 @@ Reply RequestHandler::remove(proto::Bytes payload, const PeerCredentials& peer) 
   spdlog::info("REMOVE prefix={} removed={} peer {}", request->key_id_prefix, *removed, peer.describe());
   proto::RemoveReply reply;
   reply.removed = *removed;
+  return ok_payload(reply);
+}
+
+Reply RequestHandler::report_failure(proto::Bytes payload, const PeerCredentials& peer) {
+  auto request = proto::decode_report_failure_request(payload);
+  if (!request) return failure(request.error(), "REPORT_FAILURE");
+  if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "REPORT_FAILURE");
+
+  // Rationale: any caller that can see an entry may quarantine it, a shared one included, although
+  // an untrusted uid's word then costs every client a rebuild of that key. A false report never
+  // makes anyone load a wrong image, and until the daemon compiles itself (COMPILE) it has no way
+  // to check the claim. Issue 6 re-verifies a shared entry before quarantining it on an untrusted
+  // uid's report, and rate-limits reports per uid.
+  const proto::Digest256 key_id = proto::key_id(request->key);
+  store::FailureReport report;
+  report.cu_result = request->cu_result;
+  report.stage = request->stage;
+  report.detail = std::move(request->detail);
+  report.reporter_uid = static_cast<std::uint32_t>(peer.uid);
+  auto outcome = m_store.report_failure(key_id, visibility_for(peer), report);
+  if (!outcome) return failure(outcome.error(), "REPORT_FAILURE");
+
+  Counters::add(m_counters.failure_reports);
+  // The detail is not logged: it is the client's free text and stays in the store.
+  const std::string verdict = !outcome->has_value()        ? "no such entry"
+                              : (*outcome)->newly_quarantined ? "quarantined"
+                                                              : "already quarantined";
+  spdlog::warn("REPORT_FAILURE key_id={} uid={} pid={} cu_result={} stage={}: {}{}", proto::to_hex(key_id),
+               peer.uid, peer.pid, request->cu_result, proto::failure_stage_name(request->stage), verdict,
+               outcome->has_value() ? " (namespace " + std::to_string((*outcome)->namespace_id) + ")" : "");
+  if (!outcome->has_value()) return error_reply(Status::not_found, "no entry for this key");
+
+  if ((*outcome)->newly_quarantined) Counters::add(m_counters.quarantines);
+  proto::ReportFailureReply reply;
+  reply.outcome = (*outcome)->newly_quarantined ? proto::ReportFailureOutcome::quarantined
+                                                : proto::ReportFailureOutcome::already_quarantined;
+  reply.namespace_id = (*outcome)->namespace_id;
   return ok_payload(reply);
 }
 

@@ -24,7 +24,8 @@ struct Reply {
 };
 
 // Where an op's work runs: on the connection's worker thread (reads, which SQLite's WAL lets run in
-// parallel, each worker with its own read connection), or on the one writer thread (PUT, REMOVE).
+// parallel, each worker with its own read connection), or on the one writer thread (PUT, REMOVE,
+// REPORT_FAILURE).
 enum class Lane { worker, writer };
 Lane lane_for(proto::Op op);
 
@@ -45,6 +46,7 @@ class RequestHandler {
   Reply stats(proto::Bytes payload);
   Reply list(proto::Bytes payload, const PeerCredentials& peer);
   Reply remove(proto::Bytes payload, const PeerCredentials& peer);
+  Reply report_failure(proto::Bytes payload, const PeerCredentials& peer);
 
   store::Store& m_store;
   stats::Counters& m_counters;

@@ -16,6 +16,8 @@ std::vector<std::pair<std::string, std::uint64_t>> Counters::snapshot() const {
       {"puts", value(puts)},
       {"put_bytes", value(put_bytes)},
       {"removes", value(removes)},
+      {"failure_reports", value(failure_reports)},
+      {"quarantines", value(quarantines)},
       {"bytes_served", value(bytes_served)},
       {"connections", value(connections)},
       {"connections_total", value(connections_total)},

@@ -24,6 +24,8 @@ class Counters {
   Counter puts{0};
   Counter put_bytes{0};
   Counter removes{0};
+  Counter failure_reports{0};  // REPORT_FAILURE requests with a valid payload and key
+  Counter quarantines{0};      // of those, the ones that quarantined a live entry
   Counter bytes_served{0};
   Counter connections{0};          // open now
   Counter connections_total{0};    // accepted since start

@@ -37,6 +37,7 @@ std::optional<EntryRow> read_entry_row(const Statement& stmt) {
   info.last_used_at_ms = stmt.column_int64(15);
   info.hits = static_cast<std::uint64_t>(stmt.column_int64(16));
   info.compile_time_us = static_cast<std::uint64_t>(stmt.column_int64(17));
+  info.quarantined_at_ms = stmt.column_is_null(18) ? 0 : stmt.column_int64(18);  // NULL: live
   return row;
 }
 

@@ -16,7 +16,8 @@ namespace jitcache::daemon::store {
 // The row's id, then every EntryInfo field, in read_entry_row's order. Never touches blobs.
 inline constexpr char k_entry_columns[] =
     "id, key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options, producer, "
-    "codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms, hits, compile_time_us";
+    "codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms, hits, compile_time_us, "
+    "quarantined_at_ms";
 
 struct EntryRow {
   std::int64_t id = 0;

@@ -11,6 +11,7 @@
 #include <daemon/store/list_cursor.hpp>
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
+#include <daemon/store/quarantine.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -19,9 +20,10 @@ using proto::make_error;
 
 namespace {
 
+// A quarantined entry is never served: with the shared one quarantined, the caller's own live entry is.
 const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns +
                                  " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2)"
-                                 " ORDER BY namespace ASC LIMIT 1";
+                                 " AND quarantined_at_ms IS NULL ORDER BY namespace ASC LIMIT 1";
 
 // Distinct key ids under a prefix range within what a caller sees; LIMIT 2 is enough to tell
 // "one" from "ambiguous".
@@ -53,7 +55,8 @@ const std::string k_list_namespace_sql = std::string("SELECT ") + k_entry_column
                                          k_list_filters + " ORDER BY key_id LIMIT ?9";
 
 constexpr char k_find_entry_sql[] = "SELECT id FROM entries WHERE key_id = ?1 AND namespace = ?2";
-// The same 16 parameters for both, so one function binds them.
+// The same 16 parameters for both, so one function binds them. A replacement is a new image, so it
+// is live again; load_failures stays, as the history of the key in this namespace.
 constexpr char k_insert_entry_sql[] =
     "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options,"
     " producer, codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms, hits, compile_time_us)"
@@ -61,7 +64,9 @@ constexpr char k_insert_entry_sql[] =
 constexpr char k_replace_entry_sql[] =
     "UPDATE entries SET key_schema = ?3, content_digest = ?4, arch = ?5, driver_api = ?6, driver_build = ?7,"
     " options = ?8, producer = ?9, codec = ?10, raw_size = ?11, stored_size = ?12, checksum = ?13,"
-    " created_at_ms = ?14, last_used_at_ms = ?15, hits = 0, compile_time_us = ?16"
+    " created_at_ms = ?14, last_used_at_ms = ?15, hits = 0, compile_time_us = ?16,"
+    " quarantined_at_ms = NULL, quarantine_result = NULL, quarantine_stage = NULL,"
+    " quarantine_reporter_uid = NULL, quarantine_detail = NULL"
     " WHERE key_id = ?1 AND namespace = ?2";
 constexpr char k_store_blob_sql[] =
     "INSERT INTO blobs (entry_id, data) VALUES (?1, ?2) ON CONFLICT (entry_id) DO UPDATE SET data = excluded.data";
@@ -70,7 +75,10 @@ constexpr char k_store_blob_sql[] =
 constexpr char k_delete_corrupt_sql[] =
     "DELETE FROM entries WHERE id = ?1 AND key_id = ?2 AND namespace = ?3 AND checksum = ?4";
 
-constexpr char k_totals_sql[] = "SELECT entries, bytes_raw, bytes_stored FROM totals WHERE id = 0";
+// The quarantined count walks the partial index entries_quarantined, which holds only those rows.
+constexpr char k_totals_sql[] =
+    "SELECT entries, bytes_raw, bytes_stored,"
+    " (SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NOT NULL) FROM totals WHERE id = 0";
 
 constexpr char k_flush_usage_sql[] =
     "UPDATE entries SET hits = hits + ?1, last_used_at_ms = MAX(last_used_at_ms, ?2)"
@@ -344,6 +352,13 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
   return outcome;
 }
 
+Result<std::optional<ReportOutcome>> SqliteStore::report_failure(const proto::Digest256& key_id, const Visibility& who,
+                                                                 const FailureReport& report) {
+  const std::int64_t now = m_clock();
+  std::lock_guard lock(m_writer_mutex);
+  return quarantine_entry(m_writer, key_id, who, report, now);
+}
+
 Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visibility& who) {
   auto range = key_id_range(prefix, proto::k_min_key_id_prefix_length);
   if (!range) return range.error();
@@ -462,6 +477,7 @@ Result<Totals> SqliteStore::totals() {
   totals.entries = static_cast<std::uint64_t>((*stmt)->column_int64(0));
   totals.bytes_raw = static_cast<std::uint64_t>((*stmt)->column_int64(1));
   totals.bytes_stored = static_cast<std::uint64_t>((*stmt)->column_int64(2));
+  totals.entries_quarantined = static_cast<std::uint64_t>((*stmt)->column_int64(3));
   totals.corrupt_entries = m_corrupt_entries.load(std::memory_order_relaxed);
   return totals;
 }

@@ -4,14 +4,15 @@
 // Thread safety: every method may be called from any thread at once. Reads (lookup, lookup_prefix,
 // list, totals) each borrow one of `reader_count` read-only connections, so they run in parallel
 // and each sees one consistent snapshot; when all are busy a call waits for one. Writes (put,
-// remove, flush_usage, deleting a corrupt entry) go through the single writer connection under a
-// mutex, one transaction at a time, so writers never fight over SQLite's lock. Calls block on disk
-// I/O: keep them off the server's accept loop.
+// remove, report_failure, flush_usage, deleting a corrupt entry) go through the single writer
+// connection under a mutex, one transaction at a time, so writers never fight over SQLite's lock.
+// Calls block on disk I/O: keep them off the server's accept loop.
 //
-// Visibility (design §6): lookups see the shared namespace and the caller's own, shared first;
-// LIST sees the same, or everything for a trusted caller; REMOVE touches only the caller's own
-// namespace, or everything for a trusted caller. An untrusted caller whose own namespace is the
-// shared one owns nothing: it can never remove shared entries.
+// Visibility (design §6): lookups see the shared namespace and the caller's own, shared first,
+// and skip quarantined entries; a failure report applies to the entry a lookup would serve; LIST
+// sees the same namespaces, quarantined entries included, or everything for a trusted caller;
+// REMOVE touches only the caller's own namespace, or everything for a trusted caller. An untrusted
+// caller whose own namespace is the shared one owns nothing: it can never remove shared entries.
 #pragma once
 
 #include <atomic>
@@ -63,6 +64,9 @@ class SqliteStore final : public Store {
   Result<ListPage> list(const ListQuery& query, const Visibility& who) override;
   Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) override;
   Result<Totals> totals() override;
+  // quarantine.hpp does the work, on the writer.
+  Result<std::optional<ReportOutcome>> report_failure(const proto::Digest256& key_id, const Visibility& who,
+                                                      const FailureReport& report) override;
   Result<void> flush_usage() override;
 
  private:

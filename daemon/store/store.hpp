@@ -71,25 +71,48 @@ struct Totals {
   std::uint64_t entries = 0;
   std::uint64_t bytes_raw = 0;
   std::uint64_t bytes_stored = 0;
+  std::uint64_t entries_quarantined = 0;  // now, in every namespace
   std::uint64_t corrupt_entries = 0;  // removed since open because their checksum failed
+};
+
+// A client's word that an image it was served failed to load (REPORT_FAILURE).
+struct FailureReport {
+  std::uint32_t cu_result = 0;
+  proto::FailureStage stage = proto::FailureStage::load;
+  std::string detail;             // free text, at most proto::k_max_failure_detail_length bytes
+  std::uint32_t reporter_uid = 0;  // from SO_PEERCRED
+};
+
+struct ReportOutcome {
+  std::uint32_t namespace_id = k_shared_namespace;  // of the entry the report applied to
+  bool newly_quarantined = false;                   // false: it was quarantined already
 };
 
 class Store {
  public:
   virtual ~Store() = default;
 
-  // By key fields: the daemon computes key_id = proto::key_id(key) itself.
+  // By key fields: the daemon computes key_id = proto::key_id(key) itself. Lookups never serve a
+  // quarantined entry (report_failure).
   virtual Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) = 0;
   // By a hex key-id prefix (8..64 digits). More than one visible key id matching is an
   // ErrorCode::invalid_argument error whose message says "ambiguous".
   virtual Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) = 0;
-  // Inserts or replaces the entry (key id, namespace). Errors: no_space when the disk is full.
+  // Inserts or replaces the entry (key id, namespace); a replaced entry is live again, whatever its
+  // quarantine. Errors: no_space when the disk is full.
   virtual Result<PutOutcome> put(const PutInput& input) = 0;
+  // Quarantined entries included (EntryInfo::quarantined_at_ms is set).
   virtual Result<ListPage> list(const ListQuery& query, const Visibility& who) = 0;
   // Removes what `who` owns (trusted: any namespace) under the prefix; returns how many entries.
   // A prefix matching more than one key id is an "ambiguous" invalid_argument error.
   virtual Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) = 0;
   virtual Result<Totals> totals() = 0;
+  // Quarantines the entry a lookup by `who` would serve (shared first, then the caller's own), so no
+  // lookup serves it again until a PUT replaces it. When no visible entry of the key is live, the
+  // report applies to the first quarantined one (shared first) and keeps its first reason.
+  // nullopt: no entry of the key is visible to `who`. A write: runs on the single writer.
+  virtual Result<std::optional<ReportOutcome>> report_failure(const proto::Digest256& key_id, const Visibility& who,
+                                                              const FailureReport& report) = 0;
   // Hits and last-used times are kept in memory by lookup() and written here in one transaction,
   // so that hits do not become writes. The daemon calls it periodically and at shutdown.
   virtual Result<void> flush_usage() = 0;

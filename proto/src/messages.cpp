@@ -119,6 +119,7 @@ void encode_entry_info(ByteWriter& w, const EntryInfo& info) {
   w.i64(info.last_used_at_ms);
   w.u64(info.hits);
   w.u64(info.compile_time_us);
+  w.i64(info.quarantined_at_ms);
 }
 
 Result<EntryInfo> decode_entry_info(ByteReader& r) {
@@ -135,6 +136,7 @@ Result<EntryInfo> decode_entry_info(ByteReader& r) {
   JC_READ(last_used, r.i64("last_used_at_ms"));
   JC_READ(hits, r.u64("hits"));
   JC_READ(compile_time, r.u64("compile_time_us"));
+  JC_READ(quarantined_at, r.i64("quarantined_at_ms"));
   info.key_id = key_id;
   info.key = std::move(key);
   info.namespace_id = namespace_id;
@@ -147,6 +149,7 @@ Result<EntryInfo> decode_entry_info(ByteReader& r) {
   info.last_used_at_ms = last_used;
   info.hits = hits;
   info.compile_time_us = compile_time;
+  info.quarantined_at_ms = quarantined_at;
   return info;
 }
 
@@ -424,6 +427,71 @@ Result<RemoveReply> decode_remove_reply(Bytes payload) {
   JC_READ(removed, r.u32("removed"));
   m.removed = removed;
   return finish(r, std::move(m), "REMOVE reply");
+}
+
+// ---- REPORT_FAILURE
+
+std::string_view failure_stage_name(FailureStage stage) {
+  switch (stage) {
+    case FailureStage::image: return "image";
+    case FailureStage::ptx_version: return "ptx_version";
+    case FailureStage::jit: return "jit";
+    case FailureStage::load: return "load";
+  }
+  return "unknown";
+}
+
+Payload encode(const ReportFailureRequest& m) {
+  return encode_with(m, [](ByteWriter& w, const ReportFailureRequest& f) {
+    encode_key(w, f.key);
+    w.u32(f.cu_result);
+    w.u8(static_cast<std::uint8_t>(f.stage));
+    w.str16(cut(f.detail, k_max_failure_detail_length));
+  });
+}
+
+Result<ReportFailureRequest> decode_report_failure_request(Bytes payload) {
+  ByteReader r(payload);
+  ReportFailureRequest m;
+  JC_READ(key, decode_key(r));
+  JC_READ(cu_result, r.u32("cu_result"));
+  JC_READ(stage, r.u8("stage"));
+  JC_READ(detail, r.str16("detail", k_max_failure_detail_length));
+  if (cu_result == 0) {
+    return make_error(ErrorCode::invalid_argument, "REPORT_FAILURE cu_result 0 is CUDA_SUCCESS, not a failure");
+  }
+  if (stage < static_cast<std::uint8_t>(FailureStage::image) || stage > static_cast<std::uint8_t>(FailureStage::load)) {
+    return make_error(ErrorCode::invalid_argument,
+                      "REPORT_FAILURE stage " + std::to_string(stage) +
+                          " is not 1 (image), 2 (ptx_version), 3 (jit) or 4 (load)");
+  }
+  m.key = std::move(key);
+  m.cu_result = cu_result;
+  m.stage = static_cast<FailureStage>(stage);
+  m.detail = detail;
+  return finish(r, std::move(m), "REPORT_FAILURE");
+}
+
+Payload encode(const ReportFailureReply& m) {
+  return encode_with(m, [](ByteWriter& w, const ReportFailureReply& f) {
+    w.u8(static_cast<std::uint8_t>(f.outcome));
+    w.u32(f.namespace_id);
+  });
+}
+
+Result<ReportFailureReply> decode_report_failure_reply(Bytes payload) {
+  ByteReader r(payload);
+  ReportFailureReply m;
+  JC_READ(outcome, r.u8("outcome"));
+  JC_READ(namespace_id, r.u32("namespace"));
+  if (outcome > static_cast<std::uint8_t>(ReportFailureOutcome::already_quarantined)) {
+    return make_error(ErrorCode::invalid_argument,
+                      "REPORT_FAILURE reply outcome " + std::to_string(outcome) +
+                          " is neither 0 (quarantined) nor 1 (already quarantined)");
+  }
+  m.outcome = static_cast<ReportFailureOutcome>(outcome);
+  m.namespace_id = namespace_id;
+  return finish(r, std::move(m), "REPORT_FAILURE reply");
 }
 
 }  // namespace jitcache::proto

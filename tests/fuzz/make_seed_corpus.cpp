@@ -61,6 +61,7 @@ EntryInfo sample_entry(std::uint32_t namespace_id) {
   e.last_used_at_ms = 1'700'000'100'000;
   e.hits = 3;
   e.compile_time_us = 250'000;
+  e.quarantined_at_ms = namespace_id == 0 ? 0 : 1'700'000'200'000;
   return e;
 }
 
@@ -108,8 +109,19 @@ std::vector<SeedMessage> seed_messages() {
   list_at_limits.limit = k_max_list_limit;
   list_at_limits.cursor = std::string(k_max_cursor_length, 'c');
 
+  ReportFailureRequest report;
+  report.key = sample_key();
+  report.cu_result = 218;  // CUDA_ERROR_INVALID_PTX
+  report.stage = FailureStage::jit;
+  report.detail = "ptxas fatal   : Unresolved extern function 'helper'";
+  ReportFailureRequest report_at_limits = report;
+  report_at_limits.key = put_at_limits.key;
+  report_at_limits.cu_result = 0xFFFFFFFF;
+  report_at_limits.stage = FailureStage::load;
+  report_at_limits.detail = std::string(k_max_failure_detail_length, 'd');
+
   HelloReply hello_reply;
-  hello_reply.capabilities = k_capability_store;
+  hello_reply.capabilities = k_capability_store | k_capability_report_failure;
   hello_reply.daemon_version = "jitcached 0.1.0";
   hello_reply.max_frame_bytes = k_default_max_frame_bytes;
   HelloReply hello_reply_at_limits = hello_reply;
@@ -139,6 +151,8 @@ std::vector<SeedMessage> seed_messages() {
       {"list_request_filtered", Op::list, encode(list_filtered)},
       {"list_request_at_limits", Op::list, encode(list_at_limits)},
       {"remove_request", Op::remove, encode(RemoveRequest{std::string(64, 'e')})},
+      {"report_failure_request", Op::report_failure, encode(report)},
+      {"report_failure_request_at_limits", Op::report_failure, encode(report_at_limits)},
       {"compile_request_reserved", Op::compile, {}},
       // Replies with status ok pass the request header check, so their payloads reach the reply
       // decoders in fuzz_frame_decoder too.
@@ -149,6 +163,8 @@ std::vector<SeedMessage> seed_messages() {
       {"stats_reply", Op::stats, encode(stats)},
       {"list_reply", Op::list, encode(list_reply)},
       {"remove_reply", Op::remove, encode(RemoveReply{1})},
+      {"report_failure_reply", Op::report_failure,
+       encode(ReportFailureReply{ReportFailureOutcome::already_quarantined, 1000})},
       {"error_reply", Op::lookup, encode_error_message("ambiguous key id prefix")},
       {"error_reply_at_limits", Op::lookup, encode_error_message(std::string(k_max_message_length, 'm'))},
   };

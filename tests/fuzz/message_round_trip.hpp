@@ -31,7 +31,7 @@ inline bool same(const EntryInfo& a, const EntryInfo& b) {
   return a.key_id == b.key_id && a.key == b.key && a.namespace_id == b.namespace_id && a.producer == b.producer &&
          a.codec == b.codec && a.raw_size == b.raw_size && a.stored_size == b.stored_size &&
          a.checksum == b.checksum && a.created_at_ms == b.created_at_ms && a.last_used_at_ms == b.last_used_at_ms &&
-         a.hits == b.hits && a.compile_time_us == b.compile_time_us;
+         a.hits == b.hits && a.compile_time_us == b.compile_time_us && a.quarantined_at_ms == b.quarantined_at_ms;
 }
 inline bool same(const HelloRequest& a, const HelloRequest& b) {
   return a.min_version == b.min_version && a.max_version == b.max_version && a.client_name == b.client_name;
@@ -64,6 +64,12 @@ inline bool same(const ListReply& a, const ListReply& b) {
 }
 inline bool same(const RemoveRequest& a, const RemoveRequest& b) { return a.key_id_prefix == b.key_id_prefix; }
 inline bool same(const RemoveReply& a, const RemoveReply& b) { return a.removed == b.removed; }
+inline bool same(const ReportFailureRequest& a, const ReportFailureRequest& b) {
+  return a.key == b.key && a.cu_result == b.cu_result && a.stage == b.stage && a.detail == b.detail;
+}
+inline bool same(const ReportFailureReply& a, const ReportFailureReply& b) {
+  return a.outcome == b.outcome && a.namespace_id == b.namespace_id;
+}
 inline bool same(const std::string& a, const std::string& b) { return a == b; }
 
 inline void check_decode_error(const Error& error) {
@@ -118,6 +124,9 @@ inline void check_request_decoder(Op op, Bytes payload) {
     case Op::remove:
       check_round_trip(payload, decode_remove_request, k_encode);
       return;
+    case Op::report_failure:
+      check_round_trip(payload, decode_report_failure_request, k_encode);
+      return;
     default:
       // Unknown and reserved ops are answered bad_request without looking at the payload.
       if (is_implemented_op(op)) fail("an implemented op has no request decoder here");
@@ -143,6 +152,7 @@ inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_stats_reply, k_encode);
   check_round_trip(payload, decode_list_reply, k_encode);
   check_round_trip(payload, decode_remove_reply, k_encode);
+  check_round_trip(payload, decode_report_failure_reply, k_encode);
   check_round_trip(payload, decode_error_message, [](const std::string& m) { return encode_error_message(m); });
   if (auto r = decode_empty(payload, "PING reply"); !r) check_decode_error(r.error());
 }

@@ -285,6 +285,49 @@ TEST_CASE("cli: ls pages through the daemon's cursor until every entry is listed
   CHECK(parse_json(run_cli({"ls", "--json", "--limit", "5"}, daemon.socket_path())).size() == 5);
 }
 
+TEST_CASE("cli: ls marks an entry a client reported as failing to load as quarantined, in text and JSON") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const auto image = testing::sample_image(1, 64);
+  const std::string live_id = proto::to_hex(proto::key_id(testing::sample_key(1)));
+  const std::string bad_id = proto::to_hex(proto::key_id(testing::sample_key(2)));
+  {
+    auto client = daemon.client();
+    REQUIRE(client.put(testing::sample_put(1, image)));
+    REQUIRE(client.put(testing::sample_put(2, image)));
+    proto::ReportFailureRequest report;
+    report.key = testing::sample_key(2);
+    report.cu_result = 200;
+    report.stage = proto::FailureStage::load;
+    auto reported = client.report_failure(report);
+    REQUIRE(reported);
+    REQUIRE(reported->has_value());
+  }
+
+  const CliRun ls = run_cli({"ls"}, daemon.socket_path());
+  REQUIRE(ls.status == 0);
+  INFO(ls.out);
+  CHECK(ls.out.find("STATE") != std::string::npos);
+  auto line_of = [&](const std::string& key_id) {
+    const auto start = ls.out.find(key_id.substr(0, 16));
+    REQUIRE(start != std::string::npos);
+    return ls.out.substr(start, ls.out.find('\n', start) - start);
+  };
+  CHECK(line_of(bad_id).find("quarantined") != std::string::npos);
+  CHECK(line_of(live_id).find("quarantined") == std::string::npos);
+  CHECK(line_of(live_id).find("live") != std::string::npos);
+
+  const Json listed = parse_json(run_cli({"ls", "--json"}, daemon.socket_path()));
+  REQUIRE(listed.size() == 2);
+  for (const auto& entry : listed) {
+    const bool bad = entry.at("key_id") == bad_id;
+    CAPTURE(entry.dump());
+    CHECK(entry.at("quarantined") == bad);
+    CHECK((entry.at("quarantined_at_ms").get<std::int64_t>() > 0) == bad);
+  }
+}
+
 TEST_CASE("cli: ping reports the daemon's version, and --socket overrides JITCACHE_SOCKET") {
   TempDir dir;
   DaemonProcess daemon(dir);

@@ -9,9 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
+#include <jitcache/proto/digest.hpp>
+#include <jitcache/proto/key.hpp>
 #include <jitcache/schema/migrations.hpp>
 
+#include "sample_entries.hpp"
 #include "store_dir.hpp"
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
@@ -59,6 +63,44 @@ void exec(const std::filesystem::path& path, const std::string& sql) {
 
 std::string meta(const std::filesystem::path& path, const std::string& key) {
   return query(path, "SELECT value FROM meta WHERE key = '" + key + "'");
+}
+
+// An entry and its image as code of schema version 1 wrote them: the columns of 0001_initial only.
+void insert_version_1_entry(const std::filesystem::path& path, const proto::KeyFields& key, std::uint32_t namespace_id,
+                            const std::vector<std::uint8_t>& image) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "PRAGMA foreign_keys = ON", nullptr, nullptr, nullptr) == SQLITE_OK);
+  const proto::Digest256 key_id = proto::key_id(key);
+  const proto::Checksum128 checksum = proto::xxh3_128(image);
+  const auto size = static_cast<sqlite3_int64>(image.size());
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db,
+                             "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api,"
+                             " driver_build, options, producer, codec, raw_size, stored_size, checksum, created_at_ms,"
+                             " last_used_at_ms, hits, compile_time_us)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'schema 1', 0, ?, ?, ?, 1000, 2000, 3, 4)",
+                             -1, &stmt, nullptr) == SQLITE_OK);
+  sqlite3_bind_blob(stmt, 1, key_id.bytes.data(), 32, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(stmt, 2, namespace_id);
+  sqlite3_bind_int64(stmt, 3, key.key_schema);
+  sqlite3_bind_blob(stmt, 4, key.content.bytes.data(), 32, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 5, key.arch.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(stmt, 6, key.driver_api);
+  sqlite3_bind_text(stmt, 7, key.driver_build.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 8, key.options.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(stmt, 9, size);
+  sqlite3_bind_int64(stmt, 10, size);
+  sqlite3_bind_blob(stmt, 11, checksum.bytes.data(), 16, SQLITE_TRANSIENT);
+  CHECK(sqlite3_step(stmt) == SQLITE_DONE);
+  sqlite3_finalize(stmt);
+  const sqlite3_int64 id = sqlite3_last_insert_rowid(db);
+  REQUIRE(sqlite3_prepare_v2(db, "INSERT INTO blobs (entry_id, data) VALUES (?, ?)", -1, &stmt, nullptr) == SQLITE_OK);
+  sqlite3_bind_int64(stmt, 1, id);
+  sqlite3_bind_blob(stmt, 2, image.data(), static_cast<int>(image.size()), SQLITE_TRANSIENT);
+  CHECK(sqlite3_step(stmt) == SQLITE_DONE);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
 }
 
 std::string table_names(const std::filesystem::path& path) {
@@ -233,4 +275,67 @@ TEST_CASE("migrator: a meta table with an unreadable version is reported corrupt
   REQUIRE_FALSE(outcome.ok());
   CHECK(outcome.error().code == ErrorCode::corrupt);
   CHECK_THAT(outcome.error().message, Catch::Contains("seven"));
+}
+
+TEST_CASE("migrator: a version-1 database holding entries migrates to version 2, and its entries are still served") {
+  StoreDir dir{"jitcache-migrator-test"};
+  {
+    auto db = open_db(dir.db());
+    const MigrationPlan version_1{schema::migrations().first(1), 1, 1};
+    REQUIRE(daemon::store::migrate(db, version_1).ok());
+  }
+  REQUIRE(meta(dir.db(), "version") == "1");
+  const auto shared_image = testing::sample_image(1, 5000);
+  const auto own_image = testing::sample_image(2, 700);
+  insert_version_1_entry(dir.db(), testing::sample_key(1), 0, shared_image);
+  insert_version_1_entry(dir.db(), testing::sample_key(2), 1000, own_image);
+
+  daemon::store::SqliteStoreOptions options;
+  options.path = dir.db();
+  auto store = daemon::store::SqliteStore::open(options);
+  INFO((store ? std::string() : store.error().message));
+  REQUIRE(store.ok());
+  CHECK(meta(dir.db(), "version") == "2");
+  CHECK(meta(dir.db(), "compatible_version") == "2");
+
+  const daemon::store::Visibility uid_1000{1000, false};
+  auto shared = (*store)->lookup(proto::key_id(testing::sample_key(1)), uid_1000);
+  REQUIRE(shared.ok());
+  REQUIRE(shared->has_value());
+  CHECK(*(*shared)->image == shared_image);
+  CHECK((*shared)->info.producer == "schema 1");
+  CHECK((*shared)->info.hits == 3);
+  CHECK((*shared)->info.quarantined_at_ms == 0);
+  auto own = (*store)->lookup(proto::key_id(testing::sample_key(2)), uid_1000);
+  REQUIRE(own.ok());
+  REQUIRE(own->has_value());
+  CHECK(*(*own)->image == own_image);
+
+  // The new columns exist with their defaults, and the migrated entries can be quarantined.
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NULL AND load_failures = 0") == "2");
+  auto totals = (*store)->totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->entries == 2);
+  CHECK(totals->bytes_raw == shared_image.size() + own_image.size());
+  CHECK(totals->entries_quarantined == 0);
+  auto reported = (*store)->report_failure(proto::key_id(testing::sample_key(2)), uid_1000,
+                                           daemon::store::FailureReport{209, proto::FailureStage::image, "", 1000});
+  REQUIRE(reported.ok());
+  REQUIRE(reported->has_value());
+  CHECK((*reported)->newly_quarantined);
+  CHECK(query(dir.db(), "SELECT load_failures FROM entries WHERE namespace = 1000") == "1");
+}
+
+TEST_CASE("migrator: schema 2 is not compatible with code of schema 1, which would serve quarantined entries") {
+  StoreDir dir{"jitcache-migrator-test"};
+  {
+    auto db = open_db(dir.db());
+    REQUIRE(daemon::store::migrate(db).ok());
+  }
+  auto db = open_db(dir.db());
+  const MigrationPlan version_1{schema::migrations().first(1), 1, 1};
+  auto outcome = daemon::store::migrate(db, version_1);
+  REQUIRE_FALSE(outcome.ok());
+  CHECK(outcome.error().code == ErrorCode::unsupported);
+  CHECK(table_names(dir.db()) == "blobs,entries,meta,totals");
 }

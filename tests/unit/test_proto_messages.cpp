@@ -44,6 +44,7 @@ EntryInfo sample_entry(std::uint8_t seed) {
   e.last_used_at_ms = 1'700'000'000'000;
   e.hits = ~0ull;
   e.compile_time_us = 12345;
+  e.quarantined_at_ms = 1'700'000'200'000;
   return e;
 }
 
@@ -61,6 +62,7 @@ void check_same_entry(const EntryInfo& a, const EntryInfo& b) {
   CHECK(a.last_used_at_ms == b.last_used_at_ms);
   CHECK(a.hits == b.hits);
   CHECK(a.compile_time_us == b.compile_time_us);
+  CHECK(a.quarantined_at_ms == b.quarantined_at_ms);
 }
 
 bool points_into(Bytes view, const Payload& buffer) {
@@ -111,6 +113,26 @@ Payload lookup_by_prefix_payload(std::string_view prefix) {
   return out;
 }
 
+ReportFailureRequest sample_report(FailureStage stage = FailureStage::jit) {
+  ReportFailureRequest m;
+  m.key = sample_key();
+  m.cu_result = 218;  // CUDA_ERROR_INVALID_PTX
+  m.stage = stage;
+  m.detail = "ptxas fatal: Unresolved extern function 'f'";
+  return m;
+}
+
+// A REPORT_FAILURE request written field by field, so each field can be made wrong.
+Payload report_failure_payload(std::uint32_t cu_result, std::uint8_t stage, std::uint16_t detail_length) {
+  Payload out;
+  ByteWriter w(out);
+  encode_key(w, sample_key());
+  w.u32(cu_result);
+  w.u8(stage);
+  put_str16(w, detail_length, 'd');
+  return out;
+}
+
 template <class T>
 void require_error(const Result<T>& result, ErrorCode code, std::string_view fragment) {
   REQUIRE_FALSE(result.ok());
@@ -156,6 +178,34 @@ TEST_CASE("messages: a PUT reply encodes as key_id, namespace, replaced") {
   Payload expected(m.key_id.bytes.begin(), m.key_id.bytes.end());
   expected.insert(expected.end(), {0x04, 0x03, 0x02, 0x01, 0x01});
   CHECK(encode(m) == expected);
+}
+
+TEST_CASE("messages: an entry_info ends with quarantined_at_ms as a little-endian i64 after compile_time_us") {
+  EntryInfo info = sample_entry(1);
+  info.compile_time_us = 0x0A0B0C0D;
+  info.quarantined_at_ms = 0x0102030405060708;
+  Payload out;
+  ByteWriter w(out);
+  encode_entry_info(w, info);
+  const Payload tail(out.end() - 16, out.end());
+  CHECK(tail == Payload{0x0D, 0x0C, 0x0B, 0x0A, 0, 0, 0, 0, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01});
+}
+
+TEST_CASE("messages: a REPORT_FAILURE request encodes as key, cu_result, stage, then detail as str16") {
+  ReportFailureRequest m = sample_report(FailureStage::ptx_version);
+  m.cu_result = 222;
+  m.detail = "v9";
+  Payload key;
+  ByteWriter key_writer(key);
+  encode_key(key_writer, m.key);
+  CHECK(encode(m) == concat(key, Payload{222, 0, 0, 0, 2, 2, 0, 'v', '9'}));
+}
+
+TEST_CASE("messages: a REPORT_FAILURE reply encodes as outcome, then namespace") {
+  ReportFailureReply m;
+  m.outcome = ReportFailureOutcome::already_quarantined;
+  m.namespace_id = 0x01020304;
+  CHECK(encode(m) == Payload{0x01, 0x04, 0x03, 0x02, 0x01});
 }
 
 // ---- round trips
@@ -245,6 +295,50 @@ TEST_CASE("messages: a PUT request round-trips and its image is a view into the 
   REQUIRE(decoded->image.size() == image.size());
   CHECK(std::equal(decoded->image.begin(), decoded->image.end(), image.begin()));
   CHECK(points_into(decoded->image, payload));
+}
+
+TEST_CASE("messages: a REPORT_FAILURE request round-trips for every stage, with a detail at its limit") {
+  for (FailureStage stage : {FailureStage::image, FailureStage::ptx_version, FailureStage::jit, FailureStage::load}) {
+    CAPTURE(failure_stage_name(stage));
+    ReportFailureRequest m = sample_report(stage);
+    m.cu_result = 0xFFFFFFFF;
+    m.detail = std::string(k_max_failure_detail_length, 'x');
+    auto decoded = decode_report_failure_request(encode(m));
+    REQUIRE(decoded.ok());
+    CHECK(decoded->key == m.key);
+    CHECK(decoded->cu_result == m.cu_result);
+    CHECK(decoded->stage == stage);
+    CHECK(decoded->detail == m.detail);
+  }
+  ReportFailureRequest empty_detail = sample_report();
+  empty_detail.detail.clear();
+  auto decoded = decode_report_failure_request(encode(empty_detail));
+  REQUIRE(decoded.ok());
+  CHECK(decoded->detail.empty());
+}
+
+TEST_CASE("messages: a REPORT_FAILURE reply round-trips in both outcomes") {
+  for (auto outcome : {ReportFailureOutcome::quarantined, ReportFailureOutcome::already_quarantined}) {
+    ReportFailureReply m;
+    m.outcome = outcome;
+    m.namespace_id = 1000;
+    auto decoded = decode_report_failure_reply(encode(m));
+    REQUIRE(decoded.ok());
+    CHECK(decoded->outcome == outcome);
+    CHECK(decoded->namespace_id == 1000);
+  }
+}
+
+TEST_CASE("messages: failure stages have the names the daemon's log uses") {
+  CHECK(failure_stage_name(FailureStage::image) == "image");
+  CHECK(failure_stage_name(FailureStage::ptx_version) == "ptx_version");
+  CHECK(failure_stage_name(FailureStage::jit) == "jit");
+  CHECK(failure_stage_name(FailureStage::load) == "load");
+  CHECK(failure_stage_name(static_cast<FailureStage>(0)) == "unknown");
+  STATIC_REQUIRE(static_cast<int>(FailureStage::image) == 1);
+  STATIC_REQUIRE(static_cast<int>(FailureStage::load) == 4);
+  STATIC_REQUIRE(static_cast<int>(ReportFailureOutcome::quarantined) == 0);
+  STATIC_REQUIRE(static_cast<int>(ReportFailureOutcome::already_quarantined) == 1);
 }
 
 TEST_CASE("messages: a PUT reply round-trips in both replaced states") {
@@ -404,6 +498,10 @@ TEST_CASE("messages: every proper prefix of each sample message fails cleanly wi
       {"REMOVE request", encode(RemoveRequest{"0123456789"}),
        [&](Bytes b) { return error_of(decode_remove_request(b)); }},
       {"REMOVE reply", encode(RemoveReply{3}), [&](Bytes b) { return error_of(decode_remove_reply(b)); }},
+      {"REPORT_FAILURE request", encode(sample_report()),
+       [&](Bytes b) { return error_of(decode_report_failure_request(b)); }},
+      {"REPORT_FAILURE reply", encode(ReportFailureReply{ReportFailureOutcome::already_quarantined, 7}),
+       [&](Bytes b) { return error_of(decode_report_failure_reply(b)); }},
       {"error reply", encode_error_message("no"), [&](Bytes b) { return error_of(decode_error_message(b)); }},
   };
 
@@ -434,6 +532,46 @@ TEST_CASE("messages: a byte after the last field is refused as trailing garbage"
                 "unexpected bytes");
   require_error(decode_error_message(concat(encode_error_message("x"), garbage)), ErrorCode::invalid_argument,
                 "unexpected bytes");
+  require_error(decode_report_failure_request(concat(encode(sample_report()), garbage)), ErrorCode::invalid_argument,
+                "1 unexpected bytes after the last field of REPORT_FAILURE");
+  require_error(decode_report_failure_reply(concat(encode(ReportFailureReply{}), garbage)),
+                ErrorCode::invalid_argument, "unexpected bytes");
+}
+
+TEST_CASE("messages: a REPORT_FAILURE stage of 0 or above 4 is refused, 1 to 4 are accepted") {
+  for (std::uint8_t stage : {std::uint8_t{0}, std::uint8_t{5}, std::uint8_t{0xFF}}) {
+    CAPTURE(stage);
+    require_error(decode_report_failure_request(report_failure_payload(209, stage, 3)), ErrorCode::invalid_argument,
+                  "REPORT_FAILURE stage " + std::to_string(stage));
+  }
+  for (std::uint8_t stage = 1; stage <= 4; ++stage) {
+    CAPTURE(stage);
+    CHECK(decode_report_failure_request(report_failure_payload(209, stage, 3)).ok());
+  }
+}
+
+TEST_CASE("messages: a REPORT_FAILURE with cu_result 0 (CUDA_SUCCESS) is refused") {
+  require_error(decode_report_failure_request(report_failure_payload(0, 1, 0)), ErrorCode::invalid_argument,
+                "cu_result 0");
+}
+
+TEST_CASE("messages: a REPORT_FAILURE detail over 1024 bytes is refused with too_large") {
+  CHECK(decode_report_failure_request(report_failure_payload(200, 4, 1024)).ok());
+  require_error(decode_report_failure_request(report_failure_payload(200, 4, 1025)), ErrorCode::too_large, "detail");
+  // Claimed but absent: refused by the length alone.
+  Payload claimed = report_failure_payload(200, 4, 0);
+  claimed.resize(claimed.size() - 2);
+  ByteWriter w(claimed);
+  w.u16(0xFFFF);
+  require_error(decode_report_failure_request(claimed), ErrorCode::too_large, "detail");
+}
+
+TEST_CASE("messages: a REPORT_FAILURE reply outcome other than 0 or 1 is refused") {
+  Payload out;
+  ByteWriter w(out);
+  w.u8(2);
+  w.u32(0);
+  require_error(decode_report_failure_reply(out), ErrorCode::invalid_argument, "outcome 2");
 }
 
 TEST_CASE("messages: a PUT whose image length claims more bytes than follow is refused, not over-read") {
@@ -532,6 +670,7 @@ TEST_CASE("messages: a str16 field over its limit is refused with too_large nami
          w.i64(0);
          w.u64(0);
          w.u64(0);
+         w.i64(0);
          w.blob32(Bytes());
          return out;
        },
@@ -564,6 +703,9 @@ TEST_CASE("messages: a str16 field over its limit is refused with too_large nami
          return out;
        },
        [&](Bytes b) { return error_of(decode_stats_reply(b)); }},
+      {"detail", k_max_failure_detail_length,
+       [](std::uint16_t n) { return report_failure_payload(209, 1, n); },
+       [&](Bytes b) { return error_of(decode_report_failure_request(b)); }},
       {"message", k_max_message_length,
        [](std::uint16_t n) {
          Payload out;

@@ -211,15 +211,16 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(static_cast<int>(Status::unavailable) == 6);
   STATIC_REQUIRE(static_cast<int>(Status::internal) == 7);
   STATIC_REQUIRE(k_capability_store == 1);
+  STATIC_REQUIRE(k_capability_report_failure == 4);
 }
 
-TEST_CASE("wire: HELLO to REMOVE are implemented, COMPILE to VERIFY are known but reserved, 0 and 12 are unknown") {
-  for (std::uint16_t op = 1; op <= 7; ++op) {
+TEST_CASE("wire: HELLO to REMOVE and REPORT_FAILURE are implemented, COMPILE, GC and VERIFY are reserved, 0 and 12 are unknown") {
+  for (std::uint16_t op : {1, 2, 3, 4, 5, 6, 7, 9}) {
     CAPTURE(op);
     CHECK(is_known_op(op));
     CHECK(is_implemented_op(static_cast<Op>(op)));
   }
-  for (std::uint16_t op = 8; op <= 11; ++op) {
+  for (std::uint16_t op : {8, 10, 11}) {
     CAPTURE(op);
     CHECK(is_known_op(op));
     CHECK_FALSE(is_implemented_op(static_cast<Op>(op)));

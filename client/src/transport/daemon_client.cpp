@@ -120,4 +120,16 @@ Result<proto::RemoveReply> DaemonClient::remove(const std::string& key_id_prefix
   return proto::decode_remove_reply(Bytes(reply->payload));
 }
 
+Result<std::optional<proto::ReportFailureReply>> DaemonClient::report_failure(
+    const proto::ReportFailureRequest& request) {
+  auto reply = ok_reply(Op::report_failure, proto::encode(request));
+  if (!reply) {
+    if (reply.error().code == ErrorCode::not_found) return std::optional<proto::ReportFailureReply>();
+    return reply.error();
+  }
+  auto decoded = proto::decode_report_failure_reply(Bytes(reply->payload));
+  if (!decoded) return decoded.error();
+  return std::optional<proto::ReportFailureReply>(*decoded);
+}
+
 }  // namespace jitcache::client::transport

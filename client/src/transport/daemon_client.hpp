@@ -4,7 +4,7 @@
 // bad_request → invalid_argument, too_large → too_large, forbidden → unsupported, busy and
 // unavailable → unavailable, internal → internal) and whose message is the daemon's own, prefixed
 // by the status name; Error::reply_status carries the status itself. A LOOKUP miss is not an error:
-// lookup() returns std::nullopt.
+// lookup() returns std::nullopt, and so does report_failure() for a key the daemon has no entry for.
 // Thread safety: one object per thread (it owns one connection).
 #pragma once
 
@@ -36,6 +36,9 @@ class DaemonClient {
   Result<proto::StatsReply> stats();
   Result<proto::ListReply> list(const proto::ListRequest& request);
   Result<proto::RemoveReply> remove(const std::string& key_id_prefix);
+  // Tells the daemon that an image it served failed to load, so it quarantines the entry for every
+  // client. Send it only to a daemon whose HELLO set proto::k_capability_report_failure.
+  Result<std::optional<proto::ReportFailureReply>> report_failure(const proto::ReportFailureRequest& request);
 
   UnixConnection& connection() { return m_connection; }
 

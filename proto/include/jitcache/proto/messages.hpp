@@ -28,6 +28,7 @@ inline constexpr std::size_t k_max_cursor_length = 64;
 inline constexpr std::size_t k_min_key_id_prefix_length = 8;
 inline constexpr std::uint32_t k_max_list_limit = 1000;
 inline constexpr std::uint32_t k_max_stats_count = 4096;
+inline constexpr std::size_t k_max_failure_detail_length = 1024;
 
 using Payload = std::vector<std::uint8_t>;
 
@@ -66,6 +67,7 @@ struct EntryInfo {
   std::int64_t last_used_at_ms = 0;
   std::uint64_t hits = 0;
   std::uint64_t compile_time_us = 0;
+  std::int64_t quarantined_at_ms = 0;  // 0: live; else when REPORT_FAILURE quarantined it
 };
 
 enum class LookupSelector : std::uint8_t { key = 0, key_id_prefix = 1 };
@@ -118,6 +120,31 @@ struct RemoveReply {
   std::uint32_t removed = 0;
 };
 
+// Where a client's load walk failed (design §4 step 7). Persisted on the wire and in the store's
+// quarantine_stage column: numbered explicitly, never reused.
+enum class FailureStage : std::uint8_t {
+  image = 1,        // no image for the device
+  ptx_version = 2,  // the driver cannot JIT this PTX ISA version
+  jit = 3,          // the JIT compile itself failed
+  load = 4,         // relocation or resources
+};
+std::string_view failure_stage_name(FailureStage stage);  // "ptx_version"; "unknown" outside the table
+
+struct ReportFailureRequest {
+  KeyFields key;
+  std::uint32_t cu_result = 0;  // the driver's CUresult, raw; never 0 (CUDA_SUCCESS)
+  FailureStage stage = FailureStage::load;
+  std::string detail;           // free text, at most k_max_failure_detail_length bytes
+};
+
+// Persisted on the wire: numbered explicitly, never reused.
+enum class ReportFailureOutcome : std::uint8_t { quarantined = 0, already_quarantined = 1 };
+
+struct ReportFailureReply {
+  ReportFailureOutcome outcome = ReportFailureOutcome::quarantined;
+  std::uint32_t namespace_id = 0;  // of the entry the report applied to
+};
+
 // Composite fields, exposed for tests and for the LOOKUP reply head.
 void encode_key(ByteWriter& w, const KeyFields& key);
 Result<KeyFields> decode_key(ByteReader& r);
@@ -134,6 +161,8 @@ Payload encode(const ListRequest& m);
 Payload encode(const ListReply& m);
 Payload encode(const RemoveRequest& m);
 Payload encode(const RemoveReply& m);
+Payload encode(const ReportFailureRequest& m);
+Payload encode(const ReportFailureReply& m);
 
 // Everything of a PUT request but the image bytes; the caller sends the image right after (its
 // length is already written), so a client can stream an image from its own buffer.
@@ -154,5 +183,9 @@ Result<ListRequest> decode_list_request(Bytes payload);
 Result<ListReply> decode_list_reply(Bytes payload);
 Result<RemoveRequest> decode_remove_request(Bytes payload);
 Result<RemoveReply> decode_remove_reply(Bytes payload);
+// Refuses a stage outside 1..4, a cu_result of 0 and a detail over its limit.
+Result<ReportFailureRequest> decode_report_failure_request(Bytes payload);
+// Refuses an outcome other than 0 or 1.
+Result<ReportFailureReply> decode_report_failure_reply(Bytes payload);
 
 }  // namespace jitcache::proto

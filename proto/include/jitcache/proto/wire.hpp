@@ -29,7 +29,7 @@ enum class Op : std::uint16_t {
   list = 6,
   remove = 7,
   compile = 8,         // reserved
-  report_failure = 9,  // reserved
+  report_failure = 9,
   gc = 10,             // reserved
   verify = 11,         // reserved
 };
@@ -46,12 +46,13 @@ enum class Status : std::uint16_t {
 };
 inline constexpr std::size_t k_status_count = 8;
 
-// Capability bits announced in HELLO.
+// Capability bits announced in HELLO (PROTOCOL.md §5 HELLO). Persisted: never reused.
 inline constexpr std::uint64_t k_capability_store = 1ull << 0;
+inline constexpr std::uint64_t k_capability_report_failure = 1ull << 2;
 
 std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside the table
 std::string_view status_name(Status s);   // "not_found"; "unknown" outside the table
-bool is_implemented_op(Op op);            // v1 implements HELLO..REMOVE
+bool is_implemented_op(Op op);            // v1 implements HELLO..REMOVE and REPORT_FAILURE
 bool is_known_op(std::uint16_t value);    // numbered in the table, implemented or reserved
 
 struct FrameHeader {

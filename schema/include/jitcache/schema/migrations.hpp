@@ -19,14 +19,17 @@ struct Migration {
 // The newest migration: a database migrated by this code reports this version. The generated
 // source static_asserts that it equals the number of the last schema/*.sql file, so adding a
 // migration without bumping it (or the reverse) fails the build.
-inline constexpr int k_schema_version = 1;
+inline constexpr int k_schema_version = 2;
 
 // The oldest schema version whose code can still read and write a database at k_schema_version.
 // Bump it to k_schema_version when a migration changes something older code relies on (a renamed
 // column, a new NOT NULL column without a default); leave it when older code keeps working (a new
 // index, a new table it never touches). The migrator refuses a database whose compatible version is
 // newer than the running code's k_schema_version.
-inline constexpr int k_compatible_version = 1;
+//
+// Rationale: 2, because code of schema 1 ignores the quarantine columns of 0002: it would serve
+// quarantined entries, and its PUT would leave a rebuilt entry marked quarantined for newer code.
+inline constexpr int k_compatible_version = 2;
 
 // Every migration, in version order starting at 1.
 std::span<const Migration> migrations();

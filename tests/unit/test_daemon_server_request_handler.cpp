@@ -1,0 +1,162 @@
+// RequestHandler's REPORT_FAILURE (op 9) against a real SqliteStore, with peers of any uid: the
+// server cannot be connected to as another user in a test, but the handler takes the peer's
+// credentials as a value, so trust and visibility can be checked here for uids other than ours.
+#include <catch2/catch.hpp>
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+
+#include <jitcache/proto/messages.hpp>
+
+#include "sample_entries.hpp"
+#include "store_dir.hpp"
+#include <daemon/server/request_handler.hpp>
+#include <daemon/stats/counters.hpp>
+#include <daemon/store/sqlite_store.hpp>
+
+namespace {
+
+using namespace jitcache;
+using daemon::server::PeerCredentials;
+using daemon::server::Reply;
+using daemon::server::RequestHandler;
+using proto::Op;
+using proto::Status;
+
+// A uid that is neither root nor ours, so the handler treats it as untrusted.
+uid_t untrusted_uid() { return ::geteuid() == 0 ? 50001 : ::geteuid() + 1; }
+
+struct Fixture {
+  testing::StoreDir dir{"jitcache-handler-test"};
+  std::unique_ptr<daemon::store::SqliteStore> store = open();
+  daemon::stats::Counters counters;
+  RequestHandler handler{*store, counters, proto::k_default_max_frame_bytes};
+  const PeerCredentials trusted{::geteuid(), ::getegid(), 100};
+  const PeerCredentials untrusted{untrusted_uid(), 100, 4242};
+
+  std::unique_ptr<daemon::store::SqliteStore> open() {
+    daemon::store::SqliteStoreOptions options;
+    options.path = dir.db();
+    options.reader_count = 1;
+    auto opened = daemon::store::SqliteStore::open(options);
+    REQUIRE(opened.ok());
+    return std::move(*opened);
+  }
+
+  Reply call(Op op, const proto::Payload& payload, const PeerCredentials& peer) {
+    return handler.handle(op, proto::Bytes(payload), peer);
+  }
+
+  std::uint64_t stat(const std::string& name) {
+    Reply reply = call(Op::stats, {}, trusted);
+    REQUIRE(reply.status == Status::ok);
+    auto stats = proto::decode_stats_reply(proto::Bytes(reply.payload));
+    REQUIRE(stats.ok());
+    for (const auto& [n, v] : stats->values) {
+      if (n == name) return v;
+    }
+    FAIL("no stat named " << name);
+    return 0;
+  }
+
+  std::string column(const std::string& sql) {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(dir.db().c_str(), &db) == SQLITE_OK);
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK);
+    std::string out;
+    if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0)) {
+      out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return out;
+  }
+};
+
+proto::ReportFailureRequest report_for(std::uint64_t seed) {
+  proto::ReportFailureRequest request;
+  request.key = testing::sample_key(seed);
+  request.cu_result = 200;  // CUDA_ERROR_INVALID_IMAGE
+  request.stage = proto::FailureStage::load;
+  request.detail = "error   : Invalid ELF";
+  return request;
+}
+
+std::string message_of(const Reply& reply) {
+  auto message = proto::decode_error_message(proto::Bytes(reply.payload));
+  return message ? *message : "(unreadable)";
+}
+
+}  // namespace
+
+TEST_CASE("request handler: REPORT_FAILURE runs on the writer lane and HELLO announces it") {
+  CHECK(daemon::server::lane_for(Op::report_failure) == daemon::server::Lane::writer);
+  CHECK(daemon::server::lane_for(Op::lookup) == daemon::server::Lane::worker);
+
+  Fixture f;
+  Reply hello = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.untrusted);
+  REQUIRE(hello.status == Status::ok);
+  auto decoded = proto::decode_hello_reply(proto::Bytes(hello.payload));
+  REQUIRE(decoded.ok());
+  CHECK((decoded->capabilities & proto::k_capability_report_failure) != 0);
+  CHECK((decoded->capabilities & proto::k_capability_store) != 0);
+}
+
+TEST_CASE("request handler: an untrusted uid that sees a shared entry quarantines it, and its uid is recorded") {
+  Fixture f;
+  const auto image = testing::sample_image(1, 1000);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.trusted).status == Status::ok);
+
+  Reply reply = f.call(Op::report_failure, proto::encode(report_for(1)), f.untrusted);
+  REQUIRE(reply.status == Status::ok);
+  auto decoded = proto::decode_report_failure_reply(proto::Bytes(reply.payload));
+  REQUIRE(decoded.ok());
+  CHECK(decoded->outcome == proto::ReportFailureOutcome::quarantined);
+  CHECK(decoded->namespace_id == 0);
+
+  proto::LookupRequest lookup;
+  lookup.key = testing::sample_key(1);
+  CHECK(f.call(Op::lookup, proto::encode(lookup), f.trusted).status == Status::not_found);
+  CHECK(f.column("SELECT quarantine_reporter_uid || ',' || quarantine_result || ',' || quarantine_stage || ',' ||"
+                 " quarantine_detail FROM entries") ==
+        std::to_string(untrusted_uid()) + ",200,4,error   : Invalid ELF");
+  CHECK(f.stat("failure_reports") == 1);
+  CHECK(f.stat("quarantines") == 1);
+  CHECK(f.stat("entries_quarantined") == 1);
+}
+
+TEST_CASE("request handler: another uid's private entry cannot be reported: it is not found") {
+  Fixture f;
+  const auto image = testing::sample_image(2, 100);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(2, image)), f.untrusted).status == Status::ok);
+  const PeerCredentials stranger{untrusted_uid() + 1, 100, 4343};
+
+  Reply reply = f.call(Op::report_failure, proto::encode(report_for(2)), stranger);
+  CHECK(reply.status == Status::not_found);
+  CHECK(f.stat("failure_reports") == 1);
+  CHECK(f.stat("quarantines") == 0);
+  CHECK(f.stat("errors.not_found") == 1);
+  CHECK(f.column("SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NULL") == "1");
+}
+
+TEST_CASE("request handler: a REPORT_FAILURE with a bad stage or an invalid key is bad_request and not counted") {
+  Fixture f;
+  proto::ReportFailureRequest bad_arch = report_for(3);
+  bad_arch.key.arch = "sm_9x";
+  Reply arch = f.call(Op::report_failure, proto::encode(bad_arch), f.trusted);
+  CHECK(arch.status == Status::bad_request);
+  CHECK_THAT(message_of(arch), Catch::Contains("sm_9x"));
+
+  proto::Payload bad_stage = proto::encode(report_for(3));
+  bad_stage[bad_stage.size() - 2 - report_for(3).detail.size() - 1] = 7;  // the stage byte
+  Reply stage = f.call(Op::report_failure, bad_stage, f.trusted);
+  CHECK(stage.status == Status::bad_request);
+  CHECK_THAT(message_of(stage), Catch::Contains("stage 7"));
+
+  CHECK(f.stat("failure_reports") == 0);
+  CHECK(f.stat("errors.bad_request") == 2);
+}
