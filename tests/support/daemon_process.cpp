@@ -5,18 +5,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
 namespace jitcache::testing {
 
 namespace {
+std::string env_or(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return (value != nullptr && *value != '\0') ? value : fallback;
+}
+
 int decode_wait_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return -1;
 }
 }  // namespace
+
+std::string daemon_executable() { return env_or("JITCACHE_DAEMON_PATH", JITCACHE_DAEMON_PATH); }
+std::string cli_executable() { return env_or("JITCACHE_CLI_PATH", JITCACHE_CLI_PATH); }
 
 DaemonProcess::DaemonProcess(const TempDir& state, DaemonOptions options)
     : m_options(std::move(options)),
@@ -29,7 +38,7 @@ DaemonProcess::~DaemonProcess() {
 }
 
 std::vector<std::string> DaemonProcess::default_args() const {
-  std::vector<std::string> args{JITCACHE_DAEMON_PATH, "--foreground", "--socket", m_socket,
+  std::vector<std::string> args{daemon_executable(), "--foreground", "--socket", m_socket,
                                 "--state-dir", m_state_dir, "--log-level", m_options.log_level};
   args.insert(args.end(), m_options.extra_args.begin(), m_options.extra_args.end());
   return args;
@@ -120,7 +129,7 @@ DaemonProcess::RunResult DaemonProcess::run_to_exit(const std::vector<std::strin
                                                     std::chrono::milliseconds timeout) {
   const std::string output_path = m_log + ".run";
   ::unlink(output_path.c_str());
-  std::vector<std::string> argv{JITCACHE_DAEMON_PATH};
+  std::vector<std::string> argv{daemon_executable()};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = spawn(argv, output_path);
   RunResult result;

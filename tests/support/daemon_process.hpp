@@ -14,6 +14,11 @@
 
 namespace jitcache::testing {
 
+// The jitcached and jitcache CLI binaries tests start: $JITCACHE_DAEMON_PATH / $JITCACHE_CLI_PATH
+// when set (a bundle of the binaries copied to another machine), else the build tree's own.
+std::string daemon_executable();
+std::string cli_executable();
+
 struct DaemonOptions {
   std::vector<std::string> extra_args;                        // e.g. {"--idle-timeout", "1s"}
   std::vector<std::pair<std::string, std::string>> extra_env; // set in the child only

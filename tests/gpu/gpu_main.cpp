@@ -1,0 +1,50 @@
+// main() of the gpu tests (in place of Catch's): the tests need a GPU, and where there is none
+// they say so and exit 77, which CTest's SKIP_RETURN_CODE turns into "skipped" rather than passed.
+//
+// Rationale: the GPU is opened only when tests are about to run. Listing them
+// (catch_discover_tests runs `--list-test-names-only` at build time) must work on a build machine
+// without a GPU, or the build would fail there.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <iostream>
+#include <string_view>
+
+#include "child_load.hpp"
+#include "gpu_driver.hpp"
+#include "gpu_session.hpp"
+
+namespace {
+
+constexpr int k_skip_status = 77;
+
+bool only_lists(const Catch::ConfigData& config) {
+  return config.listTests || config.listTestNamesOnly || config.listTags || config.listReporters ||
+         config.showHelp || config.libIdentify;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace jitcache::testing;
+  const bool child = argc == 3 && std::string_view(argv[1]) == gpu::k_child_load_flag;
+
+  Catch::Session session;
+  if (!child) {
+    if (const int status = session.applyCommandLine(argc, argv); status != 0) return status;
+    if (only_lists(session.configData())) return session.run();
+  }
+
+  auto opened = open_gpu();
+  if (!opened) {
+    std::cout << "SKIPPED: no usable GPU: " << opened.error().message << std::endl;
+    return k_skip_status;
+  }
+  gpu::set_driver(std::move(*opened));
+  if (child) return gpu::run_child_load(gpu::driver(), argv[2]);
+
+  const GpuDriver& gpu = gpu::driver();
+  std::cout << "GPU: " << gpu.device_name << " (sm_" << gpu.sm() << "), driver API " << gpu.api_version << ", "
+            << gpu.library_file << std::endl;
+  return session.run();
+}

@@ -1,0 +1,47 @@
+// The basic promise on a real GPU: a PTX is compiled once, served from the cache afterwards, and
+// the kernel computes the same right answer either way.
+#include <catch2/catch.hpp>
+
+#include "cache_load.hpp"
+#include "daemon_process.hpp"
+#include "gpu_paths.hpp"
+#include "gpu_session.hpp"
+#include "kernel_checks.hpp"
+
+using namespace jitcache::testing;
+using namespace jitcache::testing::gpu;
+
+TEST_CASE("gpu: small_kernel.ptx is compiled on the first load, a hit on the second, and reduce_partial sums right both times") {
+  TempDir state("jitcache-gpu");
+  DaemonProcess daemon(state);
+  daemon.start();
+  use_daemon(daemon.socket_path());
+  const std::string ptx = read_corpus_ptx("small_kernel.ptx");
+
+  CacheLoad first = load_through_cache(ptx.c_str());
+  INFO("first load: " << first.describe());
+  REQUIRE(first.result == CUDA_SUCCESS);
+  CHECK(first.outcome() == expected_miss_outcome(daemon));
+  CHECK(std::string(first.info.key_id).size() == 64);
+  const KernelCheck first_sums = check_reduce_partial(driver(), first.module.get());
+  INFO(first_sums.detail);
+  CHECK(first_sums.ok);
+
+  CacheLoad second = load_through_cache(ptx.c_str());
+  INFO("second load: " << second.describe());
+  REQUIRE(second.result == CUDA_SUCCESS);
+  CHECK(second.outcome() == "hit");
+  CHECK(std::string(second.info.key_id) == first.info.key_id);
+  CHECK(second.info.ns_lookup > 0);
+  const KernelCheck second_sums = check_reduce_partial(driver(), second.module.get());
+  INFO(second_sums.detail);
+  CHECK(second_sums.ok);
+
+  const jitcache_counters counters = client_counters();
+  CHECK(counters.loads == 2);
+  CHECK(counters.hits == 1);
+  CHECK(counters.puts == 1);
+  CHECK(counters.daemon_unavailable == 0);
+  CHECK(daemon_stat(daemon, "hits") == 1);
+  CHECK(daemon_stat(daemon, "entries") == 1);
+}
