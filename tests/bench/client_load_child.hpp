@@ -1,0 +1,43 @@
+// The child side of bench_client_load: one timed load in a process of its own, so that every
+// sample pays what a program pays on its first load (no warm connection, no loaded driver state
+// beyond its context). The parent spawns `bench_client_load --child MODE ...` once per sample.
+//
+// The child reads the image into memory and creates its context first (not timed), then times the
+// one load call, then proves the module usable by fetching its first kernel (not timed), and
+// prints one line:
+//
+//   RESULT ns=<load call> outcome=<jitcache outcome> key=<key id> ns_key=.. ns_lookup=.. ns_load=..
+//          ns_compile=.. ns_total=..      (the ns_* fields and outcome only in the jitcache mode)
+//
+// or "SKIPPED: <reason>" with exit status 77 where there is no GPU, or "ERROR <what>" with 1.
+// Thread safety: runs on the child's main thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace jitcache::bench {
+
+enum class ChildMode {
+  probe,     // open the GPU and print "GPU: <description>"; nothing timed
+  jitcache,  // jitcache_module_load_data(PTX): a hit, a miss or the fallback, as the daemon decides
+  driver,    // cuModuleLoadData(PTX): the driver's JIT, with its compute cache as the env sets it
+  cubin,     // cuModuleLoadData(cubin already in memory)
+};
+
+std::optional<ChildMode> parse_child_mode(std::string_view name);
+const char* child_mode_name(ChildMode mode);
+
+struct ChildRequest {
+  ChildMode mode = ChildMode::probe;
+  std::string module_path;  // the PTX (also names the kernel fetched in every mode)
+  std::string cubin_path;   // the cubin mode's image
+};
+
+inline constexpr int k_skip_status = 77;
+
+// Returns the child's exit status.
+int run_client_load_child(const ChildRequest& request);
+
+}  // namespace jitcache::bench
