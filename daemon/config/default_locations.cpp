@@ -41,11 +41,6 @@ std::string default_state_dir() {
   return "/tmp/jitcache-" + std::to_string(::getuid()) + "/state";
 }
 
-std::string default_config_file() {
-  if (::geteuid() == 0) return "/etc/jitcache/jitcached.toml";
-  if (std::string xdg = env_or_empty("XDG_CONFIG_HOME"); !xdg.empty()) return xdg + "/jitcache/jitcached.toml";
-  if (std::string home = env_or_empty("HOME"); !home.empty()) return home + "/.config/jitcache/jitcached.toml";
-  return {};
-}
+std::string default_config_file() { return proto::default_config_file(); }
 
 }  // namespace jitcache::daemon::config

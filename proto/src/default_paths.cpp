@@ -28,6 +28,13 @@ std::string user_socket_path() {
   return "/tmp/jitcache-" + uid + "/jitcached.sock";
 }
 
+std::string default_config_file() {
+  if (::geteuid() == 0) return k_system_config_file;
+  if (std::string xdg = non_empty_env("XDG_CONFIG_HOME"); !xdg.empty()) return xdg + "/jitcache/jitcached.toml";
+  if (std::string home = non_empty_env("HOME"); !home.empty()) return home + "/.config/jitcache/jitcached.toml";
+  return {};
+}
+
 std::string client_socket_path() {
   if (std::string explicit_path = non_empty_env("JITCACHE_SOCKET"); !explicit_path.empty()) return explicit_path;
   if (::getuid() == 0) return k_system_socket_path;

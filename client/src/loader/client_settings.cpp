@@ -1,0 +1,93 @@
+#include <client/src/loader/client_settings.hpp>
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <string_view>
+
+#include <toml++/toml.h>
+
+#include <jitcache/proto/default_paths.hpp>
+
+namespace jitcache::client::loader {
+
+namespace {
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+bool env_flag(const char* name) {
+  std::string value = env(name);
+  return !value.empty() && value != "0" && value != "false" && value != "no";
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st {};
+  return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The first config file that exists, in precedence order; "" when none.
+std::string config_file_path() {
+  if (std::string named = env("JITCACHE_CONFIG"); !named.empty()) return named;
+  if (std::string user = proto::default_config_file(); file_exists(user)) return user;
+  if (file_exists(proto::k_system_config_file)) return proto::k_system_config_file;
+  return {};
+}
+
+// The `socket` key of a daemon config file; "" when absent. Problems go to `notes`.
+std::string socket_from_config_file(const std::string& path, std::string& notes) {
+  try {
+    toml::table table = toml::parse_file(path);
+    if (auto socket = table["socket"].value<std::string>()) return *socket;
+  } catch (const toml::parse_error& error) {
+    notes += "config file " + path + " ignored: " + std::string(error.description()) + "; ";
+  } catch (const std::exception& error) {
+    notes += "config file " + path + " ignored: " + error.what() + "; ";
+  }
+  return {};
+}
+
+}  // namespace
+
+ClientSettings resolve_settings(const jitcache_config* config) {
+  ClientSettings settings;
+  if (env_flag("JITCACHE_DISABLE")) {
+    settings.disabled = true;
+    settings.disabled_by = "JITCACHE_DISABLE=" + env("JITCACHE_DISABLE");
+  }
+  settings.quiet = env_flag("JITCACHE_QUIET");
+
+  if (config != nullptr) {
+    if (config->disable != 0) {
+      settings.disabled = true;
+      settings.disabled_by = "jitcache_configure";
+    }
+    if (config->quiet != 0) settings.quiet = true;
+    if (config->connect_timeout_ms != 0) settings.connect_timeout = std::chrono::milliseconds(config->connect_timeout_ms);
+    if (config->request_timeout_ms != 0) settings.request_timeout = std::chrono::milliseconds(config->request_timeout_ms);
+    if (config->socket_path != nullptr && *config->socket_path != '\0') {
+      settings.socket_path = config->socket_path;
+      settings.socket_source = "jitcache_configure";
+      return settings;
+    }
+  }
+  if (std::string socket = env("JITCACHE_SOCKET"); !socket.empty()) {
+    settings.socket_path = socket;
+    settings.socket_source = "JITCACHE_SOCKET";
+    return settings;
+  }
+  if (std::string file = config_file_path(); !file.empty()) {
+    if (std::string socket = socket_from_config_file(file, settings.notes); !socket.empty()) {
+      settings.socket_path = socket;
+      settings.socket_source = file;
+      return settings;
+    }
+  }
+  settings.socket_path = proto::client_socket_path();
+  settings.socket_source = "default";
+  return settings;
+}
+
+}  // namespace jitcache::client::loader

@@ -1,0 +1,36 @@
+// Where libjitcache finds the daemon and how long it waits for it, resolved once per configuration.
+//
+// Precedence for the socket: jitcache_configure()'s socket_path, then $JITCACHE_SOCKET, then the
+// `socket` key of the TOML config file ($JITCACHE_CONFIG, else the user's jitcached.toml, else
+// /etc/jitcache/jitcached.toml), then the default the daemon uses (proto/default_paths.hpp).
+// JITCACHE_DISABLE=1 (or config.disable) turns caching off; JITCACHE_QUIET=1 (or config.quiet)
+// silences the one warning. A config file that cannot be parsed is reported in `notes` and ignored:
+// a broken cache configuration must not break the program.
+// Thread safety: pure functions over the environment and files; the result is a value.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include <jitcache/jitcache.h>
+
+namespace jitcache::client::loader {
+
+inline constexpr std::chrono::milliseconds k_default_connect_timeout{100};
+inline constexpr std::chrono::milliseconds k_default_request_timeout{2000};
+
+struct ClientSettings {
+  std::string socket_path;
+  std::string socket_source;  // "jitcache_configure", "JITCACHE_SOCKET", "<file>", "default"
+  bool disabled = false;
+  std::string disabled_by;    // "JITCACHE_DISABLE=1" or "jitcache_configure"
+  std::chrono::milliseconds connect_timeout = k_default_connect_timeout;
+  std::chrono::milliseconds request_timeout = k_default_request_timeout;
+  bool quiet = false;
+  std::string notes;          // problems met while resolving (an unreadable config file)
+};
+
+// `config` may be null (environment defaults only).
+ClientSettings resolve_settings(const jitcache_config* config);
+
+}  // namespace jitcache::client::loader

@@ -1,0 +1,75 @@
+#include <client/src/loader/daemon_link.hpp>
+
+namespace jitcache::client::loader {
+
+using proto::ErrorCode;
+using proto::make_error;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr auto k_refused_back_off = std::chrono::seconds(1);
+constexpr auto k_broken_back_off = std::chrono::seconds(30);
+// Rationale: more idle connections than this are closed; a process rarely loads from more threads
+// at once, and each idle connection holds a daemon slot.
+constexpr std::size_t k_max_idle_connections = 4;
+}  // namespace
+
+DaemonLease::DaemonLease(DaemonLink* link, transport::DaemonClient client, std::uint64_t capabilities)
+    : m_link(link), m_client(std::move(client)), m_capabilities(capabilities) {}
+
+DaemonLease::~DaemonLease() {
+  if (m_client && m_link != nullptr) m_link->give_back(std::move(*m_client), m_capabilities);
+}
+
+void DaemonLease::broken(const proto::Error& why) {
+  m_client.reset();
+  if (m_link != nullptr) m_link->mark_unavailable(why);
+}
+
+proto::Result<DaemonLease> DaemonLink::acquire() {
+  std::optional<Idle> reused;
+  {
+    std::lock_guard lock(m_mutex);
+    if (Clock::now() < m_retry_after) {
+      return make_error(ErrorCode::unavailable, "jitcached was unavailable moments ago (" + m_unavailable_reason + ")");
+    }
+    if (!m_idle.empty()) {
+      std::optional<Idle> idle(std::move(m_idle.back()));
+      m_idle.pop_back();
+      // Built after the lock is released: a lease's destructor takes the same lock.
+      reused = std::move(idle);
+    }
+  }
+  if (reused) return DaemonLease(this, std::move(reused->client), reused->capabilities);
+  transport::ConnectOptions options;
+  options.socket_path = m_settings.socket_path;
+  options.connect_timeout = m_settings.connect_timeout;
+  options.io_timeout = m_settings.request_timeout;
+  auto client = transport::DaemonClient::connect(options);
+  if (!client) {
+    mark_unavailable(client.error());
+    return client.error();
+  }
+  auto hello = client->hello("libjitcache");
+  if (!hello) {
+    mark_unavailable(hello.error());
+    return hello.error();
+  }
+  return DaemonLease(this, std::move(*client), hello->capabilities);
+}
+
+void DaemonLink::mark_unavailable(const proto::Error& why) {
+  const bool slow_or_broken = why.code == ErrorCode::timeout || why.code == ErrorCode::corrupt ||
+                              why.code == ErrorCode::invalid_argument || why.code == ErrorCode::too_large;
+  std::lock_guard lock(m_mutex);
+  m_idle.clear();
+  m_retry_after = Clock::now() + (slow_or_broken ? k_broken_back_off : k_refused_back_off);
+  m_unavailable_reason = why.message;
+}
+
+void DaemonLink::give_back(transport::DaemonClient client, std::uint64_t capabilities) {
+  std::lock_guard lock(m_mutex);
+  if (m_idle.size() < k_max_idle_connections) m_idle.push_back(Idle{std::move(client), capabilities});
+}
+
+}  // namespace jitcache::client::loader

@@ -1,0 +1,79 @@
+// libjitcache's connections to jitcached: a small pool shared by all threads, and the memory that
+// the daemon is unavailable so that a dead or hung daemon costs one bounded wait, not one per load.
+//
+// A connection is leased to one load at a time. A failed call (refused, timed out, garbage) drops
+// the connection and puts the daemon in back-off: loads during the back-off skip the daemon at
+// once. Rationale for the back-off lengths: a refused connection costs microseconds, so retrying
+// after a second is cheap and finds a restarted daemon quickly; a timeout costs a full
+// request_timeout, so a hung daemon is left alone for 30 seconds.
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <client/src/loader/client_settings.hpp>
+#include <client/src/transport/daemon_client.hpp>
+
+namespace jitcache::client::loader {
+
+class DaemonLink;
+
+// A connection held by one load; returned to the pool when it goes out of scope, unless the load
+// reported it broken.
+class DaemonLease {
+ public:
+  DaemonLease(DaemonLink* link, transport::DaemonClient client, std::uint64_t capabilities);
+  // A moved-from lease owns nothing (std::optional's own move would leave it engaged).
+  DaemonLease(DaemonLease&& other) noexcept
+      : m_link(std::exchange(other.m_link, nullptr)), m_client(std::move(other.m_client)), m_capabilities(other.m_capabilities) {
+    other.m_client.reset();
+  }
+  DaemonLease& operator=(DaemonLease&&) noexcept = delete;
+  DaemonLease(const DaemonLease&) = delete;
+  ~DaemonLease();
+
+  transport::DaemonClient& client() { return *m_client; }
+  std::uint64_t capabilities() const { return m_capabilities; }
+  // The daemon failed on this connection: drop it and back off (see DaemonLink::mark_unavailable).
+  void broken(const proto::Error& why);
+
+ private:
+  DaemonLink* m_link;
+  std::optional<transport::DaemonClient> m_client;
+  std::uint64_t m_capabilities = 0;
+};
+
+class DaemonLink {
+ public:
+  explicit DaemonLink(ClientSettings settings) : m_settings(std::move(settings)) {}
+
+  const ClientSettings& settings() const { return m_settings; }
+
+  // A connection (HELLO done), or the reason the daemon cannot be used now (ErrorCode::unavailable
+  // during a back-off, else the connect/HELLO error).
+  proto::Result<DaemonLease> acquire();
+
+  // Starts a back-off: timeouts and unreadable replies get the long one, refusals the short one.
+  void mark_unavailable(const proto::Error& why);
+
+ private:
+  friend class DaemonLease;
+  void give_back(transport::DaemonClient client, std::uint64_t capabilities);
+
+  ClientSettings m_settings;
+  std::mutex m_mutex;
+  struct Idle {
+    transport::DaemonClient client;
+    std::uint64_t capabilities;
+  };
+  std::vector<Idle> m_idle;
+  std::chrono::steady_clock::time_point m_retry_after{};
+  std::string m_unavailable_reason;
+};
+
+}  // namespace jitcache::client::loader

@@ -1,0 +1,74 @@
+// One load through the cache: design §4 as code.
+//
+//   classify → cubin: the driver loads it as given (pass_through)
+//            → fat binary: walk it; a cubin this device runs → pass_through; else its best PTX
+//            → PTX
+//   key      → device CC, PTX .target, driver API + build, canonical options (+ embedded ptxas
+//              options); an option it does not understand → uncached_fallback
+//   LOOKUP   → hit: check key, size, checksum and ELF bounds, then cuModuleLoadData
+//                   → load fails with an image error → REPORT_FAILURE → rebuild as a miss
+//            → miss: JIT with cuLink* and the caller's options, load the cubin, PUT it
+//              (a daemon that compiles is the COMPILE capability, which comes with that op)
+//   anything the cache cannot do (daemon absent, slow or broken, disabled, no cuLink, a JIT that
+//   fails) → cuModuleLoadDataEx with the caller's options, so the caller gets exactly the driver's
+//   behaviour, error and log; resource errors (out of memory, no context) go back unchanged.
+//
+// Thread safety: one LoadFlow per call; the driver and the daemon link are shared and thread-safe.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <client/src/driver/device_query.hpp>
+#include <client/src/driver/driver_api.hpp>
+#include <client/src/loader/caller_options.hpp>
+#include <client/src/loader/client_counters.hpp>
+#include <client/src/loader/daemon_link.hpp>
+#include <client/src/loader/load_record.hpp>
+
+namespace jitcache::client::loader {
+
+class LoadFlow {
+ public:
+  LoadFlow(const driver::DriverApi& api, std::shared_ptr<DaemonLink> daemon, ClientCounters& counters,
+           LoadRecord& record)
+      : m_api(api), m_daemon(std::move(daemon)), m_counters(counters), m_record(record) {}
+
+  CUresult load(CUmodule* module, const void* image, const CallerOptions& options);
+
+ private:
+  struct PtxSource {
+    std::string_view borrowed;               // the caller's PTX text, without its NUL
+    std::optional<std::string> copy;         // a fat binary entry's PTX, copied so it ends in a NUL
+    std::vector<JitOptionValue> embedded;    // ptxas options of a fat binary entry
+    std::string_view text() const { return copy ? std::string_view(*copy) : borrowed; }
+    const char* nul_terminated() const { return copy ? copy->c_str() : borrowed.data(); }
+  };
+
+  CUresult load_ptx(CUmodule* module, const void* image, const CallerOptions& options, PtxSource source,
+                    const driver::ComputeCapability& device);
+  // The hit path; nullopt when the image must be rebuilt (damaged reply, or a bad image reported).
+  std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options, DaemonLease& lease,
+                                   const transport::FetchedImage& fetched, const proto::KeyFields& key);
+  // JIT with cuLink*, load, PUT; the plain driver load when the JIT or the load fails.
+  CUresult compile_locally(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
+                           const proto::KeyFields& key, DaemonLease* lease, jitcache_load_outcome success_outcome);
+  void put(DaemonLease& lease, const proto::KeyFields& key, const std::vector<std::uint8_t>& cubin,
+           std::uint64_t compile_time_us);
+
+  // The driver's own load with the caller's options, recorded as `outcome` with `why`.
+  CUresult driver_load(CUmodule* module, const void* image, const CallerOptions& options,
+                       jitcache_load_outcome outcome, std::string_view why);
+  CUresult daemon_failed(CUmodule* module, const void* image, const CallerOptions& options, const proto::Error& error);
+
+  const driver::DriverApi& m_api;
+  std::shared_ptr<DaemonLink> m_daemon;
+  ClientCounters& m_counters;
+  LoadRecord& m_record;
+};
+
+}  // namespace jitcache::client::loader

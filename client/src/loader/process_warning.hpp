@@ -1,0 +1,13 @@
+// The one warning per process that libjitcache may print (design §4.6): the first time the cache
+// cannot be used, one line on stderr says why and how to silence it; every later occurrence is only
+// counted. Never stdout, never more than one line. Thread safety: safe from any thread.
+#pragma once
+
+#include <string_view>
+
+namespace jitcache::client::loader {
+
+// Prints "jitcache: <text> ..." once per process unless `quiet`; returns true when it printed.
+bool warn_once(std::string_view text, bool quiet);
+
+}  // namespace jitcache::client::loader

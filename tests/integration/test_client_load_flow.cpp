@@ -1,0 +1,478 @@
+// libjitcache's load flow (design §4) against the real daemon on a temp socket, with the fake driver
+// (tests/fakes) in place of libcuda: every branch — miss, hit, failed load → report → rebuild,
+// daemon down, hung or answering garbage, a corrupt stored image, options the cache does not
+// understand, JIT failures, fat binaries and cubins — is checked by its outcome, by what the daemon
+// counted and by what the "driver" was asked to do.
+#include <catch2/catch.hpp>
+
+#include <jitcache/jitcache.h>
+
+#include <dlfcn.h>
+#include <sqlite3.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "daemon_process.hpp"
+#include "fake_driver.hpp"
+#include "temp_dir.hpp"
+
+using namespace jitcache;
+using testing::DaemonProcess;
+using testing::FakeDriver;
+using testing::TempDir;
+
+namespace {
+
+const FakeDriver& fake() {
+  static FakeDriver driver;  // selects the fake before libjitcache's first load
+  return driver;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+const std::string& small_ptx() {
+  static const std::string ptx = read_text(std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx");
+  return ptx;
+}
+
+void use_socket(const std::string& socket, unsigned request_timeout_ms = 0) {
+  jitcache_config config{};
+  config.struct_size = sizeof(config);
+  config.socket_path = socket.c_str();
+  config.quiet = 1;
+  config.request_timeout_ms = request_timeout_ms;
+  REQUIRE(jitcache_configure(&config) == 0);
+}
+
+jitcache_load_info last_info() {
+  jitcache_load_info info{};
+  info.struct_size = sizeof(info);
+  REQUIRE(jitcache_last_load_info(&info) == 0);
+  return info;
+}
+
+jitcache_counters counters() {
+  jitcache_counters c{};
+  c.struct_size = sizeof(c);
+  REQUIRE(jitcache_get_counters(&c) == 0);
+  return c;
+}
+
+std::uint64_t stat_value(DaemonProcess& daemon, const std::string& name) {
+  auto client = daemon.client();
+  auto stats = client.stats();
+  REQUIRE(stats);
+  for (const auto& [n, v] : stats->values) {
+    if (n == name) return v;
+  }
+  FAIL("no stat named " << name);
+  return 0;
+}
+
+// Loads `image` and unloads the module again; returns the outcome, checking the result on the way.
+jitcache_load_outcome load_expecting(const void* image, CUresult expected, unsigned n = 0, CUjit_option* options = nullptr,
+                                     void** values = nullptr) {
+  CUmodule module = nullptr;
+  CUresult result = jitcache_module_load_data_ex(&module, image, n, options, values);
+  const auto info = last_info();
+  INFO("outcome " << jitcache_outcome_name(info.outcome) << ": " << info.reason);
+  REQUIRE(result == expected);
+  CHECK(info.result == expected);
+  if (result == CUDA_SUCCESS) {
+    REQUIRE(module != nullptr);
+    CHECK(jitcache_module_unload(module) == CUDA_SUCCESS);
+  }
+  return info.outcome;
+}
+
+// A daemon fixture: the real jitcached on a temp socket, the library pointed at it.
+struct LiveDaemon {
+  LiveDaemon() : daemon(dir) {
+    fake().clear_failures();
+    fake().set_device(90, 13000);
+    daemon.start();
+    use_socket(daemon.socket_path());
+  }
+  TempDir dir;
+  DaemonProcess daemon;
+};
+
+std::vector<char> read_fixture(const std::string& name) {
+  const std::string dir = JITCACHE_FATBIN_FIXTURE_DIR;
+  std::ifstream in(dir + "/" + name + ".fatbin", std::ios::binary);
+  REQUIRE(in.good());
+  return std::vector<char>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("load flow: a miss compiles locally and stores; the next load is a hit that skips the JIT") {
+  LiveDaemon live;
+  fake().reset_counters();
+
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  const auto first = last_info();
+  CHECK(std::string(first.arch) == "sm_90a");
+  CHECK(std::strlen(first.key_id) == 64);
+  CHECK(first.ns_compile > 0);
+  CHECK(first.ns_put > 0);
+  CHECK(fake().counters().link_compiles == 1);
+  CHECK(stat_value(live.daemon, "puts") == 1);
+
+  char info_log[256] = {};
+  char error_log[256] = "stale";
+  float wall_ms = 0;
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME};
+  void* values[] = {info_log, reinterpret_cast<void*>(sizeof(info_log)), error_log,
+                    reinterpret_cast<void*>(sizeof(error_log)), nullptr};
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 5, options, values) == JITCACHE_OUTCOME_HIT);
+  CHECK(std::string(last_info().key_id) == first.key_id);
+  CHECK(fake().counters().link_compiles == 1);  // no second JIT
+  CHECK(fake().counters().ptx_jit_compiles == 0);
+  CHECK_THAT(std::string(info_log), Catch::Contains("from the cache"));
+  CHECK(std::string(error_log).empty());
+  std::memcpy(&wall_ms, &values[4], sizeof(wall_ms));
+  CHECK(wall_ms > 0.0f);
+  CHECK(stat_value(live.daemon, "hits") == 1);
+  CHECK(counters().hits == 1);
+  CHECK(counters().compiled_locally == 1);
+}
+
+TEST_CASE("load flow: options that change code are a different key; log options are not") {
+  LiveDaemon live;
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  const std::string plain_key = last_info().key_id;
+
+  CUjit_option o3[] = {CU_JIT_OPTIMIZATION_LEVEL};
+  void* o3_values[] = {reinterpret_cast<void*>(3)};
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 1, o3, o3_values) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(std::string(last_info().key_id) != plain_key);
+
+  // The default level passed explicitly is the same key as passing nothing.
+  CUjit_option o4[] = {CU_JIT_OPTIMIZATION_LEVEL};
+  void* o4_values[] = {reinterpret_cast<void*>(4)};
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 1, o4, o4_values) == JITCACHE_OUTCOME_HIT);
+  CHECK(std::string(last_info().key_id) == plain_key);
+}
+
+TEST_CASE("load flow: a hit that fails to load is reported, quarantined and rebuilt") {
+  LiveDaemon live;
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+
+  REQUIRE(fake().set_failure("load_cubin", CUDA_ERROR_INVALID_IMAGE, 1) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+  const auto info = last_info();
+  CHECK(info.stage == JITCACHE_STAGE_LOAD);
+  CHECK(info.stage_result == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(std::string(info.result_name) == "CUDA_ERROR_INVALID_IMAGE");
+  CHECK(info.ns_report > 0);
+  CHECK(stat_value(live.daemon, "failure_reports") == 1);
+  CHECK(counters().failure_reports == 1);
+  CHECK(counters().rebuilt_after_failed_load == 1);
+
+  // The rebuilt image replaced the quarantined entry: the next load is a clean hit.
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+}
+
+TEST_CASE("load flow: a cubin for another GPU stored under this key fails with 209, is reported and rebuilt") {
+  LiveDaemon live;
+  // A cubin compiled for CC 10.0, fetched from the store by its key id...
+  REQUIRE(fake().set_device(100, 0) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  const std::string sm100_id = last_info().key_id;
+  REQUIRE(fake().set_device(90, 0) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  const std::string sm90_id = last_info().key_id;
+
+  // ...is stored under the CC 9.0 key (a valid checksum: only the driver can tell it is wrong).
+  auto client = live.daemon.client();
+  auto sm100 = client.lookup_by_id(sm100_id);
+  auto sm90 = client.lookup_by_id(sm90_id);
+  REQUIRE(sm100);
+  REQUIRE(sm90);
+  REQUIRE(sm100->has_value());
+  REQUIRE(sm90->has_value());
+  proto::PutRequest plant;
+  plant.key = (*sm90)->info.key;
+  plant.producer = "test: wrong arch";
+  plant.image = proto::Bytes((*sm100)->image);
+  REQUIRE(client.put(plant));
+
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+  CHECK(last_info().stage == JITCACHE_STAGE_IMAGE);
+  CHECK(last_info().stage_result == CUDA_ERROR_NO_BINARY_FOR_GPU);
+  CHECK(stat_value(live.daemon, "failure_reports") == 1);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+}
+
+TEST_CASE("load flow: a resource error loading a hit is returned unchanged, without a report") {
+  LiveDaemon live;
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  REQUIRE(fake().set_failure("load_cubin", CUDA_ERROR_OUT_OF_MEMORY, 1) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_ERROR_OUT_OF_MEMORY) == JITCACHE_OUTCOME_HIT);
+  CHECK(last_info().stage == JITCACHE_STAGE_LOAD);
+  CHECK(stat_value(live.daemon, "failure_reports") == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+}
+
+TEST_CASE("load flow: a corrupt image in the store is a miss for the client, and is rebuilt") {
+  LiveDaemon live;
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+
+  sqlite3* db = nullptr;
+  const std::string path = live.daemon.state_dir() + "/jitcache.db";
+  REQUIRE(std::filesystem::exists(path));
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  // Replace every stored image with random bytes of the same size: the entry's checksum no longer matches.
+  const char* corrupt = "UPDATE blobs SET data = randomblob(length(data))";
+  char* error = nullptr;
+  INFO((error ? error : ""));
+  REQUIRE(sqlite3_exec(db, corrupt, nullptr, nullptr, &error) == SQLITE_OK);
+  sqlite3_close(db);
+
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(stat_value(live.daemon, "corrupt_entries") >= 1);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+}
+
+TEST_CASE("load flow: with no daemon the load falls back to the driver at once, and warns once") {
+  fake().clear_failures();
+  TempDir dir;
+  use_socket(dir.file("nobody-listens.sock"));
+  fake().reset_counters();
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  const auto info = last_info();
+  CHECK_THAT(std::string(info.reason), Catch::Contains("nobody-listens.sock"));
+  CHECK(fake().counters().ptx_jit_compiles == 1);  // the driver's own JIT did the work
+  // Rationale: a dead socket is refused at once; a bound this loose only catches a real wait.
+  CHECK(info.ns_total < 2'000'000'000ull);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  CHECK(counters().daemon_unavailable == 2);
+  CHECK(counters().uncached_fallbacks == 2);
+}
+
+TEST_CASE("load flow: a hung daemon costs one bounded wait, then is skipped") {
+  fake().clear_failures();
+  TempDir dir;
+  const std::string socket_path = dir.file("hung.sock");
+  // Listens but never accepts: connect succeeds (backlog), no reply ever comes.
+  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+  use_socket(socket_path, 300);
+
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  const auto first = std::chrono::steady_clock::now() - start;
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("timed out"));
+  CHECK(first >= std::chrono::milliseconds(300));
+  CHECK(first < std::chrono::seconds(5));
+
+  // In back-off: the next load does not wait again.
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  CHECK(last_info().ns_total < 300'000'000ull);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("moments ago"));
+  ::close(listener);
+}
+
+TEST_CASE("load flow: a daemon answering garbage is a fallback, not a failure") {
+  fake().clear_failures();
+  TempDir dir;
+  const std::string socket_path = dir.file("garbage.sock");
+  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+  std::atomic<bool> done{false};
+  std::thread server([&] {
+    while (!done) {
+      int peer = ::accept(listener, nullptr, nullptr);
+      if (peer < 0) break;
+      const char garbage[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 1000000000000\r\n\r\n....";
+      [[maybe_unused]] auto n = ::write(peer, garbage, sizeof(garbage));
+      ::close(peer);
+    }
+  });
+  use_socket(socket_path, 1000);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  CHECK(counters().daemon_unavailable == 1);
+  done = true;
+  ::shutdown(listener, SHUT_RDWR);
+  ::close(listener);
+  server.join();
+}
+
+TEST_CASE("load flow: an option the cache does not understand makes the load uncached, not wrong") {
+  LiveDaemon live;
+  char* names[] = {const_cast<char*>("symbol")};
+  void* addresses[] = {nullptr};
+  CUjit_option options[] = {CU_JIT_GLOBAL_SYMBOL_NAMES, CU_JIT_GLOBAL_SYMBOL_ADDRESSES, CU_JIT_GLOBAL_SYMBOL_COUNT};
+  void* values[] = {names, addresses, reinterpret_cast<void*>(1)};
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 3, options, values) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("uncacheable"));
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("CU_JIT_GLOBAL_SYMBOL"));
+  CHECK(stat_value(live.daemon, "puts") == 0);
+
+  CUjit_option unknown[] = {static_cast<CUjit_option>(999)};
+  void* unknown_values[] = {nullptr};
+  CUmodule module = nullptr;
+  CUresult result = jitcache_module_load_data_ex(&module, small_ptx().c_str(), 1, unknown, unknown_values);
+  CHECK(last_info().outcome == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  if (result == CUDA_SUCCESS) jitcache_module_unload(module);
+}
+
+TEST_CASE("load flow: PTX that does not compile returns the driver's error with the compiler's log") {
+  LiveDaemon live;
+  const std::string bad = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry broken() { this is not ptx }\n";
+  char error_log[4096] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {error_log, reinterpret_cast<void*>(sizeof(error_log))};
+  CHECK(load_expecting(bad.c_str(), CUDA_ERROR_INVALID_PTX, 2, options, values) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  const auto info = last_info();
+  CHECK(info.stage == JITCACHE_STAGE_JIT);
+  CHECK(std::string(info.result_name) == "CUDA_ERROR_INVALID_PTX");
+  CHECK_THAT(std::string(info.reason), Catch::Contains("CUDA_ERROR_INVALID_PTX (218)"));
+  CHECK(std::strlen(error_log) > 0);
+  CHECK(stat_value(live.daemon, "puts") == 0);
+}
+
+TEST_CASE("load flow: PTX newer than the driver gives the driver's 222 at the PTX version stage") {
+  LiveDaemon live;
+  std::string newer = small_ptx();
+  newer.replace(newer.find(".version 9.0"), 12, ".version 9.9");
+  CHECK(load_expecting(newer.c_str(), CUDA_ERROR_UNSUPPORTED_PTX_VERSION) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  CHECK(last_info().stage == JITCACHE_STAGE_PTX_VERSION);
+}
+
+TEST_CASE("load flow: when this environment cannot JIT, the driver's own load decides") {
+  LiveDaemon live;
+  REQUIRE(fake().set_failure("link_create", CUDA_ERROR_JIT_COMPILATION_DISABLED, 1) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("CUDA_ERROR_JIT_COMPILATION_DISABLED"));
+
+  REQUIRE(fake().set_failure("link_create", CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 1) == 0);
+  REQUIRE(fake().set_failure("load_ptx", CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 1) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_ERROR_JIT_COMPILER_NOT_FOUND) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+}
+
+TEST_CASE("load flow: caching disabled by configuration never contacts the daemon") {
+  LiveDaemon live;
+  jitcache_config config{};
+  config.struct_size = sizeof(config);
+  config.socket_path = live.daemon.socket_path().c_str();
+  config.disable = 1;
+  REQUIRE(jitcache_configure(&config) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("disabled"));
+  CHECK(stat_value(live.daemon, "misses") == 0);
+}
+
+TEST_CASE("load flow: cubins and fat binaries with a cubin for the device pass through; PTX-only fat binaries are cached") {
+  LiveDaemon live;
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  auto client = live.daemon.client();
+  auto cubin = client.lookup_by_id(last_info().key_id);
+  REQUIRE(cubin);
+  REQUIRE(cubin->has_value());
+  CHECK(load_expecting((*cubin)->image.data(), CUDA_SUCCESS) == JITCACHE_OUTCOME_PASS_THROUGH);
+
+  if (std::string(JITCACHE_FATBIN_FIXTURE_DIR).empty()) {
+    WARN("SKIPPED: no nvcc at build time, so no fat binary fixtures");
+    return;
+  }
+  auto with_cubin = read_fixture("sm90_compute90_zstd");
+  CHECK(load_expecting(with_cubin.data(), CUDA_SUCCESS) == JITCACHE_OUTCOME_PASS_THROUGH);
+
+  auto ptx_only = read_fixture("compute90");
+  CHECK(load_expecting(ptx_only.data(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(load_expecting(ptx_only.data(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+
+  // Embedded ptxas options (-O2, line info) are applied and keyed: another key than without them.
+  const std::string plain_key = last_info().key_id;
+  auto with_options = read_fixture("compute90_options");
+  CHECK(load_expecting(with_options.data(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(std::string(last_info().key_id) != plain_key);
+
+  auto no_image = read_fixture("sm80");
+  REQUIRE(fake().set_device(90, 0) == 0);
+  CHECK(load_expecting(no_image.data(), CUDA_ERROR_NO_BINARY_FOR_GPU) == JITCACHE_OUTCOME_PASS_THROUGH);
+  CHECK(last_info().stage == JITCACHE_STAGE_IMAGE);
+}
+
+TEST_CASE("load flow: many threads loading at once all get a working module") {
+  LiveDaemon live;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) {
+        CUmodule module = nullptr;
+        if (jitcache_module_load_data(&module, small_ptx().c_str()) == CUDA_SUCCESS && module != nullptr) {
+          jitcache_module_unload(module);
+          ++ok;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(ok == 40);
+  const auto c = counters();
+  CHECK(c.loads == 40);
+  CHECK(c.hits + c.compiled_locally == 40);
+  CHECK(c.hits >= 32);
+}
+
+TEST_CASE("load flow: jitcache_module_load reads a file, and a missing file is CUDA_ERROR_FILE_NOT_FOUND") {
+  LiveDaemon live;
+  CUmodule module = nullptr;
+  CHECK(jitcache_module_load(&module, (std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx").c_str()) == CUDA_SUCCESS);
+  CHECK(last_info().outcome == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(jitcache_module_unload(module) == CUDA_SUCCESS);
+  CHECK(jitcache_module_load(&module, "/nonexistent/kernel.ptx") == CUDA_ERROR_FILE_NOT_FOUND);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("/nonexistent/kernel.ptx"));
+}
+
+TEST_CASE("load flow: invalid arguments get the driver's own answer") {
+  LiveDaemon live;
+  void* fake_handle = ::dlopen(FakeDriver::path().c_str(), RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(fake_handle != nullptr);
+  auto driver_load_ex = reinterpret_cast<decltype(&cuModuleLoadDataEx)>(::dlsym(fake_handle, "cuModuleLoadDataEx"));
+  REQUIRE(driver_load_ex != nullptr);
+
+  CHECK(jitcache_module_load_data(nullptr, small_ptx().c_str()) == driver_load_ex(nullptr, small_ptx().c_str(), 0, nullptr, nullptr));
+  CUmodule module = nullptr;
+  CUmodule direct = nullptr;
+  const CUresult expected = driver_load_ex(&direct, small_ptx().c_str(), 2, nullptr, nullptr);
+  if (expected == CUDA_SUCCESS) jitcache_module_unload(direct);
+  const CUresult got = jitcache_module_load_data_ex(&module, small_ptx().c_str(), 2, nullptr, nullptr);
+  CHECK(got == expected);
+  if (got == CUDA_SUCCESS) jitcache_module_unload(module);
+  CHECK(last_info().outcome == JITCACHE_OUTCOME_PASS_THROUGH);
+
+  jitcache_load_info too_small{};
+  too_small.struct_size = 8;
+  CHECK(jitcache_last_load_info(&too_small) == -1);
+  CHECK(jitcache_last_load_info(nullptr) == -1);
+}

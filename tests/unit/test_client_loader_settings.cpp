@@ -1,0 +1,76 @@
+// Where the client finds the daemon (client/src/loader/client_settings): jitcache_configure, then
+// JITCACHE_SOCKET, then the config file's `socket`, then the default; JITCACHE_DISABLE turns caching
+// off; a broken config file is ignored with a note, never fatal.
+#include <client/src/loader/client_settings.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "temp_dir.hpp"
+
+namespace ld = jitcache::client::loader;
+using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
+
+namespace {
+// Sets the variables for one test and restores a clean environment after it.
+struct CleanEnvironment {
+  CleanEnvironment() { clear(); }
+  ~CleanEnvironment() { clear(); }
+  static void clear() {
+    for (const char* name : {"JITCACHE_SOCKET", "JITCACHE_CONFIG", "JITCACHE_DISABLE", "JITCACHE_QUIET"}) ::unsetenv(name);
+  }
+};
+}  // namespace
+
+TEST_CASE("settings: JITCACHE_SOCKET beats the config file, and jitcache_configure beats both") {
+  CleanEnvironment env;
+  TempDir dir;
+  write_file(dir.file("jitcached.toml"), "socket = \"/from/config.sock\"\n");
+  ::setenv("JITCACHE_CONFIG", dir.file("jitcached.toml").c_str(), 1);
+  CHECK(ld::resolve_settings(nullptr).socket_path == "/from/config.sock");
+  CHECK(ld::resolve_settings(nullptr).socket_source == dir.file("jitcached.toml"));
+
+  ::setenv("JITCACHE_SOCKET", "/from/env.sock", 1);
+  CHECK(ld::resolve_settings(nullptr).socket_path == "/from/env.sock");
+
+  jitcache_config config{};
+  config.struct_size = sizeof(config);
+  config.socket_path = "/from/api.sock";
+  config.request_timeout_ms = 250;
+  auto settings = ld::resolve_settings(&config);
+  CHECK(settings.socket_path == "/from/api.sock");
+  CHECK(settings.socket_source == "jitcache_configure");
+  CHECK(settings.request_timeout.count() == 250);
+  CHECK(settings.connect_timeout == ld::k_default_connect_timeout);
+}
+
+TEST_CASE("settings: a config file that does not parse is noted and ignored") {
+  CleanEnvironment env;
+  TempDir dir;
+  write_file(dir.file("broken.toml"), "socket = [unterminated\n");
+  ::setenv("JITCACHE_CONFIG", dir.file("broken.toml").c_str(), 1);
+  auto settings = ld::resolve_settings(nullptr);
+  CHECK(settings.socket_source == "default");
+  CHECK_FALSE(settings.socket_path.empty());
+  CHECK_THAT(settings.notes, Catch::Contains("broken.toml"));
+}
+
+TEST_CASE("settings: JITCACHE_DISABLE=1 and config.disable turn caching off; 0 does not") {
+  CleanEnvironment env;
+  ::setenv("JITCACHE_DISABLE", "1", 1);
+  auto disabled = ld::resolve_settings(nullptr);
+  CHECK(disabled.disabled);
+  CHECK(disabled.disabled_by == "JITCACHE_DISABLE=1");
+  ::setenv("JITCACHE_DISABLE", "0", 1);
+  CHECK_FALSE(ld::resolve_settings(nullptr).disabled);
+
+  jitcache_config config{};
+  config.struct_size = sizeof(config);
+  config.disable = 1;
+  config.quiet = 1;
+  auto by_api = ld::resolve_settings(&config);
+  CHECK(by_api.disabled);
+  CHECK(by_api.quiet);
+}
