@@ -112,6 +112,7 @@ std::string field(const Fields& fields, const std::string& name) {
 }
 
 std::string one_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   for (char& c : text) {
     if (c == '\n') c = ' ';
   }
