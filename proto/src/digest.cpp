@@ -1,6 +1,11 @@
 #include <jitcache/proto/digest.hpp>
 
-#include <openssl/evp.h>
+// Rationale: the one-shot and EVP interfaces of OpenSSL 3 initialise the library (providers, the
+// config file) on first use, ~2 ms that every short-lived client process would pay on its first
+// load; SHA256_Init/Update/Final run the same SHA-extension code with no such start-up. They are
+// deprecated, not removed, in OpenSSL 3.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 #include <xxhash.h>
 
 #include <stdexcept>
@@ -9,11 +14,10 @@ namespace jitcache::proto {
 
 Digest256 sha256(Bytes data) {
   Digest256 out;
-  unsigned int length = 0;
-  // Rationale: EVP_Digest picks OpenSSL's SHA-extension code path (~1.5 GB/s, design §3); failure
-  // here means libcrypto is broken, which no caller could recover from.
-  if (EVP_Digest(data.data(), data.size(), out.bytes.data(), &length, EVP_sha256(), nullptr) != 1 ||
-      length != out.bytes.size()) {
+  SHA256_CTX context;
+  // Failure here means libcrypto is broken, which no caller could recover from.
+  if (SHA256_Init(&context) != 1 || SHA256_Update(&context, data.data(), data.size()) != 1 ||
+      SHA256_Final(out.bytes.data(), &context) != 1) {
     throw std::runtime_error("OpenSSL SHA-256 failed");
   }
   return out;

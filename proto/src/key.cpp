@@ -126,8 +126,6 @@ Result<void> check_options(const std::string& options) {
 
 }  // namespace
 
-Digest256 content_digest(Bytes source) { return sha256(source); }
-
 // The key-id preimage (all integers little-endian, every string u32-length-prefixed):
 //
 //   "jitcache-key" 0x00           13 bytes, domain separation

@@ -124,6 +124,12 @@ typedef struct jitcache_counters {
 
 JITCACHE_API int jitcache_get_counters(jitcache_counters* out);
 
+/* The driver libjitcache uses, compared with the CUDA version it was built against: writes the
+ * driver's cuDriverGetVersion (0 when no driver could be opened) and the build-time CUDA_VERSION, and
+ * returns the number of entry points the driver lacks (each one is named, with the API version that
+ * introduced it, in the reason of a load that needed it), or -1 when the driver cannot be opened. */
+JITCACHE_API int jitcache_driver_version(int* driver_api, int* built_against_api);
+
 /* --- Configuration (optional) --------------------------------------------------------------------- */
 
 typedef struct jitcache_config {

@@ -149,6 +149,17 @@ JITCACHE_API int jitcache_get_counters(jitcache_counters* out) {
   return 0;
 }
 
+JITCACHE_API int jitcache_driver_version(int* driver_api, int* built_against_api) {
+  try {
+    if (built_against_api != nullptr) *built_against_api = jitcache::client::driver::k_built_against_api;
+    const auto& api = ClientRuntime::instance().driver();
+    if (driver_api != nullptr) *driver_api = api ? (*api)->api_version : 0;
+    return api ? static_cast<int>((*api)->missing.size()) : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
 JITCACHE_API int jitcache_configure(const jitcache_config* config) {
   if (config != nullptr && config->struct_size < k_min_config_size) return -1;
   try {

@@ -133,6 +133,12 @@ proto::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& p
                                                   std::string(static_result_name(r)) +
                                                   (r == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's stub, not a driver)" : ""));
   }
+  if (!api->missing.empty()) {
+    // Say which side is older: a driver behind the headers we were built with explains a gap.
+    const std::string versions = " (driver API " + std::to_string(api->api_version) + ", libjitcache built against " +
+                                 std::to_string(k_built_against_api) + ")";
+    for (auto& line : api->missing) line += versions;
+  }
   DriverIdentity identity = identify_driver(reinterpret_cast<void*>(api->driver_get_version));
   api->library_path = std::move(identity.library_path);
   api->build = std::move(identity.build);

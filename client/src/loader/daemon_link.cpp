@@ -14,11 +14,31 @@ constexpr auto k_broken_back_off = std::chrono::seconds(30);
 constexpr std::size_t k_max_idle_connections = 4;
 }  // namespace
 
-DaemonLease::DaemonLease(DaemonLink* link, transport::DaemonClient client, std::uint64_t capabilities)
+DaemonLease::DaemonLease(DaemonLink* link, transport::DaemonClient client, std::optional<std::uint64_t> capabilities)
     : m_link(link), m_client(std::move(client)), m_capabilities(capabilities) {}
+
+DaemonLease& DaemonLease::operator=(DaemonLease&& other) noexcept {
+  if (this != &other) {
+    if (m_client && m_link != nullptr) m_link->give_back(std::move(*m_client), m_capabilities);
+    m_link = std::exchange(other.m_link, nullptr);
+    m_client = std::move(other.m_client);
+    other.m_client.reset();
+    m_capabilities = other.m_capabilities;
+  }
+  return *this;
+}
 
 DaemonLease::~DaemonLease() {
   if (m_client && m_link != nullptr) m_link->give_back(std::move(*m_client), m_capabilities);
+}
+
+proto::Result<std::uint64_t> DaemonLease::capabilities() {
+  if (m_capabilities) return *m_capabilities;
+  if (!m_client) return make_error(ErrorCode::unavailable, "the connection to jitcached was dropped");
+  auto hello = m_client->hello("libjitcache");
+  if (!hello) return hello.error();
+  m_capabilities = hello->capabilities;
+  return *m_capabilities;
 }
 
 void DaemonLease::broken(const proto::Error& why) {
@@ -50,12 +70,7 @@ proto::Result<DaemonLease> DaemonLink::acquire() {
     mark_unavailable(client.error());
     return client.error();
   }
-  auto hello = client->hello("libjitcache");
-  if (!hello) {
-    mark_unavailable(hello.error());
-    return hello.error();
-  }
-  return DaemonLease(this, std::move(*client), hello->capabilities);
+  return DaemonLease(this, std::move(*client), std::nullopt);
 }
 
 void DaemonLink::mark_unavailable(const proto::Error& why) {
@@ -67,7 +82,7 @@ void DaemonLink::mark_unavailable(const proto::Error& why) {
   m_unavailable_reason = why.message;
 }
 
-void DaemonLink::give_back(transport::DaemonClient client, std::uint64_t capabilities) {
+void DaemonLink::give_back(transport::DaemonClient client, std::optional<std::uint64_t> capabilities) {
   std::lock_guard lock(m_mutex);
   if (m_idle.size() < k_max_idle_connections) m_idle.push_back(Idle{std::move(client), capabilities});
 }

@@ -24,28 +24,32 @@ namespace jitcache::client::loader {
 class DaemonLink;
 
 // A connection held by one load; returned to the pool when it goes out of scope, unless the load
-// reported it broken.
+// reported it broken. HELLO is sent only when something needs its answer (capabilities, a reply
+// larger than the default limit): a hit then costs one round trip, not two.
 class DaemonLease {
  public:
-  DaemonLease(DaemonLink* link, transport::DaemonClient client, std::uint64_t capabilities);
+  DaemonLease(DaemonLink* link, transport::DaemonClient client, std::optional<std::uint64_t> capabilities);
   // A moved-from lease owns nothing (std::optional's own move would leave it engaged).
   DaemonLease(DaemonLease&& other) noexcept
       : m_link(std::exchange(other.m_link, nullptr)), m_client(std::move(other.m_client)), m_capabilities(other.m_capabilities) {
     other.m_client.reset();
   }
-  DaemonLease& operator=(DaemonLease&&) noexcept = delete;
+  DaemonLease& operator=(DaemonLease&& other) noexcept;
   DaemonLease(const DaemonLease&) = delete;
   ~DaemonLease();
 
   transport::DaemonClient& client() { return *m_client; }
-  std::uint64_t capabilities() const { return m_capabilities; }
+  // The daemon's capability bits (HELLO on first use); errors as the HELLO call's.
+  proto::Result<std::uint64_t> capabilities();
+  // Closes this connection without judging the daemon (its state is unusable, the daemon is fine).
+  void discard() { m_client.reset(); }
   // The daemon failed on this connection: drop it and back off (see DaemonLink::mark_unavailable).
   void broken(const proto::Error& why);
 
  private:
   DaemonLink* m_link;
   std::optional<transport::DaemonClient> m_client;
-  std::uint64_t m_capabilities = 0;
+  std::optional<std::uint64_t> m_capabilities;
 };
 
 class DaemonLink {
@@ -63,13 +67,13 @@ class DaemonLink {
 
  private:
   friend class DaemonLease;
-  void give_back(transport::DaemonClient client, std::uint64_t capabilities);
+  void give_back(transport::DaemonClient client, std::optional<std::uint64_t> capabilities);
 
   ClientSettings m_settings;
   std::mutex m_mutex;
   struct Idle {
     transport::DaemonClient client;
-    std::uint64_t capabilities;
+    std::optional<std::uint64_t> capabilities;
   };
   std::vector<Idle> m_idle;
   std::chrono::steady_clock::time_point m_retry_after{};

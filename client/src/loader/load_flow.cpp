@@ -189,6 +189,15 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
     fetched = lease->client().lookup(key);
+    if (!fetched && fetched.error().code == proto::ErrorCode::too_large && fetched.error().reply_status == 0) {
+      // An image above the default reply limit: HELLO learns this daemon's limit, on a fresh
+      // connection (the refused reply is still unread on this one).
+      lease->discard();
+      lease = m_daemon->acquire();
+      if (!lease) return daemon_failed(module, image, options, lease.error());
+      if (auto hello = lease->capabilities(); !hello) return daemon_failed(module, image, options, hello.error());
+      fetched = lease->client().lookup(key);
+    }
   }
   if (!fetched) {
     // A daemon that answered with a status (busy, draining) is alive: skip it for this load only.
@@ -246,7 +255,8 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
     report.cu_result = static_cast<std::uint32_t>(result);
     report.stage = static_cast<proto::FailureStage>(stage_for(result));
     report.detail = "cuModuleLoadData returned " + driver::describe_result(result);
-    if (lease.capabilities() & proto::k_capability_report_failure) {
+    auto capabilities = lease.capabilities();
+    if (capabilities && (*capabilities & proto::k_capability_report_failure)) {
       auto reported = lease.client().report_failure(report);
       if (reported) {
         ++m_counters.failure_reports;

@@ -75,8 +75,15 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_with(const proto::Looku
     return make_error(ErrorCode::corrupt, "the image jitcached sent does not match its size and checksum");
   }
   FetchedImage fetched;
-  fetched.image.assign(decoded->image.begin(), decoded->image.end());
   fetched.info = std::move(decoded->info);
+  // Rationale: the image is the tail of the payload; moving the payload and dropping its head
+  // (a few hundred bytes of metadata) reuses memory already touched, where a copy into a fresh
+  // buffer would page-fault and copy every byte of a megabyte-sized cubin again.
+  const auto offset = static_cast<std::size_t>(decoded->image.data() - reply->payload.data());
+  const auto size = decoded->image.size();
+  fetched.image = std::move(reply->payload);
+  fetched.image.erase(fetched.image.begin(), fetched.image.begin() + static_cast<std::ptrdiff_t>(offset));
+  fetched.image.resize(size);
   return std::optional<FetchedImage>(std::move(fetched));
 }
 

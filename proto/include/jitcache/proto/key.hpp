@@ -1,7 +1,7 @@
 // The cache key (design §3): four fields plus the key-schema version, and the key id derived from them.
 //
-//   content  SHA-256 of the exact bytes the JIT would compile (PTX text, or the PTX entry a fat
-//            binary walk selects)
+//   content  the content digest (content_digest.hpp) of the exact bytes the JIT would compile (PTX
+//            text, or the PTX entry a fat binary walk selects)
 //   arch     the target code is generated for: "sm_90", "sm_90a", "sm_100f"
 //   driver   the driver API version (cuDriverGetVersion, e.g. 13000) and the user-mode driver build
 //            ("580.159.04"): the JIT lives in the driver and can change between builds of one API level
@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include <jitcache/proto/content_digest.hpp>
 #include <jitcache/proto/digest.hpp>
 #include <jitcache/proto/result.hpp>
 
@@ -22,7 +23,8 @@ namespace jitcache::proto {
 
 // Bump when the meaning of any field or of the canonical option string changes: entries written
 // under another schema are then never served (the schema is part of the key id).
-inline constexpr std::uint16_t k_key_schema_version = 1;
+// 2: the content digest became the chunked SHA-256 of content_digest.hpp (1: plain SHA-256).
+inline constexpr std::uint16_t k_key_schema_version = 2;
 
 // Field limits; the wire codec enforces the same numbers before it allocates.
 inline constexpr std::size_t k_max_arch_length = 32;
@@ -40,8 +42,6 @@ struct KeyFields {
   bool operator==(const KeyFields&) const = default;
 };
 
-// The content digest of source bytes (SHA-256).
-Digest256 content_digest(Bytes source);
 
 // The combined key id. Pure function of every field including key_schema; the encoding (a tagged,
 // u32-length-prefixed preimage) is written out in key.cpp and docs/cache-key.md.

@@ -1,0 +1,27 @@
+// The content field of the cache key: a collision-resistant digest of the exact bytes the JIT would
+// compile (design §3), computed fast enough to sit on the path of every cache hit.
+//
+//   content = SHA-256( "jitcache-content" 0x00  ||  u64 length (little-endian)
+//                      ||  SHA-256(chunk 0) || SHA-256(chunk 1) || ... )
+//
+// where the source is cut into k_content_chunk_size pieces (the last one shorter; none for an
+// empty source). Every input goes through the same construction, so no input of one length can
+// collide with another by construction, and finding two sources with one digest means finding a
+// SHA-256 collision. Rationale: the chunks are hashed in parallel — a single SHA-256 runs at
+// ~1.5 GB/s, so a 3 MB PTX module would spend ~2 ms of every hit hashing; on several cores the
+// chunks take a fraction of that. docs/cache-key.md has the definition and a known answer.
+// Thread safety: a free function; it may start short-lived threads of its own and joins them
+// before returning (where threads cannot be started it hashes on the calling thread).
+#pragma once
+
+#include <cstddef>
+
+#include <jitcache/proto/digest.hpp>
+
+namespace jitcache::proto {
+
+inline constexpr std::size_t k_content_chunk_size = 512 * 1024;
+
+Digest256 content_digest(Bytes source);
+
+}  // namespace jitcache::proto
