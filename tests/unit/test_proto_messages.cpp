@@ -163,7 +163,7 @@ TEST_CASE("messages: a key encodes as schema, content digest, arch, driver_api, 
   ByteWriter w(out);
   encode_key(w, key);
 
-  const Payload schema{0x01, 0x00};
+  const Payload schema{0x02, 0x00};  // k_key_schema_version 2
   const Payload tail{0x05, 0x00, 's', 'm', '_', '9', '0', 0xC8, 0x32, 0x00, 0x00, 0x01, 0x00, '5', 0x00, 0x00};
   Payload expected = concat(schema, Payload(key.content.bytes.begin(), key.content.bytes.end()));
   expected = concat(expected, tail);
