@@ -1,6 +1,7 @@
 #include <jitcache/proto/content_digest.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <system_error>
 #include <thread>
@@ -14,8 +15,11 @@ namespace {
 // practice (a 3 MB PTX is 7 chunks).
 constexpr unsigned k_max_threads = 8;
 
-void hash_stripe(Bytes source, std::vector<Digest256>& parts, unsigned first, unsigned stride) {
-  for (std::size_t i = first; i < parts.size(); i += stride) {
+// Hashes chunks until none is left. Rationale: chunks are handed out one at a time rather than in
+// fixed stripes, because starting a thread costs tens of microseconds: the threads started first,
+// and the calling thread once it has started the others, take the chunks the late ones would have.
+void hash_chunks(Bytes source, std::vector<Digest256>& parts, std::atomic<std::size_t>& next) {
+  for (std::size_t i = next++; i < parts.size(); i = next++) {
     const std::size_t offset = i * k_content_chunk_size;
     parts[i] = sha256(source.subspan(offset, std::min(k_content_chunk_size, source.size() - offset)));
   }
@@ -26,21 +30,19 @@ void hash_stripe(Bytes source, std::vector<Digest256>& parts, unsigned first, un
 Digest256 content_digest(Bytes source) {
   const std::size_t chunks = (source.size() + k_content_chunk_size - 1) / k_content_chunk_size;
   std::vector<Digest256> parts(chunks);
+  std::atomic<std::size_t> next{0};
 
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned stripes = static_cast<unsigned>(std::min<std::size_t>({chunks, cores, k_max_threads}));
+  const auto helpers_wanted = static_cast<unsigned>(std::min<std::size_t>({chunks, cores, k_max_threads})) - (chunks > 0 ? 1 : 0);
   std::vector<std::thread> helpers;
-  unsigned started = 1;
-  for (unsigned stripe = 1; stripe < stripes; ++stripe) {
+  for (unsigned i = 0; i < helpers_wanted && next < chunks; ++i) {
     try {
-      helpers.emplace_back(hash_stripe, source, std::ref(parts), stripe, stripes);
-      ++started;
+      helpers.emplace_back(hash_chunks, source, std::ref(parts), std::ref(next));
     } catch (const std::system_error&) {
-      break;  // no more threads: the calling thread takes the remaining stripes below
+      break;  // no more threads: the calling thread takes what is left
     }
   }
-  hash_stripe(source, parts, 0, stripes);
-  for (unsigned stripe = started; stripe < stripes; ++stripe) hash_stripe(source, parts, stripe, stripes);
+  hash_chunks(source, parts, next);
   for (auto& helper : helpers) helper.join();
 
   static constexpr char k_domain[] = "jitcache-content";  // with its NUL: 17 bytes

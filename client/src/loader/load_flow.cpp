@@ -151,6 +151,12 @@ CUresult LoadFlow::load(CUmodule* module, const void* image, const CallerOptions
 
 CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOptions& options, PtxSource source,
                             const driver::ComputeCapability& device) {
+  // Rationale: connecting first lets the daemon accept and set up the connection while the key is
+  // being digested; a connection that turns out to be unneeded (an uncacheable load) costs little.
+  auto lease = [&] {
+    auto timer = m_record.step(&jitcache_load_info::ns_lookup);
+    return m_daemon->acquire();
+  }();
   proto::KeyFields key;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_key);
@@ -182,7 +188,6 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
     m_record.key(proto::to_hex(proto::key_id(key)), key.arch);
   }
 
-  auto lease = m_daemon->acquire();
   if (!lease) return daemon_failed(module, image, options, lease.error());
 
   proto::Result<std::optional<transport::FetchedImage>> fetched = proto::make_error(proto::ErrorCode::internal, "");
