@@ -24,6 +24,7 @@ struct Config {
   std::chrono::milliseconds usage_flush_interval{5'000};
   unsigned worker_threads = 4;
   unsigned max_connections = 1024;
+  std::uint64_t hot_cache_size = 256ull << 20;  // bytes; 0: no hot image cache
 
   std::string database_path() const { return state_dir + "/jitcache.db"; }
 };

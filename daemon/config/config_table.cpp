@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 13> k_config_key_table{{
+const std::array<ConfigKey, 14> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -132,6 +132,18 @@ const std::array<ConfigKey, 13> k_config_key_table{{
      "Connections served at once; one more is answered `busy` and closed.",
      [](Config& c, std::string_view v) { return set_count(c.max_connections, v, 1, 65536); },
      [](const Config& c) { return std::to_string(c.max_connections); }},
+    {"hot_cache_size", ValueKind::size,
+     "Memory for the verified images of recently served entries, so that a repeated LOOKUP hit neither reads "
+     "the database nor hashes the image again. Least recently used images go first; each also counts 256 bytes "
+     "of bookkeeping. `0` turns the cache off.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       auto size = parse_size(v);
+       if (!size) return size.error();
+       if (*size > (1ull << 40)) return make_error(ErrorCode::invalid_argument, "must be at most 1TiB");
+       c.hot_cache_size = *size;
+       return {};
+     },
+     [](const Config& c) { return format_size(c.hot_cache_size); }},
 }};
 
 }  // namespace

@@ -169,7 +169,11 @@ Reply RequestHandler::stats(proto::Bytes payload) {
                   {"bytes_raw", totals->bytes_raw},
                   {"bytes_stored", totals->bytes_stored},
                   {"entries_quarantined", totals->entries_quarantined},
-                  {"corrupt_entries", totals->corrupt_entries}};
+                  {"corrupt_entries", totals->corrupt_entries},
+                  {"hot_cache_hits", totals->hot_cache_hits},
+                  {"hot_cache_misses", totals->hot_cache_misses},
+                  {"hot_cache_bytes", totals->hot_cache_bytes},
+                  {"hot_cache_entries", totals->hot_cache_entries}};
   for (auto& value : m_counters.snapshot()) reply.values.push_back(std::move(value));
   return ok_payload(reply);
 }

@@ -19,8 +19,9 @@ namespace jitcache::daemon::server {
 struct Reply {
   proto::Status status = proto::Status::ok;
   proto::Payload payload;  // the reply payload, or the error message when status is not ok
-  // Sent right after `payload` (a LOOKUP hit's image, straight from the store's buffer).
-  std::shared_ptr<const std::vector<std::uint8_t>> image;
+  // Sent right after `payload` (a LOOKUP hit's image, straight from the store's buffer, which the
+  // store's hot image cache may share with other replies).
+  std::shared_ptr<const store::ImageBuffer> image;
 };
 
 // Where an op's work runs: on the connection's worker thread (reads, which SQLite's WAL lets run in

@@ -56,6 +56,7 @@ int serve(const config::Config& config, std::optional<Detacher>& detacher) {
   store::SqliteStoreOptions store_options;
   store_options.path = config.database_path();
   store_options.reader_count = config.worker_threads;
+  store_options.hot_cache_bytes = config.hot_cache_size;
   auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
 
   server::Server server(config, *store, listening.fd);

@@ -25,9 +25,9 @@ constexpr char k_count_failure_sql[] = "UPDATE entries SET load_failures = load_
 
 }  // namespace
 
-Result<std::optional<ReportOutcome>> quarantine_entry(SqliteDb& writer, const proto::Digest256& key_id,
-                                                      const Visibility& who, const FailureReport& report,
-                                                      std::int64_t now_ms) {
+Result<std::optional<QuarantinedEntry>> quarantine_entry(SqliteDb& writer, const proto::Digest256& key_id,
+                                                         const Visibility& who, const FailureReport& report,
+                                                         std::int64_t now_ms) {
   const std::string what = "quarantining entry " + proto::to_hex(key_id);
   auto transaction = Transaction::begin(writer, TransactionKind::immediate, what);
   if (!transaction) return transaction.error();
@@ -41,7 +41,7 @@ Result<std::optional<ReportOutcome>> quarantine_entry(SqliteDb& writer, const pr
     (*stmt)->bind(2, who.own_namespace);
     auto row = (*stmt)->step(what);
     if (!row) return row.error();
-    if (!*row) return std::optional<ReportOutcome>();
+    if (!*row) return std::optional<QuarantinedEntry>();
     id = (*stmt)->column_int64(0);
     outcome.namespace_id = static_cast<std::uint32_t>((*stmt)->column_int64(1));
     outcome.newly_quarantined = (*stmt)->column_int64(2) == 0;
@@ -62,7 +62,7 @@ Result<std::optional<ReportOutcome>> quarantine_entry(SqliteDb& writer, const pr
     if (auto r = s.run(what); !r) return r.error();
   }
   if (auto r = transaction->commit(what); !r) return r.error();
-  return std::optional<ReportOutcome>(outcome);
+  return std::optional<QuarantinedEntry>(QuarantinedEntry{id, outcome});
 }
 
 }  // namespace jitcache::daemon::store

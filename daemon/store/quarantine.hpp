@@ -16,12 +16,17 @@
 
 namespace jitcache::daemon::store {
 
+struct QuarantinedEntry {
+  std::int64_t entry_id = 0;  // the entries row the report applied to (the caller drops its cached image)
+  ReportOutcome outcome;
+};
+
 // In one transaction: picks the entry of `key_id` that `who` would be served (the first live one
 // of the shared namespace and `who`'s own, in that order), else the first quarantined one; marks
 // it quarantined at `now_ms` with the report unless it already is (the first reason is kept);
 // and adds 1 to its load_failures either way. nullopt: `who` sees no entry of the key.
-Result<std::optional<ReportOutcome>> quarantine_entry(SqliteDb& writer, const proto::Digest256& key_id,
-                                                      const Visibility& who, const FailureReport& report,
-                                                      std::int64_t now_ms);
+Result<std::optional<QuarantinedEntry>> quarantine_entry(SqliteDb& writer, const proto::Digest256& key_id,
+                                                         const Visibility& who, const FailureReport& report,
+                                                         std::int64_t now_ms);
 
 }  // namespace jitcache::daemon::store

@@ -180,25 +180,25 @@ Result<std::string> SqliteDb::query_text(std::string_view sql, std::string_view 
   return (*stmt)->column_text(0);
 }
 
-Result<std::optional<std::vector<std::uint8_t>>> SqliteDb::read_blob(const char* table, const char* column,
-                                                                     std::int64_t rowid, std::string_view what) {
+Result<std::optional<ImageBuffer>> SqliteDb::read_blob(const char* table, const char* column, std::int64_t rowid,
+                                                      std::string_view what) {
   sqlite3_blob* blob = nullptr;
   int rc = sqlite3_blob_open(m_db, "main", table, column, rowid, 0, &blob);
   if (rc != SQLITE_OK) {
     sqlite3_blob_close(blob);
     // Plain SQLITE_ERROR is how sqlite3_blob_open says "no such row" (or a non-blob cell); every
     // other code is a real failure of the database.
-    if (rc == SQLITE_ERROR) return std::optional<std::vector<std::uint8_t>>();
+    if (rc == SQLITE_ERROR) return std::optional<ImageBuffer>();
     return sqlite_error(m_db, rc, what);
   }
   const int size = sqlite3_blob_bytes(blob);
-  std::vector<std::uint8_t> data(static_cast<std::size_t>(size));
+  ImageBuffer data(static_cast<std::size_t>(size));  // not zero-filled: the read overwrites every byte
   rc = size == 0 ? SQLITE_OK : sqlite3_blob_read(blob, data.data(), size, 0);
   Error error;
   if (rc != SQLITE_OK) error = sqlite_error(m_db, rc, what);
   sqlite3_blob_close(blob);
   if (rc != SQLITE_OK) return error;
-  return std::optional<std::vector<std::uint8_t>>(std::move(data));
+  return std::optional<ImageBuffer>(std::move(data));
 }
 
 std::int64_t SqliteDb::changes() const { return sqlite3_changes64(m_db); }

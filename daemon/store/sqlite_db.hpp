@@ -20,6 +20,8 @@
 #include <jitcache/proto/digest.hpp>
 #include <jitcache/proto/result.hpp>
 
+#include <daemon/store/image_buffer.hpp>
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -117,11 +119,12 @@ class SqliteDb {
   // The single-column, single-row result of `sql`, e.g. a PRAGMA read.
   Result<std::string> query_text(std::string_view sql, std::string_view what);
 
-  // Reads a whole BLOB cell with sqlite3_blob_read straight into a buffer of its size: one copy
-  // out of SQLite, no intermediate. nullopt when the row does not exist. Must run inside a
-  // transaction that also read the row's metadata, so both come from one snapshot.
-  Result<std::optional<std::vector<std::uint8_t>>> read_blob(const char* table, const char* column,
-                                                              std::int64_t rowid, std::string_view what);
+  // Reads a whole BLOB cell with one sqlite3_blob_read straight into a buffer of its size that is
+  // not zero-filled first (image_buffer.hpp): one copy out of SQLite, no intermediate. nullopt
+  // when the row does not exist. Must run inside a transaction that also read the row's metadata,
+  // so both come from one snapshot.
+  Result<std::optional<ImageBuffer>> read_blob(const char* table, const char* column, std::int64_t rowid,
+                                               std::string_view what);
 
   std::int64_t changes() const;
   std::int64_t last_insert_rowid() const;

@@ -36,8 +36,10 @@ constexpr char k_visible_key_ids_sql[] =
 constexpr char k_removable_key_ids_sql[] =
     "SELECT DISTINCT key_id FROM entries WHERE key_id >= ?1 AND key_id < ?2"
     " AND (?3 = 1 OR (namespace = ?4 AND ?4 <> 0)) ORDER BY key_id LIMIT 2";
+// RETURNING: the removed rows' ids, whose cached images must go too.
 constexpr char k_remove_sql[] =
-    "DELETE FROM entries WHERE key_id >= ?1 AND key_id < ?2 AND (?3 = 1 OR (namespace = ?4 AND ?4 <> 0))";
+    "DELETE FROM entries WHERE key_id >= ?1 AND key_id < ?2 AND (?3 = 1 OR (namespace = ?4 AND ?4 <> 0))"
+    " RETURNING id";
 
 // LIST. The position (?1, ?2) is the last row already returned (or just below the prefix range);
 // ?3 is the range's upper end; ?4..?6 the field filters ('' / 0 = any); ?7 trusted, ?8 the
@@ -179,12 +181,16 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
   }
 
   auto clock = options.clock ? options.clock : std::function<std::int64_t()>(system_clock_ms);
-  return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*writer), std::move(readers), std::move(clock)));
+  return std::unique_ptr<SqliteStore>(
+      new SqliteStore(std::move(*writer), std::move(readers), std::move(clock), options.hot_cache_bytes));
 }
 
 SqliteStore::SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers,
-                         std::function<std::int64_t()> clock)
-    : m_writer(std::move(writer)), m_readers(std::move(readers)), m_clock(std::move(clock)) {}
+                         std::function<std::int64_t()> clock, std::uint64_t hot_cache_bytes)
+    : m_writer(std::move(writer)),
+      m_readers(std::move(readers)),
+      m_clock(std::move(clock)),
+      m_hot(hot_cache_bytes) {}
 
 SqliteStore::~SqliteStore() {
   if (auto r = flush_usage(); !r) {
@@ -205,9 +211,13 @@ Result<std::optional<StoredImage>> SqliteStore::lookup(const proto::Digest256& k
 Result<std::optional<StoredImage>> SqliteStore::read_verified(const proto::Digest256& key_id, const Visibility& who) {
   const std::string what = "looking up " + proto::to_hex(key_id);
   EntryRow row;
-  std::optional<std::vector<std::uint8_t>> image;
+  std::optional<ImageBuffer> image;
+  std::uint64_t ticket = 0;
   {
     auto db = m_readers.acquire();
+    // Taken before the read transaction takes its snapshot: insert() below then refuses the image
+    // if a write committed since may have changed the row (hot_image_cache.hpp).
+    ticket = m_hot.read_ticket();
     // One read transaction, so the row and its image come from the same snapshot even when a PUT
     // replaces the entry in between.
     auto transaction = Transaction::begin(*db, TransactionKind::deferred, what);
@@ -226,6 +236,15 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const proto::Diges
       }
       row = std::move(*read);
     }
+    if (row.info.codec != static_cast<std::uint8_t>(Codec::raw)) {
+      return make_error(ErrorCode::unsupported,
+                        what + ": codec " + std::to_string(row.info.codec) + " is unknown to this jitcached");
+    }
+    // Verified when it entered the cache, against this row's checksum and size: not hashed again.
+    if (auto cached = m_hot.find(row.id, row.info.checksum, row.info.raw_size)) {
+      if (auto r = transaction->commit(what); !r) return r.error();
+      return std::optional<StoredImage>(StoredImage{std::move(row.info), std::move(cached)});
+    }
     auto blob = db->read_blob("blobs", "data", row.id, what);
     if (!blob) return blob.error();
     image = std::move(*blob);
@@ -233,9 +252,6 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const proto::Diges
   }
 
   const proto::EntryInfo& info = row.info;
-  if (info.codec != static_cast<std::uint8_t>(Codec::raw)) {
-    return make_error(ErrorCode::unsupported, what + ": codec " + std::to_string(info.codec) + " is unknown to this jitcached");
-  }
   if (!image) {
     discard_corrupt_entry(row.id, info, "its image is missing");
     return std::optional<StoredImage>();
@@ -250,8 +266,9 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const proto::Diges
     discard_corrupt_entry(row.id, info, "its image fails its XXH3-128 checksum");
     return std::optional<StoredImage>();
   }
-  return std::optional<StoredImage>(
-      StoredImage{std::move(row.info), std::make_shared<const std::vector<std::uint8_t>>(std::move(*image))});
+  auto verified = std::make_shared<const ImageBuffer>(std::move(*image));
+  m_hot.insert(row.id, info.checksum, verified, ticket);
+  return std::optional<StoredImage>(StoredImage{std::move(row.info), std::move(verified)});
 }
 
 void SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason) {
@@ -273,6 +290,7 @@ void SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo&
   // Zero changes: another lookup found and deleted it first, or a PUT replaced it; either way it
   // is not counted twice.
   if (m_writer.changes() > 0) {
+    m_hot.invalidate(id);
     m_corrupt_entries.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("store: deleted corrupt {}: {}", entry, reason);
   }
@@ -348,6 +366,9 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
     if (auto r = (*stmt)->run(what); !r) return r.error();
   }
   if (auto r = transaction->commit(what); !r) return r.error();
+  // A replaced row's cached image is stale. A new row may have the id of a row deleted earlier
+  // (SQLite reuses the largest rowid after it is deleted); dropping that id too costs nothing.
+  m_hot.invalidate(id);
   outcome.replaced = existing.has_value();
   return outcome;
 }
@@ -356,7 +377,12 @@ Result<std::optional<ReportOutcome>> SqliteStore::report_failure(const proto::Di
                                                                  const FailureReport& report) {
   const std::int64_t now = m_clock();
   std::lock_guard lock(m_writer_mutex);
-  return quarantine_entry(m_writer, key_id, who, report, now);
+  auto quarantined = quarantine_entry(m_writer, key_id, who, report, now);
+  if (!quarantined) return quarantined.error();
+  if (!quarantined->has_value()) return std::optional<ReportOutcome>();
+  // Lookups skip a quarantined row, so its cached image would only hold memory until evicted.
+  m_hot.invalidate((*quarantined)->entry_id);
+  return std::optional<ReportOutcome>((*quarantined)->outcome);
 }
 
 Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visibility& who) {
@@ -378,10 +404,16 @@ Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visib
   (*stmt)->bind_blob(2, range->hi);
   (*stmt)->bind(3, who.trusted ? 1 : 0);
   (*stmt)->bind(4, who.own_namespace);
-  if (auto r = (*stmt)->run(what); !r) return r.error();
-  const auto removed = static_cast<std::uint32_t>(m_writer.changes());
+  std::vector<std::int64_t> removed_ids;
+  for (;;) {
+    auto row = (*stmt)->step(what);
+    if (!row) return row.error();
+    if (!*row) break;
+    removed_ids.push_back((*stmt)->column_int64(0));
+  }
   if (auto r = transaction->commit(what); !r) return r.error();
-  return removed;
+  for (std::int64_t id : removed_ids) m_hot.invalidate(id);
+  return static_cast<std::uint32_t>(removed_ids.size());
 }
 
 Result<void> SqliteStore::flush_usage() {
@@ -479,6 +511,11 @@ Result<Totals> SqliteStore::totals() {
   totals.bytes_stored = static_cast<std::uint64_t>((*stmt)->column_int64(2));
   totals.entries_quarantined = static_cast<std::uint64_t>((*stmt)->column_int64(3));
   totals.corrupt_entries = m_corrupt_entries.load(std::memory_order_relaxed);
+  const HotImageCacheStats hot = m_hot.stats();
+  totals.hot_cache_hits = hot.hits;
+  totals.hot_cache_misses = hot.misses;
+  totals.hot_cache_bytes = hot.bytes;
+  totals.hot_cache_entries = hot.entries;
   return totals;
 }
 

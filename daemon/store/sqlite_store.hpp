@@ -8,6 +8,11 @@
 // connection under a mutex, one transaction at a time, so writers never fight over SQLite's lock.
 // Calls block on disk I/O: keep them off the server's accept loop.
 //
+// A lookup first reads the entries row; when the hot image cache (hot_image_cache.hpp) holds that
+// row's image for the row's checksum and size, it serves that without reading or hashing the blob.
+// Every write that replaces or deletes a row drops the row's cached image before the writer mutex
+// is released.
+//
 // Visibility (design §6): lookups see the shared namespace and the caller's own, shared first,
 // and skip quarantined entries; a failure report applies to the entry a lookup would serve; LIST
 // sees the same namespaces, quarantined entries included, or everything for a trusted caller;
@@ -24,6 +29,7 @@
 #include <mutex>
 
 #include <daemon/store/connection_pool.hpp>
+#include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/sqlite_db.hpp>
 #include <daemon/store/store.hpp>
 #include <daemon/store/usage_log.hpp>
@@ -37,6 +43,8 @@ struct SqliteStoreOptions {
   // shell) before the call fails with ErrorCode::unavailable.
   std::chrono::milliseconds busy_timeout{5000};
   std::int64_t cache_size_kib = 16 * 1024;  // page cache per connection
+  // Budget of the in-memory cache of recently served images (config key hot_cache_size); 0: none.
+  std::uint64_t hot_cache_bytes = 256ull << 20;
   // Unix time in milliseconds for created_at_ms and last_used_at_ms; empty: the system clock.
   // Tests inject a fake one.
   std::function<std::int64_t()> clock;
@@ -70,7 +78,8 @@ class SqliteStore final : public Store {
   Result<void> flush_usage() override;
 
  private:
-  SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock);
+  SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock,
+              std::uint64_t hot_cache_bytes);
 
   // Reads the visible row and its image in one snapshot and verifies the image.
   Result<std::optional<StoredImage>> read_verified(const proto::Digest256& key_id, const Visibility& who);
@@ -82,6 +91,7 @@ class SqliteStore final : public Store {
   UsageLog m_usage;
   std::atomic<std::uint64_t> m_corrupt_entries{0};
   std::function<std::int64_t()> m_clock;
+  HotImageCache m_hot;
 };
 
 }  // namespace jitcache::daemon::store

@@ -17,6 +17,8 @@
 #include <jitcache/proto/messages.hpp>
 #include <jitcache/proto/result.hpp>
 
+#include <daemon/store/image_buffer.hpp>
+
 namespace jitcache::daemon::store {
 
 using proto::Result;
@@ -46,10 +48,11 @@ struct PutOutcome {
   bool replaced = false;
 };
 
-// An image whose checksum was verified against the stored XXH3-128 after it was read.
+// An image whose checksum was verified against the stored XXH3-128 after it was read (or when it
+// entered the store's hot image cache). The buffer may be shared with that cache: never modify it.
 struct StoredImage {
   proto::EntryInfo info;
-  std::shared_ptr<const std::vector<std::uint8_t>> image;  // raw bytes, info.raw_size long
+  std::shared_ptr<const ImageBuffer> image;  // raw bytes, info.raw_size long
 };
 
 struct ListQuery {
@@ -73,6 +76,12 @@ struct Totals {
   std::uint64_t bytes_stored = 0;
   std::uint64_t entries_quarantined = 0;  // now, in every namespace
   std::uint64_t corrupt_entries = 0;  // removed since open because their checksum failed
+  // The in-memory cache of recently served images (SqliteStore: hot_image_cache.hpp); all 0 for a
+  // store without one. Hits and misses count lookups of live entries since open.
+  std::uint64_t hot_cache_hits = 0;
+  std::uint64_t hot_cache_misses = 0;
+  std::uint64_t hot_cache_bytes = 0;
+  std::uint64_t hot_cache_entries = 0;
 };
 
 // A client's word that an image it was served failed to load (REPORT_FAILURE).

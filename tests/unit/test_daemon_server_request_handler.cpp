@@ -1,11 +1,13 @@
-// RequestHandler's REPORT_FAILURE (op 9) against a real SqliteStore, with peers of any uid: the
-// server cannot be connected to as another user in a test, but the handler takes the peer's
-// credentials as a value, so trust and visibility can be checked here for uids other than ours.
+// RequestHandler's REPORT_FAILURE (op 9), and LOOKUP with the STATS of the hot image cache, against
+// a real SqliteStore, with peers of any uid: the server cannot be connected to as another user in a
+// test, but the handler takes the peer's credentials as a value, so trust and visibility can be
+// checked here for uids other than ours.
 #include <catch2/catch.hpp>
 
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -159,4 +161,28 @@ TEST_CASE("request handler: a REPORT_FAILURE with a bad stage or an invalid key 
 
   CHECK(f.stat("failure_reports") == 0);
   CHECK(f.stat("errors.bad_request") == 2);
+}
+
+TEST_CASE("request handler: a repeated LOOKUP hit is sent from the hot image cache and STATS counts it") {
+  Fixture f;
+  const auto image = testing::sample_image(3, 5000);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(3, image)), f.trusted).status == Status::ok);
+  CHECK(f.stat("hot_cache_entries") == 0);
+
+  proto::LookupRequest lookup;
+  lookup.key = testing::sample_key(3);
+  Reply first = f.call(Op::lookup, proto::encode(lookup), f.untrusted);
+  Reply second = f.call(Op::lookup, proto::encode(lookup), f.untrusted);
+  REQUIRE(first.status == Status::ok);
+  REQUIRE(second.status == Status::ok);
+  REQUIRE(second.image);
+  CHECK(second.image == first.image);  // one buffer, sent twice
+  CHECK(std::equal(second.image->begin(), second.image->end(), image.begin(), image.end()));
+
+  CHECK(f.stat("hits") == 2);
+  CHECK(f.stat("bytes_served") == 2 * image.size());
+  CHECK(f.stat("hot_cache_hits") == 1);
+  CHECK(f.stat("hot_cache_misses") == 1);
+  CHECK(f.stat("hot_cache_entries") == 1);
+  CHECK(f.stat("hot_cache_bytes") == image.size() + daemon::store::HotImageCache::k_entry_overhead_bytes);
 }

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -302,14 +303,14 @@ TEST_CASE("migrator: a version-1 database holding entries migrates to version 2,
   auto shared = (*store)->lookup(proto::key_id(testing::sample_key(1)), uid_1000);
   REQUIRE(shared.ok());
   REQUIRE(shared->has_value());
-  CHECK(*(*shared)->image == shared_image);
+  CHECK(std::ranges::equal(*(*shared)->image, shared_image));
   CHECK((*shared)->info.producer == "schema 1");
   CHECK((*shared)->info.hits == 3);
   CHECK((*shared)->info.quarantined_at_ms == 0);
   auto own = (*store)->lookup(proto::key_id(testing::sample_key(2)), uid_1000);
   REQUIRE(own.ok());
   REQUIRE(own->has_value());
-  CHECK(*(*own)->image == own_image);
+  CHECK(std::ranges::equal(*(*own)->image, own_image));
 
   // The new columns exist with their defaults, and the migrated entries can be quarantined.
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NULL AND load_failures = 0") == "2");

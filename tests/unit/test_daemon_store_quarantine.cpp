@@ -6,6 +6,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -214,7 +215,7 @@ TEST_CASE("quarantine: with the shared entry quarantined the caller's own live e
   auto served = f.lookup(key_id, k_uid_1000);
   REQUIRE(served.has_value());
   CHECK(served->info.namespace_id == 1000);
-  CHECK(*served->image == own_image);
+  CHECK(std::ranges::equal(*served->image, own_image));
   CHECK_FALSE(f.lookup(key_id, k_uid_2000).has_value());
   CHECK_FALSE(f.lookup(key_id, k_trusted).has_value());
 
@@ -243,7 +244,7 @@ TEST_CASE("quarantine: a PUT that replaces a quarantined entry makes it live aga
   f.put(5, 0, rebuilt);
   auto served = f.lookup(key_id, k_uid_1000);
   REQUIRE(served.has_value());
-  CHECK(*served->image == rebuilt);
+  CHECK(std::ranges::equal(*served->image, rebuilt));
   CHECK(served->info.quarantined_at_ms == 0);
   CHECK(f.list(k_trusted).at(0).quarantined_at_ms == 0);
   CHECK(f.quarantine_row(key_id, 0) == "NULL|NULL|NULL|NULL|NULL|1");

@@ -18,6 +18,7 @@
 #include <jitcache/proto/key.hpp>
 
 #include "store_dir.hpp"
+#include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -165,7 +166,7 @@ TEST_CASE("sqlite store: an image put is looked up with identical bytes and meta
   auto found = lookup_ok(*store, put->key_id);
   REQUIRE(found.has_value());
   REQUIRE(found->image);
-  CHECK(*found->image == image);
+  CHECK(std::ranges::equal(*found->image, image));
   const proto::EntryInfo& info = found->info;
   CHECK(info.key_id == put->key_id);
   CHECK(info.key == key);
@@ -205,7 +206,7 @@ TEST_CASE("sqlite store: entries survive closing and reopening the database file
   auto store = open_store(dir);
   auto found = lookup_ok(*store, key_id, Visibility{1000, false});
   REQUIRE(found.has_value());
-  CHECK(*found->image == image);
+  CHECK(std::ranges::equal(*found->image, image));
   CHECK(found->info.namespace_id == 1000);
   CHECK(store->totals()->entries == 1);
 }
@@ -229,7 +230,7 @@ TEST_CASE("sqlite store: putting the same key again replaces the image and says 
 
   auto found = lookup_ok(*store, put->key_id);
   REQUIRE(found.has_value());
-  CHECK(*found->image == second);
+  CHECK(std::ranges::equal(*found->image, second));
   CHECK(found->info.producer == "nvJitLink 13.0");
   CHECK(found->info.raw_size == second.size());
   CHECK(found->info.checksum == proto::xxh3_128(second));
@@ -253,13 +254,13 @@ TEST_CASE("sqlite store: a lookup serves the shared entry before the caller's ow
 
   auto own = lookup_ok(*store, key_id, Visibility{1000, false});
   REQUIRE(own.has_value());
-  CHECK(*own->image == own_image);
+  CHECK(std::ranges::equal(*own->image, own_image));
 
   put_ok(*store, make_put(key, shared_image, 0));
   auto served = lookup_ok(*store, key_id, Visibility{1000, false});
   REQUIRE(served.has_value());
   CHECK(served->info.namespace_id == 0);
-  CHECK(*served->image == shared_image);
+  CHECK(std::ranges::equal(*served->image, shared_image));
 }
 
 TEST_CASE("sqlite store: one uid cannot see another uid's entries") {
@@ -294,7 +295,7 @@ TEST_CASE("sqlite store: a key id prefix of any length from 8 to 64 digits finds
     auto found = store->lookup_prefix(hex.substr(0, digits), Visibility{});
     REQUIRE(found.ok());
     REQUIRE(found->has_value());
-    CHECK(*(*found)->image == image);
+    CHECK(std::ranges::equal(*(*found)->image, image));
   }
   std::string upper = hex.substr(0, 11);
   std::transform(upper.begin(), upper.end(), upper.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
@@ -657,7 +658,7 @@ TEST_CASE("sqlite store: a corrupt blob is a miss and is deleted") {
   CHECK(store->totals()->corrupt_entries == 1);
   auto other = lookup_ok(*store, healthy);
   REQUIRE(other.has_value());
-  CHECK(*other->image == image);
+  CHECK(std::ranges::equal(*other->image, image));
   // A fresh PUT of the key works again.
   put_ok(*store, make_put(make_key(9), image));
   CHECK(lookup_ok(*store, key_id).has_value());
@@ -771,7 +772,7 @@ TEST_CASE("sqlite store: concurrent readers and writers see no errors and no mis
             ++errors;
           } else {
             ++stable_hits;
-            if (*(*found)->image != stable_image) ++mismatches;
+            if (!std::ranges::equal(*(*found)->image, stable_image)) ++mismatches;
           }
           continue;
         }
@@ -790,7 +791,8 @@ TEST_CASE("sqlite store: concurrent readers and writers see no errors and no mis
         }
         const auto& entry = **found;
         const int generation = std::stoi(entry.info.producer.substr(4));
-        if (*entry.image != image_for(key, generation) || entry.info.raw_size != entry.image->size()) ++mismatches;
+        const bool same = std::ranges::equal(*entry.image, image_for(key, generation));
+        if (!same || entry.info.raw_size != entry.image->size()) ++mismatches;
       }
     });
   }
@@ -805,4 +807,298 @@ TEST_CASE("sqlite store: concurrent readers and writers see no errors and no mis
   CHECK(totals->corrupt_entries == 0);
   CHECK(ExternalDb(dir.db()).text("SELECT hits FROM entries WHERE namespace = 1000") ==
         std::to_string(stable_hits.load()));
+}
+
+// --- the hot image cache (daemon/store/hot_image_cache.hpp) inside the store ---
+
+namespace {
+
+std::unique_ptr<SqliteStore> open_store_with_hot_cache(const StoreDir& dir, std::uint64_t hot_cache_bytes,
+                                                       unsigned readers = 4) {
+  SqliteStoreOptions options;
+  options.path = dir.db();
+  options.reader_count = readers;
+  options.hot_cache_bytes = hot_cache_bytes;
+  auto store = SqliteStore::open(options);
+  INFO((store ? std::string() : store.error().message));
+  REQUIRE(store.ok());
+  return std::move(*store);
+}
+
+daemon::store::Totals totals_ok(SqliteStore& store) {
+  auto totals = store.totals();
+  INFO((totals ? std::string() : totals.error().message));
+  REQUIRE(totals.ok());
+  return *totals;
+}
+
+constexpr std::uint64_t k_entry_overhead = daemon::store::HotImageCache::k_entry_overhead_bytes;
+
+// Rewrites a row's checksum behind the store's back: a row whose image has another image's
+// checksum and size is what a crafted XXH3 collision would look like.
+void set_row_checksum(ExternalDb& external, std::int64_t row_id, const proto::Checksum128& checksum) {
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(external.handle(), "UPDATE entries SET checksum = ?1 WHERE id = ?2", -1, &stmt, nullptr) ==
+          SQLITE_OK);
+  sqlite3_bind_blob(stmt, 1, checksum.bytes.data(), static_cast<int>(checksum.bytes.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_int64(stmt, 2, row_id);
+  CHECK(sqlite3_step(stmt) == SQLITE_DONE);
+  CHECK(sqlite3_changes(external.handle()) == 1);
+  sqlite3_finalize(stmt);
+}
+
+}  // namespace
+
+TEST_CASE("sqlite store: a second lookup of an entry is served from the hot image cache and still counted as a hit") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const auto image = make_image(1, 200'000);
+  const auto key_id = put_ok(*store, make_put(make_key(1), image));
+
+  auto first = lookup_ok(*store, key_id);
+  REQUIRE(first.has_value());
+  auto totals = totals_ok(*store);
+  CHECK(totals.hot_cache_misses == 1);
+  CHECK(totals.hot_cache_hits == 0);
+  CHECK(totals.hot_cache_entries == 1);
+  CHECK(totals.hot_cache_bytes == image.size() + k_entry_overhead);
+
+  auto second = lookup_ok(*store, key_id);
+  REQUIRE(second.has_value());
+  CHECK(second->image == first->image);  // the very buffer: no second read from SQLite
+  CHECK(std::ranges::equal(*second->image, image));
+  CHECK(second->info.checksum == proto::xxh3_128(image));
+  totals = totals_ok(*store);
+  CHECK(totals.hot_cache_hits == 1);
+  CHECK(totals.hot_cache_misses == 1);
+
+  REQUIRE(store->flush_usage().ok());
+  CHECK(ExternalDb(dir.db()).text("SELECT hits FROM entries") == "2");
+}
+
+TEST_CASE("sqlite store: a PUT that replaces a cached entry serves the new image on the next lookup") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const auto key = make_key(2);
+  const auto old_image = make_image(1, 50'000);
+  const auto key_id = put_ok(*store, make_put(key, old_image));
+  REQUIRE(lookup_ok(*store, key_id).has_value());
+  REQUIRE(totals_ok(*store).hot_cache_entries == 1);
+
+  SECTION("with an image of another size") {
+    const auto new_image = make_image(2, 60'000);
+    put_ok(*store, make_put(key, new_image));
+    auto found = lookup_ok(*store, key_id);
+    REQUIRE(found.has_value());
+    CHECK(std::ranges::equal(*found->image, new_image));
+  }
+  SECTION("with an image of the same size") {
+    const auto new_image = make_image(3, 50'000);
+    put_ok(*store, make_put(key, new_image));
+    auto found = lookup_ok(*store, key_id);
+    REQUIRE(found.has_value());
+    CHECK(std::ranges::equal(*found->image, new_image));
+  }
+  CHECK(totals_ok(*store).hot_cache_hits == 0);
+  CHECK(totals_ok(*store).hot_cache_entries == 1);
+}
+
+TEST_CASE("sqlite store: a PUT that replaces a cached entry drops the old image even if the new row has its checksum") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const auto key = make_key(2);
+  const auto old_image = make_image(1, 50'000);
+  const auto key_id = put_ok(*store, make_put(key, old_image));
+  REQUIRE(lookup_ok(*store, key_id).has_value());
+
+  put_ok(*store, make_put(key, make_image(3, 50'000)));
+  ExternalDb external(dir.db());
+  set_row_checksum(external, std::stoll(external.text("SELECT id FROM entries")), proto::xxh3_128(old_image));
+  // The new blob fails the checksum its row claims: a corrupt entry, a miss; never the old bytes.
+  CHECK_FALSE(lookup_ok(*store, key_id).has_value());
+  CHECK(totals_ok(*store).corrupt_entries == 1);
+  CHECK(totals_ok(*store).hot_cache_hits == 0);
+  CHECK(totals_ok(*store).hot_cache_entries == 0);
+}
+
+TEST_CASE("sqlite store: REMOVE and a failure report drop the entry's cached image and the next lookup misses") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const auto key = make_key(3);
+  const auto image = make_image(3, 30'000);
+  const auto key_id = put_ok(*store, make_put(key, image, 1000));
+  const Visibility uid_1000{1000, false};
+  REQUIRE(lookup_ok(*store, key_id, uid_1000).has_value());
+  REQUIRE(totals_ok(*store).hot_cache_entries == 1);
+
+  SECTION("REMOVE") {
+    REQUIRE(store->remove(proto::to_hex(key_id), uid_1000).value() == 1);
+  }
+  SECTION("a failure report quarantines it") {
+    daemon::store::FailureReport report;
+    report.cu_result = 209;
+    report.reporter_uid = 1000;
+    auto outcome = store->report_failure(key_id, uid_1000, report);
+    REQUIRE(outcome.ok());
+    REQUIRE(outcome->has_value());
+    REQUIRE((*outcome)->newly_quarantined);
+  }
+  CHECK(totals_ok(*store).hot_cache_entries == 0);
+  CHECK(totals_ok(*store).hot_cache_bytes == 0);
+  CHECK_FALSE(lookup_ok(*store, key_id, uid_1000).has_value());
+
+  // A PUT makes the key live again, with its new image.
+  const auto rebuilt = make_image(4, 30'000);
+  put_ok(*store, make_put(key, rebuilt, 1000));
+  auto found = lookup_ok(*store, key_id, uid_1000);
+  REQUIRE(found.has_value());
+  CHECK(std::ranges::equal(*found->image, rebuilt));
+  CHECK(totals_ok(*store).hot_cache_hits == 0);
+}
+
+TEST_CASE("sqlite store: a row id reused by another namespace's entry never serves the old image") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const Visibility uid_1000{1000, false};
+  const Visibility uid_2000{2000, false};
+  put_ok(*store, make_put(make_key(1), make_image(1, 100), 1000));  // not the newest row: stays
+  const auto victim_image = make_image(10, 20'000);
+  const auto victim = put_ok(*store, make_put(make_key(10), victim_image, 1000));
+  REQUIRE(lookup_ok(*store, victim, uid_1000).has_value());  // cached under its row id
+  ExternalDb external(dir.db());
+  const std::string victim_row = external.text("SELECT MAX(id) FROM entries");
+
+  REQUIRE(store->remove(proto::to_hex(victim), uid_1000).value() == 1);
+  // SQLite gives the next row the largest id plus one: the id the removed entry had.
+  const auto other_image = make_image(20, 20'000);
+  const auto other = put_ok(*store, make_put(make_key(20), other_image, 2000));
+  REQUIRE(external.text("SELECT id FROM entries WHERE namespace = 2000") == victim_row);
+
+  SECTION("with its own checksum it is served its own image") {
+    auto found = lookup_ok(*store, other, uid_2000);
+    REQUIRE(found.has_value());
+    CHECK(std::ranges::equal(*found->image, other_image));
+  }
+  SECTION("with a row carrying the old image's checksum, as a crafted XXH3 collision would, it is not served the old image") {
+    set_row_checksum(external, std::stoll(victim_row), proto::xxh3_128(victim_image));
+
+    // Its blob then fails the checksum its row claims: a corrupt entry, so a miss; never the victim's bytes.
+    auto found = lookup_ok(*store, other, uid_2000);
+    CHECK_FALSE(found.has_value());
+    CHECK(totals_ok(*store).corrupt_entries == 1);
+  }
+  CHECK(totals_ok(*store).hot_cache_hits == 0);
+}
+
+TEST_CASE("sqlite store: the hot image cache stays within its budget and evicts the least recently served image") {
+  StoreDir dir;
+  constexpr std::size_t k_size = 100'000;
+  auto store = open_store_with_hot_cache(dir, 2 * (k_size + k_entry_overhead));
+  std::vector<proto::Digest256> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(put_ok(*store, make_put(make_key(i), make_image(i, k_size))));
+
+  REQUIRE(lookup_ok(*store, ids[0]).has_value());
+  REQUIRE(lookup_ok(*store, ids[1]).has_value());
+  REQUIRE(lookup_ok(*store, ids[0]).has_value());  // a hit: ids[1] is now the least recently served
+  REQUIRE(lookup_ok(*store, ids[2]).has_value());  // evicts ids[1]
+  auto totals = totals_ok(*store);
+  CHECK(totals.hot_cache_entries == 2);
+  CHECK(totals.hot_cache_bytes == 2 * (k_size + k_entry_overhead));
+  CHECK(totals.hot_cache_hits == 1);
+  CHECK(totals.hot_cache_misses == 3);
+
+  REQUIRE(lookup_ok(*store, ids[0]).has_value());
+  REQUIRE(lookup_ok(*store, ids[2]).has_value());
+  CHECK(totals_ok(*store).hot_cache_hits == 3);
+  REQUIRE(lookup_ok(*store, ids[1]).has_value());
+  CHECK(totals_ok(*store).hot_cache_misses == 4);
+
+  SECTION("an image bigger than the budget is served but not cached") {
+    const auto big = make_image(9, 2 * k_size + 2 * k_entry_overhead);  // charged one overhead more than the budget
+    const auto big_id = put_ok(*store, make_put(make_key(9), big));
+    for (int i = 0; i < 2; ++i) {
+      auto found = lookup_ok(*store, big_id);
+      REQUIRE(found.has_value());
+      CHECK(std::ranges::equal(*found->image, big));
+    }
+    CHECK(totals_ok(*store).hot_cache_hits == 3);
+    CHECK(totals_ok(*store).hot_cache_misses == 6);
+    CHECK(totals_ok(*store).hot_cache_bytes <= 2 * (k_size + k_entry_overhead));
+  }
+}
+
+TEST_CASE("sqlite store: hot_cache_bytes 0 reads every image from the database") {
+  StoreDir dir;
+  auto store = open_store_with_hot_cache(dir, 0);
+  const auto image = make_image(1, 10'000);
+  const auto key_id = put_ok(*store, make_put(make_key(1), image));
+  auto first = lookup_ok(*store, key_id);
+  auto second = lookup_ok(*store, key_id);
+  REQUIRE(first.has_value());
+  REQUIRE(second.has_value());
+  CHECK(first->image != second->image);  // two reads, two buffers
+  CHECK(std::ranges::equal(*second->image, image));
+  const auto totals = totals_ok(*store);
+  CHECK(totals.hot_cache_hits == 0);
+  CHECK(totals.hot_cache_entries == 0);
+  CHECK(totals.hot_cache_bytes == 0);
+}
+
+TEST_CASE("sqlite store: concurrent lookups, replacing PUTs, REMOVEs and failure reports never serve stale bytes from the hot cache") {
+  StoreDir dir;
+  constexpr int k_keys = 12;
+  constexpr int k_ops = 300;
+  // Room for about half the images, so that eviction runs alongside everything else.
+  auto store = open_store_with_hot_cache(dir, 6 * (20'000 + k_entry_overhead), 3);
+  auto image_for = [](int key, int generation) {
+    return make_image(static_cast<std::uint64_t>(key) * 1'000'003u + static_cast<std::uint64_t>(generation),
+                      static_cast<std::size_t>(2000 + (key * 37 + generation * 101) % 18'000));
+  };
+  std::vector<proto::Digest256> ids;
+  for (int key = 0; key < k_keys; ++key) ids.push_back(put_ok(*store, make_put(make_key(key), image_for(key, 0), 0, "gen 0")));
+
+  std::atomic<int> errors{0};
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {  // the writer thread: one write at a time, as in the daemon
+    for (int op = 0; op < k_ops; ++op) {
+      const int key = (op * 5) % k_keys;
+      const int generation = op + 1;
+      if (op % 7 == 3) {
+        if (!store->remove(proto::to_hex(ids[static_cast<std::size_t>(key)]), Visibility{0, true}).ok()) ++errors;
+      } else if (op % 11 == 5) {
+        if (!store->report_failure(ids[static_cast<std::size_t>(key)], Visibility{0, true}, {}).ok()) ++errors;
+      } else if (!store->put(make_put(make_key(key), image_for(key, generation), 0,
+                                      "gen " + std::to_string(generation)))
+                      .ok()) {
+        ++errors;
+      }
+    }
+  });
+  for (int r = 0; r < 4; ++r) {
+    threads.emplace_back([&, r] {
+      for (int op = 0; op < k_ops * 2; ++op) {
+        const int key = (op * 3 + r) % k_keys;
+        auto found = store->lookup(ids[static_cast<std::size_t>(key)], Visibility{});
+        if (!found.ok()) {
+          ++errors;
+          continue;
+        }
+        if (!found->has_value()) continue;  // removed or quarantined just now
+        const auto& entry = **found;
+        // The row names the generation; the bytes must be exactly that generation's.
+        const int generation = std::stoi(entry.info.producer.substr(4));
+        const bool same = std::ranges::equal(*entry.image, image_for(key, generation));
+        if (!same || entry.info.checksum != proto::xxh3_128(*entry.image)) ++mismatches;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+
+  CHECK(errors == 0);
+  CHECK(mismatches == 0);
+  const auto totals = totals_ok(*store);
+  CHECK(totals.corrupt_entries == 0);
+  CHECK(totals.hot_cache_bytes <= 6 * (20'000 + k_entry_overhead));
+  CHECK(totals.hot_cache_hits + totals.hot_cache_misses > 0);
 }
