@@ -3,7 +3,11 @@
 // own first-use costs are not in it). A library hit is one new connection and one LOOKUP, so this
 // separates the daemon's share of a hit from the fresh process's (docs/benchmarks.md).
 //
-//   bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS]
+//   bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS] [PAUSE_MS]
+//
+// PAUSE_MS idles between connections, as a daemon sees requests from separate short-lived
+// processes: its threads are then asleep when the connection arrives, and waking them is part of
+// the cost (on a VM, a halted vCPU takes a while to wake).
 //
 // Against a running jitcached (or one it starts on a temp socket); stores one synthetic image under
 // a key of its own first.
@@ -11,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <client/src/transport/daemon_client.hpp>
@@ -38,7 +43,7 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS]\n");
+    std::fprintf(stderr, "usage: bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS] [PAUSE_MS]\n");
     return 2;
   }
   testing::TempDir state;
@@ -51,6 +56,7 @@ int main(int argc, char** argv) {
   }
   const std::size_t size = argc > 2 ? std::stoul(argv[2]) : 4600;
   const int connections = argc > 3 ? std::stoi(argv[3]) : 30;
+  const auto pause = std::chrono::milliseconds(argc > 4 ? std::stoi(argv[4]) : 0);
 
   proto::KeyFields key;
   key.content = proto::content_digest(proto::as_bytes("bench_connection_setup " + std::to_string(size)));
@@ -73,6 +79,7 @@ int main(int argc, char** argv) {
 
   std::vector<double> connect_us, first_us, second_us;
   for (int i = 0; i < connections; ++i) {
+    std::this_thread::sleep_for(pause);
     const auto t0 = Clock::now();
     auto client = client::transport::DaemonClient::connect(options);
     const auto t1 = Clock::now();
@@ -89,8 +96,8 @@ int main(int argc, char** argv) {
     first_us.push_back(microseconds(t1, t2));
     second_us.push_back(microseconds(t2, t3));
   }
-  std::printf("image %zu B, %d connections (medians): connect %.1f us, first LOOKUP on the connection %.1f us, "
+  std::printf("image %zu B, %d connections, %lld ms apart (medians): connect %.1f us, first LOOKUP on the connection %.1f us, "
               "second %.1f us\n",
-              size, connections, median(connect_us), median(first_us), median(second_us));
+              size, connections, static_cast<long long>(pause.count()), median(connect_us), median(first_us), median(second_us));
   return 0;
 }
