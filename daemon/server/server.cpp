@@ -1,7 +1,14 @@
 #include <daemon/server/server.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <stdexcept>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/buffer.hpp>
@@ -27,18 +34,30 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd)
     : m_config(config),
       m_store(store),
       m_handler(store, m_counters, config.max_frame_bytes),
-      m_acceptor(m_accept_io),
+      m_listen_fd(listen_fd),
       m_signals(m_accept_io, SIGTERM, SIGINT),
       m_flush_timer(m_accept_io),
       m_drain_timer(m_accept_io),
       m_drain_watch(m_accept_io),
       m_writer(1),
       m_context{config, m_handler, m_counters, m_writer, {}} {
-  for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>());
-  m_acceptor.assign(asio::local::stream_protocol(), listen_fd);
+  for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
+  // Only the workers' duplicates hold the socket from here on, so when draining closes them the
+  // socket stops listening at once (a connect is refused, not left waiting in the backlog).
+  ::close(std::exchange(m_listen_fd, -1));
 }
 
-Server::~Server() { m_writer.join(); }
+Server::Worker::Worker(int listen_fd) : guard(boost::asio::make_work_guard(io)), acceptor(io) {
+  // Each worker's acceptor owns a duplicate of the listening socket (asio closes what it owns).
+  const int fd = ::fcntl(listen_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("cannot duplicate the listening socket: ") + std::strerror(errno));
+  acceptor.assign(asio::local::stream_protocol(), fd);
+}
+
+Server::~Server() {
+  m_writer.join();
+  if (m_listen_fd >= 0) ::close(m_listen_fd);
+}
 
 void Server::track(const std::shared_ptr<Connection>& connection) {
   std::lock_guard lock(m_connections_mutex);
@@ -63,20 +82,22 @@ awaitable<void> Server::refuse_busy(asio::local::stream_protocol::socket socket)
   socket.close(ec);
 }
 
-awaitable<void> Server::accept_loop() {
+awaitable<void> Server::accept_loop(Worker& worker) {
   while (!m_context.draining.load()) {
-    auto strand = asio::make_strand(m_workers[m_next_worker++ % m_workers.size()]->io);
+    auto strand = asio::make_strand(worker.io);
     asio::local::stream_protocol::socket socket(strand);
     boost::system::error_code ec;
-    co_await m_acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
+    co_await worker.acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted || m_context.draining.load()) break;
       // EMFILE and friends: keep serving the connections we have and try again shortly.
       spdlog::warn("accept failed: {}", ec.message());
-      asio::steady_timer pause(m_accept_io, std::chrono::milliseconds(100));
+      asio::steady_timer pause(worker.io, std::chrono::milliseconds(100));
       co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
       continue;
     }
+    // Workers accept concurrently, so at the limit a few may each let one more in before the count
+    // catches up; the limit protects file descriptors and memory, not an exact number.
     if (m_counters.connections.load() >= m_config.max_connections) {
       asio::co_spawn(strand, refuse_busy(std::move(socket)), asio::detached);
       continue;
@@ -120,8 +141,13 @@ void Server::begin_drain(int signal_number) {
   spdlog::info("received {}: draining ({} connections, at most {} ms)", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
                m_counters.connections.load(), m_config.drain_timeout.count());
   m_context.draining = true;
-  boost::system::error_code ignored;
-  m_acceptor.close(ignored);
+  // Each acceptor belongs to its worker's thread: close it there.
+  for (auto& worker : m_workers) {
+    asio::post(worker->io, [&acceptor = worker->acceptor] {
+      boost::system::error_code ignored;
+      acceptor.close(ignored);
+    });
+  }
   m_flush_timer.cancel();
   std::vector<std::shared_ptr<Connection>> open;
   {
@@ -165,7 +191,7 @@ int Server::run() {
     if (!ec) begin_drain(signal_number);
   });
   schedule_usage_flush();
-  asio::co_spawn(m_accept_io, accept_loop(), asio::detached);
+  for (auto& worker : m_workers) asio::co_spawn(worker->io, accept_loop(*worker), asio::detached);
 
   std::vector<std::thread> threads;
   for (auto& worker : m_workers) threads.emplace_back([&worker] { worker->io.run(); });

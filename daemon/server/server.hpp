@@ -2,9 +2,10 @@
 // coroutine per client on its own strand, flushes usage counters periodically, and drains on
 // SIGTERM/SIGINT (stop accepting, let in-flight replies finish within drain_timeout, flush, exit 0).
 //
-// Threads: one runs the accept loop, signals and timers (m_accept_io) and never touches the store;
-// `worker_threads` serve connections, each with an io_context of its own (socket I/O, deadlines, and
-// the reads LOOKUP, LIST, STATS); one writer thread runs PUT, REMOVE and usage flushes.
+// Threads: one runs signals and timers (m_accept_io) and never touches the store; `worker_threads`
+// each accept on the shared listening socket and serve what they accepted, with an io_context of
+// their own (socket I/O, deadlines, and the reads LOOKUP, LIST, STATS); one writer thread runs PUT,
+// REMOVE, REPORT_FAILURE and usage flushes.
 // Rationale: one io_context per thread keeps every step of a connection on one thread. A single
 // io_context run by several threads handed completions between them: at 1 client, 5 thread
 // wake-ups and 126 us of CPU per 4 KB LOOKUP, against 1 and 41 us this way (docs/benchmarks.md).
@@ -48,7 +49,8 @@ class Server {
   int run();
 
  private:
-  boost::asio::awaitable<void> accept_loop();
+  struct Worker;
+  boost::asio::awaitable<void> accept_loop(Worker& worker);
   boost::asio::awaitable<void> refuse_busy(boost::asio::local::stream_protocol::socket socket);
   void schedule_usage_flush();
   void begin_drain(int signal_number);
@@ -61,14 +63,17 @@ class Server {
   stats::Counters m_counters;
   RequestHandler m_handler;
   boost::asio::io_context m_accept_io;
+  // Rationale: every worker accepts on the shared listening socket itself and serves what it
+  // accepted, so a new connection wakes one sleeping thread, not an accept thread and then a worker:
+  // on an idle daemon each wake-up costs ~0.1-0.2 ms (docs/benchmarks.md, bench_connection_setup).
   struct Worker {
-    Worker() : guard(boost::asio::make_work_guard(io)) {}
+    explicit Worker(int listen_fd);
     boost::asio::io_context io{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard;
+    boost::asio::local::stream_protocol::acceptor acceptor;
   };
   std::vector<std::unique_ptr<Worker>> m_workers;
-  std::size_t m_next_worker = 0;
-  boost::asio::local::stream_protocol::acceptor m_acceptor;
+  int m_listen_fd = -1;
   boost::asio::signal_set m_signals;
   boost::asio::steady_timer m_flush_timer;
   boost::asio::steady_timer m_drain_timer;
