@@ -53,7 +53,7 @@ FetchedImage fetched_for(const proto::KeyFields& key, std::vector<std::uint8_t> 
   fetched.info.key = key;
   fetched.info.raw_size = image.size();
   fetched.info.checksum = proto::xxh3_128(proto::Bytes(image));
-  fetched.image = std::move(image);
+  fetched.image.assign(image.begin(), image.end());
   return fetched;
 }
 

@@ -76,6 +76,7 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_with(const proto::Looku
   }
   FetchedImage fetched;
   fetched.info = std::move(decoded->info);
+  fetched.checksum_verified = true;
   // Rationale: the image is the tail of the payload; moving the payload and dropping its head
   // (a few hundred bytes of metadata) reuses memory already touched, where a copy into a fresh
   // buffer would page-fault and copy every byte of a megabyte-sized cubin again.

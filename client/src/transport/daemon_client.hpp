@@ -19,7 +19,10 @@ namespace jitcache::client::transport {
 // A LOOKUP hit with the image in its own buffer; `image` is checked against info.checksum.
 struct FetchedImage {
   proto::EntryInfo info;
-  std::vector<std::uint8_t> image;
+  ByteBuffer image;
+  // Set by DaemonClient::lookup*, which checks size and XXH3-128 before returning, so the caller
+  // need not hash a megabyte again (a cache hit's latency budget is a few milliseconds).
+  bool checksum_verified = false;
 };
 
 class DaemonClient {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <client/src/transport/byte_buffer.hpp>
 #include <jitcache/proto/messages.hpp>
 #include <jitcache/proto/result.hpp>
 #include <jitcache/proto/wire.hpp>
@@ -29,7 +30,7 @@ struct ConnectOptions {
 
 struct Reply {
   proto::FrameHeader header;
-  std::vector<std::uint8_t> payload;
+  ByteBuffer payload;
 };
 
 class UnixConnection {
