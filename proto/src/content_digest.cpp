@@ -32,10 +32,11 @@ Digest256 content_digest(Bytes source) {
   std::vector<Digest256> parts(chunks);
   std::atomic<std::size_t> next{0};
 
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const auto helpers_wanted = static_cast<unsigned>(std::min<std::size_t>({chunks, cores, k_max_threads})) - (chunks > 0 ? 1 : 0);
+  // Threads in all, this one included: no more than chunks, cores or k_max_threads.
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>({chunks, cores, k_max_threads});
   std::vector<std::thread> helpers;
-  for (unsigned i = 0; i < helpers_wanted && next < chunks; ++i) {
+  for (std::size_t i = 1; i < threads && next < chunks; ++i) {
     try {
       helpers.emplace_back(hash_chunks, source, std::ref(parts), std::ref(next));
     } catch (const std::system_error&) {

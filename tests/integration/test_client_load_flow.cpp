@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "daemon_process.hpp"
+#include "daemon_stats.hpp"
 #include "fake_driver.hpp"
 #include "temp_dir.hpp"
 
@@ -75,13 +76,18 @@ jitcache_counters counters() {
 
 std::uint64_t stat_value(DaemonProcess& daemon, const std::string& name) {
   auto client = daemon.client();
-  auto stats = client.stats();
-  REQUIRE(stats);
-  for (const auto& [n, v] : stats->values) {
-    if (n == name) return v;
-  }
-  FAIL("no stat named " << name);
-  return 0;
+  return testing::stat_value(client, name);
+}
+
+// A Unix socket that listens at `path` and is never served by a daemon (hung or garbage peers).
+int listen_unix(const std::string& path) {
+  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+  return listener;
 }
 
 // Loads `image` and unloads the module again; returns the outcome, checking the result on the way.
@@ -273,12 +279,7 @@ TEST_CASE("load flow: a hung daemon costs one bounded wait, then is skipped") {
   TempDir dir;
   const std::string socket_path = dir.file("hung.sock");
   // Listens but never accepts: connect succeeds (backlog), no reply ever comes.
-  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  REQUIRE(::listen(listener, 16) == 0);
+  const int listener = listen_unix(socket_path);
   use_socket(socket_path, 300);
 
   const auto start = std::chrono::steady_clock::now();
@@ -299,12 +300,7 @@ TEST_CASE("load flow: a daemon answering garbage is a fallback, not a failure") 
   fake().clear_failures();
   TempDir dir;
   const std::string socket_path = dir.file("garbage.sock");
-  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof(addr.sun_path) - 1);
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  REQUIRE(::listen(listener, 16) == 0);
+  const int listener = listen_unix(socket_path);
   std::atomic<bool> done{false};
   std::thread server([&] {
     while (!done) {

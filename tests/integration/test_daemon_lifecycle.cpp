@@ -8,24 +8,14 @@
 #include <thread>
 
 #include "daemon_process.hpp"
+#include "daemon_stats.hpp"
 #include "sample_entries.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitcache;
 using testing::DaemonProcess;
 using testing::TempDir;
-
-namespace {
-std::uint64_t stat_value(client::transport::DaemonClient& client, const std::string& name) {
-  auto stats = client.stats();
-  REQUIRE(stats);
-  for (const auto& [n, v] : stats->values) {
-    if (n == name) return v;
-  }
-  FAIL("no stat named " << name);
-  return 0;
-}
-}  // namespace
+using testing::stat_value;
 
 TEST_CASE("daemon: an image put before a restart comes back byte-identical after it") {
   TempDir dir;

@@ -6,24 +6,17 @@
 #include <string>
 
 #include "daemon_process.hpp"
+#include "daemon_stats.hpp"
 #include "sample_entries.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitcache;
 using testing::DaemonProcess;
 using testing::TempDir;
+using testing::stat_value;
 
 namespace {
 
-std::uint64_t stat_value(client::transport::DaemonClient& client, const std::string& name) {
-  auto stats = client.stats();
-  REQUIRE(stats);
-  for (const auto& [n, v] : stats->values) {
-    if (n == name) return v;
-  }
-  FAIL("no stat named " << name);
-  return 0;
-}
 
 proto::ReportFailureRequest report_for(std::uint64_t seed) {
   proto::ReportFailureRequest request;

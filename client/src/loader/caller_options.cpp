@@ -18,7 +18,7 @@ bool is_output_option(CUjit_option option) {
   }
 }
 
-std::uintptr_t slot_integer(void* slot) { return reinterpret_cast<std::uintptr_t>(slot); }
+std::uintptr_t slot_integer(const void* slot) { return reinterpret_cast<std::uintptr_t>(slot); }
 
 }  // namespace
 
@@ -109,7 +109,7 @@ void CallerOptions::fill_logs(std::string_view info, std::string_view error, flo
 std::string_view CallerOptions::error_log() const {
   const char* buffer = static_cast<const char*>(value_of(CU_JIT_ERROR_LOG_BUFFER));
   if (buffer == nullptr) return {};
-  std::uintptr_t capacity = slot_integer(const_cast<void*>(value_of(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)));
+  std::uintptr_t capacity = slot_integer(value_of(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES));
   if (capacity == 0) return {};
   return std::string_view(buffer, strnlen(buffer, capacity));
 }

@@ -233,10 +233,10 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
   }
   if (result == CUDA_SUCCESS) {
     m_record.outcome(JITCACHE_OUTCOME_HIT);
-    const std::string info = "jitcache: loaded " + key.arch + " image " + proto::to_hex(fetched.info.key_id).substr(0, 16) +
+    const std::string what = "loaded " + key.arch + " image " + proto::to_hex(fetched.info.key_id).substr(0, 16) +
                              " from the cache (" + fetched.info.producer + ")";
-    m_record.reason(info.substr(10));
-    options.fill_logs(info, "", m_record.elapsed_ms());
+    m_record.reason(what);
+    options.fill_logs("jitcache: " + what, "", m_record.elapsed_ms());
     return result;
   }
   const driver::LoadErrorClass error_class = driver::classify_load_error(result);
