@@ -30,7 +30,8 @@ ExitCode run_put(const PutOptions& options, const GlobalOptions& global) {
   if (options.producer.size() > proto::k_max_producer_length) {
     return fail(ExitCode::usage, "--producer is longer than " + std::to_string(proto::k_max_producer_length) + " bytes");
   }
-  auto key = build_key(options.key);
+  proto::Checksum128 content_fast;
+  auto key = build_key(options.key, &content_fast);
   if (!key) return fail_local(key.error());
   auto image = read_whole_file(options.image_path);
   if (!image) return fail_local(image.error());
@@ -42,6 +43,10 @@ ExitCode run_put(const PutOptions& options, const GlobalOptions& global) {
   request.producer = options.producer;
   request.compile_time_us = options.compile_time_us;
   request.image = proto::Bytes(*image);
+  // Lets libjitcache find the entry by its fast key; only a daemon that knows the field accepts it.
+  auto hello = client->hello("jitcache put");
+  if (!hello) return fail_daemon(hello.error());
+  if (hello->capabilities & proto::k_capability_fast_key) request.content_fast = content_fast;
   auto stored = client->put(request);
   if (!stored) return fail_daemon(stored.error());
 

@@ -38,7 +38,7 @@ proto::Result<void> check_arch(std::string_view arch) {
   return {};
 }
 
-proto::Result<proto::KeyFields> build_key(const KeyInput& input) {
+proto::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksum128* content_fast) {
   if (auto arch = check_arch(input.arch); !arch) return arch.error();
   auto driver = proto::parse_driver_id(input.driver);
   if (!driver) return usage_error("--driver: " + driver.error().message);
@@ -50,6 +50,7 @@ proto::Result<proto::KeyFields> build_key(const KeyInput& input) {
 
   proto::KeyFields key;
   key.content = proto::content_digest(proto::Bytes(*source));
+  if (content_fast != nullptr) *content_fast = proto::xxh3_128(proto::Bytes(*source));
   key.arch = input.arch;
   key.driver_api = driver->api;
   key.driver_build = driver->build;

@@ -21,8 +21,9 @@ struct KeyInput {
   std::string options;      // option text for proto::canonicalize_option_text; "" = all defaults
 };
 
-// Reads the source, digests it, canonicalises the options and validates the whole key.
-proto::Result<proto::KeyFields> build_key(const KeyInput& input);
+// Reads the source, digests it, canonicalises the options and validates the whole key. With
+// `content_fast`, also stores the source's XXH3-128 there (the fast key's content, key.hpp).
+proto::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksum128* content_fast = nullptr);
 
 // --arch: sm_<digits> with an optional a or f.
 proto::Result<void> check_arch(std::string_view arch);

@@ -25,6 +25,7 @@ struct Config {
   unsigned worker_threads = 4;
   unsigned max_connections = 1024;
   std::uint64_t hot_cache_size = 256ull << 20;  // bytes; 0: no hot image cache
+  unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
 
   std::string database_path() const { return state_dir + "/jitcache.db"; }
 };

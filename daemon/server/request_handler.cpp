@@ -103,7 +103,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   }
   proto::HelloReply reply;
   reply.version = proto::k_protocol_version;
-  reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure;
+  reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key;
   reply.daemon_version = "jitcached " JITCACHE_VERSION;
   reply.max_frame_bytes = m_max_frame_bytes;
   return ok_payload(reply);
@@ -114,19 +114,27 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
   if (!request) return failure(request.error(), "LOOKUP");
   const store::Visibility who = visibility_for(peer);
   proto::Result<std::optional<store::StoredImage>> found = std::optional<store::StoredImage>();
+  const bool by_fast_key = request->selector == proto::LookupSelector::fast_key;
   if (request->selector == proto::LookupSelector::key) {
     if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "LOOKUP");
     found = m_store.lookup(proto::key_id(request->key), who);
+  } else if (by_fast_key) {
+    if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "LOOKUP");
+    Counters::add(m_counters.fast_key_lookups);
+    found = m_store.lookup_fast(proto::fast_key_id(request->fast_key), who);
   } else {
     found = m_store.lookup_prefix(request->key_id_prefix, who);
   }
   if (!found) return failure(found.error(), "LOOKUP");
   if (!found->has_value()) {
-    Counters::add(m_counters.misses);
+    // A fast-key miss is followed by a lookup by key (entries written without a fast key are found
+    // only so), which counts the miss once.
+    if (!by_fast_key) Counters::add(m_counters.misses);
     return error_reply(Status::not_found, "no entry for this key");
   }
   store::StoredImage& hit = **found;
   Counters::add(m_counters.hits);
+  if (by_fast_key) Counters::add(m_counters.fast_key_hits);
   Counters::add(m_counters.bytes_served, hit.image->size());
   return Reply{Status::ok, proto::encode_lookup_reply_head(hit.info, static_cast<std::uint32_t>(hit.image->size())),
                std::move(hit.image)};
@@ -145,6 +153,7 @@ Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
   input.producer = std::move(request->producer);
   input.compile_time_us = request->compile_time_us;
   input.image = request->image;
+  input.content_fast = request->content_fast;
   auto outcome = m_store.put(input);
   if (!outcome) return failure(outcome.error(), "PUT");
 

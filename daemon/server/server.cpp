@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include <daemon/server/connection.hpp>
+#include <daemon/server/worker_loop.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -194,7 +195,10 @@ int Server::run() {
   for (auto& worker : m_workers) asio::co_spawn(worker->io, accept_loop(*worker), asio::detached);
 
   std::vector<std::thread> threads;
-  for (auto& worker : m_workers) threads.emplace_back([&worker] { worker->io.run(); });
+  const std::chrono::microseconds busy_poll(m_config.busy_poll_us);
+  for (auto& worker : m_workers) {
+    threads.emplace_back([&worker, busy_poll] { run_worker_loop(worker->io, busy_poll); });
+  }
   m_accept_io.run();  // returns once draining is over: no accept, no timers, no connections left
   for (auto& worker : m_workers) worker->guard.reset();
   for (auto& t : threads) t.join();

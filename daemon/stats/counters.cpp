@@ -13,6 +13,8 @@ std::vector<std::pair<std::string, std::uint64_t>> Counters::snapshot() const {
       {"requests", value(requests)},
       {"hits", value(hits)},
       {"misses", value(misses)},
+      {"fast_key_lookups", value(fast_key_lookups)},
+      {"fast_key_hits", value(fast_key_hits)},
       {"puts", value(puts)},
       {"put_bytes", value(put_bytes)},
       {"removes", value(removes)},

@@ -20,7 +20,9 @@ class Counters {
 
   Counter requests{0};
   Counter hits{0};
-  Counter misses{0};
+  Counter misses{0};             // LOOKUP by key or key id prefix that found nothing
+  Counter fast_key_lookups{0};   // LOOKUP by fast key (selector 2), found or not
+  Counter fast_key_hits{0};      // of those, the ones that served an entry (also counted in hits)
   Counter puts{0};
   Counter put_bytes{0};
   Counter removes{0};

@@ -56,6 +56,11 @@ void Statement::bind_text(int index, std::string_view text) {
   if (rc != SQLITE_OK && m_bind_rc == SQLITE_OK) m_bind_rc = rc;
 }
 
+void Statement::bind_null(int index) {
+  int rc = sqlite3_bind_null(m_stmt, index);
+  if (rc != SQLITE_OK && m_bind_rc == SQLITE_OK) m_bind_rc = rc;
+}
+
 void Statement::bind_blob(int index, proto::Bytes bytes) {
   // An empty span may carry a null pointer, which SQLite would bind as NULL rather than x''.
   static constexpr std::uint8_t k_empty = 0;

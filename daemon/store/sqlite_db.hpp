@@ -52,6 +52,7 @@ class Statement {
   void bind(int index, std::int64_t value);
   void bind_text(int index, std::string_view text);
   void bind_blob(int index, proto::Bytes bytes);
+  void bind_null(int index);
 
   // true: a row is available; false: done. `what` names the operation for the error message.
   Result<bool> step(std::string_view what);

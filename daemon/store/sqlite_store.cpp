@@ -24,6 +24,12 @@ namespace {
 const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns +
                                  " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2)"
                                  " AND quarantined_at_ms IS NULL ORDER BY namespace ASC LIMIT 1";
+// The same by fast key. Two live rows of one namespace share a fast key only if their sources
+// collide under XXH3 (by accident or on purpose): the newest is offered, and the client's check of
+// the content digest turns a wrong one into a lookup by key.
+const std::string k_lookup_fast_sql = std::string("SELECT ") + k_entry_columns +
+                                      " FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)"
+                                      " AND quarantined_at_ms IS NULL ORDER BY namespace ASC, id DESC LIMIT 1";
 
 // Distinct key ids under a prefix range within what a caller sees; LIMIT 2 is enough to tell
 // "one" from "ambiguous".
@@ -57,16 +63,19 @@ const std::string k_list_namespace_sql = std::string("SELECT ") + k_entry_column
                                          k_list_filters + " ORDER BY key_id LIMIT ?9";
 
 constexpr char k_find_entry_sql[] = "SELECT id FROM entries WHERE key_id = ?1 AND namespace = ?2";
-// The same 16 parameters for both, so one function binds them. A replacement is a new image, so it
-// is live again; load_failures stays, as the history of the key in this namespace.
+// The same 18 parameters for both, so one function binds them. A replacement is a new image, so it
+// is live again; load_failures stays, as the history of the key in this namespace. A replacement
+// without a fast key keeps the row's: one key id means one source, so it still holds.
 constexpr char k_insert_entry_sql[] =
     "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options,"
-    " producer, codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms, hits, compile_time_us)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 0, ?16)";
+    " producer, codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms, hits, compile_time_us,"
+    " content_fast, fast_key_id)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 0, ?16, ?17, ?18)";
 constexpr char k_replace_entry_sql[] =
     "UPDATE entries SET key_schema = ?3, content_digest = ?4, arch = ?5, driver_api = ?6, driver_build = ?7,"
     " options = ?8, producer = ?9, codec = ?10, raw_size = ?11, stored_size = ?12, checksum = ?13,"
     " created_at_ms = ?14, last_used_at_ms = ?15, hits = 0, compile_time_us = ?16,"
+    " content_fast = COALESCE(?17, content_fast), fast_key_id = COALESCE(?18, fast_key_id),"
     " quarantined_at_ms = NULL, quarantine_result = NULL, quarantine_stage = NULL,"
     " quarantine_reporter_uid = NULL, quarantine_detail = NULL"
     " WHERE key_id = ?1 AND namespace = ?2";
@@ -201,15 +210,23 @@ SqliteStore::~SqliteStore() {
 // --- lookups ---
 
 Result<std::optional<StoredImage>> SqliteStore::lookup(const proto::Digest256& key_id, const Visibility& who) {
-  auto found = read_verified(key_id, who);
+  auto found = read_verified(k_lookup_sql, key_id, who, "looking up " + proto::to_hex(key_id));
   if (found && found->has_value()) {
     m_usage.record(key_id, (*found)->info.namespace_id, m_clock());
   }
   return found;
 }
 
-Result<std::optional<StoredImage>> SqliteStore::read_verified(const proto::Digest256& key_id, const Visibility& who) {
-  const std::string what = "looking up " + proto::to_hex(key_id);
+Result<std::optional<StoredImage>> SqliteStore::lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) {
+  auto found = read_verified(k_lookup_fast_sql, fast_key_id, who, "looking up fast key " + proto::to_hex(fast_key_id));
+  if (found && found->has_value()) {
+    m_usage.record((*found)->info.key_id, (*found)->info.namespace_id, m_clock());
+  }
+  return found;
+}
+
+Result<std::optional<StoredImage>> SqliteStore::read_verified(const std::string& sql, const proto::Digest256& id,
+                                                              const Visibility& who, const std::string& what) {
   EntryRow row;
   std::optional<ImageBuffer> image;
   std::uint64_t ticket = 0;
@@ -223,9 +240,9 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const proto::Diges
     auto transaction = Transaction::begin(*db, TransactionKind::deferred, what);
     if (!transaction) return transaction.error();
     {
-      auto stmt = db->statement(k_lookup_sql);
+      auto stmt = db->statement(sql);
       if (!stmt) return stmt.error();
-      (*stmt)->bind_blob(1, key_id.bytes);
+      (*stmt)->bind_blob(1, id.bytes);
       (*stmt)->bind(2, who.own_namespace);
       auto has_row = (*stmt)->step(what);
       if (!has_row) return has_row.error();
@@ -355,6 +372,16 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
     s.bind(14, now);
     s.bind(15, now);
     s.bind(16, static_cast<std::int64_t>(input.compile_time_us));
+    // Bound without a copy: it must outlive run().
+    const proto::Digest256 fast_key_id =
+        input.content_fast ? proto::fast_key_id(proto::fast_key_of(input.key, *input.content_fast)) : proto::Digest256{};
+    if (input.content_fast) {
+      s.bind_blob(17, input.content_fast->bytes);
+      s.bind_blob(18, fast_key_id.bytes);
+    } else {
+      s.bind_null(17);
+      s.bind_null(18);
+    }
     if (auto r = s.run(what); !r) return r.error();
   }
   const std::int64_t id = existing ? *existing : m_writer.last_insert_rowid();

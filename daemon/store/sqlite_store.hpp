@@ -64,6 +64,7 @@ class SqliteStore final : public Store {
   // A checksum mismatch, an image of the wrong size or a missing image deletes the entry, counts it
   // in Totals::corrupt_entries, logs a warning with its key id and returns "not found".
   Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) override;
+  Result<std::optional<StoredImage>> lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) override;
   Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) override;
   // Replacing an entry starts it afresh: created_at_ms and last_used_at_ms become now, hits 0.
   Result<PutOutcome> put(const PutInput& input) override;
@@ -82,7 +83,9 @@ class SqliteStore final : public Store {
               std::uint64_t hot_cache_bytes);
 
   // Reads the visible row and its image in one snapshot and verifies the image.
-  Result<std::optional<StoredImage>> read_verified(const proto::Digest256& key_id, const Visibility& who);
+  // The row `sql` selects for (id, caller's namespace), its image verified; ?1 is `id`, ?2 the namespace.
+  Result<std::optional<StoredImage>> read_verified(const std::string& sql, const proto::Digest256& id,
+                                                   const Visibility& who, const std::string& what);
   void discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
 
   std::mutex m_writer_mutex;

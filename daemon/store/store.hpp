@@ -41,6 +41,9 @@ struct PutInput {
   std::string producer;
   std::uint64_t compile_time_us = 0;
   proto::Bytes image;              // raw image bytes; must stay valid for the duration of put()
+  // The writer's XXH3-128 of the source (PUT's content_fast): indexes the entry for lookup_fast().
+  // Absent: a replaced entry keeps the one it had (same key id, so the same source).
+  std::optional<proto::Checksum128> content_fast;
 };
 
 struct PutOutcome {
@@ -104,6 +107,10 @@ class Store {
   // By key fields: the daemon computes key_id = proto::key_id(key) itself. Lookups never serve a
   // quarantined entry (report_failure).
   virtual Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) = 0;
+  // By proto::fast_key_id (LOOKUP selector 2): the live entry with that fast key the caller sees,
+  // shared first. The caller must check the entry's content digest before trusting it (key.hpp).
+  virtual Result<std::optional<StoredImage>> lookup_fast(const proto::Digest256& fast_key_id,
+                                                         const Visibility& who) = 0;
   // By a hex key-id prefix (8..64 digits). More than one visible key id matching is an
   // ErrorCode::invalid_argument error whose message says "ambiguous".
   virtual Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) = 0;

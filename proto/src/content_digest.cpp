@@ -15,43 +15,58 @@ namespace {
 // practice (a 3 MB PTX is 7 chunks).
 constexpr unsigned k_max_threads = 8;
 
-// Hashes chunks until none is left. Rationale: chunks are handed out one at a time rather than in
-// fixed stripes, because starting a thread costs tens of microseconds: the threads started first,
-// and the calling thread once it has started the others, take the chunks the late ones would have.
-void hash_chunks(Bytes source, std::vector<Digest256>& parts, std::atomic<std::size_t>& next) {
-  for (std::size_t i = next++; i < parts.size(); i = next++) {
+}  // namespace
+
+// Rationale: chunks are handed out one at a time rather than in fixed stripes, because starting a
+// thread costs tens of microseconds: the threads started first, and the calling thread once it is
+// in wait(), take the chunks the late ones would have.
+void ContentDigestTask::hash_chunks() {
+  for (std::size_t i = m_next++; i < m_parts.size(); i = m_next++) {
     const std::size_t offset = i * k_content_chunk_size;
-    parts[i] = sha256(source.subspan(offset, std::min(k_content_chunk_size, source.size() - offset)));
+    m_parts[i] = sha256(m_source.subspan(offset, std::min(k_content_chunk_size, m_source.size() - offset)));
   }
 }
 
-}  // namespace
-
-Digest256 content_digest(Bytes source) {
-  const std::size_t chunks = (source.size() + k_content_chunk_size - 1) / k_content_chunk_size;
-  std::vector<Digest256> parts(chunks);
-  std::atomic<std::size_t> next{0};
-
-  // Threads in all, this one included: no more than chunks, cores or k_max_threads.
+ContentDigestTask::ContentDigestTask(Bytes source)
+    : m_source(source), m_parts((source.size() + k_content_chunk_size - 1) / k_content_chunk_size) {
+  if (m_parts.size() <= 1) return;
+  // The caller is busy elsewhere until wait(), so every chunk may get a thread of its own, within
+  // the cores and k_max_threads.
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min<std::size_t>({chunks, cores, k_max_threads});
-  std::vector<std::thread> helpers;
-  for (std::size_t i = 1; i < threads && next < chunks; ++i) {
+  const std::size_t threads = std::min<std::size_t>({m_parts.size(), cores, k_max_threads});
+  for (std::size_t i = 0; i < threads; ++i) {
     try {
-      helpers.emplace_back(hash_chunks, source, std::ref(parts), std::ref(next));
+      m_helpers.emplace_back([this] { hash_chunks(); });
     } catch (const std::system_error&) {
-      break;  // no more threads: the calling thread takes what is left
+      break;  // no more threads: wait() takes what is left
     }
   }
-  hash_chunks(source, parts, next);
-  for (auto& helper : helpers) helper.join();
+}
+
+ContentDigestTask::~ContentDigestTask() {
+  for (auto& helper : m_helpers) {
+    if (helper.joinable()) helper.join();
+  }
+}
+
+Digest256 ContentDigestTask::wait() {
+  if (m_result) return *m_result;
+  hash_chunks();
+  for (auto& helper : m_helpers) helper.join();
+  m_helpers.clear();
 
   static constexpr char k_domain[] = "jitcache-content";  // with its NUL: 17 bytes
   std::vector<std::uint8_t> preimage(k_domain, k_domain + sizeof(k_domain));
-  std::uint64_t length = source.size();
+  std::uint64_t length = m_source.size();
   for (int i = 0; i < 8; ++i) preimage.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
-  for (const Digest256& part : parts) preimage.insert(preimage.end(), part.bytes.begin(), part.bytes.end());
-  return sha256(Bytes(preimage));
+  for (const Digest256& part : m_parts) preimage.insert(preimage.end(), part.bytes.begin(), part.bytes.end());
+  m_result = sha256(Bytes(preimage));
+  return *m_result;
+}
+
+Digest256 content_digest(Bytes source) {
+  ContentDigestTask task(source);
+  return task.wait();
 }
 
 }  // namespace jitcache::proto

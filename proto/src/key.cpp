@@ -13,6 +13,7 @@ namespace {
 // Rationale: the tag keeps a key id from ever equalling the SHA-256 of some other structure the
 // project hashes (a content digest, a future entry digest), and the NUL ends it unambiguously.
 constexpr std::string_view k_key_id_tag{"jitcache-key\0", 13};
+constexpr std::string_view k_fast_key_id_tag{"jitcache-fast-key\0", 18};
 
 // Values quoted in messages are cut here: a message travels in a str16 of at most 1024 bytes
 // (PROTOCOL.md §3) and must still name the field after the value.
@@ -154,6 +155,43 @@ Digest256 key_id(const KeyFields& key) {
 Result<void> validate_key(const KeyFields& key) {
   if (auto r = check_schema(key.key_schema); !r) return r;
   if (auto r = check_content(key.content); !r) return r;
+  if (auto r = check_arch(key.arch); !r) return r;
+  if (auto r = check_driver_api(key.driver_api); !r) return r;
+  if (auto r = check_driver_build(key.driver_build); !r) return r;
+  return check_options(key.options);
+}
+
+FastKey fast_key_of(const KeyFields& key, const Checksum128& content_fast) {
+  return FastKey{key.key_schema, content_fast, key.arch, key.driver_api, key.driver_build, key.options};
+}
+
+bool same_fields_but_content(const FastKey& fast, const KeyFields& key) {
+  return fast.key_schema == key.key_schema && fast.arch == key.arch && fast.driver_api == key.driver_api &&
+         fast.driver_build == key.driver_build && fast.options == key.options;
+}
+
+// The fast-key-id preimage: as key_id's, with its own tag and the 16-byte content_fast in place of
+// the content digest:
+//
+//   "jitcache-fast-key" 0x00      18 bytes
+//   key_schema u16, content_fast 16 bytes, then arch, driver_api, driver_build, options as key_id's
+Digest256 fast_key_id(const FastKey& key) {
+  std::vector<std::uint8_t> preimage;
+  preimage.reserve(k_fast_key_id_tag.size() + 2 + key.content_fast.bytes.size() + 4 * 4 + key.arch.size() +
+                   key.driver_build.size() + key.options.size());
+  preimage.insert(preimage.end(), k_fast_key_id_tag.begin(), k_fast_key_id_tag.end());
+  put_u16(preimage, key.key_schema);
+  preimage.insert(preimage.end(), key.content_fast.bytes.begin(), key.content_fast.bytes.end());
+  put_string(preimage, key.arch);
+  put_u32(preimage, key.driver_api);
+  put_string(preimage, key.driver_build);
+  put_string(preimage, key.options);
+  return sha256(Bytes(preimage));
+}
+
+Result<void> validate_fast_key(const FastKey& key) {
+  if (auto r = check_schema(key.key_schema); !r) return r;
+  if (key.content_fast == Checksum128{}) return invalid("content_fast is all zeros: the key's content was never set");
   if (auto r = check_arch(key.arch); !r) return r;
   if (auto r = check_driver_api(key.driver_api); !r) return r;
   if (auto r = check_driver_build(key.driver_build); !r) return r;

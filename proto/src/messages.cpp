@@ -89,6 +89,32 @@ void encode_key(ByteWriter& w, const KeyFields& key) {
   w.str16(cut(key.options, k_max_options_length));
 }
 
+void encode_fast_key(ByteWriter& w, const FastKey& key) {
+  w.u16(key.key_schema);
+  w.checksum(key.content_fast);
+  w.str16(cut(key.arch, k_max_arch_length));
+  w.u32(key.driver_api);
+  w.str16(cut(key.driver_build, k_max_driver_build_length));
+  w.str16(cut(key.options, k_max_options_length));
+}
+
+Result<FastKey> decode_fast_key(ByteReader& r) {
+  FastKey key;
+  JC_READ(schema, r.u16("key_schema"));
+  JC_READ(content_fast, r.checksum("content_fast"));
+  JC_READ(arch, r.str16("arch", k_max_arch_length));
+  JC_READ(driver_api, r.u32("driver_api"));
+  JC_READ(driver_build, r.str16("driver_build", k_max_driver_build_length));
+  JC_READ(options, r.str16("options", k_max_options_length));
+  key.key_schema = schema;
+  key.content_fast = content_fast;
+  key.arch = arch;
+  key.driver_api = driver_api;
+  key.driver_build = driver_build;
+  key.options = options;
+  return key;
+}
+
 Result<KeyFields> decode_key(ByteReader& r) {
   KeyFields key;
   JC_READ(schema, r.u16("key_schema"));
@@ -205,6 +231,8 @@ Payload encode(const LookupRequest& m) {
     w.u8(static_cast<std::uint8_t>(l.selector));
     if (l.selector == LookupSelector::key) {
       encode_key(w, l.key);
+    } else if (l.selector == LookupSelector::fast_key) {
+      encode_fast_key(w, l.fast_key);
     } else {
       w.str16(cut(l.key_id_prefix, 64));
     }
@@ -223,9 +251,13 @@ Result<LookupRequest> decode_lookup_request(Bytes payload) {
     JC_READ(prefix, read_key_id_prefix(r, false));
     m.selector = LookupSelector::key_id_prefix;
     m.key_id_prefix = std::move(prefix);
+  } else if (selector == static_cast<std::uint8_t>(LookupSelector::fast_key)) {
+    JC_READ(fast_key, decode_fast_key(r));
+    m.selector = LookupSelector::fast_key;
+    m.fast_key = std::move(fast_key);
   } else {
-    return make_error(ErrorCode::invalid_argument,
-                      "LOOKUP selector " + std::to_string(selector) + " is neither 0 (key) nor 1 (key id prefix)");
+    return make_error(ErrorCode::invalid_argument, "LOOKUP selector " + std::to_string(selector) +
+                                                       " is not 0 (key), 1 (key id prefix) or 2 (fast key)");
   }
   return finish(r, std::move(m), "LOOKUP");
 }
@@ -260,9 +292,20 @@ Payload encode_put_request_head(const PutRequest& m) {
   return out;
 }
 
+Payload encode_put_request_trailer(const PutRequest& m) {
+  Payload out;
+  if (m.content_fast) {
+    ByteWriter w(out);
+    w.checksum(*m.content_fast);
+  }
+  return out;
+}
+
 Payload encode(const PutRequest& m) {
   Payload out = encode_put_request_head(m);
   out.insert(out.end(), m.image.begin(), m.image.end());
+  const Payload trailer = encode_put_request_trailer(m);
+  out.insert(out.end(), trailer.begin(), trailer.end());
   return out;
 }
 
@@ -277,6 +320,11 @@ Result<PutRequest> decode_put_request(Bytes payload) {
   m.producer = producer;
   m.compile_time_us = compile_time;
   m.image = image;
+  // Optional, behind k_capability_fast_key: a PUT without it is still exactly consumed.
+  if (r.remaining() > 0) {
+    JC_READ(content_fast, r.checksum("content_fast"));
+    m.content_fast = content_fast;
+  }
   return finish(r, std::move(m), "PUT");
 }
 

@@ -3,7 +3,10 @@
 // own first-use costs are not in it). A library hit is one new connection and one LOOKUP, so this
 // separates the daemon's share of a hit from the fresh process's (docs/benchmarks.md).
 //
-//   bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS] [PAUSE_MS]
+//   bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS] [PAUSE_MS] [SPIN_US]
+//
+// SPIN_US is the client's reply_spin (transport/unix_connection.hpp; libjitcache's
+// JITCACHE_REPLY_SPIN_US): how long it waits for a reply on the CPU before sleeping.
 //
 // PAUSE_MS idles between connections, as a daemon sees requests from separate short-lived
 // processes: its threads are then asleep when the connection arrives, and waking them is part of
@@ -43,7 +46,7 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS] [PAUSE_MS]\n");
+    std::fprintf(stderr, "usage: bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS] [PAUSE_MS] [SPIN_US]\n");
     return 2;
   }
   testing::TempDir state;
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
   const std::size_t size = argc > 2 ? std::stoul(argv[2]) : 4600;
   const int connections = argc > 3 ? std::stoi(argv[3]) : 30;
   const auto pause = std::chrono::milliseconds(argc > 4 ? std::stoi(argv[4]) : 0);
+  options.reply_spin = std::chrono::microseconds(argc > 5 ? std::stoi(argv[5]) : 0);
 
   proto::KeyFields key;
   key.content = proto::content_digest(proto::as_bytes("bench_connection_setup " + std::to_string(size)));
@@ -96,8 +100,9 @@ int main(int argc, char** argv) {
     first_us.push_back(microseconds(t1, t2));
     second_us.push_back(microseconds(t2, t3));
   }
-  std::printf("image %zu B, %d connections, %lld ms apart (medians): connect %.1f us, first LOOKUP on the connection %.1f us, "
-              "second %.1f us\n",
-              size, connections, static_cast<long long>(pause.count()), median(connect_us), median(first_us), median(second_us));
+  std::printf("image %zu B, %d connections, %lld ms apart, reply spin %lld us (medians): connect %.1f us, "
+              "first LOOKUP on the connection %.1f us, second %.1f us\n",
+              size, connections, static_cast<long long>(pause.count()), static_cast<long long>(options.reply_spin.count()),
+              median(connect_us), median(first_us), median(second_us));
   return 0;
 }

@@ -82,6 +82,9 @@ std::vector<SeedMessage> seed_messages() {
   LookupRequest by_prefix;
   by_prefix.selector = LookupSelector::key_id_prefix;
   by_prefix.key_id_prefix = "0123abcd";
+  LookupRequest by_fast_key;
+  by_fast_key.selector = LookupSelector::fast_key;
+  by_fast_key.fast_key = fast_key_of(sample_key(), xxh3_128(as_bytes("ptx")));
   PutRequest put;
   put.key = sample_key();
   put.producer = "driver 13000/580.159.04";
@@ -92,6 +95,8 @@ std::vector<SeedMessage> seed_messages() {
   put_at_limits.key.driver_build = std::string(k_max_driver_build_length, 'b');
   put_at_limits.key.options = std::string(k_max_options_length, 'o');
   put_at_limits.producer = std::string(k_max_producer_length, 'p');
+  PutRequest put_with_fast_key = put;
+  put_with_fast_key.content_fast = xxh3_128(as_bytes("ptx"));
   ListRequest list_all;
   ListRequest list_filtered;
   list_filtered.arch = "sm_90a";
@@ -144,8 +149,10 @@ std::vector<SeedMessage> seed_messages() {
       {"ping_request", Op::ping, {}},
       {"lookup_request_by_key", Op::lookup, encode(by_key)},
       {"lookup_request_by_prefix", Op::lookup, encode(by_prefix)},
+      {"lookup_request_by_fast_key", Op::lookup, encode(by_fast_key)},
       {"put_request", Op::put, encode(put)},
       {"put_request_at_limits", Op::put, encode(put_at_limits)},
+      {"put_request_with_fast_key", Op::put, encode(put_with_fast_key)},
       {"stats_request", Op::stats, {}},
       {"list_request_all", Op::list, encode(list_all)},
       {"list_request_filtered", Op::list, encode(list_filtered)},

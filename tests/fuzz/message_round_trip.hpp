@@ -41,12 +41,12 @@ inline bool same(const HelloReply& a, const HelloReply& b) {
          a.max_frame_bytes == b.max_frame_bytes;
 }
 inline bool same(const LookupRequest& a, const LookupRequest& b) {
-  return a.selector == b.selector && a.key == b.key && a.key_id_prefix == b.key_id_prefix;
+  return a.selector == b.selector && a.key == b.key && a.key_id_prefix == b.key_id_prefix && a.fast_key == b.fast_key;
 }
 inline bool same(const LookupReply& a, const LookupReply& b) { return same(a.info, b.info) && same_bytes(a.image, b.image); }
 inline bool same(const PutRequest& a, const PutRequest& b) {
   return a.key == b.key && a.producer == b.producer && a.compile_time_us == b.compile_time_us &&
-         same_bytes(a.image, b.image);
+         same_bytes(a.image, b.image) && a.content_fast == b.content_fast;
 }
 inline bool same(const PutReply& a, const PutReply& b) {
   return a.key_id == b.key_id && a.namespace_id == b.namespace_id && a.replaced == b.replaced;

@@ -23,6 +23,10 @@
 #include <thread>
 #include <vector>
 
+#include <jitcache/proto/digest.hpp>
+#include <jitcache/proto/messages.hpp>
+#include <jitcache/proto/wire.hpp>
+
 #include "daemon_process.hpp"
 #include "daemon_stats.hpp"
 #include "fake_driver.hpp"
@@ -156,8 +160,99 @@ TEST_CASE("load flow: a miss compiles locally and stores; the next load is a hit
   std::memcpy(&wall_ms, &values[4], sizeof(wall_ms));
   CHECK(wall_ms > 0.0f);
   CHECK(stat_value(live.daemon, "hits") == 1);
+  // Found by the fast key (the PUT carried it), the content digest checked after: one round trip.
+  CHECK(stat_value(live.daemon, "fast_key_hits") == 1);
+  CHECK(stat_value(live.daemon, "misses") == 1);  // the first load's, counted once
   CHECK(counters().hits == 1);
   CHECK(counters().compiled_locally == 1);
+  CHECK(counters().fast_key_mismatches == 0);
+}
+
+TEST_CASE("load flow: an entry found by the fast key whose content digest is another PTX's is never loaded") {
+  LiveDaemon live;
+  fake().reset_counters();
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  const std::string first_key = last_info().key_id;
+
+  // Another PTX, and the first PTX's entry rewritten to carry the new PTX's fast key: what an XXH3
+  // collision (or a lying writer) would leave in the store.
+  const std::string other_ptx = small_ptx() + "\n// another source, the same kernels\n";
+  {
+    auto client = live.daemon.client();
+    auto entry = client.lookup_by_id(first_key);
+    REQUIRE(entry.ok());
+    REQUIRE(entry->has_value());
+    proto::PutRequest put;
+    put.key = (*entry)->info.key;
+    put.producer = "test: a fast key that belongs to another source";
+    put.image = proto::Bytes((*entry)->image.data(), (*entry)->image.size());
+    put.content_fast = proto::xxh3_128(proto::as_bytes(other_ptx));
+    REQUIRE(client.put(put).ok());
+  }
+
+  CHECK(load_expecting(other_ptx.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(std::string(last_info().key_id) != first_key);
+  CHECK(counters().fast_key_mismatches == 1);
+  CHECK(fake().counters().link_compiles == 2);  // compiled from its own source, not served the other's image
+  CHECK(stat_value(live.daemon, "fast_key_hits") == 1);  // the daemon offered it; the client refused it
+
+  // Its own entry now carries the same fast key and is newer: offered first, and a hit.
+  CHECK(load_expecting(other_ptx.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(counters().fast_key_mismatches == 1);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+}
+
+TEST_CASE("load flow: a daemon that does not know fast keys is asked by key, and its PUTs carry none") {
+  fake().clear_failures();
+  fake().set_device(90, 13000);
+  TempDir dir;
+  const std::string socket_path = dir.file("older.sock");
+  const int listener = listen_unix(socket_path);
+  // An older jitcached: LOOKUP selector 2 is a bad request, selector 0 a miss, PUT stored.
+  std::vector<std::uint8_t> lookup_selectors;
+  std::vector<std::size_t> put_trailers;
+  std::thread server([&] {
+    int peer = ::accept(listener, nullptr, nullptr);
+    if (peer < 0) return;
+    for (;;) {
+      proto::HeaderBytes raw{};
+      if (::recv(peer, raw.data(), raw.size(), MSG_WAITALL) != static_cast<ssize_t>(raw.size())) break;
+      proto::FrameHeader header;
+      if (proto::check_request_header(raw, proto::k_default_max_frame_bytes, header)) break;
+      std::vector<std::uint8_t> payload(header.payload_length);
+      if (!payload.empty() &&
+          ::recv(peer, payload.data(), payload.size(), MSG_WAITALL) != static_cast<ssize_t>(payload.size())) {
+        break;
+      }
+      proto::Status status = proto::Status::ok;
+      proto::Payload body;
+      if (header.op == proto::Op::lookup) {
+        lookup_selectors.push_back(payload.at(0));
+        status = payload.at(0) == 2 ? proto::Status::bad_request : proto::Status::not_found;
+        body = proto::encode_error_message(status == proto::Status::bad_request ? "LOOKUP selector 2 is unknown"
+                                                                               : "no entry for this key");
+      } else if (header.op == proto::Op::put) {
+        auto put = proto::decode_put_request(proto::Bytes(payload));
+        put_trailers.push_back(put.ok() && put->content_fast ? 16 : 0);
+        body = proto::encode(proto::PutReply{proto::key_id(put->key), 0, false});
+      } else {
+        status = proto::Status::bad_request;
+        body = proto::encode_error_message("not expected here");
+      }
+      const auto frame = proto::encode_frame(header.op, status, header.request_id, body);
+      if (::send(peer, frame.data(), frame.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(frame.size())) break;
+    }
+    ::close(peer);
+  });
+  use_socket(socket_path, 2000);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(counters().daemon_unavailable == 0);
+  CHECK(counters().puts == 1);
+  use_socket(dir.file("nobody.sock"));  // closes the pooled connection, so the server thread ends
+  server.join();
+  ::close(listener);
+  CHECK(lookup_selectors == std::vector<std::uint8_t>{2, 0});
+  CHECK(put_trailers == std::vector<std::size_t>{0});
 }
 
 TEST_CASE("load flow: options that change code are a different key; log options are not") {

@@ -186,3 +186,41 @@ TEST_CASE("request handler: a repeated LOOKUP hit is sent from the hot image cac
   CHECK(f.stat("hot_cache_entries") == 1);
   CHECK(f.stat("hot_cache_bytes") == image.size() + daemon::store::HotImageCache::k_entry_overhead_bytes);
 }
+
+TEST_CASE("request handler: a PUT with content_fast is found by LOOKUP selector 2, counted apart from misses") {
+  Fixture f;
+  Reply hello = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.untrusted);
+  auto decoded = proto::decode_hello_reply(proto::Bytes(hello.payload));
+  REQUIRE(decoded.ok());
+  CHECK((decoded->capabilities & proto::k_capability_fast_key) != 0);
+
+  const auto image = testing::sample_image(7, 3000);
+  proto::PutRequest put = testing::sample_put(7, image);
+  put.content_fast = proto::xxh3_128(proto::as_bytes("source 7"));
+  REQUIRE(f.call(Op::put, proto::encode(put), f.untrusted).status == Status::ok);
+
+  proto::LookupRequest lookup;
+  lookup.selector = proto::LookupSelector::fast_key;
+  lookup.fast_key = proto::fast_key_of(put.key, *put.content_fast);
+  Reply hit = f.call(Op::lookup, proto::encode(lookup), f.untrusted);
+  REQUIRE(hit.status == Status::ok);
+  REQUIRE(hit.image);
+  CHECK(std::equal(hit.image->begin(), hit.image->end(), image.begin(), image.end()));
+  // Another uid does not see the untrusted uid's entry by its fast key either.
+  CHECK(f.call(Op::lookup, proto::encode(lookup), PeerCredentials{untrusted_uid() + 1, 100, 1}).status ==
+        Status::not_found);
+
+  // A fast-key miss is not a miss: the client's lookup by key that follows it counts that.
+  lookup.fast_key.content_fast = proto::xxh3_128(proto::as_bytes("another source"));
+  CHECK(f.call(Op::lookup, proto::encode(lookup), f.untrusted).status == Status::not_found);
+  CHECK(f.stat("fast_key_lookups") == 3);
+  CHECK(f.stat("fast_key_hits") == 1);
+  CHECK(f.stat("hits") == 1);
+  CHECK(f.stat("misses") == 0);
+
+  // A fast key with a malformed field is a bad request that names it.
+  lookup.fast_key.arch = "compute_90";
+  Reply bad = f.call(Op::lookup, proto::encode(lookup), f.untrusted);
+  CHECK(bad.status == Status::bad_request);
+  CHECK(message_of(bad).find("arch") != std::string::npos);
+}

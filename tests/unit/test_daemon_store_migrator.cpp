@@ -278,7 +278,7 @@ TEST_CASE("migrator: a meta table with an unreadable version is reported corrupt
   CHECK_THAT(outcome.error().message, Catch::Contains("seven"));
 }
 
-TEST_CASE("migrator: a version-1 database holding entries migrates to version 2, and its entries are still served") {
+TEST_CASE("migrator: a version-1 database holding entries migrates to the current version, and its entries are still served") {
   StoreDir dir{"jitcache-migrator-test"};
   {
     auto db = open_db(dir.db());
@@ -296,7 +296,7 @@ TEST_CASE("migrator: a version-1 database holding entries migrates to version 2,
   auto store = daemon::store::SqliteStore::open(options);
   INFO((store ? std::string() : store.error().message));
   REQUIRE(store.ok());
-  CHECK(meta(dir.db(), "version") == "2");
+  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == "2");
 
   const daemon::store::Visibility uid_1000{1000, false};
@@ -312,8 +312,10 @@ TEST_CASE("migrator: a version-1 database holding entries migrates to version 2,
   REQUIRE(own->has_value());
   CHECK(std::ranges::equal(*(*own)->image, own_image));
 
-  // The new columns exist with their defaults, and the migrated entries can be quarantined.
+  // The new columns exist with their defaults, and the migrated entries can be quarantined. They
+  // have no fast key (0003): found by key only.
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NULL AND load_failures = 0") == "2");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE content_fast IS NULL AND fast_key_id IS NULL") == "2");
   auto totals = (*store)->totals();
   REQUIRE(totals.ok());
   CHECK(totals->entries == 2);

@@ -1102,3 +1102,120 @@ TEST_CASE("sqlite store: concurrent lookups, replacing PUTs, REMOVEs and failure
   CHECK(totals.hot_cache_bytes <= 6 * (20'000 + k_entry_overhead));
   CHECK(totals.hot_cache_hits + totals.hot_cache_misses > 0);
 }
+
+namespace {
+
+proto::Checksum128 fast_of(int seed) { return proto::xxh3_128(proto::as_bytes("ptx source " + std::to_string(seed))); }
+
+PutInput make_fast_put(const proto::KeyFields& key, const std::vector<std::uint8_t>& image, std::uint32_t ns,
+                       const proto::Checksum128& content_fast) {
+  PutInput input = make_put(key, image, ns);
+  input.content_fast = content_fast;
+  return input;
+}
+
+std::optional<daemon::store::StoredImage> lookup_fast_ok(SqliteStore& store, const proto::FastKey& fast,
+                                                         Visibility who) {
+  auto found = store.lookup_fast(proto::fast_key_id(fast), who);
+  INFO((found ? std::string() : found.error().message));
+  REQUIRE(found.ok());
+  return std::move(*found);
+}
+
+}  // namespace
+
+TEST_CASE("sqlite store: a fast key finds the entry put with its content_fast, shared first, never another uid's") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const auto key = make_key(60);
+  const proto::FastKey fast = proto::fast_key_of(key, fast_of(60));
+  const auto own_image = make_image(60, 700);
+  put_ok(*store, make_fast_put(key, own_image, 1000, fast.content_fast));
+
+  auto own = lookup_fast_ok(*store, fast, Visibility{1000, false});
+  REQUIRE(own.has_value());
+  CHECK(own->info.key == key);  // the full key, content digest included, for the client to check
+  CHECK(std::ranges::equal(*own->image, own_image));
+  CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{2000, false}).has_value());
+  CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{}).has_value());
+
+  const auto shared_image = make_image(61, 800);
+  put_ok(*store, make_fast_put(key, shared_image, 0, fast.content_fast));
+  auto served = lookup_fast_ok(*store, fast, Visibility{1000, false});
+  REQUIRE(served.has_value());
+  CHECK(served->info.namespace_id == 0);
+  CHECK(std::ranges::equal(*served->image, shared_image));
+
+  // Any other field of the fast key misses.
+  proto::FastKey other_arch = fast;
+  other_arch.arch = "sm_90a";
+  CHECK_FALSE(lookup_fast_ok(*store, other_arch, Visibility{1000, false}).has_value());
+  proto::FastKey other_content = fast;
+  other_content.content_fast = fast_of(61);
+  CHECK_FALSE(lookup_fast_ok(*store, other_content, Visibility{1000, false}).has_value());
+
+  // A fast hit is a hit of the entry: counted against its key id.
+  REQUIRE(store->flush_usage().ok());
+  auto again = lookup_ok(*store, proto::key_id(key), Visibility{1000, false});
+  REQUIRE(again.has_value());
+  CHECK(again->info.hits == 1);
+}
+
+TEST_CASE("sqlite store: a quarantined entry is not found by its fast key, the caller's own live one is") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const auto key = make_key(62);
+  const proto::Checksum128 content_fast = fast_of(62);
+  put_ok(*store, make_fast_put(key, make_image(62, 300), 0, content_fast));
+  const auto own_image = make_image(63, 300);
+  put_ok(*store, make_fast_put(key, own_image, 1000, content_fast));
+  auto reported = store->report_failure(proto::key_id(key), Visibility{1000, false},
+                                        daemon::store::FailureReport{200, proto::FailureStage::load, "", 1000});
+  REQUIRE(reported.ok());
+  REQUIRE(reported->has_value());
+  CHECK((*reported)->namespace_id == 0);
+
+  auto served = lookup_fast_ok(*store, proto::fast_key_of(key, content_fast), Visibility{1000, false});
+  REQUIRE(served.has_value());
+  CHECK(served->info.namespace_id == 1000);
+  CHECK(std::ranges::equal(*served->image, own_image));
+  CHECK_FALSE(lookup_fast_ok(*store, proto::fast_key_of(key, content_fast), Visibility{2000, false}).has_value());
+}
+
+TEST_CASE("sqlite store: an entry put without content_fast has no fast key, and a replacement without one keeps the old") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const auto key = make_key(64);
+  const proto::FastKey fast = proto::fast_key_of(key, fast_of(64));
+  put_ok(*store, make_put(key, make_image(64, 200), 0));
+  CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{}).has_value());
+  CHECK(lookup_ok(*store, proto::key_id(key)).has_value());
+
+  put_ok(*store, make_fast_put(key, make_image(65, 200), 0, fast.content_fast));
+  CHECK(lookup_fast_ok(*store, fast, Visibility{}).has_value());
+  const auto replacement = make_image(66, 250);
+  put_ok(*store, make_put(key, replacement, 0));  // e.g. a PUT from an older client
+  auto served = lookup_fast_ok(*store, fast, Visibility{});
+  REQUIRE(served.has_value());
+  CHECK(std::ranges::equal(*served->image, replacement));
+}
+
+TEST_CASE("sqlite store: two entries sharing a fast key (an XXH3 collision) offer the newest, and each keeps its key") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  // Two sources with one XXH3-128: the same fast key, different content digests and key ids.
+  const auto first = make_key(67);
+  const auto second = make_key(68);
+  const proto::Checksum128 shared_fast = fast_of(67);
+  put_ok(*store, make_fast_put(first, make_image(67, 100), 0, shared_fast));
+  const auto second_image = make_image(68, 100);
+  put_ok(*store, make_fast_put(second, second_image, 0, shared_fast));
+
+  auto offered = lookup_fast_ok(*store, proto::fast_key_of(first, shared_fast), Visibility{});
+  REQUIRE(offered.has_value());
+  CHECK(offered->info.key == second);  // not `first`: the client sees the content digest differ
+  CHECK(std::ranges::equal(*offered->image, second_image));
+  auto by_key = lookup_ok(*store, proto::key_id(first));
+  REQUIRE(by_key.has_value());
+  CHECK(by_key->info.key == first);
+}

@@ -88,6 +88,59 @@ TEST_CASE("key: the key id is SHA-256 of the documented length-prefixed encoding
   CHECK(key_id(key) == sha256(Bytes(preimage)));
 }
 
+TEST_CASE("key: a content digest task gives content_digest's answer, waited for or not") {
+  std::vector<std::uint8_t> big(3 * k_content_chunk_size + 1000);
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint8_t>((i * 7 + 3) % 251);
+  ContentDigestTask task(Bytes{big});
+  CHECK(to_hex(task.wait()) == "596786ed68130a0a1e83840c65fe65c81f3ebeaeea086c7d7c5e5dc813f55949");
+  CHECK(task.wait() == content_digest(Bytes(big)));  // a second wait returns the same digest
+  ContentDigestTask small(as_bytes("abc"));
+  CHECK(to_hex(small.wait()) == "a59144558080930bd8f0845418ea68085a9ed559c43770b5b638937f7a05f997");
+  { ContentDigestTask abandoned(Bytes{big}); }  // destroyed without wait(): joins its threads
+}
+
+TEST_CASE("key: the fast key id is SHA-256 of the documented encoding, tagged apart from the key id") {
+  const KeyFields key = sample_key();
+  const FastKey fast = fast_key_of(key, xxh3_128(as_bytes("jitcache known-answer source")));
+  CHECK(same_fields_but_content(fast, key));
+  std::vector<std::uint8_t> preimage = {'j', 'i', 't', 'c', 'a', 'c', 'h', 'e', '-', 'f', 'a', 's', 't', '-', 'k', 'e', 'y', 0};
+  preimage.push_back(static_cast<std::uint8_t>(key.key_schema));
+  preimage.push_back(static_cast<std::uint8_t>(key.key_schema >> 8));
+  preimage.insert(preimage.end(), fast.content_fast.bytes.begin(), fast.content_fast.bytes.end());
+  put_string(preimage, key.arch);
+  put_u32(preimage, key.driver_api);
+  put_string(preimage, key.driver_build);
+  put_string(preimage, key.options);
+  CHECK(fast_key_id(fast) == sha256(Bytes(preimage)));
+  CHECK(fast_key_id(fast) != key_id(key));
+}
+
+TEST_CASE("key: changing any one field of a fast key changes its id, and validation checks each field") {
+  const FastKey base = fast_key_of(sample_key(), xxh3_128(as_bytes("source")));
+  REQUIRE(validate_fast_key(base).ok());
+  std::vector<FastKey> changed(6, base);
+  changed[0].key_schema = static_cast<std::uint16_t>(k_key_schema_version + 1);
+  changed[1].content_fast = xxh3_128(as_bytes("another source"));
+  changed[2].arch = "sm_90";
+  changed[3].driver_api = 12080;
+  changed[4].driver_build = "580.159.05";
+  changed[5].options = "maxrreg=32;" + k_default_options.substr(std::string("maxrreg=0;").size());
+  for (const FastKey& fast : changed) CHECK(fast_key_id(fast) != fast_key_id(base));
+  CHECK_FALSE(validate_fast_key(changed[0]).ok());
+  FastKey zero = base;
+  zero.content_fast = Checksum128{};
+  CHECK_FALSE(validate_fast_key(zero).ok());
+  FastKey bad_arch = base;
+  bad_arch.arch = "compute_90";
+  CHECK_FALSE(validate_fast_key(bad_arch).ok());
+  FastKey bad_options = base;
+  bad_options.options = "opt=4";
+  CHECK_FALSE(validate_fast_key(bad_options).ok());
+  KeyFields other_arch = sample_key();
+  other_arch.arch = "sm_90";
+  CHECK_FALSE(same_fields_but_content(base, other_arch));
+}
+
 TEST_CASE("key: equal fields give equal key ids") {
   CHECK(key_id(sample_key()) == key_id(sample_key()));
 }

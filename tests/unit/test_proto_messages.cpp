@@ -5,6 +5,7 @@
 
 #include <jitcache/proto/messages.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -584,13 +585,45 @@ TEST_CASE("messages: a PUT whose image length claims more bytes than follow is r
   require_error(decode_put_request(payload), ErrorCode::invalid_argument, "image");
 }
 
-TEST_CASE("messages: a PUT whose image is followed by extra bytes is refused") {
+TEST_CASE("messages: a PUT whose image is followed by bytes that are not a content_fast is refused") {
   Payload image{1, 2};
   PutRequest m;
   m.key = sample_key();
   m.image = image;
+  // Fewer bytes than a checksum: content_fast cannot be read.
+  require_error(decode_put_request(concat(encode(m), Payload{0xAA})), ErrorCode::invalid_argument, "content_fast");
+  // More: a content_fast, then bytes left over.
+  m.content_fast = xxh3_128(Bytes(image));
   require_error(decode_put_request(concat(encode(m), Payload{0xAA})), ErrorCode::invalid_argument,
                 "unexpected bytes");
+}
+
+TEST_CASE("messages: a PUT carries content_fast after its image, and one without it still decodes") {
+  Payload image{7, 8, 9};
+  PutRequest m;
+  m.key = sample_key();
+  m.image = image;
+  auto plain = decode_put_request(encode(m));
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->content_fast.has_value());
+
+  m.content_fast = xxh3_128(Bytes(image));
+  const Payload with_fast = encode(m);
+  CHECK(with_fast.size() == encode_put_request_head(m).size() + image.size() + 16);
+  auto decoded = decode_put_request(with_fast);
+  REQUIRE(decoded.ok());
+  CHECK(decoded->content_fast == m.content_fast);
+  CHECK(std::ranges::equal(decoded->image, image));
+}
+
+TEST_CASE("messages: a LOOKUP by fast key round-trips every field") {
+  LookupRequest m;
+  m.selector = LookupSelector::fast_key;
+  m.fast_key = fast_key_of(sample_key(), xxh3_128(as_bytes("ptx")));
+  auto decoded = decode_lookup_request(encode(m));
+  REQUIRE(decoded.ok());
+  CHECK(decoded->selector == LookupSelector::fast_key);
+  CHECK(decoded->fast_key == m.fast_key);
 }
 
 // ---- field limits
@@ -794,8 +827,8 @@ TEST_CASE("messages: the key id prefix validator accepts exactly 8 to 64 hex dig
   CHECK_FALSE(is_valid_key_id_prefix(std::string("abcd\0efg", 8)));
 }
 
-TEST_CASE("messages: a LOOKUP selector other than 0 or 1 is refused with invalid_argument") {
-  for (std::uint8_t selector : {std::uint8_t{2}, std::uint8_t{0xFF}}) {
+TEST_CASE("messages: a LOOKUP selector other than 0, 1 or 2 is refused with invalid_argument") {
+  for (std::uint8_t selector : {std::uint8_t{3}, std::uint8_t{0xFF}}) {
     CAPTURE(selector);
     Payload out;
     ByteWriter w(out);

@@ -120,6 +120,9 @@ typedef struct jitcache_counters {
   uint64_t puts;
   uint64_t put_failures;
   uint64_t corrupt_replies;      /* images whose size, checksum or ELF bounds failed in the client */
+  /* Added after 0.1.0 (a smaller struct_size gets the fields above only): */
+  uint64_t fast_key_mismatches;  /* entries found by the fast key whose content digest was not the
+                                    PTX's (an XXH3 collision): looked up again by the full key */
 } jitcache_counters;
 
 JITCACHE_API int jitcache_get_counters(jitcache_counters* out);

@@ -3,6 +3,8 @@
 // load with the caller's arguments.
 #include <jitcache/jitcache.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <exception>
 
@@ -21,7 +23,9 @@ namespace {
 
 // The first version of each caller-sized struct: the smallest struct_size accepted.
 constexpr std::size_t k_min_load_info_size = sizeof(jitcache_load_info);
-constexpr std::size_t k_min_counters_size = sizeof(jitcache_counters);
+// The counters up to corrupt_replies: what version 0.1.0 of this header declared. A caller built
+// against it gets those; fields added since are written only into a struct that has them.
+constexpr std::size_t k_min_counters_size = offsetof(jitcache_counters, corrupt_replies) + sizeof(uint64_t);
 constexpr std::size_t k_min_config_size = sizeof(jitcache_config);
 
 CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_options, CUjit_option* options,
@@ -144,7 +148,7 @@ JITCACHE_API int jitcache_get_counters(jitcache_counters* out) {
   if (out == nullptr || out->struct_size < k_min_counters_size) return -1;
   const std::size_t caller_size = out->struct_size;
   jitcache_counters snapshot = ClientRuntime::instance().counters().snapshot();
-  std::memcpy(out, &snapshot, sizeof(snapshot));
+  std::memcpy(out, &snapshot, std::min(caller_size, sizeof(snapshot)));
   out->struct_size = caller_size;
   return 0;
 }

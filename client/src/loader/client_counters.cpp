@@ -30,13 +30,14 @@ jitcache_counters ClientCounters::snapshot() const {
   out.puts = puts;
   out.put_failures = put_failures;
   out.corrupt_replies = corrupt_replies;
+  out.fast_key_mismatches = fast_key_mismatches;
   return out;
 }
 
 void ClientCounters::reset() {
   for (auto* counter : {&loads, &pass_through, &hits, &compiled_by_daemon, &compiled_locally, &rebuilt_after_failed_load,
                         &uncached_fallbacks, &daemon_unavailable, &failure_reports, &puts, &put_failures,
-                        &corrupt_replies}) {
+                        &corrupt_replies, &fast_key_mismatches}) {
     counter->store(0);
   }
 }

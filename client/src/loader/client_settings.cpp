@@ -58,6 +58,16 @@ ClientSettings resolve_settings(const jitcache_config* config) {
     settings.disabled_by = "JITCACHE_DISABLE=" + env("JITCACHE_DISABLE");
   }
   settings.quiet = env_flag("JITCACHE_QUIET");
+  if (std::string spin = env("JITCACHE_REPLY_SPIN_US"); !spin.empty()) {
+    char* end = nullptr;
+    const unsigned long long us = std::strtoull(spin.c_str(), &end, 10);
+    if (end != nullptr && *end == '\0' && us <= static_cast<unsigned long long>(k_max_reply_spin.count())) {
+      settings.reply_spin = std::chrono::microseconds(us);
+    } else {
+      settings.notes += "JITCACHE_REPLY_SPIN_US=" + spin + " ignored: not a number of microseconds from 0 to " +
+                        std::to_string(k_max_reply_spin.count()) + "; ";
+    }
+  }
 
   if (config != nullptr) {
     if (config->disable != 0) {

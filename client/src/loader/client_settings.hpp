@@ -4,7 +4,7 @@
 // `socket` key of the TOML config file ($JITCACHE_CONFIG, else the user's jitcached.toml, else
 // /etc/jitcache/jitcached.toml), then the default the daemon uses (proto/default_paths.hpp).
 // JITCACHE_DISABLE=1 (or config.disable) turns caching off; JITCACHE_QUIET=1 (or config.quiet)
-// silences the one warning. A config file that cannot be parsed is reported in `notes` and ignored:
+// silences the one warning; JITCACHE_REPLY_SPIN_US sets how long a reply is awaited on the CPU. A config file that cannot be parsed is reported in `notes` and ignored:
 // a broken cache configuration must not break the program.
 // Thread safety: pure functions over the environment and files; the result is a value.
 #pragma once
@@ -18,6 +18,8 @@ namespace jitcache::client::loader {
 
 inline constexpr std::chrono::milliseconds k_default_connect_timeout{100};
 inline constexpr std::chrono::milliseconds k_default_request_timeout{2000};
+inline constexpr std::chrono::microseconds k_default_reply_spin{0};
+inline constexpr std::chrono::microseconds k_max_reply_spin{10000};
 
 struct ClientSettings {
   std::string socket_path;
@@ -26,6 +28,8 @@ struct ClientSettings {
   std::string disabled_by;    // "JITCACHE_DISABLE=1" or "jitcache_configure"
   std::chrono::milliseconds connect_timeout = k_default_connect_timeout;
   std::chrono::milliseconds request_timeout = k_default_request_timeout;
+  // JITCACHE_REPLY_SPIN_US: transport::ConnectOptions::reply_spin (0 .. k_max_reply_spin).
+  std::chrono::microseconds reply_spin = k_default_reply_spin;
   bool quiet = false;
   std::string notes;          // problems met while resolving (an unreadable config file)
 };

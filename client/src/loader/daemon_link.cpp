@@ -65,6 +65,7 @@ proto::Result<DaemonLease> DaemonLink::acquire() {
   options.socket_path = m_settings.socket_path;
   options.connect_timeout = m_settings.connect_timeout;
   options.io_timeout = m_settings.request_timeout;
+  options.reply_spin = m_settings.reply_spin;
   auto client = transport::DaemonClient::connect(options);
   if (!client) {
     mark_unavailable(client.error());

@@ -12,6 +12,7 @@
 #include <client/src/loader/key_arch.hpp>
 #include <client/src/loader/process_warning.hpp>
 #include <client/src/loader/ptx_header.hpp>
+#include <jitcache/proto/content_digest.hpp>
 #include <jitcache/proto/jit_options.hpp>
 #include <jitcache/proto/key.hpp>
 
@@ -157,7 +158,12 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
     return m_daemon->acquire();
   }();
+  // The key's content digest (SHA-256 based) is computed on other threads while the entry is looked
+  // up by the fast key (XXH3-128 of the same bytes); the entry is trusted only if the content
+  // digest it records is ours (design §3).
   proto::KeyFields key;
+  std::optional<proto::ContentDigestTask> content;
+  proto::Checksum128 content_fast;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_key);
     const PtxHeader header = read_ptx_header(source.text());
@@ -176,44 +182,67 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
       return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                          "uncacheable: " + canonical.error().message);
     }
-    key.content = proto::content_digest(proto::as_bytes(source.text()));
     key.arch = key_arch(device, canonical->target_arch, header.target);
     key.driver_api = static_cast<std::uint32_t>(m_api.api_version);
     key.driver_build = m_api.build;
     key.options = canonical->text;
-    if (auto valid = proto::validate_key(key); !valid) {
+    if (lease) content.emplace(proto::as_bytes(source.text()));
+    content_fast = proto::xxh3_128(proto::as_bytes(source.text()));
+    if (auto valid = proto::validate_fast_key(proto::fast_key_of(key, content_fast)); !valid) {
       return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                          "uncacheable: " + valid.error().message);
     }
-    m_record.key(proto::to_hex(proto::key_id(key)), key.arch);
   }
-
   if (!lease) return daemon_failed(module, image, options, lease.error());
 
-  proto::Result<std::optional<transport::FetchedImage>> fetched = proto::make_error(proto::ErrorCode::internal, "");
-  {
+  // The daemon's answer to a lookup, or its failure; `call` is one DaemonClient lookup.
+  auto ask = [&](auto call) -> proto::Result<std::optional<transport::FetchedImage>> {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
-    fetched = lease->client().lookup(key);
+    auto fetched = call(lease->client());
     if (!fetched && fetched.error().code == proto::ErrorCode::too_large && fetched.error().reply_status == 0) {
       // An image above the default reply limit: HELLO learns this daemon's limit, on a fresh
       // connection (the refused reply is still unread on this one).
       lease->discard();
       lease = m_daemon->acquire();
-      if (!lease) return daemon_failed(module, image, options, lease.error());
-      if (auto hello = lease->capabilities(); !hello) return daemon_failed(module, image, options, hello.error());
-      fetched = lease->client().lookup(key);
+      if (!lease) return lease.error();
+      if (auto hello = lease->capabilities(); !hello) return hello.error();
+      fetched = call(lease->client());
     }
+    return fetched;
+  };
+  auto by_key = [&](transport::DaemonClient& client) { return client.lookup(key); };
+
+  const proto::FastKey fast_key = proto::fast_key_of(key, content_fast);
+  auto fetched = ask([&](transport::DaemonClient& client) { return client.lookup_fast(fast_key); });
+  // A daemon older than fast keys refuses selector 2 as a bad request; it still knows the key.
+  const bool fast_keys_known =
+      fetched || fetched.error().reply_status != static_cast<std::uint16_t>(proto::Status::bad_request);
+  {
+    auto timer = m_record.step(&jitcache_load_info::ns_key);
+    key.content = content->wait();
+    m_record.key(proto::to_hex(proto::key_id(key)), key.arch);
   }
+  if (!fast_keys_known) {
+    fetched = ask(by_key);
+  } else if (fetched && fetched->has_value() && (*fetched)->info.key.content != key.content) {
+    ++m_counters.fast_key_mismatches;
+    fetched = ask(by_key);
+  } else if (fetched && !fetched->has_value()) {
+    // Entries stored without a fast key (by an older client, or the CLI) are found by key only.
+    fetched = ask(by_key);
+  }
+  if (!lease) return daemon_failed(module, image, options, lease.error());
   if (!fetched) {
     // A daemon that answered with a status (busy, draining) is alive: skip it for this load only.
     if (fetched.error().reply_status == 0) lease->broken(fetched.error());
     return daemon_failed(module, image, options, fetched.error());
   }
+  const StoreHint hint{fast_keys_known ? std::optional(content_fast) : std::nullopt};
   if (fetched->has_value()) {
     if (auto result = load_hit(module, options, *lease, **fetched, key)) return *result;
-    return compile_locally(module, image, options, source, key, &*lease, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+    return compile_locally(module, image, options, source, key, hint, &*lease, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
   }
-  return compile_locally(module, image, options, source, key, &*lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  return compile_locally(module, image, options, source, key, hint, &*lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
 }
 
 std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options, DaemonLease& lease,
@@ -276,8 +305,8 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
 }
 
 CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const CallerOptions& options,
-                                   const PtxSource& source, const proto::KeyFields& key, DaemonLease* lease,
-                                   jitcache_load_outcome success_outcome) {
+                                   const PtxSource& source, const proto::KeyFields& key, const StoreHint& hint,
+                                   DaemonLease* lease, jitcache_load_outcome success_outcome) {
   const std::string previous = std::string(m_record.reason());
   auto fallback = [&](std::string why) {
     if (!previous.empty()) why = previous + "; " + why;
@@ -349,18 +378,19 @@ CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const Ca
   options.publish(link_options);
   m_record.outcome(success_outcome);
   if (success_outcome == JITCACHE_OUTCOME_COMPILED_LOCALLY) m_record.reason("a miss: compiled with the driver's JIT and stored");
-  if (lease != nullptr) put(*lease, key, cubin, compile_time_us);
+  if (lease != nullptr) put(*lease, key, hint, cubin, compile_time_us);
   return CUDA_SUCCESS;
 }
 
-void LoadFlow::put(DaemonLease& lease, const proto::KeyFields& key, const std::vector<std::uint8_t>& cubin,
-                   std::uint64_t compile_time_us) {
+void LoadFlow::put(DaemonLease& lease, const proto::KeyFields& key, const StoreHint& hint,
+                   const std::vector<std::uint8_t>& cubin, std::uint64_t compile_time_us) {
   auto timer = m_record.step(&jitcache_load_info::ns_put);
   proto::PutRequest request;
   request.key = key;
   request.producer = producer_name(m_api);
   request.compile_time_us = compile_time_us;
   request.image = proto::Bytes(cubin);
+  request.content_fast = hint.content_fast;
   auto stored = lease.client().put(request);
   if (stored) {
     ++m_counters.puts;

@@ -5,7 +5,9 @@
 //            → PTX
 //   key      → device CC, PTX .target, driver API + build, canonical options (+ embedded ptxas
 //              options); an option it does not understand → uncached_fallback
-//   LOOKUP   → hit: check key, size, checksum and ELF bounds, then cuModuleLoadData
+//   LOOKUP   → by the fast key (XXH3-128) while the content digest is computed on other threads;
+//              an entry whose content digest is not ours, or a miss, → LOOKUP by the full key
+//            → hit: check key, size, checksum and ELF bounds, then cuModuleLoadData
 //                   → load fails with an image error → REPORT_FAILURE → rebuild as a miss
 //            → miss: JIT with cuLink* and the caller's options, load the cubin, PUT it
 //              (a daemon that compiles is the COMPILE capability, which comes with that op)
@@ -49,6 +51,12 @@ class LoadFlow {
     const char* nul_terminated() const { return copy ? copy->c_str() : borrowed.data(); }
   };
 
+  // What a PUT of this key can carry besides the image: the fast key's content, when the daemon
+  // knows fast keys.
+  struct StoreHint {
+    std::optional<proto::Checksum128> content_fast;
+  };
+
   CUresult load_ptx(CUmodule* module, const void* image, const CallerOptions& options, PtxSource source,
                     const driver::ComputeCapability& device);
   // The hit path; nullopt when the image must be rebuilt (damaged reply, or a bad image reported).
@@ -56,8 +64,9 @@ class LoadFlow {
                                    const transport::FetchedImage& fetched, const proto::KeyFields& key);
   // JIT with cuLink*, load, PUT; the plain driver load when the JIT or the load fails.
   CUresult compile_locally(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
-                           const proto::KeyFields& key, DaemonLease* lease, jitcache_load_outcome success_outcome);
-  void put(DaemonLease& lease, const proto::KeyFields& key, const std::vector<std::uint8_t>& cubin,
+                           const proto::KeyFields& key, const StoreHint& hint, DaemonLease* lease,
+                           jitcache_load_outcome success_outcome);
+  void put(DaemonLease& lease, const proto::KeyFields& key, const StoreHint& hint, const std::vector<std::uint8_t>& cubin,
            std::uint64_t compile_time_us);
 
   // The driver's own load with the caller's options, recorded as `outcome` with `why`.

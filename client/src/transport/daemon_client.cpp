@@ -30,8 +30,8 @@ Result<DaemonClient> DaemonClient::connect(const ConnectOptions& options) {
   return DaemonClient(std::move(*connection));
 }
 
-Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes tail) {
-  auto reply = m_connection.call(op, payload, tail);
+Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes tail, Bytes trailer) {
+  auto reply = m_connection.call(op, payload, tail, trailer);
   if (!reply) return reply.error();
   if (reply->header.status == Status::ok) return reply;
   auto message = proto::decode_error_message(Bytes(reply->payload));
@@ -102,8 +102,16 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_by_id(const std::string
   return lookup_with(request);
 }
 
+Result<std::optional<FetchedImage>> DaemonClient::lookup_fast(const proto::FastKey& key) {
+  proto::LookupRequest request;
+  request.selector = proto::LookupSelector::fast_key;
+  request.fast_key = key;
+  return lookup_with(request);
+}
+
 Result<proto::PutReply> DaemonClient::put(const proto::PutRequest& request) {
-  auto reply = ok_reply(Op::put, proto::encode_put_request_head(request), request.image);
+  const proto::Payload trailer = proto::encode_put_request_trailer(request);
+  auto reply = ok_reply(Op::put, proto::encode_put_request_head(request), request.image, Bytes(trailer));
   if (!reply) return reply.error();
   return proto::decode_put_reply(Bytes(reply->payload));
 }

@@ -35,6 +35,9 @@ class DaemonClient {
   Result<void> ping();
   Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key);
   Result<std::optional<FetchedImage>> lookup_by_id(const std::string& key_id_prefix);
+  // LOOKUP selector 2. The entry found must still have its content digest checked against the
+  // caller's own (proto::FastKey). A daemon without k_capability_fast_key answers bad_request.
+  Result<std::optional<FetchedImage>> lookup_fast(const proto::FastKey& key);
   Result<proto::PutReply> put(const proto::PutRequest& request);
   Result<proto::StatsReply> stats();
   Result<proto::ListReply> list(const proto::ListRequest& request);
@@ -48,7 +51,7 @@ class DaemonClient {
  private:
   explicit DaemonClient(UnixConnection connection) : m_connection(std::move(connection)) {}
   // The reply's payload when its status is ok, else the mapped error.
-  Result<Reply> ok_reply(proto::Op op, const proto::Payload& payload, Bytes tail = {});
+  Result<Reply> ok_reply(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {});
   Result<std::optional<FetchedImage>> lookup_with(const proto::LookupRequest& request);
 
   UnixConnection m_connection;

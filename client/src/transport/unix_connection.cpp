@@ -34,6 +34,15 @@ Result<void> wait_ready(int fd, short events, Clock::time_point deadline, const 
   }
 }
 
+// A hint to the core that this thread is in a spin loop (lets a sibling hyper-thread run).
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 }  // namespace
 
 Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
@@ -99,14 +108,19 @@ Result<void> UnixConnection::write_all(Bytes bytes, Clock::time_point deadline) 
   return {};
 }
 
-Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clock::time_point deadline) {
+Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clock::time_point deadline,
+                                        std::chrono::microseconds spin) {
   std::size_t done = 0;
+  Clock::time_point spin_until = spin.count() > 0 ? Clock::now() + spin : Clock::time_point{};
   while (done < size) {
     ssize_t n = ::recv(m_fd, out + done, size - done, 0);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
+      if (spin.count() > 0) spin_until = Clock::now() + spin;
     } else if (n == 0) {
       return make_error(ErrorCode::unavailable, "jitcached closed the connection");
+    } else if ((errno == EAGAIN || errno == EWOULDBLOCK) && Clock::now() < spin_until) {
+      cpu_relax();
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
       if (auto ready = wait_ready(m_fd, POLLIN, deadline, "waiting for jitcached's reply"); !ready) {
         return ready.error();
@@ -123,26 +137,29 @@ Result<void> UnixConnection::send_raw(Bytes bytes) { return write_all(bytes, Clo
 Result<Reply> UnixConnection::read_reply() {
   const auto deadline = Clock::now() + m_options.io_timeout;
   proto::HeaderBytes raw{};
-  if (auto r = read_exact(raw.data(), raw.size(), deadline); !r) return r.error();
+  if (auto r = read_exact(raw.data(), raw.size(), deadline, m_options.reply_spin); !r) return r.error();
   auto header = proto::decode_reply_header(raw, m_options.max_reply_bytes);
   if (!header) return header.error();
   Reply reply;
   reply.header = *header;
   reply.payload.resize(header->payload_length);
-  if (auto r = read_exact(reply.payload.data(), reply.payload.size(), deadline); !r) return r.error();
+  if (auto r = read_exact(reply.payload.data(), reply.payload.size(), deadline, m_options.reply_spin); !r) {
+    return r.error();
+  }
   return reply;
 }
 
-Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail) {
+Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer) {
   const auto deadline = Clock::now() + m_options.io_timeout;
   proto::FrameHeader h;
   h.op = op;
   h.request_id = m_next_request_id++;
-  h.payload_length = payload.size() + tail.size();
+  h.payload_length = payload.size() + tail.size() + trailer.size();
   const proto::HeaderBytes header = proto::encode_header(h);
   auto sent = write_all(Bytes(header), deadline);
   if (sent) sent = write_all(Bytes(payload), deadline);
   if (sent && !tail.empty()) sent = write_all(tail, deadline);
+  if (sent && !trailer.empty()) sent = write_all(trailer, deadline);
   if (!sent) {
     // The daemon may have refused the connection (busy) or the frame (too large) and closed: its
     // reply explains why better than EPIPE does, so return it when one is waiting.

@@ -26,6 +26,10 @@ struct ConnectOptions {
   std::chrono::milliseconds connect_timeout{1000};
   std::chrono::milliseconds io_timeout{30000};
   std::uint64_t max_reply_bytes = proto::k_default_max_frame_bytes + 4096;
+  // How long to poll for a reply on the CPU before sleeping in poll(2). Rationale: a thread that
+  // sleeps while the daemon works is woken by an interrupt when the reply lands, which costs tens
+  // to hundreds of microseconds on a virtual machine; a cache hit is a few of those. 0: never spin.
+  std::chrono::microseconds reply_spin{0};
 };
 
 struct Reply {
@@ -43,9 +47,10 @@ class UnixConnection {
   UnixConnection& operator=(const UnixConnection&) = delete;
   ~UnixConnection();
 
-  // One request, one reply. `tail` is sent right after `payload` as part of the same frame, so a
-  // large image goes from the caller's buffer to the socket without being copied into `payload`.
-  Result<Reply> call(proto::Op op, const proto::Payload& payload, Bytes tail = {});
+  // One request, one reply. `tail` and then `trailer` are sent right after `payload` as part of the
+  // same frame, so a large image goes from the caller's buffer to the socket without being copied
+  // into `payload` (a PUT's fields after its image travel in `trailer`).
+  Result<Reply> call(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {});
 
   // For tests that speak the protocol wrongly on purpose.
   Result<void> send_raw(Bytes bytes);
@@ -60,7 +65,9 @@ class UnixConnection {
  private:
   UnixConnection(int fd, const ConnectOptions& options) : m_fd(fd), m_options(options) {}
   Result<void> write_all(Bytes bytes, std::chrono::steady_clock::time_point deadline);
-  Result<void> read_exact(std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline);
+  // Polls on the CPU while bytes arrived within the last `spin` (reply_spin), then sleeps in poll(2).
+  Result<void> read_exact(std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline,
+                          std::chrono::microseconds spin = {});
 
   int m_fd = -1;
   ConnectOptions m_options;

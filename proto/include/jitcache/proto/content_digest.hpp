@@ -10,11 +10,15 @@
 // SHA-256 collision. Rationale: the chunks are hashed in parallel — a single SHA-256 runs at
 // ~1.5 GB/s, so a 3 MB PTX module would spend ~2 ms of every hit hashing; on several cores the
 // chunks take a fraction of that. docs/cache-key.md has the definition and a known answer.
-// Thread safety: a free function; it may start short-lived threads of its own and joins them
-// before returning (where threads cannot be started it hashes on the calling thread).
+// Thread safety: content_digest is a free function; it may start short-lived threads of its own
+// and joins them before returning (where threads cannot be started it hashes on the calling thread).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <optional>
+#include <thread>
+#include <vector>
 
 #include <jitcache/proto/digest.hpp>
 
@@ -23,5 +27,30 @@ namespace jitcache::proto {
 inline constexpr std::size_t k_content_chunk_size = 512 * 1024;
 
 Digest256 content_digest(Bytes source);
+
+// content_digest(source) computed while the caller does something else (design §3: a client looks
+// up by the fast key meanwhile). The constructor starts the hashing threads; wait() lends the
+// calling thread to the chunks still unclaimed, joins, and returns the digest. A source of one
+// chunk or less is hashed at once on the calling thread: a thread would cost more than the hash.
+// Thread safety: one owner; `source` must stay valid until wait() returns or the task is destroyed
+// (which waits too). Not copyable or movable: the threads hold its address.
+class ContentDigestTask {
+ public:
+  explicit ContentDigestTask(Bytes source);
+  ~ContentDigestTask();
+  ContentDigestTask(const ContentDigestTask&) = delete;
+  ContentDigestTask& operator=(const ContentDigestTask&) = delete;
+
+  Digest256 wait();
+
+ private:
+  void hash_chunks();
+
+  Bytes m_source;
+  std::vector<Digest256> m_parts;
+  std::atomic<std::size_t> m_next{0};
+  std::vector<std::thread> m_helpers;
+  std::optional<Digest256> m_result;
+};
 
 }  // namespace jitcache::proto

@@ -43,6 +43,31 @@ struct KeyFields {
 };
 
 
+// The fast key (design §3): the key with its content digest replaced by the XXH3-128 of the same
+// bytes. A client looks an entry up by it while the collision-resistant content digest is still
+// being computed, then accepts the entry only if the content digest it records equals its own
+// (PROTOCOL.md LOOKUP selector 2). XXH3 resists no adversary, so a fast key only ever *finds* an
+// entry; the strong digest decides whether it is served to the driver.
+struct FastKey {
+  std::uint16_t key_schema = k_key_schema_version;
+  Checksum128 content_fast;
+  std::string arch;
+  std::uint32_t driver_api = 0;
+  std::string driver_build;
+  std::string options;
+
+  bool operator==(const FastKey&) const = default;
+};
+
+// The fast key of `key` for a source whose XXH3-128 is `content_fast` (every other field copied).
+FastKey fast_key_of(const KeyFields& key, const Checksum128& content_fast);
+// True when `key` has every field of `fast` but the content (which a fast key does not carry).
+bool same_fields_but_content(const FastKey& fast, const KeyFields& key);
+// The fast key's id, what the store indexes; SHA-256 over a preimage tagged apart from key_id's.
+Digest256 fast_key_id(const FastKey& key);
+// validate_key's rules for every field but the content; content_fast must not be all zeros.
+Result<void> validate_fast_key(const FastKey& key);
+
 // The combined key id. Pure function of every field including key_schema; the encoding (a tagged,
 // u32-length-prefixed preimage) is written out in key.cpp and docs/cache-key.md.
 Digest256 key_id(const KeyFields& key);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,12 +71,14 @@ struct EntryInfo {
   std::int64_t quarantined_at_ms = 0;  // 0: live; else when REPORT_FAILURE quarantined it
 };
 
-enum class LookupSelector : std::uint8_t { key = 0, key_id_prefix = 1 };
+// Persisted on the wire: numbered explicitly, never reused. fast_key needs k_capability_fast_key.
+enum class LookupSelector : std::uint8_t { key = 0, key_id_prefix = 1, fast_key = 2 };
 
 struct LookupRequest {
   LookupSelector selector = LookupSelector::key;
   KeyFields key;              // selector key
   std::string key_id_prefix;  // selector key_id_prefix
+  FastKey fast_key;           // selector fast_key
 };
 struct LookupReply {
   EntryInfo info;
@@ -87,6 +90,9 @@ struct PutRequest {
   std::string producer;
   std::uint64_t compile_time_us = 0;
   Bytes image;  // a view: into the received payload (daemon) or the caller's buffer (client)
+  // XXH3-128 of the source the key's content digests, so LOOKUP selector 2 finds the entry. Sent
+  // after the image, and only to a daemon that sets k_capability_fast_key.
+  std::optional<Checksum128> content_fast;
 };
 struct PutReply {
   Digest256 key_id;
@@ -148,6 +154,8 @@ struct ReportFailureReply {
 // Composite fields, exposed for tests and for the LOOKUP reply head.
 void encode_key(ByteWriter& w, const KeyFields& key);
 Result<KeyFields> decode_key(ByteReader& r);
+void encode_fast_key(ByteWriter& w, const FastKey& key);
+Result<FastKey> decode_fast_key(ByteReader& r);
 void encode_entry_info(ByteWriter& w, const EntryInfo& info);
 Result<EntryInfo> decode_entry_info(ByteReader& r);
 
@@ -164,9 +172,11 @@ Payload encode(const RemoveReply& m);
 Payload encode(const ReportFailureRequest& m);
 Payload encode(const ReportFailureReply& m);
 
-// Everything of a PUT request but the image bytes; the caller sends the image right after (its
-// length is already written), so a client can stream an image from its own buffer.
+// Everything of a PUT request before the image bytes, and what follows them (content_fast, when
+// set); the caller sends head, image and trailer in turn, so a client can stream an image from
+// its own buffer.
 Payload encode_put_request_head(const PutRequest& m);
+Payload encode_put_request_trailer(const PutRequest& m);
 
 // Everything of a LOOKUP reply but the image bytes, which the daemon sends from the store's buffer.
 Payload encode_lookup_reply_head(const EntryInfo& info, std::uint32_t image_size);

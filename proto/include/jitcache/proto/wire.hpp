@@ -49,6 +49,8 @@ inline constexpr std::size_t k_status_count = 8;
 // Capability bits announced in HELLO (PROTOCOL.md §5 HELLO). Persisted: never reused.
 inline constexpr std::uint64_t k_capability_store = 1ull << 0;
 inline constexpr std::uint64_t k_capability_report_failure = 1ull << 2;
+// LOOKUP selector 2 (by fast key) and PUT's trailing content_fast.
+inline constexpr std::uint64_t k_capability_fast_key = 1ull << 5;
 
 std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside the table
 std::string_view status_name(Status s);   // "not_found"; "unknown" outside the table
