@@ -7,7 +7,9 @@
 //
 // The completion runs on the handler's associated executor (the connection's strand), never on a
 // compile thread, and the outcome is shared with the compile's other waiters (read-only). A waiter
-// whose client went away still gets its completion; it just has nobody to answer.
+// whose client went away still gets its completion; it just has nobody to answer. input.ptx must
+// stay valid until the operation is initiated (with use_awaitable: until the co_await starts);
+// the service copies what it keeps.
 // Thread safety: as CompileService::submit.
 #pragma once
 
@@ -35,7 +37,7 @@ auto async_compile(CompileService& service, const proto::Digest256& key_id, cons
                    Priority priority, CompletionToken&& token) {
   namespace asio = boost::asio;
   return asio::async_initiate<CompletionToken, void(CompileResult)>(
-      [&service, &key_id, &input, priority](auto handler) {
+      [&service](auto handler, const proto::Digest256& key, const CompileInput& in, Priority p) {
         using Handler = decltype(handler);
         // Rationale: the work guard (outstanding_work.tracked) keeps the caller's io_context running
         // while a compile thread holds the completion; std::function needs a copyable callable,
@@ -43,13 +45,13 @@ auto async_compile(CompileService& service, const proto::Digest256& key_id, cons
         auto executor = asio::prefer(asio::get_associated_executor(handler), asio::execution::outstanding_work.tracked);
         auto shared = std::make_shared<Handler>(std::move(handler));
         auto complete = [shared, executor](CompileResult result) {
-          asio::post(executor, [shared, result = std::move(result)]() mutable { std::move (*shared)(std::move(result)); });
+          asio::post(executor, [shared, result = std::move(result)]() mutable { std::move(*shared)(std::move(result)); });
         };
-        auto ticket = service.submit(key_id, input, priority,
-                                     [complete](CompileOutcomePtr outcome) { complete(CompileResult(std::move(outcome))); });
+        auto ticket =
+            service.submit(key, in, p, [complete](CompileOutcomePtr outcome) { complete(CompileResult(std::move(outcome))); });
         if (!ticket) complete(CompileResult(ticket.error()));
       },
-      token);
+      token, key_id, input, priority);
 }
 
 }  // namespace jitcache::daemon::compile
