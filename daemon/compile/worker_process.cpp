@@ -2,9 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/pidfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +19,11 @@ namespace {
 proto::Error io_error(const std::string& what) {
   return proto::make_error(proto::ErrorCode::io, what + ": " + std::strerror(errno));
 }
+
+// Rationale: raw syscalls, because Debian 12's glibc 2.36 <sys/pidfd.h> declares these without C
+// linkage, so C++ cannot link them.
+int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+bool pidfd_kill(int pidfd) { return ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) == 0; }
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -91,7 +96,7 @@ proto::Result<WorkerProcess> WorkerProcess::spawn(const std::string& path, const
 
   WorkerProcess process;
   process.m_pid = pid;
-  process.m_pidfd = ::pidfd_open(pid, 0);
+  process.m_pidfd = pidfd_open(pid);
   if (process.m_pidfd >= 0) ::fcntl(process.m_pidfd, F_SETFD, FD_CLOEXEC);
   process.m_stdin = std::exchange(in.parent, -1);
   process.m_stdout = std::exchange(out.parent, -1);
@@ -124,7 +129,7 @@ void WorkerProcess::kill() {
   // Rationale: a pidfd names this child even if it was reaped and its pid reused; the plain pid is
   // safe too while m_reaped is false, because only wait() reaps it.
   if (m_reaped) return;
-  if (m_pidfd < 0 || ::pidfd_send_signal(m_pidfd, SIGKILL, nullptr, 0) != 0) ::kill(m_pid, SIGKILL);
+  if (m_pidfd < 0 || !pidfd_kill(m_pidfd)) ::kill(m_pid, SIGKILL);
 }
 
 ExitStatus WorkerProcess::wait() {

@@ -14,8 +14,9 @@
 //   exit7      print a message on stderr and exit 7
 //   not-elf    reply "compiled" with a payload that is not an ELF image
 //   report     reply compile_error whose log lists the open descriptors and the CPU and address
-//              space limits: "fds=0,1,2 cpu=SOFT/HARD as=SOFT"
+//              space limits: "fds=0,1,2 cpu=SOFT/HARD as=SOFT/HARD"
 //   ok         reply compiled with a tiny fake ELF image
+#include <dirent.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -23,7 +24,7 @@
 #include <algorithm>
 #include <cstring>
 #include <span>
-#include <filesystem>
+#include <cstdlib>
 #include <new>
 #include <string>
 #include <vector>
@@ -56,20 +57,18 @@ std::string limit_text(int resource) {
 }
 
 std::string report() {
-  std::string fds;
   std::vector<int> open;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
-    open.push_back(std::stoi(entry.path().filename().string()));
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return "cannot list /proc/self/fd";
+  while (const dirent* entry = ::readdir(dir)) {
+    const int fd = std::atoi(entry->d_name);
+    // Skip "." and "..", and the listing's own descriptor, which was not inherited.
+    if (entry->d_name[0] != '.' && fd != ::dirfd(dir)) open.push_back(fd);
   }
+  ::closedir(dir);
   std::sort(open.begin(), open.end());
-  for (int fd : open) {
-    // The directory iterator's own descriptor is open while it lists; it is not inherited.
-    if (fd > 2 && std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd)).string() ==
-                      "/proc/" + std::to_string(::getpid()) + "/fd") {
-      continue;
-    }
-    fds += (fds.empty() ? "" : ",") + std::to_string(fd);
-  }
+  std::string fds;
+  for (int fd : open) fds += (fds.empty() ? "" : ",") + std::to_string(fd);
   return "fds=" + fds + " cpu=" + limit_text(RLIMIT_CPU) + " as=" + limit_text(RLIMIT_AS);
 }
 

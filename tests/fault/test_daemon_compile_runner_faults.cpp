@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include <daemon/compile/compile_runner.hpp>
 
@@ -122,6 +123,7 @@ TEST_CASE("compile runner faults: the worker gets only its three pipes and the c
   limits.address_space_bytes = std::uint64_t{768} << 20;
   const CompileOutcome outcome = run_mode("report", limits);
   ::close(leaked);
+  INFO(outcome.message);
   REQUIRE(outcome.kind == OutcomeKind::compile_error);
   CHECK(outcome.message == "fds=0,1,2 cpu=7/8 as=" + std::to_string(768u << 20) + "/" + std::to_string(768u << 20));
   expect_no_children();

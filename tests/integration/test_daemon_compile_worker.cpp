@@ -68,7 +68,8 @@ std::vector<std::uint8_t> direct_nvjitlink(const CompileJob& job) {
   for (const auto& o : options) pointers.push_back(o.c_str());
   nvJitLinkHandle handle = nullptr;
   REQUIRE(nvJitLinkCreate(&handle, static_cast<std::uint32_t>(pointers.size()), pointers.data()) == NVJITLINK_SUCCESS);
-  REQUIRE(nvJitLinkAddData(handle, NVJITLINK_INPUT_PTX, job.ptx.data(), job.ptx.size(), "direct.ptx") == NVJITLINK_SUCCESS);
+  const std::string ptx(job.ptx.begin(), job.ptx.end());  // NUL-terminated, as nvJitLink needs
+  REQUIRE(nvJitLinkAddData(handle, NVJITLINK_INPUT_PTX, ptx.c_str(), ptx.size(), "direct.ptx") == NVJITLINK_SUCCESS);
   REQUIRE(nvJitLinkComplete(handle) == NVJITLINK_SUCCESS);
   std::size_t size = 0;
   REQUIRE(nvJitLinkGetLinkedCubinSize(handle, &size) == NVJITLINK_SUCCESS);

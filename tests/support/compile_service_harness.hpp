@@ -71,20 +71,24 @@ class ScriptedRunner final : public compile::JobRunner {
     std::unique_lock lock(m_mutex);
     return m_changed.wait_for(lock, std::chrono::seconds(10), [&] { return m_order.size() >= n; });
   }
-  std::size_t calls() { return locked([&] { return m_order.size(); }); }
-  int max_running() { return locked([&] { return m_max_running; }); }
-  std::vector<std::string> order() { return locked([&] { return m_order; }); }
+  std::size_t calls() {
+    std::lock_guard lock(m_mutex);
+    return m_order.size();
+  }
+  int max_running() {
+    std::lock_guard lock(m_mutex);
+    return m_max_running;
+  }
+  std::vector<std::string> order() {
+    std::lock_guard lock(m_mutex);
+    return m_order;
+  }
 
  private:
   void set_held(bool held) {
     std::lock_guard lock(m_mutex);
     m_held = held;
     m_changed.notify_all();
-  }
-  template <class F>
-  auto locked(F f) {
-    std::lock_guard lock(m_mutex);
-    return f();
   }
   std::mutex m_mutex;
   std::condition_variable m_changed;
