@@ -25,7 +25,7 @@ CompileOutcome compile_error(const std::string& log) {
 
 }  // namespace
 
-TEST_CASE("negative cache: a failure is served until its TTL has passed, then forgotten") {
+TEST_CASE("compile negative cache: a failure is served until its TTL has passed, then forgotten") {
   NegativeCache cache(60s, 16);
   const auto t0 = Clock::now();
   cache.remember(key(1), compile_error("ptxas fatal"), t0);
@@ -38,13 +38,13 @@ TEST_CASE("negative cache: a failure is served until its TTL has passed, then fo
   CHECK(cache.size() == 0);
 }
 
-TEST_CASE("negative cache: a TTL of 0 remembers nothing") {
+TEST_CASE("compile negative cache: a TTL of 0 remembers nothing") {
   NegativeCache cache(0ms, 16);
   cache.remember(key(1), compile_error("x"), Clock::now());
   CHECK_FALSE(cache.find(key(1), Clock::now()));
 }
 
-TEST_CASE("negative cache: when full, the oldest failure makes room") {
+TEST_CASE("compile negative cache: when full, the oldest failure makes room") {
   NegativeCache cache(60s, 3);
   const auto t0 = Clock::now();
   for (std::uint8_t i = 1; i <= 4; ++i) cache.remember(key(i), compile_error(std::to_string(i)), t0 + i * 1s);
@@ -53,7 +53,7 @@ TEST_CASE("negative cache: when full, the oldest failure makes room") {
   CHECK(cache.find(key(4), t0 + 5s));
 }
 
-TEST_CASE("negative cache: compile errors, refusals and worker crashes are remembered; spawn failures, "
+TEST_CASE("compile negative cache: compile errors, refusals and worker crashes are remembered; spawn failures, "
           "cancellations, busy and successes are not") {
   CHECK(worth_remembering(compile_error("x")));
   CHECK(worth_remembering(CompileOutcome::make_refused(Refusal{RefusalReason::arch, "x"})));

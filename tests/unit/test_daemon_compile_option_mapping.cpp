@@ -79,18 +79,18 @@ const std::vector<Case> k_cases = {
 
 }  // namespace
 
-TEST_CASE("option mapping: all defaults pass the driver's default level 4 to ptxas and nothing else") {
+TEST_CASE("compile option mapping: all defaults pass the driver's default level 4 to ptxas and nothing else") {
   CHECK(options_for("") == Options{"-Xptxas=-O4"});
 }
 
-TEST_CASE("option mapping: each option maps to its nvJitLink or ptxas flag") {
+TEST_CASE("compile option mapping: each option maps to its nvJitLink or ptxas flag") {
   for (const Case& c : k_cases) {
     INFO(c.text);
     CHECK(options_for(c.text) == c.expected);
   }
 }
 
-TEST_CASE("option mapping: every mapped option set is accepted and compiled by the real nvJitLink") {
+TEST_CASE("compile option mapping: every mapped option set is accepted and compiled by the real nvJitLink") {
   CHECK(link_with(options_for("")) == NVJITLINK_SUCCESS);
   for (const Case& c : k_cases) {
     INFO(c.text);
@@ -98,7 +98,7 @@ TEST_CASE("option mapping: every mapped option set is accepted and compiled by t
   }
 }
 
-TEST_CASE("option mapping: options without a faithful nvJitLink equivalent are refused by name") {
+TEST_CASE("compile option mapping: options without a faithful nvJitLink equivalent are refused by name") {
   const std::vector<std::pair<const char*, const char*>> refused = {
       {"tpb=128", "tpb=128"}, {"fast=1", "fast=1"}, {"lto=1", "lto=1"}, {"g=1", "g=1 with opt=4"},
       {"g=1;opt=3", "g=1 with opt=3"}};
@@ -112,7 +112,7 @@ TEST_CASE("option mapping: options without a faithful nvJitLink equivalent are r
   }
 }
 
-TEST_CASE("option mapping: a non-canonical option string is an invalid argument, not a refusal") {
+TEST_CASE("compile option mapping: a non-canonical option string is an invalid argument, not a refusal") {
   for (const char* text : {"opt=4", "", "maxrreg=0;tpb=0", "bogus=1"}) {
     INFO(text);
     const auto result = map_options(text);

@@ -41,13 +41,13 @@ Refusal refusal_of(const CompileInput& in, ToolkitVersion toolkit = k_13_0) {
 
 }  // namespace
 
-TEST_CASE("ptx version: .version is read past comments and white space") {
+TEST_CASE("compile ptx version: .version is read past comments and white space") {
   CHECK(read_ptx_isa(ptx_with_version("9.0")) == PtxIsa{9, 0});
   CHECK(read_ptx_isa("/* block\n comment */ .version 8.7 // Triton\n.target sm_90a") == PtxIsa{8, 7});
   CHECK(read_ptx_isa(".version 10.12\n") == PtxIsa{10, 12});
 }
 
-TEST_CASE("ptx version: a module that does not start with a well-formed .version has none") {
+TEST_CASE("compile ptx version: a module that does not start with a well-formed .version has none") {
   for (const char* ptx : {"", "garbage", ".target sm_90\n.version 9.0\n", ".version 9\n", ".version 9.0x\n",
                           ".versions 9.0\n", ".version\n9.0", "// only a comment"}) {
     INFO(ptx);
@@ -55,7 +55,7 @@ TEST_CASE("ptx version: a module that does not start with a well-formed .version
   }
 }
 
-TEST_CASE("prepare job: a request nvJitLink 13.0 can compile faithfully becomes a job with the mapped options") {
+TEST_CASE("compile prepare job: a request nvJitLink 13.0 can compile faithfully becomes a job with the mapped options") {
   const std::string ptx = ptx_with_version("9.0", "sm_90a");
   PreparedJob job = prepared(input(ptx, "sm_90a", 13000, *jitcache::proto::canonicalize_option_text("maxrreg=32")));
   REQUIRE(std::holds_alternative<CompileJob>(job));
@@ -65,19 +65,19 @@ TEST_CASE("prepare job: a request nvJitLink 13.0 can compile faithfully becomes 
   CHECK(std::string(j.ptx.begin(), j.ptx.end()) == ptx);
 }
 
-TEST_CASE("prepare job: a PTX ISA newer than the toolkit reads is refused") {
+TEST_CASE("compile prepare job: a PTX ISA newer than the toolkit reads is refused") {
   const Refusal r = refusal_of(input(ptx_with_version("9.1")));
   CHECK(r.reason == RefusalReason::ptx_version);
   CHECK_THAT(r.message, Catch::Contains("9.1") && Catch::Contains("nvJitLink 13.0") && Catch::Contains("9.0"));
   CHECK(std::holds_alternative<CompileJob>(prepared(input(ptx_with_version("8.7")))));
 }
 
-TEST_CASE("prepare job: garbage without .version is left to nvJitLink, whose log says what is wrong") {
+TEST_CASE("compile prepare job: garbage without .version is left to nvJitLink, whose log says what is wrong") {
   const std::string garbage = "this is not PTX";
   CHECK(std::holds_alternative<CompileJob>(prepared(input(garbage))));
 }
 
-TEST_CASE("prepare job: a client driver older than the toolkit major is refused") {
+TEST_CASE("compile prepare job: a client driver older than the toolkit major is refused") {
   const std::string ptx = ptx_with_version("8.0");
   const Refusal r = refusal_of(input(ptx, "sm_90", 12080));
   CHECK(r.reason == RefusalReason::driver_too_old);
@@ -86,7 +86,7 @@ TEST_CASE("prepare job: a client driver older than the toolkit major is refused"
   CHECK(std::holds_alternative<CompileJob>(prepared(input(ptx, "sm_90", 13020))));
 }
 
-TEST_CASE("prepare job: an arch the toolkit cannot target is refused, a and f variants included") {
+TEST_CASE("compile prepare job: an arch the toolkit cannot target is refused, a and f variants included") {
   const std::string ptx = ptx_with_version("8.0");
   for (const char* arch : {"sm_70", "sm_52", "sm_90f", "sm_80a", "sm_99"}) {
     INFO(arch);
@@ -100,7 +100,7 @@ TEST_CASE("prepare job: an arch the toolkit cannot target is refused, a and f va
   }
 }
 
-TEST_CASE("prepare job: an nvJitLink version missing from the tables is refused as unknown") {
+TEST_CASE("compile prepare job: an nvJitLink version missing from the tables is refused as unknown") {
   const std::string ptx = ptx_with_version("8.0");
   CHECK(refusal_of(input(ptx), ToolkitVersion{14, 0}).reason == RefusalReason::unknown_toolkit);
   CHECK(refusal_of(input(ptx), ToolkitVersion{13, 1}).reason == RefusalReason::unknown_toolkit);
@@ -108,7 +108,7 @@ TEST_CASE("prepare job: an nvJitLink version missing from the tables is refused 
   CHECK(refusal_of(input(ptx, "sm_90", 12080), ToolkitVersion{12, 8}).reason == RefusalReason::unknown_toolkit);
 }
 
-TEST_CASE("prepare job: an unmappable option is refused, and a non-canonical string is an error") {
+TEST_CASE("compile prepare job: an unmappable option is refused, and a non-canonical string is an error") {
   const std::string ptx = ptx_with_version("9.0");
   const Refusal r = refusal_of(input(ptx, "sm_90", 13000, *jitcache::proto::canonicalize_option_text("tpb=128")));
   CHECK(r.reason == RefusalReason::option);

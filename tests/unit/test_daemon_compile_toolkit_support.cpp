@@ -39,7 +39,7 @@ std::string tiny_ptx(const std::string& version) {
 
 }  // namespace
 
-TEST_CASE("toolkit support: the arch table agrees with the linked nvJitLink on every arch") {
+TEST_CASE("compile toolkit support: the arch table agrees with the linked nvJitLink on every arch") {
   const ToolkitVersion version = linked_version();
   if (!can_target(version, "sm_90")) {
     FAIL("nvJitLink " << to_string(version) << " has no row in the arch table (toolkit_support.cpp): add one");
@@ -54,7 +54,7 @@ TEST_CASE("toolkit support: the arch table agrees with the linked nvJitLink on e
   }
 }
 
-TEST_CASE("toolkit support: the newest PTX ISA in the table is the newest the linked nvJitLink reads") {
+TEST_CASE("compile toolkit support: the newest PTX ISA in the table is the newest the linked nvJitLink reads") {
   const ToolkitVersion version = linked_version();
   const auto max = max_ptx_isa(version);
   REQUIRE(max);
@@ -62,7 +62,7 @@ TEST_CASE("toolkit support: the newest PTX ISA in the table is the newest the li
   CHECK_FALSE(compiles("sm_90", tiny_ptx(to_string(PtxIsa{max->major, max->minor + 1}))));
 }
 
-TEST_CASE("toolkit support: unknown versions and malformed archs") {
+TEST_CASE("compile toolkit support: unknown versions and malformed archs") {
   CHECK_FALSE(max_ptx_isa(ToolkitVersion{11, 8}));
   CHECK_FALSE(can_target(ToolkitVersion{12, 9}, "sm_90"));
   CHECK(can_target(ToolkitVersion{13, 0}, "compute_90") == false);

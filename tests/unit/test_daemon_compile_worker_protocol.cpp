@@ -31,7 +31,7 @@ WorkerReply sample_reply() {
 
 }  // namespace
 
-TEST_CASE("worker protocol: a job and a reply survive encoding unchanged") {
+TEST_CASE("compile worker protocol: a job and a reply survive encoding unchanged") {
   const CompileJob job = sample_job();
   auto decoded = decode_job(encode_job(job));
   REQUIRE(decoded);
@@ -50,7 +50,7 @@ TEST_CASE("worker protocol: a job and a reply survive encoding unchanged") {
   CHECK(back->payload == reply.payload);
 }
 
-TEST_CASE("worker protocol: every truncation of a job or a reply is an error") {
+TEST_CASE("compile worker protocol: every truncation of a job or a reply is an error") {
   const auto job = encode_job(sample_job());
   for (std::size_t n = 0; n < job.size(); ++n) {
     INFO(n);
@@ -63,7 +63,7 @@ TEST_CASE("worker protocol: every truncation of a job or a reply is an error") {
   }
 }
 
-TEST_CASE("worker protocol: wrong magic, unknown status and trailing bytes are errors") {
+TEST_CASE("compile worker protocol: wrong magic, unknown status and trailing bytes are errors") {
   auto job = encode_job(sample_job());
   job[3] = '2';
   CHECK_FALSE(decode_job(job));
