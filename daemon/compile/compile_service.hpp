@@ -17,6 +17,7 @@
 // lock; they must not block for long (post the work elsewhere: async_compile.hpp does that).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>

@@ -4,6 +4,8 @@
 // Thread safety: one call at a time per process (the worker runs one).
 #pragma once
 
+#include <string>
+
 #include <daemon/compile/compile_job.hpp>
 #include <daemon/compile/worker_protocol.hpp>
 
