@@ -1,0 +1,52 @@
+#include <daemon/compile/compile_outcome.hpp>
+
+#include <utility>
+
+namespace jitcache::daemon::compile {
+
+std::string_view refusal_reason_name(RefusalReason reason) {
+  switch (reason) {
+    case RefusalReason::option: return "option";
+    case RefusalReason::ptx_version: return "ptx_version";
+    case RefusalReason::arch: return "arch";
+    case RefusalReason::driver_too_old: return "driver_too_old";
+    case RefusalReason::unknown_toolkit: return "unknown_toolkit";
+  }
+  return "unknown";
+}
+
+std::string_view outcome_kind_name(OutcomeKind kind) {
+  switch (kind) {
+    case OutcomeKind::compiled: return "compiled";
+    case OutcomeKind::compile_error: return "compile_error";
+    case OutcomeKind::refused: return "refused";
+    case OutcomeKind::worker_failed: return "worker_failed";
+    case OutcomeKind::busy: return "busy";
+  }
+  return "unknown";
+}
+
+CompileOutcome CompileOutcome::make_refused(Refusal refusal) {
+  CompileOutcome outcome;
+  outcome.kind = OutcomeKind::refused;
+  outcome.refusal = refusal.reason;
+  outcome.message = std::move(refusal.message);
+  return outcome;
+}
+
+CompileOutcome CompileOutcome::make_worker_failed(WorkerFailure failure, std::string message) {
+  CompileOutcome outcome;
+  outcome.kind = OutcomeKind::worker_failed;
+  outcome.failure = failure;
+  outcome.message = std::move(message);
+  return outcome;
+}
+
+CompileOutcome CompileOutcome::make_busy(std::string message) {
+  CompileOutcome outcome;
+  outcome.kind = OutcomeKind::busy;
+  outcome.message = std::move(message);
+  return outcome;
+}
+
+}  // namespace jitcache::daemon::compile

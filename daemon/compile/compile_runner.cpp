@@ -1,0 +1,160 @@
+#include <daemon/compile/compile_runner.hpp>
+
+#include <signal.h>
+#include <string.h>
+
+#include <algorithm>
+#include <charconv>
+#include <string_view>
+#include <utility>
+
+#include <daemon/compile/worker_exchange.hpp>
+#include <daemon/compile/worker_process.hpp>
+#include <daemon/compile/worker_protocol.hpp>
+
+namespace jitcache::daemon::compile {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Rationale: `--version` only loads nvJitLink and asks it; seconds mean something is badly wrong.
+constexpr std::chrono::seconds k_probe_timeout{30};
+constexpr std::size_t k_max_probe_output = 4096;
+
+std::string signal_text(int signal) {
+  const char* abbreviation = ::sigabbrev_np(signal);
+  return std::to_string(signal) + (abbreviation != nullptr ? std::string(" (SIG") + abbreviation + ")" : "");
+}
+
+std::string seconds_text(std::chrono::milliseconds duration) {
+  const auto ms = duration.count();
+  return std::to_string(ms / 1000) + (ms % 1000 != 0 ? "." + std::to_string(ms % 1000 + 1000).substr(1) : "") + " s";
+}
+
+// Appends what the worker said on stderr, which often names the cause.
+std::string with_stderr(std::string message, const std::string& stderr_head) {
+  std::string_view said = stderr_head;
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.remove_suffix(1);
+  if (!said.empty()) message += "; its stderr: " + std::string(said);
+  return message;
+}
+
+CompileOutcome failed(WorkerFailure failure, std::string message) {
+  return CompileOutcome::make_worker_failed(failure, std::move(message));
+}
+
+CompileOutcome from_reply(WorkerReply reply) {
+  CompileOutcome outcome;
+  outcome.producer = "nvJitLink " + std::to_string(reply.nvjitlink_major) + "." + std::to_string(reply.nvjitlink_minor);
+  outcome.compile_time_us = reply.compile_time_us;
+  std::string text(reply.payload.begin(), reply.payload.end());
+  switch (reply.status) {
+    case ReplyStatus::compiled: {
+      constexpr std::uint8_t k_elf[] = {0x7f, 'E', 'L', 'F'};
+      if (reply.payload.size() < sizeof k_elf || !std::equal(k_elf, k_elf + sizeof k_elf, reply.payload.begin())) {
+        return failed(WorkerFailure::protocol, "the compile worker reported success but sent no ELF image (" +
+                                                   std::to_string(reply.payload.size()) + " bytes)");
+      }
+      outcome.kind = OutcomeKind::compiled;
+      outcome.image = std::move(reply.payload);
+      return outcome;
+    }
+    case ReplyStatus::compile_error:
+      outcome.kind = OutcomeKind::compile_error;
+      outcome.message = std::move(text);
+      return outcome;
+    case ReplyStatus::refused:
+      return CompileOutcome::make_refused(Refusal{RefusalReason::arch, std::move(text)});
+  }
+  return failed(WorkerFailure::protocol, "the compile worker sent an unknown status");
+}
+
+CompileOutcome classify(Exchange exchange, const CompileLimits& limits) {
+  const ExitStatus& status = exchange.status;
+  switch (exchange.end) {
+    case Exchange::End::stopped:
+      return failed(WorkerFailure::cancelled, "the compile was abandoned: the compile service is stopping");
+    case Exchange::End::deadline:
+      return failed(WorkerFailure::wall_time, "the compile worker was still running at the wall-time limit of " +
+                                                  seconds_text(limits.wall_time) + " and was killed");
+    case Exchange::End::overflow:
+      return failed(WorkerFailure::protocol, "the compile worker wrote more than " +
+                                                 std::to_string(k_max_reply_bytes >> 20) + " MiB and was killed");
+    case Exchange::End::failed:
+      return failed(WorkerFailure::spawn, "waiting for the compile worker failed; it was killed");
+    case Exchange::End::exited:
+      break;
+  }
+  if (status.signaled) {
+    const bool over_cpu = limits.cpu_time.count() > 0 && status.cpu_time >= limits.cpu_time;
+    if (status.signal == SIGXCPU || (status.signal == SIGKILL && over_cpu)) {
+      return failed(WorkerFailure::cpu_time, "the compile worker exceeded its CPU time limit of " +
+                                                 std::to_string(limits.cpu_time.count()) + " s");
+    }
+    return failed(WorkerFailure::crashed, with_stderr("the compile worker crashed with signal " +
+                                                          signal_text(status.signal), exchange.stderr_head));
+  }
+  if (status.code == k_exit_out_of_memory) {
+    return failed(WorkerFailure::memory, "the compile worker exceeded its memory limit of " +
+                                             std::to_string(limits.address_space_bytes >> 20) + " MiB");
+  }
+  if (status.code != 0) {
+    return failed(WorkerFailure::protocol, with_stderr("the compile worker exited with status " +
+                                                           std::to_string(status.code), exchange.stderr_head));
+  }
+  auto reply = decode_reply(exchange.stdout_bytes);
+  if (!reply) {
+    return failed(WorkerFailure::protocol, "the compile worker wrote garbage on its stdout (" +
+                                               std::to_string(exchange.stdout_bytes.size()) +
+                                               " bytes): " + reply.error().message);
+  }
+  return from_reply(std::move(*reply));
+}
+
+}  // namespace
+
+CompileRunner::CompileRunner(std::string worker_path, CompileLimits limits)
+    : m_worker_path(std::move(worker_path)), m_limits(limits) {}
+
+CompileOutcome CompileRunner::run(const CompileJob& job) {
+  const std::atomic<bool> never{false};
+  return run(job, never);
+}
+
+CompileOutcome CompileRunner::run(const CompileJob& job, const std::atomic<bool>& stop) {
+  const auto deadline = Clock::now() + m_limits.wall_time;
+  auto process = WorkerProcess::spawn(m_worker_path, {}, m_limits);
+  if (!process) return failed(WorkerFailure::spawn, "could not start the compile worker: " + process.error().message);
+  const auto input = encode_job(job);
+  return classify(exchange(*process, input, deadline, stop, k_max_reply_bytes), m_limits);
+}
+
+proto::Result<ToolkitVersion> CompileRunner::probe_toolkit() {
+  const auto deadline = Clock::now() + k_probe_timeout;
+  auto process = WorkerProcess::spawn(m_worker_path, {"--version"}, m_limits);
+  if (!process) return process.error();
+  const std::atomic<bool> never{false};
+  const Exchange result = exchange(*process, {}, deadline, never, k_max_probe_output);
+  const std::string text(result.stdout_bytes.begin(), result.stdout_bytes.end());
+  const auto bad = [&] {
+    return proto::make_error(proto::ErrorCode::unavailable,
+                             with_stderr(m_worker_path + " --version did not print \"nvJitLink X.Y\" (got \"" +
+                                             text.substr(0, 80) + "\")", result.stderr_head));
+  };
+  constexpr std::string_view k_prefix = "nvJitLink ";
+  if (result.end != Exchange::End::exited || !result.status.exited || result.status.code != 0 ||
+      !text.starts_with(k_prefix)) {
+    return bad();
+  }
+  ToolkitVersion version;
+  const char* at = text.data() + k_prefix.size();
+  const char* end = text.data() + text.size();
+  auto parsed = std::from_chars(at, end, version.major);
+  if (parsed.ec != std::errc() || parsed.ptr == end || *parsed.ptr != '.') return bad();
+  parsed = std::from_chars(parsed.ptr + 1, end, version.minor);
+  if (parsed.ec != std::errc()) return bad();
+  return version;
+}
+
+}  // namespace jitcache::daemon::compile

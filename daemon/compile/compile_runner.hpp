@@ -1,0 +1,40 @@
+// Runs one compile job in a fresh `jitcache-compile` worker process under CompileLimits and turns
+// whatever happens to the worker into a CompileOutcome. A worker that crashes, hangs, runs out of
+// memory or CPU, or writes garbage becomes worker_failed with a message saying which; nothing it
+// does reaches the calling process, and every worker is reaped before run() returns.
+// Thread safety: const after construction; run() may be called from many threads at once.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include <jitcache/proto/result.hpp>
+
+#include <daemon/compile/compile_limits.hpp>
+#include <daemon/compile/job_runner.hpp>
+#include <daemon/compile/toolkit_support.hpp>
+
+namespace jitcache::daemon::compile {
+
+class CompileRunner final : public JobRunner {
+ public:
+  // `worker_path`: the jitcache-compile executable (default_worker_path() in worker_path.hpp).
+  CompileRunner(std::string worker_path, CompileLimits limits);
+
+  CompileOutcome run(const CompileJob& job, const std::atomic<bool>& stop) override;
+  CompileOutcome run(const CompileJob& job);
+
+  // Runs `jitcache-compile --version`: the nvJitLink version the workers compile with, which the
+  // refusal checks need (prepare_job.hpp). An Error when the worker is missing or broken; the daemon
+  // then cannot compile at all.
+  proto::Result<ToolkitVersion> probe_toolkit();
+
+  const std::string& worker_path() const { return m_worker_path; }
+  const CompileLimits& limits() const { return m_limits; }
+
+ private:
+  std::string m_worker_path;
+  CompileLimits m_limits;
+};
+
+}  // namespace jitcache::daemon::compile

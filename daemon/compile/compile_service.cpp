@@ -1,0 +1,222 @@
+#include <daemon/compile/compile_service.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <variant>
+
+namespace jitcache::daemon::compile {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+CompileOutcomePtr shared(CompileOutcome outcome) { return std::make_shared<const CompileOutcome>(std::move(outcome)); }
+
+CompileOutcomePtr busy(std::string message) { return shared(CompileOutcome::make_busy(std::move(message))); }
+
+constexpr const char* k_stopping = "the compile service is stopping";
+
+std::size_t index(Priority priority) { return static_cast<std::size_t>(priority); }
+
+}  // namespace
+
+struct CompileService::Flight {
+  proto::Digest256 key_id;
+  CompileJob job;
+  Priority priority = Priority::warm;
+  bool running = false;
+  std::vector<std::pair<std::uint64_t, CompletionHandler>> waiters;
+};
+
+CompileService::CompileService(CompileServiceConfig config, ToolkitVersion toolkit,
+                               std::shared_ptr<JobRunner> runner, StoreSink sink)
+    : m_config(config),
+      m_toolkit(toolkit),
+      m_runner(std::move(runner)),
+      m_sink(std::move(sink)),
+      m_negative(config.negative_ttl, config.max_negative_entries) {
+  // Rationale: a queue of 0 could never hold the request it is about to hand to an idle thread.
+  m_config.max_queued = std::max<std::size_t>(m_config.max_queued, 1);
+  const unsigned threads =
+      config.max_concurrent != 0 ? config.max_concurrent : std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < threads; ++i) m_threads.emplace_back([this] { compile_loop(); });
+}
+
+CompileService::~CompileService() { stop(); }
+
+std::optional<CompileService::EarlyAnswer> CompileService::answer_locked(const proto::Digest256& key_id,
+                                                                        Priority priority,
+                                                                        CompletionHandler& handler) {
+  if (m_stopping) return EarlyAnswer{busy(k_stopping), {key_id, 0}};
+  if (auto remembered = m_negative.find(key_id, Clock::now())) {
+    CompileCounters::add(m_counters.negative_hits);
+    return EarlyAnswer{std::move(remembered), {key_id, 0}};
+  }
+  const auto it = m_flights.find(key_id);
+  if (it == m_flights.end()) return std::nullopt;
+  Flight& flight = *it->second;
+  const std::uint64_t waiter = m_next_waiter++;
+  flight.waiters.emplace_back(waiter, std::move(handler));
+  CompileCounters::add(m_counters.single_flight_joins);
+  if (!flight.running && priority == Priority::interactive && flight.priority == Priority::warm) {
+    std::erase(m_queue[index(Priority::warm)], it->second);
+    m_queue[index(Priority::interactive)].push_back(it->second);
+    flight.priority = Priority::interactive;
+  }
+  return EarlyAnswer{nullptr, {key_id, waiter}};
+}
+
+proto::Result<CompileTicket> CompileService::submit(const proto::Digest256& key_id, const CompileInput& input,
+                                                    Priority priority, CompletionHandler handler) {
+  const auto answer = [&](EarlyAnswer early) {
+    if (early.outcome) handler(early.outcome);
+    return early.ticket;
+  };
+  std::unique_lock lock(m_mutex);
+  if (auto early = answer_locked(key_id, priority, handler)) {
+    lock.unlock();
+    return answer(std::move(*early));
+  }
+  // Rationale: preparing copies the PTX (megabytes), so it happens outside the lock and only for a
+  // key nobody is compiling; the check is repeated after, for a flight that started meanwhile.
+  lock.unlock();
+  auto prepared = prepare_job(input, m_toolkit);
+  if (!prepared) return prepared.error();
+  if (auto* refusal = std::get_if<Refusal>(&*prepared)) {
+    CompileCounters::add(m_counters.refused);
+    return answer({shared(CompileOutcome::make_refused(std::move(*refusal))), {key_id, 0}});
+  }
+  lock.lock();
+  if (auto early = answer_locked(key_id, priority, handler)) {
+    lock.unlock();
+    return answer(std::move(*early));
+  }
+  std::vector<FlightPtr> displaced;
+  if (!queue_has_room_for(priority, displaced)) {
+    CompileCounters::add(m_counters.busy_rejections);
+    lock.unlock();
+    return answer({busy("the compile queue is full (" + std::to_string(m_config.max_queued) +
+                        " waiting); build it yourself or try again later"),
+                   {key_id, 0}});
+  }
+  auto flight = std::make_shared<Flight>();
+  flight->key_id = key_id;
+  flight->job = std::move(std::get<CompileJob>(*prepared));
+  flight->priority = priority;
+  const std::uint64_t waiter = m_next_waiter++;
+  flight->waiters.emplace_back(waiter, std::move(handler));
+  m_flights.emplace(key_id, flight);
+  m_queue[index(priority)].push_back(flight);
+  CompileCounters::add(m_counters.queue_length);
+  lock.unlock();
+  m_work.notify_one();
+  for (const FlightPtr& victim : displaced) {
+    std::vector<CompletionHandler> handlers;
+    for (auto& [id, h] : victim->waiters) handlers.push_back(std::move(h));
+    CompileCounters::add(m_counters.busy_rejections, handlers.size());
+    deliver(handlers, busy("the compile queue is full and a request a client waits for took this slot"));
+  }
+  return CompileTicket{key_id, waiter};
+}
+
+bool CompileService::queue_has_room_for(Priority priority, std::vector<FlightPtr>& displaced) {
+  auto& warm = m_queue[index(Priority::warm)];
+  if (m_queue[0].size() + m_queue[1].size() < m_config.max_queued) return true;
+  // Rationale: warm-up must never lock out a client that is blocked on its load: when the queue is
+  // full, an interactive request takes the slot of the most recently queued warm compile.
+  if (priority != Priority::interactive || warm.empty()) return false;
+  displaced.push_back(warm.back());
+  warm.pop_back();
+  m_flights.erase(displaced.back()->key_id);
+  CompileCounters::sub(m_counters.queue_length);
+  return true;
+}
+
+bool CompileService::leave(const CompileTicket& ticket) {
+  std::lock_guard lock(m_mutex);
+  const auto it = m_flights.find(ticket.key_id);
+  if (ticket.waiter == 0 || it == m_flights.end()) return false;
+  return std::erase_if(it->second->waiters, [&](const auto& w) { return w.first == ticket.waiter; }) > 0;
+}
+
+void CompileService::compile_loop() {
+  while (FlightPtr flight = next_flight()) {
+    const auto start = Clock::now();
+    auto outcome = shared(m_runner->run(flight->job, m_stopping));
+    const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+    if (outcome->failure != WorkerFailure::cancelled) {
+      CompileCounters::add(m_counters.compiles);
+      CompileCounters::add(m_counters.compile_microseconds, static_cast<std::uint64_t>(elapsed.count()));
+      if (outcome->kind == OutcomeKind::compile_error || outcome->kind == OutcomeKind::worker_failed) {
+        CompileCounters::add(m_counters.compile_failures);
+      }
+      if (outcome->kind == OutcomeKind::refused) CompileCounters::add(m_counters.refused);
+    }
+    finish(flight, outcome);
+  }
+}
+
+CompileService::FlightPtr CompileService::next_flight() {
+  std::unique_lock lock(m_mutex);
+  m_work.wait(lock, [&] { return m_stopping || !m_queue[0].empty() || !m_queue[1].empty(); });
+  if (m_stopping) return nullptr;
+  auto& queue = !m_queue[index(Priority::interactive)].empty() ? m_queue[index(Priority::interactive)]
+                                                               : m_queue[index(Priority::warm)];
+  FlightPtr flight = queue.front();
+  queue.pop_front();
+  flight->running = true;
+  CompileCounters::sub(m_counters.queue_length);
+  CompileCounters::add(m_counters.running);
+  return flight;
+}
+
+void CompileService::finish(const FlightPtr& flight, const CompileOutcomePtr& outcome) {
+  // The store hears first, so a waiter that looks the key up after its answer finds it stored (as
+  // far as the sink's own writes allow).
+  if (outcome->kind == OutcomeKind::compiled && m_sink) m_sink(flight->key_id, outcome);
+  std::vector<CompletionHandler> handlers;
+  {
+    std::lock_guard lock(m_mutex);
+    m_flights.erase(flight->key_id);
+    CompileCounters::sub(m_counters.running);
+    if (worth_remembering(*outcome)) m_negative.remember(flight->key_id, *outcome, Clock::now());
+    for (auto& [id, handler] : flight->waiters) handlers.push_back(std::move(handler));
+    flight->waiters.clear();
+    flight->job = CompileJob{};
+  }
+  deliver(handlers, outcome);
+}
+
+void CompileService::deliver(std::vector<CompletionHandler>& handlers, const CompileOutcomePtr& outcome) {
+  for (CompletionHandler& handler : handlers) {
+    if (handler) handler(outcome);
+  }
+}
+
+void CompileService::stop() {
+  std::vector<FlightPtr> abandoned;
+  {
+    std::lock_guard lock(m_mutex);
+    m_stopping = true;
+    for (auto& queue : m_queue) {
+      for (FlightPtr& flight : queue) {
+        m_flights.erase(flight->key_id);
+        CompileCounters::sub(m_counters.queue_length);
+        abandoned.push_back(std::move(flight));
+      }
+      queue.clear();
+    }
+  }
+  m_work.notify_all();
+  for (const FlightPtr& flight : abandoned) {
+    std::vector<CompletionHandler> handlers;
+    for (auto& [id, handler] : flight->waiters) handlers.push_back(std::move(handler));
+    deliver(handlers, busy(k_stopping));
+  }
+  for (std::thread& thread : m_threads) {
+    if (thread.joinable()) thread.join();
+  }
+}
+
+}  // namespace jitcache::daemon::compile

@@ -1,0 +1,126 @@
+// The compile service: refusal checks, a negative cache, single flight and a concurrency governor in
+// front of a JobRunner (normally CompileRunner: one worker process per compile).
+//
+//   submit → refused?            → the handler gets `refused` at once
+//          → remembered failure? → the handler gets it at once (negative_hits)
+//          → same key queued or running → joins it (single_flight_joins)
+//          → queue full?         → `busy` at once (busy_rejections)
+//          → queued; interactive ahead of warm; at most max_concurrent compiles run at a time
+//
+// Every waiter of a compile gets the same outcome. A waiter may leave(); that cancels nothing, and a
+// compile whose waiters have all left still runs to its end. A successful compile goes to the store
+// sink exactly once, before any waiter hears of it, whether or not anyone still waits. Failures are
+// remembered for negative_ttl (negative_cache.hpp). docs/compile-service.md has the whole story.
+//
+// Thread safety: submit, leave and stop may be called from any thread. Handlers and the sink run on
+// a compile thread, or inside submit() for answers that need no compile, never under the service's
+// lock; they must not block for long (post the work elsewhere: async_compile.hpp does that).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <jitcache/proto/digest.hpp>
+#include <jitcache/proto/result.hpp>
+
+#include <daemon/compile/compile_counters.hpp>
+#include <daemon/compile/compile_outcome.hpp>
+#include <daemon/compile/job_runner.hpp>
+#include <daemon/compile/negative_cache.hpp>
+#include <daemon/compile/prepare_job.hpp>
+#include <daemon/compile/toolkit_support.hpp>
+
+namespace jitcache::daemon::compile {
+
+// A client blocked on the result goes ahead of warm-up work (`jitcache warm`).
+enum class Priority : std::uint8_t { interactive = 0, warm = 1 };
+
+struct CompileServiceConfig {
+  unsigned max_concurrent = 0;  // compiles at once; 0 = std::thread::hardware_concurrency()
+  std::size_t max_queued = 256;  // compiles waiting for a slot; one more is `busy`
+  std::chrono::milliseconds negative_ttl{60'000};  // 0 = failures are not remembered
+  std::size_t max_negative_entries = 4096;
+};
+
+using CompletionHandler = std::function<void(CompileOutcomePtr)>;
+// Receives each successful compile once: key id and the `compiled` outcome (image, producer, time).
+using StoreSink = std::function<void(const proto::Digest256& key_id, const CompileOutcomePtr& outcome)>;
+
+// Names one waiter for leave(). waiter == 0: the handler already ran inside submit().
+struct CompileTicket {
+  proto::Digest256 key_id;
+  std::uint64_t waiter = 0;
+};
+
+class CompileService {
+ public:
+  // `toolkit` is what the runner's workers compile with (CompileRunner::probe_toolkit).
+  CompileService(CompileServiceConfig config, ToolkitVersion toolkit, std::shared_ptr<JobRunner> runner,
+                 StoreSink sink);
+  ~CompileService();  // stop()
+  CompileService(const CompileService&) = delete;
+  CompileService& operator=(const CompileService&) = delete;
+
+  // `key_id` must be the key id of (content digest of input.ptx, input.arch, input.driver_api, the
+  // driver build, input.options): one key, one job. A non-canonical option string is
+  // ErrorCode::invalid_argument and the handler is not called; otherwise it is called exactly once
+  // unless the ticket leaves first.
+  proto::Result<CompileTicket> submit(const proto::Digest256& key_id, const CompileInput& input, Priority priority,
+                                      CompletionHandler handler);
+
+  // The waiter's handler will not be called; the compile goes on for the others and for the sink.
+  // False when the handler has already run or is running.
+  bool leave(const CompileTicket& ticket);
+
+  // Queued compiles get `busy`, running ones are abandoned (their workers killed), later submits
+  // get `busy`; returns when every compile thread has ended.
+  void stop();
+
+  const CompileCounters& counters() const { return m_counters; }
+  unsigned max_concurrent() const { return static_cast<unsigned>(m_threads.size()); }
+
+ private:
+  struct Flight;
+  using FlightPtr = std::shared_ptr<Flight>;
+
+  // An answer that needs no compile (stopping, a remembered failure) or a join of the key's flight.
+  struct EarlyAnswer {
+    CompileOutcomePtr outcome;  // deliver now; null for a join
+    CompileTicket ticket;
+  };
+  std::optional<EarlyAnswer> answer_locked(const proto::Digest256& key_id, Priority priority,
+                                           CompletionHandler& handler);
+  void compile_loop();
+  FlightPtr next_flight();  // blocks; null when stopping
+  void finish(const FlightPtr& flight, const CompileOutcomePtr& outcome);
+  bool queue_has_room_for(Priority priority, std::vector<FlightPtr>& displaced);
+  static void deliver(std::vector<CompletionHandler>& handlers, const CompileOutcomePtr& outcome);
+
+  CompileServiceConfig m_config;
+  ToolkitVersion m_toolkit;
+  std::shared_ptr<JobRunner> m_runner;
+  StoreSink m_sink;
+  CompileCounters m_counters;
+
+  std::mutex m_mutex;
+  std::condition_variable m_work;
+  std::map<proto::Digest256, FlightPtr> m_flights;  // queued or running
+  std::deque<FlightPtr> m_queue[2];                   // by Priority
+  NegativeCache m_negative;
+  std::uint64_t m_next_waiter = 1;
+  std::atomic<bool> m_stopping{false};
+  std::vector<std::thread> m_threads;
+};
+
+}  // namespace jitcache::daemon::compile

@@ -1,0 +1,63 @@
+#include <daemon/compile/prepare_job.hpp>
+
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include <daemon/compile/option_mapping.hpp>
+#include <daemon/compile/ptx_version.hpp>
+
+namespace jitcache::daemon::compile {
+
+namespace {
+
+std::string driver_text(std::uint32_t api) {
+  return std::to_string(api / 1000) + "." + std::to_string((api % 1000) / 10) + " (" + std::to_string(api) + ")";
+}
+
+std::optional<Refusal> check_toolkit(const CompileInput& input, ToolkitVersion toolkit) {
+  const std::string name = producer_name(toolkit);
+  const auto max_isa = max_ptx_isa(toolkit);
+  if (!max_isa) {
+    return Refusal{RefusalReason::unknown_toolkit,
+                   name + " is not in this daemon's tables of PTX versions and archs, so it cannot tell what it "
+                          "would compile faithfully"};
+  }
+  // Rationale: a cubin from toolkit major N needs a driver of major >= N (minor version
+  // compatibility holds only within a major, cuda-notes §2); an older driver would not load it.
+  if (input.driver_api / 1000 < toolkit.major) {
+    return Refusal{RefusalReason::driver_too_old,
+                   "the client's driver API " + driver_text(input.driver_api) + " is older than " + name +
+                       " (major " + std::to_string(toolkit.major) + "), whose cubins it could not load"};
+  }
+  const auto isa = read_ptx_isa(std::string_view(reinterpret_cast<const char*>(input.ptx.data()), input.ptx.size()));
+  if (isa && *isa > *max_isa) {
+    return Refusal{RefusalReason::ptx_version, "PTX .version " + to_string(*isa) + " is newer than " + name +
+                                                   " reads (up to " + to_string(*max_isa) + ")"};
+  }
+  const auto targets = can_target(toolkit, input.arch);
+  if (!targets) {
+    return Refusal{RefusalReason::unknown_toolkit,
+                   "the archs " + name + " can target are not in this daemon's tables"};
+  }
+  if (!*targets) {
+    return Refusal{RefusalReason::arch, name + " cannot generate code for " + input.arch};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+proto::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit) {
+  if (auto refusal = check_toolkit(input, toolkit)) return PreparedJob{std::move(*refusal)};
+  auto mapped = map_options(input.options);
+  if (!mapped) return mapped.error();
+  if (mapped->refusal) return PreparedJob{std::move(*mapped->refusal)};
+  CompileJob job;
+  job.arch = input.arch;
+  job.nvjitlink_options = std::move(mapped->nvjitlink_options);
+  job.ptx.assign(input.ptx.begin(), input.ptx.end());
+  return PreparedJob{std::move(job)};
+}
+
+}  // namespace jitcache::daemon::compile

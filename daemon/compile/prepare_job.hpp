@@ -1,0 +1,35 @@
+// The refusal checks and the option mapping in one step: a compile request becomes either a job
+// for a worker or a refusal ("cannot compile faithfully, build it yourself"). Cheap and run before
+// any worker is spawned or any queue slot taken.
+// Thread safety: pure function.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+
+#include <jitcache/proto/result.hpp>
+
+#include <daemon/compile/compile_job.hpp>
+#include <daemon/compile/refusal.hpp>
+#include <daemon/compile/toolkit_support.hpp>
+
+namespace jitcache::daemon::compile {
+
+struct CompileInput {
+  std::string arch;              // the key's arch
+  std::uint32_t driver_api = 0;  // the key's driver API version (cuDriverGetVersion: 13000 = 13.0)
+  std::string options;           // the key's canonical option string
+  std::span<const std::uint8_t> ptx;
+};
+
+using PreparedJob = std::variant<CompileJob, Refusal>;
+
+// Refuses, in this order: an nvJitLink version the tables do not know; a driver whose major is
+// older than the toolkit's (a cubin of toolkit major N needs a driver of major N or later); a PTX
+// `.version` newer than the toolkit reads; an arch the toolkit cannot target; an option without a
+// faithful nvJitLink equivalent. A non-canonical option string is ErrorCode::invalid_argument.
+proto::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit);
+
+}  // namespace jitcache::daemon::compile

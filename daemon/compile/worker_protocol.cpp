@@ -1,0 +1,112 @@
+#include <daemon/compile/worker_protocol.hpp>
+
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+namespace jitcache::daemon::compile {
+
+namespace {
+
+using proto::ByteReader;
+using proto::ByteWriter;
+
+constexpr std::size_t k_max_arch_length = 32;
+
+void write_magic(ByteWriter& out, const char (&magic)[4]) {
+  out.raw(proto::as_bytes(std::string_view(magic, sizeof magic)));
+}
+
+proto::Result<void> read_magic(ByteReader& in, const char (&magic)[4], std::string_view what) {
+  for (char expected : magic) {
+    auto byte = in.u8(what);
+    if (!byte) return byte.error();
+    if (*byte != static_cast<std::uint8_t>(expected)) {
+      return proto::make_error(proto::ErrorCode::corrupt, std::string(what) + ": wrong magic");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_job(const CompileJob& job) {
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(job.ptx.size() + 256);
+  ByteWriter out(bytes);
+  write_magic(out, k_job_magic);
+  out.str16(job.arch);
+  out.u16(static_cast<std::uint16_t>(job.nvjitlink_options.size()));
+  for (const std::string& option : job.nvjitlink_options) out.str16(option);
+  out.blob32(proto::Bytes(job.ptx));
+  return bytes;
+}
+
+proto::Result<CompileJob> decode_job(proto::Bytes bytes) {
+  ByteReader in(bytes);
+  if (auto r = read_magic(in, k_job_magic, "job"); !r) return r.error();
+  CompileJob job;
+  auto arch = in.str16("job arch", k_max_arch_length);
+  if (!arch) return arch.error();
+  job.arch = std::string(*arch);
+  auto count = in.u16("job option count");
+  if (!count) return count.error();
+  if (*count > k_max_job_options) {
+    return proto::make_error(proto::ErrorCode::corrupt, "job: " + std::to_string(*count) + " options");
+  }
+  for (unsigned i = 0; i < *count; ++i) {
+    auto option = in.str16("job option", k_max_job_option_length);
+    if (!option) return option.error();
+    job.nvjitlink_options.emplace_back(*option);
+  }
+  auto ptx = in.blob32("job ptx");
+  if (!ptx) return ptx.error();
+  job.ptx.assign(ptx->begin(), ptx->end());
+  if (auto r = in.expect_end("job"); !r) return r.error();
+  return job;
+}
+
+std::vector<std::uint8_t> encode_reply(const WorkerReply& reply) {
+  std::vector<std::uint8_t> bytes;
+  bytes.reserve(reply.payload.size() + 32);
+  ByteWriter out(bytes);
+  write_magic(out, k_reply_magic);
+  out.u8(static_cast<std::uint8_t>(reply.status));
+  out.u16(static_cast<std::uint16_t>(reply.nvjitlink_major));
+  out.u16(static_cast<std::uint16_t>(reply.nvjitlink_minor));
+  out.u64(reply.compile_time_us);
+  out.u32(reply.nvjitlink_result);
+  out.blob32(proto::Bytes(reply.payload));
+  return bytes;
+}
+
+proto::Result<WorkerReply> decode_reply(proto::Bytes bytes) {
+  ByteReader in(bytes);
+  if (auto r = read_magic(in, k_reply_magic, "reply"); !r) return r.error();
+  WorkerReply reply;
+  auto status = in.u8("reply status");
+  if (!status) return status.error();
+  if (*status > static_cast<std::uint8_t>(ReplyStatus::refused)) {
+    return proto::make_error(proto::ErrorCode::corrupt, "reply: unknown status " + std::to_string(*status));
+  }
+  reply.status = static_cast<ReplyStatus>(*status);
+  auto major = in.u16("reply nvJitLink major");
+  if (!major) return major.error();
+  auto minor = in.u16("reply nvJitLink minor");
+  if (!minor) return minor.error();
+  auto time = in.u64("reply compile time");
+  if (!time) return time.error();
+  auto result = in.u32("reply nvJitLink result");
+  if (!result) return result.error();
+  auto payload = in.blob32("reply payload");
+  if (!payload) return payload.error();
+  if (auto r = in.expect_end("reply"); !r) return r.error();
+  reply.nvjitlink_major = *major;
+  reply.nvjitlink_minor = *minor;
+  reply.compile_time_us = *time;
+  reply.nvjitlink_result = *result;
+  reply.payload.assign(payload->begin(), payload->end());
+  return reply;
+}
+
+}  // namespace jitcache::daemon::compile

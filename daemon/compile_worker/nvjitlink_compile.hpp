@@ -1,0 +1,19 @@
+// The worker's one compile: a job → nvJitLink → a reply. Every nvJitLink return code is checked,
+// because a failed AddData is followed by a "successful" Complete with a useless cubin
+// (cuda-notes §2).
+// Thread safety: one call at a time per process (the worker runs one).
+#pragma once
+
+#include <string>
+
+#include <daemon/compile/compile_job.hpp>
+#include <daemon/compile/worker_protocol.hpp>
+
+namespace jitcache::daemon::compile_worker {
+
+compile::WorkerReply compile_with_nvjitlink(const compile::CompileJob& job);
+
+// nvJitLinkVersion as "nvJitLink 13.0"; what `jitcache-compile --version` prints.
+std::string nvjitlink_version_text();
+
+}  // namespace jitcache::daemon::compile_worker

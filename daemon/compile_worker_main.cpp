@@ -1,0 +1,66 @@
+// jitcache-compile: compiles one PTX job with nvJitLink and exits (docs/compile-service.md).
+//
+// jitcached starts one per compile with only its two pipes, under CPU, memory and wall-time limits,
+// so a PTX that crashes or hangs the compiler takes down this process and never the daemon. It
+// never opens the store. Usage: `jitcache-compile` (job on stdin, reply on stdout) or
+// `jitcache-compile --version` (prints "nvJitLink X.Y").
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include <daemon/compile/worker_protocol.hpp>
+#include <daemon/compile_worker/nvjitlink_compile.hpp>
+#include <daemon/compile_worker/stdio_pipes.hpp>
+
+namespace {
+
+namespace compile = jitcache::daemon::compile;
+namespace worker = jitcache::daemon::compile_worker;
+
+// Rationale: a job is the PTX plus a few hundred bytes; PTX over 1 GiB is not something to compile.
+constexpr std::size_t k_max_job_bytes = std::size_t{1} << 30;
+
+[[noreturn]] void out_of_memory() { _exit(compile::k_exit_out_of_memory); }
+
+int run() {
+  auto bytes = worker::read_all(STDIN_FILENO, k_max_job_bytes);
+  if (!bytes) return compile::k_exit_io;
+  auto job = compile::decode_job(*bytes);
+  if (!job) {
+    std::fprintf(stderr, "jitcache-compile: %s\n", job.error().message.c_str());
+    return compile::k_exit_bad_job;
+  }
+  bytes->clear();
+  bytes->shrink_to_fit();
+  const auto reply = compile::encode_reply(worker::compile_with_nvjitlink(*job));
+  return worker::write_all(STDOUT_FILENO, reply) ? 0 : compile::k_exit_io;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  worker::close_inherited_descriptors();
+  std::set_new_handler(out_of_memory);
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    const std::string version = worker::nvjitlink_version_text();
+    if (version.empty()) return compile::k_exit_io;
+    std::printf("%s\n", version.c_str());
+    return 0;
+  }
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: jitcache-compile [--version]  (a job on stdin, the reply on stdout)\n");
+    return compile::k_exit_bad_job;
+  }
+  try {
+    return run();
+  } catch (const std::bad_alloc&) {
+    return compile::k_exit_out_of_memory;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "jitcache-compile: %s\n", e.what());
+    return compile::k_exit_io;
+  }
+}

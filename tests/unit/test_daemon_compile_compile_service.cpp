@@ -1,0 +1,231 @@
+// CompileService (daemon/compile/compile_service.hpp) over a scripted runner: single flight, waiters
+// leaving, the store sink, the governor (concurrency, queue bound, priorities), the negative cache,
+// refusals, stop, and async_compile from a coroutine. The real worker is exercised in
+// tests/integration/test_daemon_compile_worker.cpp and tests/fault/test_daemon_compile_runner_faults.cpp.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <jitcache/proto/jit_options.hpp>
+
+#include <daemon/compile/async_compile.hpp>
+#include <daemon/compile/compile_service.hpp>
+
+#include "compile_service_harness.hpp"
+
+using namespace jitcache::daemon::compile;
+using namespace jitcache::testing;
+using namespace std::chrono_literals;
+
+TEST_CASE("compile service: 32 concurrent submissions of one key run one compile and all get its image") {
+  Harness h({.max_concurrent = 4});
+  h.runner->hold();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 32; ++i) threads.emplace_back([&] { h.submit("a", Priority::interactive); });
+  for (auto& t : threads) t.join();
+  CHECK(h.service.counters().single_flight_joins == 31);
+  h.runner->open();
+  const auto outcomes = h.wait_for_outcomes(32);
+  CHECK(h.runner->calls() == 1);
+  CHECK(h.sink_calls() == 1);
+  for (const auto& outcome : outcomes) {
+    CHECK(outcome == outcomes.front());  // one shared outcome
+    CHECK(outcome->kind == OutcomeKind::compiled);
+    CHECK(image_text(*outcome) == "cubin of a");
+  }
+  CHECK(h.service.counters().compiles == 1);
+}
+
+TEST_CASE("compile service: a waiter that leaves cancels nothing for the others") {
+  Harness h({.max_concurrent = 1});
+  h.runner->hold();
+  const CompileTicket first = h.submit("a", Priority::interactive);
+  h.submit("a", Priority::interactive);
+  CHECK(h.service.leave(first));
+  h.runner->open();
+  const auto outcomes = h.wait_for_outcomes(1);
+  CHECK(outcomes.front()->kind == OutcomeKind::compiled);
+  CHECK(h.outcome_count() == 1);  // the leaver's handler would have run first
+  CHECK_FALSE(h.service.leave(first));
+}
+
+TEST_CASE("compile service: when the last waiter leaves, the compile still finishes and is stored once") {
+  Harness h({.max_concurrent = 1});
+  h.runner->hold();
+  const CompileTicket ticket = h.submit("a", Priority::interactive);
+  REQUIRE(h.runner->wait_for_calls(1));
+  CHECK(h.service.leave(ticket));
+  h.runner->open();
+  REQUIRE(h.wait_for_sink(1));
+  std::this_thread::sleep_for(50ms);
+  CHECK(h.sink_calls() == 1);
+  CHECK(h.outcome_count() == 0);
+  CHECK(h.runner->calls() == 1);
+}
+
+TEST_CASE("compile service: at most max_concurrent compiles run at once") {
+  Harness h({.max_concurrent = 2});
+  h.runner->hold();
+  for (const char* key : {"a", "b", "c", "d", "e", "f"}) h.submit(key, Priority::interactive);
+  REQUIRE(h.runner->wait_for_calls(2));
+  std::this_thread::sleep_for(50ms);
+  CHECK(h.runner->calls() == 2);
+  CHECK(h.service.counters().queue_length == 4);
+  CHECK(h.service.counters().running == 2);
+  h.runner->open();
+  h.wait_for_outcomes(6);
+  CHECK(h.runner->max_running() == 2);
+  CHECK(h.service.counters().queue_length == 0);
+}
+
+TEST_CASE("compile service: a full queue answers busy at once, but a join still gets in") {
+  Harness h({.max_concurrent = 1, .max_queued = 2});
+  h.runner->hold();
+  h.submit("running", Priority::interactive);
+  REQUIRE(h.runner->wait_for_calls(1));
+  h.submit("q1", Priority::interactive);
+  h.submit("q2", Priority::interactive);
+  h.submit("over", Priority::interactive);
+  auto busy = h.wait_for_outcomes(1);
+  CHECK(busy.front()->kind == OutcomeKind::busy);
+  CHECK_THAT(busy.front()->message, Catch::Contains("queue is full"));
+  CHECK(h.service.counters().busy_rejections == 1);
+  h.submit("q1", Priority::warm);  // joins the queued compile: no slot needed
+  CHECK(h.service.counters().busy_rejections == 1);
+  h.runner->open();
+  h.wait_for_outcomes(5);
+  CHECK(h.runner->calls() == 3);
+}
+
+TEST_CASE("compile service: interactive compiles run before warm ones queued earlier") {
+  Harness h({.max_concurrent = 1});
+  h.runner->hold();
+  h.submit("running", Priority::warm);
+  REQUIRE(h.runner->wait_for_calls(1));
+  h.submit("warm1", Priority::warm);
+  h.submit("warm2", Priority::warm);
+  h.submit("interactive", Priority::interactive);
+  h.runner->open();
+  h.wait_for_outcomes(4);
+  CHECK(h.runner->order() == std::vector<std::string>{"running", "interactive", "warm1", "warm2"});
+}
+
+TEST_CASE("compile service: an interactive waiter joining a queued warm compile moves it ahead") {
+  Harness h({.max_concurrent = 1});
+  h.runner->hold();
+  h.submit("running", Priority::warm);
+  REQUIRE(h.runner->wait_for_calls(1));
+  h.submit("warm1", Priority::warm);
+  h.submit("warm2", Priority::warm);
+  h.submit("warm2", Priority::interactive);
+  h.runner->open();
+  h.wait_for_outcomes(4);
+  CHECK(h.runner->order() == std::vector<std::string>{"running", "warm2", "warm1"});
+}
+
+TEST_CASE("compile service: when the queue is full, an interactive request takes the newest warm slot") {
+  Harness h({.max_concurrent = 1, .max_queued = 2});
+  h.runner->hold();
+  h.submit("running", Priority::warm);
+  REQUIRE(h.runner->wait_for_calls(1));
+  h.submit("warm1", Priority::warm);
+  h.submit("warm2", Priority::warm);
+  h.submit("interactive", Priority::interactive);
+  const auto displaced = h.wait_for_outcomes(1);
+  CHECK(displaced.front()->kind == OutcomeKind::busy);
+  CHECK(h.service.counters().busy_rejections == 1);
+  h.runner->open();
+  h.wait_for_outcomes(4);
+  CHECK(h.runner->order() == std::vector<std::string>{"running", "interactive", "warm1"});
+}
+
+TEST_CASE("compile service: a failed compile is served from the negative cache for its TTL, then retried") {
+  Harness h({.max_concurrent = 1, .negative_ttl = 300ms});
+  h.runner->respond_with_compile_error = true;
+  h.submit("bad", Priority::interactive);
+  auto first = h.wait_for_outcomes(1);
+  CHECK(first.back()->kind == OutcomeKind::compile_error);
+  CHECK(first.back()->message == "ptxas fatal: bad");
+  CHECK_FALSE(first.back()->from_negative_cache);
+
+  h.submit("bad", Priority::interactive);
+  auto second = h.wait_for_outcomes(2);
+  CHECK(second.back()->kind == OutcomeKind::compile_error);
+  CHECK(second.back()->message == "ptxas fatal: bad");
+  CHECK(second.back()->from_negative_cache);
+  CHECK(h.runner->calls() == 1);
+  CHECK(h.service.counters().negative_hits == 1);
+  CHECK(h.service.counters().compile_failures == 1);
+
+  std::this_thread::sleep_for(400ms);
+  h.submit("bad", Priority::interactive);
+  auto third = h.wait_for_outcomes(3);
+  CHECK_FALSE(third.back()->from_negative_cache);
+  CHECK(h.runner->calls() == 2);
+  CHECK(h.sink_calls() == 0);  // failures are never stored
+}
+
+TEST_CASE("compile service: a refused request is answered at once without a compile") {
+  Harness h({.max_concurrent = 1});
+  h.submit("a", Priority::interactive, *jitcache::proto::canonicalize_option_text("tpb=128"));
+  const auto outcomes = h.wait_for_outcomes(1);
+  CHECK(outcomes.front()->kind == OutcomeKind::refused);
+  CHECK(outcomes.front()->refusal == RefusalReason::option);
+  CHECK(h.runner->calls() == 0);
+  CHECK(h.service.counters().refused == 1);
+}
+
+TEST_CASE("compile service: a malformed request is an error and its handler never runs") {
+  Harness h({.max_concurrent = 1});
+  const std::string ptx = tagged_ptx("a");
+  auto result = h.service.submit(key_of("a"), CompileInput{"sm_90", 13000, "opt=4", jitcache::proto::as_bytes(ptx)},
+                                 Priority::interactive, [](CompileOutcomePtr) { FAIL("handler ran"); });
+  REQUIRE_FALSE(result);
+  CHECK(result.error().code == jitcache::proto::ErrorCode::invalid_argument);
+}
+
+TEST_CASE("compile service: stop abandons running compiles, answers queued ones busy, and refuses new ones") {
+  Harness h({.max_concurrent = 1});
+  h.runner->hold();
+  h.submit("running", Priority::interactive);
+  REQUIRE(h.runner->wait_for_calls(1));
+  h.submit("queued", Priority::interactive);
+  h.service.stop();
+  const auto outcomes = h.wait_for_outcomes(2);
+  int busy = 0;
+  int cancelled = 0;
+  for (const auto& o : outcomes) {
+    busy += o->kind == OutcomeKind::busy;
+    cancelled += o->kind == OutcomeKind::worker_failed && o->failure == WorkerFailure::cancelled;
+  }
+  CHECK(busy == 1);
+  CHECK(cancelled == 1);
+  h.submit("later", Priority::interactive);
+  CHECK(h.wait_for_outcomes(3).back()->kind == OutcomeKind::busy);
+  CHECK(h.sink_calls() == 0);
+}
+
+TEST_CASE("compile service: async_compile completes a coroutine on its own executor") {
+  Harness h({.max_concurrent = 1});
+  boost::asio::io_context io;
+  const std::string ptx = tagged_ptx("co");
+  std::thread::id resumed_on;
+  CompileOutcomePtr outcome;
+  boost::asio::co_spawn(
+      io,
+      [&]() -> boost::asio::awaitable<void> {
+        auto result = co_await async_compile(h.service, key_of("co"), input_of(ptx), Priority::interactive,
+                                             boost::asio::use_awaitable);
+        resumed_on = std::this_thread::get_id();
+        if (result) outcome = *result;
+      },
+      boost::asio::detached);
+  io.run();  // returns only after the completion ran: the pending compile keeps it busy
+  REQUIRE(outcome);
+  CHECK(outcome->kind == OutcomeKind::compiled);
+  CHECK(image_text(*outcome) == "cubin of co");
+  CHECK(resumed_on == std::this_thread::get_id());
+}
