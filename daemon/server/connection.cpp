@@ -12,6 +12,7 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include <daemon/server/descriptor_passing.hpp>
 #include <daemon/server/run_on.hpp>
 
 namespace jitcache::daemon::server {
@@ -26,6 +27,8 @@ namespace {
 // Rationale: a connection keeps its payload buffer between requests to avoid reallocating for every
 // LOOKUP, but gives back anything above this after a large PUT so idle connections stay small.
 constexpr std::size_t k_retained_buffer_bytes = 1 << 20;
+// Rationale: below this, streaming the bytes costs less than a memfd and a mapping on each side.
+constexpr std::size_t k_min_image_by_descriptor = 64 << 10;
 }  // namespace
 
 Connection::Connection(Socket socket, Strand strand, ServerContext& context, PeerCredentials peer)
@@ -126,6 +129,15 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
 
 awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const Reply& reply) {
   enter(Phase::writing, m_context.config.write_deadline);
+  if ((request.flags & proto::k_flag_image_fd) != 0 && reply.image && !reply.payload_by_descriptor.empty() &&
+      reply.image->size() >= k_min_image_by_descriptor) {
+    auto sealed = m_context.descriptors.get(reply.image);
+    if (sealed) {
+      Counters::add(m_context.counters.images_by_descriptor);
+      co_return co_await write_with_descriptor(request, reply, **sealed);
+    }
+    spdlog::warn("image sent as bytes, not by descriptor: {}", sealed.error().message);
+  }
   proto::FrameHeader header;
   header.op = request.op;
   header.status = reply.status;
@@ -143,6 +155,41 @@ awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const
     co_return false;
   }
   co_return true;
+}
+
+awaitable<bool> Connection::write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,
+                                                   const SealedImage& sealed) {
+  proto::FrameHeader header;
+  header.op = request.op;
+  header.status = reply.status;
+  header.flags = proto::k_flag_image_fd;
+  header.request_id = request.request_id;
+  header.payload_length = reply.payload_by_descriptor.size();
+  const proto::HeaderBytes raw = proto::encode_header(header);
+  std::vector<std::uint8_t> frame(raw.begin(), raw.end());
+  frame.insert(frame.end(), reply.payload_by_descriptor.begin(), reply.payload_by_descriptor.end());
+
+  // The descriptor rides on the frame's first byte (SCM_RIGHTS): one sendmsg, then the rest of the
+  // frame as usual if the socket took only part of it.
+  for (;;) {
+    auto sent = send_with_descriptor(m_socket.native_handle(), proto::Bytes(frame), sealed.fd());
+    if (sent) {
+      if (*sent < frame.size()) {
+        boost::system::error_code ec;
+        co_await asio::async_write(m_socket, asio::buffer(frame.data() + *sent, frame.size() - *sent),
+                                   asio::redirect_error(use_awaitable, ec));
+        if (ec) co_return false;
+      }
+      co_return true;
+    }
+    if (sent.error().code != proto::ErrorCode::unavailable) {
+      spdlog::debug("reply to {} not delivered: {}", m_peer.describe(), sent.error().message);
+      co_return false;
+    }
+    boost::system::error_code ec;
+    co_await m_socket.async_wait(Socket::wait_write, asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return false;
+  }
 }
 
 awaitable<void> Connection::run() {

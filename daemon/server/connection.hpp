@@ -22,6 +22,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <daemon/server/peer_credentials.hpp>
+#include <daemon/server/sealed_image.hpp>
 #include <daemon/server/server_context.hpp>
 #include <jitcache/proto/wire.hpp>
 
@@ -50,6 +51,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::awaitable<bool> read_request(proto::FrameHeader& header);
   boost::asio::awaitable<Reply> dispatch(const proto::FrameHeader& header);
   boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply);
+  // A LOOKUP hit whose image goes as a sealed memfd (PROTOCOL.md §4 "Images by descriptor").
+  boost::asio::awaitable<bool> write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,
+                                                     const SealedImage& sealed);
   void enter(Phase phase, Clock::duration budget);
   void close();
 

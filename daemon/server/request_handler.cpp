@@ -21,7 +21,7 @@ Lane lane_for(Op op) {
 }
 
 Reply error_reply(Status status, std::string_view message) {
-  return Reply{status, proto::encode_error_message(message), nullptr};
+  return Reply{status, proto::encode_error_message(message), nullptr, {}};
 }
 
 Status status_for(const proto::Error& error) {
@@ -50,7 +50,7 @@ Reply failure(const proto::Error& error, std::string_view context) {
 
 template <class T>
 Reply ok_payload(const T& message) {
-  return Reply{Status::ok, proto::encode(message), nullptr};
+  return Reply{Status::ok, proto::encode(message), nullptr, {}};
 }
 
 }  // namespace
@@ -103,7 +103,8 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   }
   proto::HelloReply reply;
   reply.version = proto::k_protocol_version;
-  reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key;
+  reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key |
+                       proto::k_capability_image_fd;
   reply.daemon_version = "jitcached " JITCACHE_VERSION;
   reply.max_frame_bytes = m_max_frame_bytes;
   return ok_payload(reply);
@@ -136,8 +137,9 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
   Counters::add(m_counters.hits);
   if (by_fast_key) Counters::add(m_counters.fast_key_hits);
   Counters::add(m_counters.bytes_served, hit.image->size());
-  return Reply{Status::ok, proto::encode_lookup_reply_head(hit.info, static_cast<std::uint32_t>(hit.image->size())),
-               std::move(hit.image)};
+  const auto image_size = static_cast<std::uint32_t>(hit.image->size());
+  return Reply{Status::ok, proto::encode_lookup_reply_head(hit.info, image_size), std::move(hit.image),
+               proto::encode(proto::LookupReplyByDescriptor{hit.info, image_size})};
 }
 
 Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {

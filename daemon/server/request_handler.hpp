@@ -22,6 +22,9 @@ struct Reply {
   // Sent right after `payload` (a LOOKUP hit's image, straight from the store's buffer, which the
   // store's hot image cache may share with other replies).
   std::shared_ptr<const store::ImageBuffer> image;
+  // The whole payload for when `image` is handed over as a descriptor instead (a LOOKUP hit to a
+  // request with proto::k_flag_image_fd); empty: `image`, if any, always travels as bytes.
+  proto::Payload payload_by_descriptor;
 };
 
 // Where an op's work runs: on the connection's worker thread (reads, which SQLite's WAL lets run in

@@ -41,7 +41,10 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd)
       m_drain_timer(m_accept_io),
       m_drain_watch(m_accept_io),
       m_writer(1),
-      m_context{config, m_handler, m_counters, m_writer, {}} {
+      // Rationale: as much again as the hot image cache: the images worth a memfd are the ones
+      // served often, which are the ones that cache holds.
+      m_descriptors(config.hot_cache_size),
+      m_context{config, m_handler, m_counters, m_writer, m_descriptors, {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
   // Only the workers' duplicates hold the socket from here on, so when draining closes them the
   // socket stops listening at once (a connect is refused, not left waiting in the backlog).

@@ -79,6 +79,7 @@ class Server {
   boost::asio::steady_timer m_drain_timer;
   boost::asio::steady_timer m_drain_watch;
   boost::asio::thread_pool m_writer;
+  ImageDescriptors m_descriptors;
   ServerContext m_context;
   std::mutex m_connections_mutex;
   std::unordered_map<const Connection*, std::weak_ptr<Connection>> m_connections;

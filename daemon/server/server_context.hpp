@@ -8,6 +8,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <daemon/config/config.hpp>
+#include <daemon/server/image_descriptors.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/stats/counters.hpp>
 
@@ -18,6 +19,7 @@ struct ServerContext {
   RequestHandler& handler;
   stats::Counters& counters;
   boost::asio::thread_pool& writer;
+  ImageDescriptors& descriptors;
   std::atomic<bool> draining{false};
 };
 

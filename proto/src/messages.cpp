@@ -280,6 +280,23 @@ Result<LookupReply> decode_lookup_reply(Bytes payload) {
   return finish(r, std::move(m), "LOOKUP reply");
 }
 
+Payload encode(const LookupReplyByDescriptor& m) {
+  return encode_with(m, [](ByteWriter& w, const LookupReplyByDescriptor& l) {
+    encode_entry_info(w, l.info);
+    w.u64(l.image_size);
+  });
+}
+
+Result<LookupReplyByDescriptor> decode_lookup_reply_by_descriptor(Bytes payload) {
+  ByteReader r(payload);
+  LookupReplyByDescriptor m;
+  JC_READ(info, decode_entry_info(r));
+  JC_READ(image_size, r.u64("image_size"));
+  m.info = std::move(info);
+  m.image_size = image_size;
+  return finish(r, std::move(m), "LOOKUP reply");
+}
+
 // ---- PUT
 
 Payload encode_put_request_head(const PutRequest& m) {

@@ -97,8 +97,9 @@ std::optional<HeaderError> check_request_header(const HeaderBytes& raw, std::uin
                            std::to_string(k_protocol_version),
                        op, out.request_id};
   }
-  if (out.flags != 0) {
-    return HeaderError{Status::bad_request, "reserved header flags are set (" + std::to_string(out.flags) + ")", op,
+  if ((out.flags & ~k_known_request_flags) != 0) {
+    return HeaderError{Status::bad_request,
+                       "reserved header flags are set (" + std::to_string(out.flags & ~k_known_request_flags) + ")", op,
                        out.request_id};
   }
   if (out.status != Status::ok) {

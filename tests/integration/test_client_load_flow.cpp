@@ -168,6 +168,19 @@ TEST_CASE("load flow: a miss compiles locally and stores; the next load is a hit
   CHECK(counters().fast_key_mismatches == 0);
 }
 
+TEST_CASE("load flow: a large module's hit is handed over as a sealed descriptor and loads") {
+  LiveDaemon live;
+  const std::string mid = read_text(std::string(JITCACHE_CORPUS_DIR) + "/mid_kernels.ptx");
+  REQUIRE(mid.size() >= 256 * 1024);
+  CHECK(load_expecting(mid.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(load_expecting(mid.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(stat_value(live.daemon, "images_by_descriptor") == 1);
+  // A small module's hit stays on bytes: no HELLO, no descriptor.
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(stat_value(live.daemon, "images_by_descriptor") == 1);
+}
+
 TEST_CASE("load flow: an entry found by the fast key whose content digest is another PTX's is never loaded") {
   LiveDaemon live;
   fake().reset_counters();

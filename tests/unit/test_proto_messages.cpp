@@ -616,6 +616,20 @@ TEST_CASE("messages: a PUT carries content_fast after its image, and one without
   CHECK(std::ranges::equal(decoded->image, image));
 }
 
+TEST_CASE("messages: a LOOKUP reply by descriptor carries the entry and the image size, and nothing else") {
+  LookupReplyByDescriptor m;
+  m.info.key = sample_key();
+  m.info.raw_size = 1'600'000;
+  m.image_size = 1'600'000;
+  const Payload payload = encode(m);
+  auto decoded = decode_lookup_reply_by_descriptor(payload);
+  REQUIRE(decoded.ok());
+  CHECK(decoded->info.key == m.info.key);
+  CHECK(decoded->image_size == m.image_size);
+  require_error(decode_lookup_reply_by_descriptor(concat(payload, Payload{1})), ErrorCode::invalid_argument,
+                "unexpected bytes");
+}
+
 TEST_CASE("messages: a LOOKUP by fast key round-trips every field") {
   LookupRequest m;
   m.selector = LookupSelector::fast_key;

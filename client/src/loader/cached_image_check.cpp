@@ -16,13 +16,13 @@ constexpr std::uint8_t k_little_endian = 1;
 }  // namespace
 
 proto::Result<void> check_cached_image(const transport::FetchedImage& fetched, const proto::KeyFields& asked) {
-  const auto& image = fetched.image;
+  const proto::Bytes image = fetched.bytes();
   if (!(fetched.info.key == asked)) return make_error(ErrorCode::corrupt, "the daemon answered for another key");
   if (image.size() != fetched.info.raw_size) {
     return make_error(ErrorCode::corrupt, "the image has " + std::to_string(image.size()) + " bytes, the entry records " +
                                               std::to_string(fetched.info.raw_size));
   }
-  if (!fetched.checksum_verified && proto::xxh3_128(proto::Bytes(image)) != fetched.info.checksum) {
+  if (!fetched.checksum_verified && proto::xxh3_128(image) != fetched.info.checksum) {
     return make_error(ErrorCode::corrupt, "the image's XXH3-128 does not match the entry's checksum");
   }
   if (image.size() < fatbin::k_elf64_header_size || std::memcmp(image.data(), "\x7f" "ELF", 4) != 0) {

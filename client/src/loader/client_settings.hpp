@@ -18,7 +18,9 @@ namespace jitcache::client::loader {
 
 inline constexpr std::chrono::milliseconds k_default_connect_timeout{100};
 inline constexpr std::chrono::milliseconds k_default_request_timeout{2000};
-inline constexpr std::chrono::microseconds k_default_reply_spin{0};
+// Rationale: 300 us took ~85 us off a new connection's first LOOKUP on the H200 host (docs/benchmarks.md);
+// a reply that takes longer (a compile, a cold read) is awaited in poll(2) after it.
+inline constexpr std::chrono::microseconds k_default_reply_spin{300};
 inline constexpr std::chrono::microseconds k_max_reply_spin{10000};
 
 struct ClientSettings {

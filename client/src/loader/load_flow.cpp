@@ -24,6 +24,9 @@ namespace {
 // log buffer receives the whole log from the driver.
 constexpr std::size_t k_log_excerpt = 600;
 constexpr std::size_t k_private_log_size = 8192;
+// PTX at least this large compiles to images the daemon sends as a descriptor (its threshold is
+// 64 KiB of image; PTX is typically 2-4x its cubin).
+constexpr std::size_t k_descriptor_worthy_source = 256 << 10;
 
 std::string excerpt(std::string_view log) {
   while (!log.empty() && (log.back() == '\n' || log.back() == '\0')) log.remove_suffix(1);
@@ -210,10 +213,20 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
     }
     return fetched;
   };
-  auto by_key = [&](transport::DaemonClient& client) { return client.lookup(key); };
+  // Rationale: a large module's image is worth a HELLO (one round trip to a daemon that has just
+  // accepted us) to learn whether it can come as a descriptor, which saves ~1 ms per MB
+  // (docs/benchmarks.md); a small one is not.
+  auto delivery = transport::ImageDelivery::bytes;
+  if (source.text().size() >= k_descriptor_worthy_source) {
+    auto capabilities = lease->capabilities();
+    if (capabilities && (*capabilities & proto::k_capability_image_fd)) {
+      delivery = transport::ImageDelivery::descriptor_if_large;
+    }
+  }
+  auto by_key = [&](transport::DaemonClient& client) { return client.lookup(key, delivery); };
 
   const proto::FastKey fast_key = proto::fast_key_of(key, content_fast);
-  auto fetched = ask([&](transport::DaemonClient& client) { return client.lookup_fast(fast_key); });
+  auto fetched = ask([&](transport::DaemonClient& client) { return client.lookup_fast(fast_key, delivery); });
   // A daemon older than fast keys refuses selector 2 as a bad request; it still knows the key.
   const bool fast_keys_known =
       fetched || fetched.error().reply_status != static_cast<std::uint16_t>(proto::Status::bad_request);
@@ -258,7 +271,7 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
   CUresult result = CUDA_SUCCESS;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_load);
-    result = m_api.module_load_data(module, fetched.image.data());
+    result = m_api.module_load_data(module, fetched.bytes().data());
   }
   if (result == CUDA_SUCCESS) {
     m_record.outcome(JITCACHE_OUTCOME_HIT);

@@ -24,14 +24,39 @@ ErrorCode error_code_for(Status status) {
   return ErrorCode::internal;
 }
 
+namespace {
+
+Result<std::optional<FetchedImage>> fetched_by_descriptor(const Reply& reply) {
+  auto decoded = proto::decode_lookup_reply_by_descriptor(Bytes(reply.payload));
+  if (!decoded) return decoded.error();
+  if (!reply.descriptor) return make_error(ErrorCode::corrupt, "jitcached's reply says it carries an image descriptor, but none came");
+  if (decoded->image_size != decoded->info.raw_size) {
+    return make_error(ErrorCode::corrupt, "the image descriptor's size (" + std::to_string(decoded->image_size) +
+                                              ") is not the entry's (" + std::to_string(decoded->info.raw_size) + ")");
+  }
+  auto mapped = MappedImage::map(reply.descriptor.get(), decoded->image_size);
+  if (!mapped) return mapped.error();
+  if (proto::xxh3_128(mapped->bytes()) != decoded->info.checksum) {
+    return make_error(ErrorCode::corrupt, "the image in the descriptor jitcached sent does not match its checksum");
+  }
+  FetchedImage fetched;
+  fetched.info = std::move(decoded->info);
+  fetched.mapped = std::move(*mapped);
+  fetched.checksum_verified = true;
+  return std::optional<FetchedImage>(std::move(fetched));
+}
+
+}  // namespace
+
 Result<DaemonClient> DaemonClient::connect(const ConnectOptions& options) {
   auto connection = UnixConnection::connect(options);
   if (!connection) return connection.error();
   return DaemonClient(std::move(*connection));
 }
 
-Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes tail, Bytes trailer) {
-  auto reply = m_connection.call(op, payload, tail, trailer);
+Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
+                                     std::uint16_t flags) {
+  auto reply = m_connection.call(op, payload, tail, trailer, flags);
   if (!reply) return reply.error();
   if (reply->header.status == Status::ok) return reply;
   auto message = proto::decode_error_message(Bytes(reply->payload));
@@ -63,11 +88,17 @@ Result<void> DaemonClient::ping() {
   return proto::decode_empty(Bytes(reply->payload), "PING reply");
 }
 
-Result<std::optional<FetchedImage>> DaemonClient::lookup_with(const proto::LookupRequest& request) {
-  auto reply = ok_reply(Op::lookup, proto::encode(request));
+Result<std::optional<FetchedImage>> DaemonClient::lookup_with(const proto::LookupRequest& request,
+                                                              ImageDelivery delivery) {
+  const std::uint16_t flags = delivery == ImageDelivery::descriptor_if_large ? proto::k_flag_image_fd : 0;
+  auto reply = ok_reply(Op::lookup, proto::encode(request), {}, {}, flags);
   if (!reply) {
     if (reply.error().code == ErrorCode::not_found) return std::optional<FetchedImage>();
     return reply.error();
+  }
+  if ((reply->header.flags & proto::k_flag_image_fd) != 0) {
+    if (flags == 0) return make_error(ErrorCode::corrupt, "jitcached sent an image descriptor nobody asked for");
+    return fetched_by_descriptor(*reply);
   }
   auto decoded = proto::decode_lookup_reply(Bytes(reply->payload));
   if (!decoded) return decoded.error();
@@ -88,25 +119,25 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_with(const proto::Looku
   return std::optional<FetchedImage>(std::move(fetched));
 }
 
-Result<std::optional<FetchedImage>> DaemonClient::lookup(const proto::KeyFields& key) {
+Result<std::optional<FetchedImage>> DaemonClient::lookup(const proto::KeyFields& key, ImageDelivery delivery) {
   proto::LookupRequest request;
   request.selector = proto::LookupSelector::key;
   request.key = key;
-  return lookup_with(request);
+  return lookup_with(request, delivery);
 }
 
 Result<std::optional<FetchedImage>> DaemonClient::lookup_by_id(const std::string& key_id_prefix) {
   proto::LookupRequest request;
   request.selector = proto::LookupSelector::key_id_prefix;
   request.key_id_prefix = key_id_prefix;
-  return lookup_with(request);
+  return lookup_with(request, ImageDelivery::bytes);
 }
 
-Result<std::optional<FetchedImage>> DaemonClient::lookup_fast(const proto::FastKey& key) {
+Result<std::optional<FetchedImage>> DaemonClient::lookup_fast(const proto::FastKey& key, ImageDelivery delivery) {
   proto::LookupRequest request;
   request.selector = proto::LookupSelector::fast_key;
   request.fast_key = key;
-  return lookup_with(request);
+  return lookup_with(request, delivery);
 }
 
 Result<proto::PutReply> DaemonClient::put(const proto::PutRequest& request) {

@@ -11,15 +11,22 @@
 #include <optional>
 #include <vector>
 
+#include <client/src/transport/mapped_image.hpp>
 #include <client/src/transport/unix_connection.hpp>
 #include <jitcache/proto/messages.hpp>
 
 namespace jitcache::client::transport {
 
-// A LOOKUP hit with the image in its own buffer; `image` is checked against info.checksum.
+// How a LOOKUP asks for its image: streamed through the socket, or (from a daemon with
+// proto::k_capability_image_fd) as a sealed memfd the client maps — cheaper for large images.
+enum class ImageDelivery { bytes, descriptor_if_large };
+
+// A LOOKUP hit with the image in its own buffer or mapping; its bytes are checked against info.checksum.
 struct FetchedImage {
   proto::EntryInfo info;
-  ByteBuffer image;
+  ByteBuffer image;     // the image received as bytes
+  MappedImage mapped;   // or the image received as a descriptor
+  proto::Bytes bytes() const { return mapped.mapped() ? mapped.bytes() : proto::Bytes(image); }
   // Set by DaemonClient::lookup*, which checks size and XXH3-128 before returning, so the caller
   // need not hash a megabyte again (a cache hit's latency budget is a few milliseconds).
   bool checksum_verified = false;
@@ -33,11 +40,12 @@ class DaemonClient {
   // room for the entry metadata), so images larger than the client's default can be fetched.
   Result<proto::HelloReply> hello(const std::string& client_name);
   Result<void> ping();
-  Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key);
+  Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key, ImageDelivery delivery = ImageDelivery::bytes);
   Result<std::optional<FetchedImage>> lookup_by_id(const std::string& key_id_prefix);
   // LOOKUP selector 2. The entry found must still have its content digest checked against the
   // caller's own (proto::FastKey). A daemon without k_capability_fast_key answers bad_request.
-  Result<std::optional<FetchedImage>> lookup_fast(const proto::FastKey& key);
+  Result<std::optional<FetchedImage>> lookup_fast(const proto::FastKey& key,
+                                                 ImageDelivery delivery = ImageDelivery::bytes);
   Result<proto::PutReply> put(const proto::PutRequest& request);
   Result<proto::StatsReply> stats();
   Result<proto::ListReply> list(const proto::ListRequest& request);
@@ -51,8 +59,9 @@ class DaemonClient {
  private:
   explicit DaemonClient(UnixConnection connection) : m_connection(std::move(connection)) {}
   // The reply's payload when its status is ok, else the mapped error.
-  Result<Reply> ok_reply(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {});
-  Result<std::optional<FetchedImage>> lookup_with(const proto::LookupRequest& request);
+  Result<Reply> ok_reply(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
+                         std::uint16_t flags = 0);
+  Result<std::optional<FetchedImage>> lookup_with(const proto::LookupRequest& request, ImageDelivery delivery);
 
   UnixConnection m_connection;
 };

@@ -43,6 +43,34 @@ void cpu_relax() {
 #endif
 }
 
+// recv that also takes a file descriptor passed with the bytes (SCM_RIGHTS) into `descriptor`.
+// MSG_CMSG_CLOEXEC: the descriptor must not leak into programs the application starts.
+ssize_t receive_with_descriptor(int socket, std::uint8_t* out, std::size_t size, UniqueFd& descriptor) {
+  iovec iov{out, size};
+  alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  const ssize_t n = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+  if (n <= 0) return n;
+  for (cmsghdr* cmsg = CMSG_FIRSTHDR(&message); cmsg != nullptr; cmsg = CMSG_NXTHDR(&message, cmsg)) {
+    if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int fd = -1;
+      std::memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
+      if (!descriptor) {
+        descriptor.reset(fd);
+      } else {
+        ::close(fd);
+      }
+    }
+  }
+  return n;
+}
+
 }  // namespace
 
 Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
@@ -109,11 +137,12 @@ Result<void> UnixConnection::write_all(Bytes bytes, Clock::time_point deadline) 
 }
 
 Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clock::time_point deadline,
-                                        std::chrono::microseconds spin) {
+                                        std::chrono::microseconds spin, UniqueFd* descriptor) {
   std::size_t done = 0;
   Clock::time_point spin_until = spin.count() > 0 ? Clock::now() + spin : Clock::time_point{};
   while (done < size) {
-    ssize_t n = ::recv(m_fd, out + done, size - done, 0);
+    ssize_t n = descriptor != nullptr ? receive_with_descriptor(m_fd, out + done, size - done, *descriptor)
+                                      : ::recv(m_fd, out + done, size - done, 0);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
       if (spin.count() > 0) spin_until = Clock::now() + spin;
@@ -137,11 +166,14 @@ Result<void> UnixConnection::send_raw(Bytes bytes) { return write_all(bytes, Clo
 Result<Reply> UnixConnection::read_reply() {
   const auto deadline = Clock::now() + m_options.io_timeout;
   proto::HeaderBytes raw{};
-  if (auto r = read_exact(raw.data(), raw.size(), deadline, m_options.reply_spin); !r) return r.error();
+  // A descriptor rides on the frame's first byte, so the header is read with recvmsg.
+  UniqueFd descriptor;
+  if (auto r = read_exact(raw.data(), raw.size(), deadline, m_options.reply_spin, &descriptor); !r) return r.error();
   auto header = proto::decode_reply_header(raw, m_options.max_reply_bytes);
   if (!header) return header.error();
   Reply reply;
   reply.header = *header;
+  reply.descriptor = std::move(descriptor);
   reply.payload.resize(header->payload_length);
   if (auto r = read_exact(reply.payload.data(), reply.payload.size(), deadline, m_options.reply_spin); !r) {
     return r.error();
@@ -149,10 +181,12 @@ Result<Reply> UnixConnection::read_reply() {
   return reply;
 }
 
-Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer) {
+Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
+                                   std::uint16_t flags) {
   const auto deadline = Clock::now() + m_options.io_timeout;
   proto::FrameHeader h;
   h.op = op;
+  h.flags = flags;
   h.request_id = m_next_request_id++;
   h.payload_length = payload.size() + tail.size() + trailer.size();
   const proto::HeaderBytes header = proto::encode_header(h);

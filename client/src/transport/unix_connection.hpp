@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <client/src/transport/byte_buffer.hpp>
+#include <client/src/transport/unique_fd.hpp>
 #include <jitcache/proto/messages.hpp>
 #include <jitcache/proto/result.hpp>
 #include <jitcache/proto/wire.hpp>
@@ -35,6 +36,7 @@ struct ConnectOptions {
 struct Reply {
   proto::FrameHeader header;
   ByteBuffer payload;
+  UniqueFd descriptor;  // the file descriptor that came with the frame, if any (SCM_RIGHTS)
 };
 
 class UnixConnection {
@@ -50,7 +52,9 @@ class UnixConnection {
   // One request, one reply. `tail` and then `trailer` are sent right after `payload` as part of the
   // same frame, so a large image goes from the caller's buffer to the socket without being copied
   // into `payload` (a PUT's fields after its image travel in `trailer`).
-  Result<Reply> call(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {});
+  // `flags` go into the request header (proto::k_flag_image_fd: a descriptor may come back).
+  Result<Reply> call(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
+                     std::uint16_t flags = 0);
 
   // For tests that speak the protocol wrongly on purpose.
   Result<void> send_raw(Bytes bytes);
@@ -66,8 +70,10 @@ class UnixConnection {
   UnixConnection(int fd, const ConnectOptions& options) : m_fd(fd), m_options(options) {}
   Result<void> write_all(Bytes bytes, std::chrono::steady_clock::time_point deadline);
   // Polls on the CPU while bytes arrived within the last `spin` (reply_spin), then sleeps in poll(2).
+  // With `descriptor`, reads with recvmsg and keeps a file descriptor that arrives with the bytes
+  // (a second one, which the protocol never sends, is closed).
   Result<void> read_exact(std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline,
-                          std::chrono::microseconds spin = {});
+                          std::chrono::microseconds spin = {}, UniqueFd* descriptor = nullptr);
 
   int m_fd = -1;
   ConnectOptions m_options;

@@ -29,7 +29,8 @@ inline constexpr std::size_t k_content_chunk_size = 512 * 1024;
 Digest256 content_digest(Bytes source);
 
 // content_digest(source) computed while the caller does something else (design §3: a client looks
-// up by the fast key meanwhile). The constructor starts the hashing threads; wait() lends the
+// up by the fast key meanwhile). The constructor starts the hashing threads (one, which starts the
+// rest); wait() lends the
 // calling thread to the chunks still unclaimed, joins, and returns the digest. A source of one
 // chunk or less is hashed at once on the calling thread: a thread would cost more than the hash.
 // Thread safety: one owner; `source` must stay valid until wait() returns or the task is destroyed
@@ -49,7 +50,8 @@ class ContentDigestTask {
   Bytes m_source;
   std::vector<Digest256> m_parts;
   std::atomic<std::size_t> m_next{0};
-  std::vector<std::thread> m_helpers;
+  std::thread m_coordinator;          // started by the constructor; starts and joins m_helpers
+  std::vector<std::thread> m_helpers;  // touched by the coordinator thread only
   std::optional<Digest256> m_result;
 };
 

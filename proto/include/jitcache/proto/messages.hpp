@@ -84,6 +84,12 @@ struct LookupReply {
   EntryInfo info;
   Bytes image;  // a view into the decoded payload
 };
+// A LOOKUP reply whose header has k_flag_image_fd: the image is in the descriptor that came with
+// the frame, `image_size` bytes from its start.
+struct LookupReplyByDescriptor {
+  EntryInfo info;
+  std::uint64_t image_size = 0;
+};
 
 struct PutRequest {
   KeyFields key;
@@ -180,11 +186,14 @@ Payload encode_put_request_trailer(const PutRequest& m);
 
 // Everything of a LOOKUP reply but the image bytes, which the daemon sends from the store's buffer.
 Payload encode_lookup_reply_head(const EntryInfo& info, std::uint32_t image_size);
+// The whole payload of a LOOKUP reply whose image travels as a descriptor.
+Payload encode(const LookupReplyByDescriptor& m);
 
 Result<HelloRequest> decode_hello_request(Bytes payload);
 Result<HelloReply> decode_hello_reply(Bytes payload);
 Result<LookupRequest> decode_lookup_request(Bytes payload);
 Result<LookupReply> decode_lookup_reply(Bytes payload);
+Result<LookupReplyByDescriptor> decode_lookup_reply_by_descriptor(Bytes payload);
 Result<PutRequest> decode_put_request(Bytes payload);
 Result<PutReply> decode_put_reply(Bytes payload);
 Result<void> decode_empty(Bytes payload, std::string_view op);

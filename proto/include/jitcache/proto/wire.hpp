@@ -51,6 +51,14 @@ inline constexpr std::uint64_t k_capability_store = 1ull << 0;
 inline constexpr std::uint64_t k_capability_report_failure = 1ull << 2;
 // LOOKUP selector 2 (by fast key) and PUT's trailing content_fast.
 inline constexpr std::uint64_t k_capability_fast_key = 1ull << 5;
+// The header flag k_flag_image_fd: images handed over as a sealed file descriptor.
+inline constexpr std::uint64_t k_capability_image_fd = 1ull << 6;
+
+// Header flags (PROTOCOL.md §2). Persisted: never reused. In a request, k_flag_image_fd says "I
+// accept the image of this reply as a file descriptor"; in a reply, that it comes as one (§4
+// "Images by descriptor"). A request with a flag outside k_known_request_flags is refused.
+inline constexpr std::uint16_t k_flag_image_fd = 1u << 0;
+inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd;
 
 std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside the table
 std::string_view status_name(Status s);   // "not_found"; "unknown" outside the table

@@ -1,0 +1,53 @@
+#include <client/src/transport/mapped_image.hpp>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace jitcache::client::transport {
+
+namespace {
+
+constexpr int k_required_seals = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
+
+proto::Error refused(const std::string& why) {
+  return proto::make_error(proto::ErrorCode::corrupt, "the image descriptor jitcached sent " + why);
+}
+
+}  // namespace
+
+proto::Result<MappedImage> MappedImage::map(int fd, std::uint64_t size) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return refused(std::string("cannot be examined: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return refused("is not a memory file");
+  if (static_cast<std::uint64_t>(st.st_size) < size) {
+    return refused("holds " + std::to_string(st.st_size) + " bytes, the reply says " + std::to_string(size));
+  }
+  const int seals = ::fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & k_required_seals) != k_required_seals) {
+    return refused("is not sealed against writing, shrinking and growing");
+  }
+  if (size == 0) return MappedImage();
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  if (data == MAP_FAILED) return refused(std::string("cannot be mapped: ") + std::strerror(errno));
+  return MappedImage(data, size);
+}
+
+MappedImage& MappedImage::operator=(MappedImage&& other) noexcept {
+  if (this != &other) {
+    if (m_data != nullptr) ::munmap(m_data, m_size);
+    m_data = std::exchange(other.m_data, nullptr);
+    m_size = std::exchange(other.m_size, 0);
+  }
+  return *this;
+}
+
+MappedImage::~MappedImage() {
+  if (m_data != nullptr) ::munmap(m_data, m_size);
+}
+
+}  // namespace jitcache::client::transport
