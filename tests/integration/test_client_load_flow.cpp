@@ -374,6 +374,7 @@ TEST_CASE("load flow: with no daemon the load falls back to the driver at once, 
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
   const auto info = last_info();
   CHECK_THAT(std::string(info.reason), Catch::Contains("nobody-listens.sock"));
+  CHECK(std::strlen(info.key_id) == 64);  // the entry it would have used, for troubleshooting
   CHECK(fake().counters().ptx_jit_compiles == 1);  // the driver's own JIT did the work
   // Rationale: a dead socket is refused at once; a bound this loose only catches a real wait.
   CHECK(info.ns_total < 2'000'000'000ull);

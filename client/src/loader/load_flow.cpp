@@ -189,14 +189,23 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
     key.driver_api = static_cast<std::uint32_t>(m_api.api_version);
     key.driver_build = m_api.build;
     key.options = canonical->text;
-    if (lease) content.emplace(proto::as_bytes(source.text()));
+    content.emplace(proto::as_bytes(source.text()));
     content_fast = proto::xxh3_128(proto::as_bytes(source.text()));
     if (auto valid = proto::validate_fast_key(proto::fast_key_of(key, content_fast)); !valid) {
       return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                          "uncacheable: " + valid.error().message);
     }
   }
-  if (!lease) return daemon_failed(module, image, options, lease.error());
+  auto record_key = [&] {
+    auto timer = m_record.step(&jitcache_load_info::ns_key);
+    key.content = content->wait();
+    m_record.key(proto::to_hex(proto::key_id(key)), key.arch);
+  };
+  if (!lease) {
+    // The key id still names the entry this load would have used, for whoever troubleshoots it.
+    record_key();
+    return daemon_failed(module, image, options, lease.error());
+  }
 
   // The daemon's answer to a lookup, or its failure; `call` is one DaemonClient lookup.
   auto ask = [&](auto call) -> proto::Result<std::optional<transport::FetchedImage>> {
@@ -230,11 +239,7 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   // A daemon older than fast keys refuses selector 2 as a bad request; it still knows the key.
   const bool fast_keys_known =
       fetched || fetched.error().reply_status != static_cast<std::uint16_t>(proto::Status::bad_request);
-  {
-    auto timer = m_record.step(&jitcache_load_info::ns_key);
-    key.content = content->wait();
-    m_record.key(proto::to_hex(proto::key_id(key)), key.arch);
-  }
+  record_key();
   if (!fast_keys_known) {
     fetched = ask(by_key);
   } else if (fetched && fetched->has_value() && (*fetched)->info.key.content != key.content) {
