@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <optional>
 
 #include <client/src/api/module_file.hpp>
 #include <client/src/driver/cu_result_text.hpp>
@@ -16,6 +18,8 @@
 
 using jitcache::client::loader::CallerOptions;
 using jitcache::client::loader::ClientRuntime;
+using jitcache::client::loader::DaemonLease;
+using jitcache::client::loader::DaemonLink;
 using jitcache::client::loader::LoadFlow;
 using jitcache::client::loader::LoadRecord;
 
@@ -32,6 +36,16 @@ CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_optio
                          void** option_values) {
   ClientRuntime& runtime = ClientRuntime::instance();
   LoadRecord record;
+  // Rationale: connecting before anything else lets an idle daemon wake up (a few hundred
+  // microseconds on a virtual machine, most of a small module's hit: docs/benchmarks.md) while the
+  // driver is resolved and the image classified and keyed. A load that never asks the daemon hands
+  // the connection back to the pool unused.
+  std::shared_ptr<DaemonLink> daemon = runtime.daemon();
+  std::optional<jitcache::proto::Result<DaemonLease>> early_lease;
+  if (!daemon->settings().disabled && module != nullptr && image != nullptr) {
+    auto timer = record.step(&jitcache_load_info::ns_lookup);
+    early_lease.emplace(daemon->acquire());
+  }
   const auto& api = runtime.driver();
   if (!api) {
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
@@ -50,7 +64,8 @@ CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_optio
   CallerOptions caller(num_options, options, option_values);
   CUresult result = CUDA_ERROR_UNKNOWN;
   try {
-    LoadFlow flow(driver, runtime.daemon(), runtime.counters(), record);
+    LoadFlow flow(driver, daemon, runtime.counters(), record);
+    if (early_lease) flow.use_connection(std::move(*early_lease));
     result = flow.load(module, image, caller);
   } catch (const std::exception& error) {
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);

@@ -158,6 +158,7 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   // Rationale: connecting first lets the daemon accept and set up the connection while the key is
   // being digested; a connection that turns out to be unneeded (an uncacheable load) costs little.
   auto lease = [&] {
+    if (m_early_lease) return std::move(*m_early_lease);
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
     return m_daemon->acquire();
   }();

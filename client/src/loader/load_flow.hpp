@@ -40,6 +40,10 @@ class LoadFlow {
            LoadRecord& record)
       : m_api(api), m_daemon(std::move(daemon)), m_counters(counters), m_record(record) {}
 
+  // A connection (or the reason there is none) acquired before the flow started, used instead of
+  // acquiring one when the load gets to the daemon.
+  void use_connection(proto::Result<DaemonLease> lease) { m_early_lease.emplace(std::move(lease)); }
+
   CUresult load(CUmodule* module, const void* image, const CallerOptions& options);
 
  private:
@@ -78,6 +82,7 @@ class LoadFlow {
   std::shared_ptr<DaemonLink> m_daemon;
   ClientCounters& m_counters;
   LoadRecord& m_record;
+  std::optional<proto::Result<DaemonLease>> m_early_lease;
 };
 
 }  // namespace jitcache::client::loader
