@@ -1,7 +1,10 @@
 #include "client_load_child.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
+#include <thread>
 
 #include <jitcache/jitcache.h>
 
@@ -68,6 +71,12 @@ int run_client_load_child(const ChildRequest& request) {
     return 0;
   }
 
+  if (!request.ready_file.empty()) {
+    testing::write_file(request.ready_file, "ready");
+    // Rationale: polling every 20 us keeps the children's start within a few tens of microseconds
+    // of each other, against loads that take seconds.
+    while (::access(request.start_file.c_str(), F_OK) != 0) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
   CUmodule module = nullptr;
   CUresult result = CUDA_ERROR_UNKNOWN;
   const auto start = std::chrono::steady_clock::now();
@@ -78,6 +87,7 @@ int run_client_load_child(const ChildRequest& request) {
     case ChildMode::probe: break;
   }
   const std::uint64_t ns = elapsed_ns(start);
+  const auto end = std::chrono::steady_clock::now();
 
   jitcache_load_info info{};
   info.struct_size = sizeof(info);
@@ -92,6 +102,10 @@ int run_client_load_child(const ChildRequest& request) {
   }
 
   std::cout << "RESULT ns=" << ns;
+  if (!request.ready_file.empty()) {
+    std::cout << " start_ns=" << std::chrono::nanoseconds(start.time_since_epoch()).count()
+              << " end_ns=" << std::chrono::nanoseconds(end.time_since_epoch()).count();
+  }
   if (request.mode == ChildMode::jitcache) {
     std::cout << " outcome=" << jitcache_outcome_name(info.outcome) << " key=" << info.key_id
               << " ns_key=" << info.ns_key << " ns_lookup=" << info.ns_lookup << " ns_load=" << info.ns_load

@@ -33,6 +33,11 @@ struct ChildRequest {
   ChildMode mode = ChildMode::probe;
   std::string module_path;  // the PTX (also names the kernel fetched in every mode)
   std::string cubin_path;   // the cubin mode's image
+  // A start line for many children at once (bench_cold_start): when set, the child creates
+  // `ready_file` once its context exists, waits until `start_file` exists, then times its load, and
+  // adds start_ns= and end_ns= (steady clock, comparable across processes of one host) to RESULT.
+  std::string ready_file;
+  std::string start_file;
 };
 
 inline constexpr int k_skip_status = 77;
