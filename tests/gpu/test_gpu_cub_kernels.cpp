@@ -45,7 +45,7 @@ TEST_CASE("gpu: every one of the 65 kernels of cub_kernels.ptx resolves from the
   REQUIRE(compiled.result == CUDA_SUCCESS);
   CHECK(compiled.outcome() == expected_miss_outcome(daemon));
   CHECK(unresolvable(compiled.module.get(), names) == std::vector<std::string>{});
-  CHECK(client_counters().puts == 1);
+  CHECK(client_counters().puts == (compiled.outcome() == "compiled_locally" ? 1u : 0u));
 
   CacheLoad cached = load_through_cache(ptx.c_str());
   INFO("second load: " << cached.describe());

@@ -40,7 +40,7 @@ TEST_CASE("gpu: small_kernel.ptx is compiled on the first load, a hit on the sec
   const jitcache_counters counters = client_counters();
   CHECK(counters.loads == 2);
   CHECK(counters.hits == 1);
-  CHECK(counters.puts == 1);
+  CHECK(counters.puts == (first.outcome() == "compiled_locally" ? 1u : 0u));  // the daemon stores what it compiles
   CHECK(counters.daemon_unavailable == 0);
   CHECK(daemon_stat(daemon, "hits") == 1);
   CHECK(daemon_stat(daemon, "entries") == 1);
