@@ -134,8 +134,9 @@ Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clo
 
 Result<void> UnixConnection::send_raw(Bytes bytes) { return write_all(bytes, Clock::now() + m_options.io_timeout); }
 
-Result<Reply> UnixConnection::read_reply() {
-  const auto deadline = Clock::now() + m_options.io_timeout;
+Result<Reply> UnixConnection::read_reply() { return read_reply(Clock::now() + m_options.io_timeout); }
+
+Result<Reply> UnixConnection::read_reply(Clock::time_point deadline) {
   proto::HeaderBytes raw{};
   if (auto r = read_exact(raw.data(), raw.size(), deadline, m_options.reply_spin); !r) return r.error();
   auto header = proto::decode_reply_header(raw, m_options.max_reply_bytes);
@@ -149,8 +150,10 @@ Result<Reply> UnixConnection::read_reply() {
   return reply;
 }
 
-Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer) {
-  const auto deadline = Clock::now() + m_options.io_timeout;
+Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
+                                   std::chrono::milliseconds timeout) {
+  const auto budget = timeout.count() > 0 ? timeout : m_options.io_timeout;
+  const auto deadline = Clock::now() + budget;
   proto::FrameHeader h;
   h.op = op;
   h.request_id = m_next_request_id++;
@@ -168,7 +171,7 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
     }
     return sent.error();
   }
-  auto reply = read_reply();
+  auto reply = read_reply(Clock::now() + budget);
   if (!reply) return reply.error();
   if (reply->header.request_id != h.request_id && reply->header.request_id != 0) {
     return make_error(ErrorCode::corrupt, "reply answers request " + std::to_string(reply->header.request_id) +
