@@ -249,11 +249,12 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
 CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
                              const proto::KeyFields& key, const StoreHint& hint, DaemonLease& lease) {
   auto capabilities = lease.capabilities();
-  if (!capabilities) {
-    if (capabilities.error().reply_status == 0) lease.broken(capabilities.error());
+  if (!capabilities && capabilities.error().reply_status == 0) {
+    lease.broken(capabilities.error());
     return daemon_failed(module, image, options, capabilities.error());
   }
-  if ((*capabilities & proto::k_capability_compile) == 0) {
+  // A daemon that answers HELLO with an error status is alive but says nothing of compiling.
+  if (!capabilities || (*capabilities & proto::k_capability_compile) == 0) {
     return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
   }
 
