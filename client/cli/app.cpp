@@ -55,7 +55,8 @@ ExitCode parse_and_run(int argc, char** argv) {
   app.fallthrough();
 
   std::vector<Command> commands{add_ping_command(app), add_stats_command(app), add_ls_command(app),
-                                add_put_command(app),  add_get_command(app),   add_rm_command(app)};
+                                add_put_command(app),  add_get_command(app),   add_rm_command(app),
+                                add_warm_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

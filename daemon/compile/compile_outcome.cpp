@@ -26,6 +26,20 @@ std::string_view outcome_kind_name(OutcomeKind kind) {
   return "unknown";
 }
 
+std::string_view worker_failure_name(WorkerFailure failure) {
+  switch (failure) {
+    case WorkerFailure::none: return "none";
+    case WorkerFailure::spawn: return "spawn";
+    case WorkerFailure::crashed: return "crashed";
+    case WorkerFailure::wall_time: return "wall_time";
+    case WorkerFailure::cpu_time: return "cpu_time";
+    case WorkerFailure::memory: return "memory";
+    case WorkerFailure::protocol: return "protocol";
+    case WorkerFailure::cancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
 CompileOutcome CompileOutcome::make_refused(Refusal refusal) {
   CompileOutcome outcome;
   outcome.kind = OutcomeKind::refused;

@@ -53,5 +53,6 @@ struct CompileOutcome {
 using CompileOutcomePtr = std::shared_ptr<const CompileOutcome>;
 
 std::string_view outcome_kind_name(OutcomeKind kind);
+std::string_view worker_failure_name(WorkerFailure failure);  // "crashed", "wall_time", ...
 
 }  // namespace jitcache::daemon::compile

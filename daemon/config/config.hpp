@@ -26,6 +26,16 @@ struct Config {
   unsigned max_connections = 1024;
   std::uint64_t hot_cache_size = 256ull << 20;  // bytes; 0: no hot image cache
   unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
+  // The compile service (COMPILE, docs/compile-service.md). Defaults as CompileLimits and
+  // CompileServiceConfig.
+  bool compile = true;                  // false: no COMPILE (capability bit 1 clear)
+  unsigned compile_jobs = 0;            // compiles at once; 0: one per core
+  unsigned compile_queue = 256;         // compiles waiting for a slot; one more is `busy`
+  std::chrono::milliseconds compile_cpu_time{120'000};   // RLIMIT_CPU, rounded up to whole seconds
+  std::chrono::milliseconds compile_wall_time{120'000};
+  std::uint64_t compile_memory = 4ull << 30;             // RLIMIT_AS; 0: unlimited
+  std::chrono::milliseconds compile_failure_ttl{60'000};  // 0: failures are not remembered
+  std::string compile_worker;           // empty: compile::default_worker_path()
 
   std::string database_path() const { return state_dir + "/jitcache.db"; }
 };

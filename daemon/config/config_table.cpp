@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 15> k_config_key_table{{
+const std::array<ConfigKey, 23> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -151,6 +151,52 @@ const std::array<ConfigKey, 15> k_config_key_table{{
      "much CPU time after each burst of work. `0` sleeps at once.",
      [](Config& c, std::string_view v) { return set_count(c.busy_poll_us, v, 0, 10000); },
      [](const Config& c) { return std::to_string(c.busy_poll_us); }},
+    {"compile", ValueKind::boolean,
+     "Compile misses for clients (the COMPILE op, docs/compile-service.md). `false`, or a compile worker that "
+     "does not answer its start-up probe, leaves capability bit 1 clear: clients then JIT with their own driver.",
+     [](Config& c, std::string_view v) { return set_bool(c.compile, v); },
+     [](const Config& c) { return std::string(c.compile ? "true" : "false"); }},
+    {"compile_jobs", ValueKind::count,
+     "Compiles at once, each in its own worker process. `0`: one per core.",
+     [](Config& c, std::string_view v) { return set_count(c.compile_jobs, v, 0, 1024); },
+     [](const Config& c) { return std::to_string(c.compile_jobs); }, "`0` (one per core)"},
+    {"compile_queue", ValueKind::count,
+     "Compiles waiting for a free job; one more is answered `busy` (a request a program waits for first takes "
+     "the place of queued `jitcache warm` work).",
+     [](Config& c, std::string_view v) { return set_count(c.compile_queue, v, 1, 1000000); },
+     [](const Config& c) { return std::to_string(c.compile_queue); }},
+    {"compile_cpu_time", ValueKind::duration,
+     "CPU time one compile may use (RLIMIT_CPU of its worker, in whole seconds, rounded up); over it the "
+     "worker is killed and the request answered `worker_failed`.",
+     [](Config& c, std::string_view v) { return set_duration(c.compile_cpu_time, v, std::chrono::milliseconds(1000)); },
+     [](const Config& c) { return format_duration(c.compile_cpu_time); }},
+    {"compile_wall_time", ValueKind::duration,
+     "Wall time one compile may take, from the worker's start; over it the worker is killed and the request "
+     "answered `worker_failed`.",
+     [](Config& c, std::string_view v) { return set_duration(c.compile_wall_time, v, std::chrono::milliseconds(100)); },
+     [](const Config& c) { return format_duration(c.compile_wall_time); }},
+    {"compile_memory", ValueKind::size,
+     "Address space one compile worker may map (RLIMIT_AS); an allocation over it ends the compile as "
+     "`worker_failed`. `0`: unlimited.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       auto size = parse_size(v);
+       if (!size) return size.error();
+       if (*size != 0 && *size < (64ull << 20)) return make_error(ErrorCode::invalid_argument, "must be 0 or at least 64MiB");
+       c.compile_memory = *size;
+       return {};
+     },
+     [](const Config& c) { return format_size(c.compile_memory); }},
+    {"compile_failure_ttl", ValueKind::duration,
+     "How long a failed compile (compile error, crashed or over-limit worker) is remembered: the same key "
+     "within that time gets the same answer without a second compile. `0` remembers nothing.",
+     [](Config& c, std::string_view v) { return set_duration(c.compile_failure_ttl, v, std::chrono::milliseconds(0)); },
+     [](const Config& c) { return format_duration(c.compile_failure_ttl); }},
+    {"compile_worker", ValueKind::path,
+     "The compile worker executable (`jitcache-compile`).",
+     [](Config& c, std::string_view v) { return set_path(c.compile_worker, v); },
+     [](const Config& c) { return c.compile_worker; },
+     "`jitcache-compile` beside `jitcached` when it is there (a build tree), else "
+     "`<libexecdir>/jitcache/jitcache-compile`"},
 }};
 
 }  // namespace

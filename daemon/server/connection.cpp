@@ -12,6 +12,8 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include <daemon/compile/async_compile.hpp>
+#include <daemon/server/compile_request.hpp>
 #include <daemon/server/descriptor_passing.hpp>
 #include <daemon/server/run_on.hpp>
 
@@ -119,12 +121,29 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   const proto::Bytes payload(m_payload);
   const PeerCredentials peer = m_peer;
   const proto::Op op = header.op;
+  if (op == proto::Op::compile && m_context.compile != nullptr) co_return co_await compile(payload);
   auto work = [&handler, op, payload, peer] { return handler.handle(op, payload, peer); };
   // Rationale: a read runs right here, on the worker thread that serves this connection: handing it
   // to a pool and back cost two thread wake-ups per LOOKUP, more than the SQLite read itself
   // (docs/benchmarks.md). The accept loop has its own thread, so a slow read never stalls accepting.
   if (lane_for(op) == Lane::writer) co_return co_await run_on(m_context.writer.get_executor(), work);
   co_return work();
+}
+
+awaitable<Reply> Connection::compile(proto::Bytes payload) {
+  CompileRequests& requests = *m_context.compile;
+  // Decoding, digesting and the store lookup run here, as a LOOKUP does; the compile itself runs on
+  // the service's threads while this coroutine is suspended, so the worker thread serves others.
+  auto step = requests.begin(payload, m_context.handler.visibility_for(m_peer), m_peer);
+  if (auto* reply = std::get_if<Reply>(&step)) co_return std::move(*reply);
+  const PendingCompile& pending = std::get<PendingCompile>(step);
+  // Rationale: nothing watches the socket while the compile runs, so a client that leaves is
+  // noticed only when its reply cannot be written: it cancels nothing, and the compile is stored
+  // for the next request (PROTOCOL.md §5 COMPILE). m_payload, which input.ptx views, is not touched
+  // until this returns.
+  compile::CompileResult result =
+      co_await compile::async_compile(requests.service(), pending.key_id, pending.input, pending.priority, use_awaitable);
+  co_return requests.finish(pending, result);
 }
 
 awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const Reply& reply) {

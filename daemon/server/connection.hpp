@@ -50,6 +50,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // false when the connection must end (peer gone, deadline, or an unreadable header answered).
   boost::asio::awaitable<bool> read_request(proto::FrameHeader& header);
   boost::asio::awaitable<Reply> dispatch(const proto::FrameHeader& header);
+  boost::asio::awaitable<Reply> compile(proto::Bytes payload);  // COMPILE: awaits the compile service
   boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply);
   // A LOOKUP hit whose image goes as a sealed memfd (PROTOCOL.md §4 "Images by descriptor").
   boost::asio::awaitable<bool> write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,

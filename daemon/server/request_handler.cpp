@@ -4,6 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <daemon/server/compile_request.hpp>
+#include <daemon/stats/compile_stats.hpp>
+
 namespace jitcache::daemon::server {
 
 using proto::ErrorCode;
@@ -55,8 +58,13 @@ Reply ok_payload(const T& message) {
 
 }  // namespace
 
-RequestHandler::RequestHandler(store::Store& store, Counters& counters, std::uint64_t max_frame_bytes)
-    : m_store(store), m_counters(counters), m_max_frame_bytes(max_frame_bytes), m_daemon_uid(::geteuid()) {}
+RequestHandler::RequestHandler(store::Store& store, Counters& counters, std::uint64_t max_frame_bytes,
+                               CompileRequests* compile)
+    : m_store(store),
+      m_counters(counters),
+      m_max_frame_bytes(max_frame_bytes),
+      m_daemon_uid(::geteuid()),
+      m_compile(compile) {}
 
 store::Visibility RequestHandler::visibility_for(const PeerCredentials& peer) const {
   const bool trusted = peer.uid == 0 || peer.uid == m_daemon_uid;
@@ -105,6 +113,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   reply.version = proto::k_protocol_version;
   reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key |
                        proto::k_capability_image_fd;
+  if (m_compile != nullptr) reply.capabilities |= proto::k_capability_compile;
   reply.daemon_version = "jitcached " JITCACHE_VERSION;
   reply.max_frame_bytes = m_max_frame_bytes;
   return ok_payload(reply);
@@ -136,6 +145,7 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
   store::StoredImage& hit = **found;
   Counters::add(m_counters.hits);
   if (by_fast_key) Counters::add(m_counters.fast_key_hits);
+  Counters::add(m_counters.compile_microseconds_saved, hit.info.compile_time_us);
   Counters::add(m_counters.bytes_served, hit.image->size());
   const auto image_size = static_cast<std::uint32_t>(hit.image->size());
   return Reply{Status::ok, proto::encode_lookup_reply_head(hit.info, image_size), std::move(hit.image),
@@ -186,6 +196,8 @@ Reply RequestHandler::stats(proto::Bytes payload) {
                   {"hot_cache_bytes", totals->hot_cache_bytes},
                   {"hot_cache_entries", totals->hot_cache_entries}};
   for (auto& value : m_counters.snapshot()) reply.values.push_back(std::move(value));
+  stats::append_compile_stats(reply.values, m_counters,
+                              m_compile != nullptr ? &m_compile->service().counters() : nullptr);
   return ok_payload(reply);
 }
 

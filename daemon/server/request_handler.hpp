@@ -33,9 +33,15 @@ struct Reply {
 enum class Lane { worker, writer };
 Lane lane_for(proto::Op op);
 
+class CompileRequests;
+
 class RequestHandler {
  public:
-  RequestHandler(store::Store& store, stats::Counters& counters, std::uint64_t max_frame_bytes);
+  // `compile`: the COMPILE op, or null when the daemon cannot compile (capability bit 1 clear, and
+  // COMPILE answered "not implemented"). COMPILE itself is served by the connection (it awaits the
+  // compile); the handler announces it in HELLO and reports its counters in STATS.
+  RequestHandler(store::Store& store, stats::Counters& counters, std::uint64_t max_frame_bytes,
+                 CompileRequests* compile = nullptr);
 
   Reply handle(proto::Op op, proto::Bytes payload, const PeerCredentials& peer);
 
@@ -56,6 +62,7 @@ class RequestHandler {
   stats::Counters& m_counters;
   std::uint64_t m_max_frame_bytes;
   uid_t m_daemon_uid;
+  CompileRequests* m_compile;
 };
 
 // An error reply; also used by the connection for frames it refuses.

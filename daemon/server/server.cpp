@@ -21,6 +21,7 @@
 #include <boost/asio/write.hpp>
 #include <spdlog/spdlog.h>
 
+#include <daemon/server/compile_request.hpp>
 #include <daemon/server/connection.hpp>
 #include <daemon/server/worker_loop.hpp>
 
@@ -31,10 +32,13 @@ using asio::awaitable;
 using asio::use_awaitable;
 using stats::Counters;
 
-Server::Server(const config::Config& config, store::Store& store, int listen_fd)
+Server::Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
+               CompileRequests* compile)
     : m_config(config),
       m_store(store),
-      m_handler(store, m_counters, config.max_frame_bytes),
+      m_compile(compile),
+      m_counters(counters),
+      m_handler(store, m_counters, config.max_frame_bytes, compile),
       m_listen_fd(listen_fd),
       m_signals(m_accept_io, SIGTERM, SIGINT),
       m_flush_timer(m_accept_io),
@@ -44,7 +48,7 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd)
       // Rationale: as much again as the hot image cache: the images worth a memfd are the ones
       // served often, which are the ones that cache holds.
       m_descriptors(config.hot_cache_size),
-      m_context{config, m_handler, m_counters, m_writer, m_descriptors, {}} {
+      m_context{config, m_handler, compile, m_counters, m_writer, m_descriptors, {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
   // Only the workers' duplicates hold the socket from here on, so when draining closes them the
   // socket stops listening at once (a connect is refused, not left waiting in the backlog).
@@ -165,11 +169,17 @@ void Server::begin_drain(int signal_number) {
   m_drain_timer.expires_after(m_config.drain_timeout);
   m_drain_timer.async_wait([this](boost::system::error_code ec) {
     if (ec) return;
-    std::lock_guard lock(m_connections_mutex);
-    if (!m_connections.empty()) spdlog::warn("drain timeout: closing {} connections", m_connections.size());
-    for (auto& [raw, weak] : m_connections) {
-      if (auto c = weak.lock()) c->force_close();
+    {
+      std::lock_guard lock(m_connections_mutex);
+      if (!m_connections.empty()) spdlog::warn("drain timeout: closing {} connections", m_connections.size());
+      for (auto& [raw, weak] : m_connections) {
+        if (auto c = weak.lock()) c->force_close();
+      }
     }
+    // Rationale: a connection awaiting a compile ends only when the compile answers, which may be
+    // minutes away; stopping the service kills its workers and answers every waiter at once. The
+    // workers are killed promptly, so this blocks the signal thread briefly.
+    if (m_compile != nullptr) m_compile->service().stop();
   });
 }
 

@@ -38,11 +38,15 @@
 namespace jitcache::daemon::server {
 
 class Connection;
+class CompileRequests;
 
 class Server {
  public:
-  // Takes ownership of `listen_fd`, a bound and listening Unix stream socket.
-  Server(const config::Config& config, store::Store& store, int listen_fd);
+  // Takes ownership of `listen_fd`, a bound and listening Unix stream socket. `counters` (which the
+  // compile path counts into too) and `compile` (the COMPILE op, or null when the daemon cannot
+  // compile) must outlive the server.
+  Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
+         CompileRequests* compile = nullptr);
   ~Server();
 
   // Serves until drained; returns the process exit status (0 after a clean drain).
@@ -60,7 +64,8 @@ class Server {
 
   const config::Config& m_config;
   store::Store& m_store;
-  stats::Counters m_counters;
+  CompileRequests* m_compile;
+  stats::Counters& m_counters;
   RequestHandler m_handler;
   boost::asio::io_context m_accept_io;
   // Rationale: every worker accepts on the shared listening socket itself and serves what it

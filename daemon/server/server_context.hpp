@@ -14,9 +14,12 @@
 
 namespace jitcache::daemon::server {
 
+class CompileRequests;
+
 struct ServerContext {
   const config::Config& config;
   RequestHandler& handler;
+  CompileRequests* compile;  // null: the daemon cannot compile (COMPILE goes to the handler)
   stats::Counters& counters;
   boost::asio::thread_pool& writer;
   ImageDescriptors& descriptors;

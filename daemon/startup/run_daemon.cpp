@@ -13,6 +13,7 @@
 #include <daemon/server/instance_lock.hpp>
 #include <daemon/server/listening_socket.hpp>
 #include <daemon/server/server.hpp>
+#include <daemon/startup/compile_setup.hpp>
 #include <daemon/startup/daemonize.hpp>
 #include <daemon/startup/logging.hpp>
 #include <daemon/store/sqlite_store.hpp>
@@ -59,7 +60,11 @@ int serve(const config::Config& config, std::optional<Detacher>& detacher) {
   store_options.hot_cache_bytes = config.hot_cache_size;
   auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
 
-  server::Server server(config, *store, listening.fd);
+  stats::Counters counters;
+  // Before the server, which takes compile requests into the service, and destroyed after it.
+  auto compile_path = make_compile_path(config, *store, counters);
+  server::Server server(config, *store, listening.fd, counters,
+                        compile_path ? compile_path->requests.get() : nullptr);
   spdlog::info("jitcached {} ready on {} (state {}, pid {})", JITCACHE_VERSION, config.socket_path, config.state_dir,
                ::getpid());
   if (detacher) detacher->report_ready();

@@ -36,6 +36,12 @@ class Counters {
   Counter dropped_idle{0};         // closed by idle_timeout
   Counter dropped_deadline{0};     // closed by read_deadline or write_deadline
   Counter dropped_protocol{0};     // closed after an unreadable frame header
+  // Summed over LOOKUP hits (and COMPILEs answered from the store): the served entry's
+  // compile_time_us, what the cache spared its clients.
+  Counter compile_microseconds_saved{0};
+  Counter compile_requests{0};     // COMPILE requests with a valid payload and key
+  Counter compile_store_hits{0};   // of those, answered from an entry already stored
+  Counter compile_stored{0};       // compiled images written to the store
 
   static void add(Counter& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
   static void sub(Counter& c, std::uint64_t n = 1) { c.fetch_sub(n, std::memory_order_relaxed); }
@@ -43,7 +49,8 @@ class Counters {
   // Counts a reply that was not ok, under errors.<status name>.
   void count_error(proto::Status status);
 
-  // Name/value pairs in a stable order: the counters above, then errors.<status> for every status.
+  // Name/value pairs in a stable order: the counters above but the compile ones (compile_stats.hpp
+  // reports those), then errors.<status> for every status.
   std::vector<std::pair<std::string, std::uint64_t>> snapshot() const;
 
  private:

@@ -51,11 +51,16 @@ std::string_view status_name(Status s) {
     case Status::busy: return "busy";
     case Status::unavailable: return "unavailable";
     case Status::internal: return "internal";
+    case Status::compile_error: return "compile_error";
+    case Status::cannot_compile: return "cannot_compile";
+    case Status::worker_failed: return "worker_failed";
   }
   return "unknown";
 }
 
-bool is_implemented_op(Op op) { return (op >= Op::hello && op <= Op::remove) || op == Op::report_failure; }
+bool is_implemented_op(Op op) {
+  return (op >= Op::hello && op <= Op::remove) || op == Op::compile || op == Op::report_failure;
+}
 
 bool is_known_op(std::uint16_t value) { return value >= 1 && value <= static_cast<std::uint16_t>(Op::verify); }
 

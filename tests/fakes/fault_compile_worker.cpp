@@ -16,6 +16,9 @@
 //   report     reply compile_error whose log lists the open descriptors and the CPU and address
 //              space limits: "fds=0,1,2 cpu=SOFT/HARD as=SOFT/HARD"
 //   ok         reply compiled with a tiny fake ELF image
+//
+// `--version` fails like any non-worker (the runner's probe test), unless FAULT_WORKER_VERSION is set
+// (e.g. "13.0"): then it prints "nvJitLink <version>" as the real worker does, so a daemon accepts it.
 #include <dirent.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -89,7 +92,13 @@ int memory_hog() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--version") == 0) {
+    const char* version = std::getenv("FAULT_WORKER_VERSION");
+    if (version == nullptr) return compile::k_exit_bad_job;
+    const std::string line = std::string("nvJitLink ") + version + "\n";
+    return worker::write_all(STDOUT_FILENO, jitcache::proto::as_bytes(line)) ? 0 : compile::k_exit_io;
+  }
   std::vector<std::uint8_t> head(4096);
   std::size_t got = 0;
   while (got < head.size()) {

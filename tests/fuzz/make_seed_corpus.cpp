@@ -5,6 +5,7 @@
 // The seeds are committed so a fuzz run starts from well-formed inputs without building this
 // first; rebuild them after a protocol or option change with `cmake --build <fuzz build> --target
 // jitcache_fuzz_seeds`. Usage: make_seed_corpus <corpus dir>
+#include <jitcache/proto/compile_messages.hpp>
 #include <jitcache/proto/jit_options.hpp>
 #include <jitcache/proto/messages.hpp>
 
@@ -125,8 +126,30 @@ std::vector<SeedMessage> seed_messages() {
   report_at_limits.stage = FailureStage::load;
   report_at_limits.detail = std::string(k_max_failure_detail_length, 'd');
 
+  const std::string ptx = ".version 9.0\n.target sm_90\n.address_size 64\n";
+  CompileRequest compile;
+  compile.arch = "sm_90a";
+  compile.driver_api = 13000;
+  compile.driver_build = "580.159.04";
+  compile.options = default_option_text();
+  compile.ptx = as_bytes(ptx);
+  CompileRequest compile_warm_at_limits = compile;
+  compile_warm_at_limits.arch = std::string(k_max_arch_length, 'a');
+  compile_warm_at_limits.driver_build = std::string(k_max_driver_build_length, 'b');
+  compile_warm_at_limits.options = std::string(k_max_options_length, 'o');
+  compile_warm_at_limits.priority = CompilePriority::warm;
+  CompileReply compiled;
+  compiled.origin = CompileOrigin::compiled;
+  compiled.info = sample_entry(0);
+  compiled.image = Bytes(image);
+  CompileReply compile_stored = compiled;
+  compile_stored.origin = CompileOrigin::stored;
+  CompileErrorReply compile_error;
+  compile_error.message = "the PTX failed to compile with nvJitLink 13.0: ptxas application ptx input, line 3; error";
+  compile_error.log = "ptxas application ptx input, line 3; error   : Unknown symbol 'x'\nptxas fatal   : Ptx assembly aborted\n";
+
   HelloReply hello_reply;
-  hello_reply.capabilities = k_capability_store | k_capability_report_failure;
+  hello_reply.capabilities = k_capability_store | k_capability_compile | k_capability_report_failure;
   hello_reply.daemon_version = "jitcached 0.1.0";
   hello_reply.max_frame_bytes = k_default_max_frame_bytes;
   HelloReply hello_reply_at_limits = hello_reply;
@@ -160,7 +183,8 @@ std::vector<SeedMessage> seed_messages() {
       {"remove_request", Op::remove, encode(RemoveRequest{std::string(64, 'e')})},
       {"report_failure_request", Op::report_failure, encode(report)},
       {"report_failure_request_at_limits", Op::report_failure, encode(report_at_limits)},
-      {"compile_request_reserved", Op::compile, {}},
+      {"compile_request", Op::compile, encode(compile)},
+      {"compile_request_warm_at_limits", Op::compile, encode(compile_warm_at_limits)},
       // Replies with status ok pass the request header check, so their payloads reach the reply
       // decoders in fuzz_frame_decoder too.
       {"hello_reply", Op::hello, encode(hello_reply)},
@@ -172,6 +196,9 @@ std::vector<SeedMessage> seed_messages() {
       {"remove_reply", Op::remove, encode(RemoveReply{1})},
       {"report_failure_reply", Op::report_failure,
        encode(ReportFailureReply{ReportFailureOutcome::already_quarantined, 1000})},
+      {"compile_reply_compiled", Op::compile, encode(compiled)},
+      {"compile_reply_stored", Op::compile, encode(compile_stored)},
+      {"compile_error_reply", Op::compile, encode(compile_error)},
       {"error_reply", Op::lookup, encode_error_message("ambiguous key id prefix")},
       {"error_reply_at_limits", Op::lookup, encode_error_message(std::string(k_max_message_length, 'm'))},
   };

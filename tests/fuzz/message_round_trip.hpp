@@ -9,6 +9,7 @@
 //     byte form per message) and decodes again to an equal message.
 #pragma once
 
+#include <jitcache/proto/compile_messages.hpp>
 #include <jitcache/proto/messages.hpp>
 #include <jitcache/proto/wire.hpp>
 
@@ -70,6 +71,17 @@ inline bool same(const ReportFailureRequest& a, const ReportFailureRequest& b) {
 inline bool same(const ReportFailureReply& a, const ReportFailureReply& b) {
   return a.outcome == b.outcome && a.namespace_id == b.namespace_id;
 }
+inline bool same(const CompileRequest& a, const CompileRequest& b) {
+  return a.key_schema == b.key_schema && a.arch == b.arch && a.driver_api == b.driver_api &&
+         a.driver_build == b.driver_build && a.options == b.options && a.priority == b.priority &&
+         same_bytes(a.ptx, b.ptx);
+}
+inline bool same(const CompileReply& a, const CompileReply& b) {
+  return a.origin == b.origin && same(a.info, b.info) && same_bytes(a.image, b.image);
+}
+inline bool same(const CompileErrorReply& a, const CompileErrorReply& b) {
+  return a.message == b.message && a.log == b.log;
+}
 inline bool same(const std::string& a, const std::string& b) { return a == b; }
 
 inline void check_decode_error(const Error& error) {
@@ -127,6 +139,9 @@ inline void check_request_decoder(Op op, Bytes payload) {
     case Op::report_failure:
       check_round_trip(payload, decode_report_failure_request, k_encode);
       return;
+    case Op::compile:
+      check_round_trip(payload, decode_compile_request, k_encode);
+      return;
     default:
       // Unknown and reserved ops are answered bad_request without looking at the payload.
       if (is_implemented_op(op)) fail("an implemented op has no request decoder here");
@@ -153,6 +168,8 @@ inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_list_reply, k_encode);
   check_round_trip(payload, decode_remove_reply, k_encode);
   check_round_trip(payload, decode_report_failure_reply, k_encode);
+  check_round_trip(payload, decode_compile_reply, k_encode);
+  check_round_trip(payload, decode_compile_error_reply, k_encode);
   check_round_trip(payload, decode_error_message, [](const std::string& m) { return encode_error_message(m); });
   if (auto r = decode_empty(payload, "PING reply"); !r) check_decode_error(r.error());
 }

@@ -471,3 +471,101 @@ TEST_CASE("cli: get fetches an image larger than the client's default limit when
   CHECK(std::equal(written.begin(), written.end(), image.begin(),
                    [](char a, std::uint8_t b) { return static_cast<std::uint8_t>(a) == b; }));
 }
+
+// ---- warm
+
+namespace {
+
+// A tree as `jitcache warm` meets it: PTX at two depths (the second a copy: one key), PTX that does
+// not compile, a fat binary whose PTX the load walk picks for sm_90 and one with an sm_90 cubin
+// (nothing to warm), and a file warm does not look at.
+void make_warm_tree(const TempDir& dir) {
+  const std::string ptx = testing::read_file(k_corpus_ptx);
+  std::filesystem::create_directories(dir.file("tree/sub"));
+  testing::write_file(dir.file("tree/small.ptx"), ptx);
+  testing::write_file(dir.file("tree/sub/copy.ptx"), ptx);
+  testing::write_file(dir.file("tree/sub/bad.ptx"), ".version 9.0\n.target sm_90\n.address_size 64\nnot ptx;\n");
+  testing::write_file(dir.file("tree/notes.txt"), "not looked at");
+  const std::string fixtures = JITCACHE_FATBIN_FIXTURE_DIR;
+  if (!fixtures.empty()) {
+    std::filesystem::copy_file(fixtures + "/compute90.fatbin", dir.file("tree/sub/kernel.fatbin"));
+    std::filesystem::copy_file(fixtures + "/sm90.fatbin", dir.file("tree/cubin_only.fatbin"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("cli: warm compiles a directory of PTX and fat binaries, and a second run finds them present") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  make_warm_tree(dir);
+  const bool fatbins = !std::string(JITCACHE_FATBIN_FIXTURE_DIR).empty();
+
+  const CliRun first = run_cli({"warm", dir.file("tree"), "--arch", "sm_90", "--driver", k_driver}, daemon.socket_path());
+  INFO(first.out << first.err);
+  CHECK(first.status == 4);  // bad.ptx failed
+  CHECK_THAT(first.out, Catch::Contains("failed    " + dir.file("tree/sub/bad.ptx") + "  sm_90a: compile_error: "));
+  CHECK_THAT(first.out, Catch::Contains("compiled  " + dir.file("tree/small.ptx") + "  sm_90a"));
+  CHECK_THAT(first.out, Catch::Contains("present   " + dir.file("tree/sub/copy.ptx")));
+  CHECK(first.out.find("notes.txt") == std::string::npos);
+  if (fatbins) {
+    CHECK_THAT(first.out, Catch::Contains("compiled  " + dir.file("tree/sub/kernel.fatbin") + " [compute_90 PTX"));
+    CHECK_THAT(first.out, Catch::Contains("skipped   " + dir.file("tree/cubin_only.fatbin")));
+    CHECK_THAT(first.out, Catch::EndsWith("compiled 2, already present 1, refused 0, failed 1, skipped 1 (of 5)\n"));
+  } else {
+    WARN("no nvcc: the fat binary fixtures are missing, so warm is checked on PTX only");
+    CHECK_THAT(first.out, Catch::EndsWith("compiled 1, already present 1, refused 0, failed 1, skipped 0 (of 3)\n"));
+  }
+
+  // What warm compiled is what a program on that GPU looks up: sm_90a, key of the PTX's bytes.
+  auto client = daemon.client();
+  proto::KeyFields key;
+  key.content = proto::content_digest(proto::as_bytes(testing::read_file(k_corpus_ptx)));
+  key.arch = "sm_90a";
+  key.driver_api = 13000;
+  key.driver_build = "580.159.04";
+  key.options = proto::default_option_text();
+  auto found = client.lookup(key);
+  REQUIRE(found);
+  CHECK(found->has_value());
+
+  const CliRun second =
+      run_cli({"--json", "warm", dir.file("tree"), "--arch", "sm_90", "--driver", k_driver}, daemon.socket_path());
+  CHECK(second.status == 4);
+  const Json json = Json::parse(second.out);
+  CHECK(json["compiled"] == 0);
+  CHECK(json["already_present"] == (fatbins ? 3 : 2));
+  CHECK(json["failed"] == 1);
+  CHECK(json["items"].size() == (fatbins ? 5u : 3u));
+}
+
+TEST_CASE("cli: warm reports refusals with their reason, and needs --driver where no driver can be opened") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const CliRun refused = run_cli({"warm", k_corpus_ptx, "--arch", "sm_90", "--driver", k_driver, "--options", "tpb=128"},
+                                 daemon.socket_path());
+  INFO(refused.out << refused.err);
+  CHECK(refused.status == 4);
+  CHECK_THAT(refused.out, Catch::Contains("refused   " + k_corpus_ptx + "  sm_90a: cannot_compile: option: "));
+  CHECK_THAT(refused.out, Catch::EndsWith("compiled 0, already present 0, refused 1, failed 0, skipped 0 (of 1)\n"));
+
+  const CliRun all_ok = run_cli({"warm", k_corpus_ptx, "--arch", "sm_90", "--driver", k_driver}, daemon.socket_path());
+  CHECK(all_ok.status == 0);
+
+  ::setenv("JITCACHE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+  const CliRun no_driver = run_cli({"warm", k_corpus_ptx, "--arch", "sm_90"}, daemon.socket_path());
+  ::unsetenv("JITCACHE_CUDA_DRIVER");
+  CHECK(no_driver.status == 2);
+  check_one_line_error(no_driver);
+  CHECK_THAT(no_driver.err, Catch::Contains("--driver API/BUILD is required"));
+
+  TempDir off_dir;
+  DaemonProcess off(off_dir, {{}, {{"JITCACHE_COMPILE", "false"}}});
+  off.start();
+  const CliRun not_compiling = run_cli({"warm", k_corpus_ptx, "--arch", "sm_90", "--driver", k_driver}, off.socket_path());
+  CHECK(not_compiling.status == 4);
+  check_one_line_error(not_compiling);
+  CHECK_THAT(not_compiling.err, Catch::Contains("does not compile"));
+}

@@ -110,9 +110,11 @@ jitcache_load_outcome load_expecting(const void* image, CUresult expected, unsig
   return info.outcome;
 }
 
-// A daemon fixture: the real jitcached on a temp socket, the library pointed at it.
+// A daemon fixture: the real jitcached on a temp socket, the library pointed at it. Unless
+// `compiles`, the daemon does not compile (compile = false), so a miss takes the local JIT path.
 struct LiveDaemon {
-  LiveDaemon() : daemon(dir) {
+  explicit LiveDaemon(bool compiles = false, std::vector<std::string> args = {})
+      : daemon(dir, {std::move(args), {{"JITCACHE_COMPILE", compiles ? "true" : "false"}}}) {
     fake().clear_failures();
     fake().set_device(90, 13000);
     daemon.start();
@@ -580,4 +582,127 @@ TEST_CASE("load flow: invalid arguments get the driver's own answer") {
   too_small.struct_size = 8;
   CHECK(jitcache_last_load_info(&too_small) == -1);
   CHECK(jitcache_last_load_info(nullptr) == -1);
+}
+
+// ---- The daemon compiles misses (COMPILE, capability bit 1)
+
+namespace {
+
+std::string corpus_ptx(const std::string& name) { return read_text(std::string(JITCACHE_CORPUS_DIR) + "/" + name); }
+
+bool wait_for_stat(DaemonProcess& daemon, const std::string& name, std::uint64_t value) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (stat_value(daemon, name) >= value) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("load flow: a miss is compiled by the daemon and loaded; the next load is a hit") {
+  LiveDaemon live(true);
+  fake().reset_counters();
+  char info_log[256] = {};
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {info_log, reinterpret_cast<void*>(sizeof(info_log))};
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 2, options, values) == JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
+  const auto first = last_info();
+  CHECK(std::string(first.arch) == "sm_90a");
+  CHECK(first.ns_compile > 0);
+  CHECK_THAT(std::string(first.reason), Catch::Contains("compiled by jitcached") && Catch::Contains("nvJitLink"));
+  CHECK_THAT(std::string(info_log), Catch::Contains("compiled by jitcached"));
+  CHECK(fake().counters().link_compiles == 0);  // no JIT in this process
+  CHECK(fake().counters().ptx_jit_compiles == 0);
+  CHECK(fake().counters().cubin_loads_ok == 1);
+  CHECK(stat_value(live.daemon, "compiles") == 1);
+  CHECK(stat_value(live.daemon, "puts") == 0);
+  CHECK(counters().compiled_by_daemon == 1);
+
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(std::string(last_info().key_id) == first.key_id);
+  CHECK(stat_value(live.daemon, "fast_key_hits") == 1);  // stored with its fast key
+  CHECK(stat_value(live.daemon, "compiles") == 1);
+  CHECK(stat_value(live.daemon, "compile_microseconds_saved") > 0);
+  CHECK(counters().hits == 1);
+}
+
+TEST_CASE("load flow: an option the daemon cannot compile faithfully is compiled locally and stored") {
+  LiveDaemon live(true);
+  fake().reset_counters();
+  CUjit_option options[] = {CU_JIT_THREADS_PER_BLOCK};
+  void* values[] = {reinterpret_cast<void*>(std::uintptr_t{128})};
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 1, options, values) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("cannot_compile") && Catch::Contains("stored"));
+  CHECK(fake().counters().link_compiles == 1);
+  CHECK(stat_value(live.daemon, "compile_refused") == 1);
+  CHECK(stat_value(live.daemon, "compiles") == 0);
+  CHECK(stat_value(live.daemon, "puts") == 1);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 1, options, values) == JITCACHE_OUTCOME_HIT);
+}
+
+TEST_CASE("load flow: a compile error from the daemon ends in the driver's own load, error and log") {
+  LiveDaemon live(true);
+  fake().reset_counters();
+  const std::string bad = ".version 9.0\n.target sm_90\n.address_size 64\nthis is not ptx;\n";
+  char error_log[1024] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {error_log, reinterpret_cast<void*>(sizeof(error_log))};
+  CHECK(load_expecting(bad.c_str(), CUDA_ERROR_INVALID_PTX, 2, options, values) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  const auto info = last_info();
+  CHECK_THAT(std::string(info.reason), Catch::Contains("compile_error"));
+  CHECK(info.stage == JITCACHE_STAGE_JIT);
+  CHECK(std::string(error_log).size() > 0);  // the driver's own log
+  CHECK(fake().counters().ptx_jit_failures == 1);
+  CHECK(fake().counters().link_compiles == 0);  // not compiled twice here
+  CHECK(stat_value(live.daemon, "compiles") == 1);
+  CHECK(stat_value(live.daemon, "puts") == 0);
+}
+
+TEST_CASE("load flow: a daemon that dies mid-COMPILE is the uncached fallback") {
+  LiveDaemon live(true);
+  fake().reset_counters();
+  const std::string ptx = corpus_ptx("mid_kernels.ptx");
+  std::thread killer([&] {
+    if (wait_for_stat(live.daemon, "compile_running", 1)) live.daemon.kill_hard();
+  });
+  CHECK(load_expecting(ptx.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+  killer.join();
+  CHECK_FALSE(live.daemon.running());
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("cannot be used"));
+  CHECK(counters().daemon_unavailable == 1);
+  CHECK(fake().counters().ptx_jit_compiles == 1);  // the driver's own load
+}
+
+TEST_CASE("load flow: a compile that outlasts compile_timeout_ms is compiled locally, and the daemon stores its own") {
+  LiveDaemon live(true);
+  jitcache_config config{};
+  config.struct_size = sizeof(config);
+  config.socket_path = live.daemon.socket_path().c_str();
+  config.quiet = 1;
+  config.compile_timeout_ms = 20;
+  REQUIRE(jitcache_configure(&config) == 0);
+  fake().reset_counters();
+  const std::string ptx = corpus_ptx("mid_kernels.ptx");
+  CHECK(load_expecting(ptx.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("compile_timeout"));
+  CHECK(fake().counters().link_compiles == 1);
+  CHECK(counters().daemon_unavailable == 0);  // a long compile is not a dead daemon
+  REQUIRE(wait_for_stat(live.daemon, "compile_stored", 1));
+  CHECK(stat_value(live.daemon, "puts") == 0);
+  CHECK(load_expecting(ptx.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+}
+
+TEST_CASE("load flow: a caller built against 0.1.0 (no compile_timeout_ms) is accepted") {
+  LiveDaemon live(true);
+  jitcache_config config{};
+  config.struct_size = offsetof(jitcache_config, quiet) + sizeof(int);
+  config.socket_path = live.daemon.socket_path().c_str();
+  config.quiet = 1;
+  config.compile_timeout_ms = 1;  // beyond the caller's struct: must not be read
+  REQUIRE(jitcache_configure(&config) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
+  config.struct_size = offsetof(jitcache_config, quiet);
+  CHECK(jitcache_configure(&config) == -1);
 }

@@ -217,17 +217,22 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(static_cast<int>(Status::busy) == 5);
   STATIC_REQUIRE(static_cast<int>(Status::unavailable) == 6);
   STATIC_REQUIRE(static_cast<int>(Status::internal) == 7);
+  STATIC_REQUIRE(static_cast<int>(Status::compile_error) == 8);
+  STATIC_REQUIRE(static_cast<int>(Status::cannot_compile) == 9);
+  STATIC_REQUIRE(static_cast<int>(Status::worker_failed) == 10);
+  STATIC_REQUIRE(k_status_count == 11);
   STATIC_REQUIRE(k_capability_store == 1);
+  STATIC_REQUIRE(k_capability_compile == 2);
   STATIC_REQUIRE(k_capability_report_failure == 4);
 }
 
-TEST_CASE("wire: HELLO to REMOVE and REPORT_FAILURE are implemented, COMPILE, GC and VERIFY are reserved, 0 and 12 are unknown") {
-  for (std::uint16_t op : {1, 2, 3, 4, 5, 6, 7, 9}) {
+TEST_CASE("wire: HELLO to REMOVE, COMPILE and REPORT_FAILURE are implemented, GC and VERIFY are reserved, 0 and 12 are unknown") {
+  for (std::uint16_t op : {1, 2, 3, 4, 5, 6, 7, 8, 9}) {
     CAPTURE(op);
     CHECK(is_known_op(op));
     CHECK(is_implemented_op(static_cast<Op>(op)));
   }
-  for (std::uint16_t op : {8, 10, 11}) {
+  for (std::uint16_t op : {10, 11}) {
     CAPTURE(op);
     CHECK(is_known_op(op));
     CHECK_FALSE(is_implemented_op(static_cast<Op>(op)));
@@ -246,7 +251,10 @@ TEST_CASE("wire: ops and statuses have the names error messages and stats counte
   CHECK(op_name(static_cast<Op>(99)) == "unknown");
   CHECK(status_name(Status::not_found) == "not_found");
   CHECK(status_name(Status::too_large) == "too_large");
-  CHECK(status_name(static_cast<Status>(8)) == "unknown");
+  CHECK(status_name(Status::compile_error) == "compile_error");
+  CHECK(status_name(Status::cannot_compile) == "cannot_compile");
+  CHECK(status_name(Status::worker_failed) == "worker_failed");
+  CHECK(status_name(static_cast<Status>(11)) == "unknown");
 }
 
 TEST_CASE("wire: encode_frame writes a version-1 header with the payload length, then the payload") {

@@ -142,6 +142,12 @@ typedef struct jitcache_config {
   unsigned int connect_timeout_ms; /* 0: the default (100 ms) */
   unsigned int request_timeout_ms; /* 0: the default (2000 ms); a daemon slower than this is skipped */
   int quiet;                     /* non-zero: no warning on stderr */
+  /* Added after 0.1.0 (a caller built against 0.1.0 passes a smaller struct_size; the field then
+     takes its default): */
+  unsigned int compile_timeout_ms; /* 0: $JITCACHE_COMPILE_TIMEOUT_MS, else 150000 ms. How long a
+                                      miss waits for the daemon to compile it (COMPILE) before
+                                      JIT-compiling here instead; a compile takes seconds, so this
+                                      is not request_timeout */
 } jitcache_config;
 
 /* Replaces the configuration for loads that start after it returns, drops pooled connections and

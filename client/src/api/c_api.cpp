@@ -30,7 +30,8 @@ constexpr std::size_t k_min_load_info_size = sizeof(jitcache_load_info);
 // The counters up to corrupt_replies: what version 0.1.0 of this header declared. A caller built
 // against it gets those; fields added since are written only into a struct that has them.
 constexpr std::size_t k_min_counters_size = offsetof(jitcache_counters, corrupt_replies) + sizeof(uint64_t);
-constexpr std::size_t k_min_config_size = sizeof(jitcache_config);
+// The config up to quiet: what 0.1.0 declared (compile_timeout_ms came after).
+constexpr std::size_t k_min_config_size = offsetof(jitcache_config, quiet) + sizeof(int);
 
 CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_options, CUjit_option* options,
                          void** option_values) {

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <string_view>
 
@@ -69,7 +70,23 @@ ClientSettings resolve_settings(const jitcache_config* config) {
     }
   }
 
+  if (std::string wait = env("JITCACHE_COMPILE_TIMEOUT_MS"); !wait.empty()) {
+    char* end = nullptr;
+    const unsigned long long ms = std::strtoull(wait.c_str(), &end, 10);
+    if (end != nullptr && *end == '\0' && ms > 0 && ms <= 24ull * 3600 * 1000) {
+      settings.compile_timeout = std::chrono::milliseconds(ms);
+    } else {
+      settings.notes += "JITCACHE_COMPILE_TIMEOUT_MS=" + wait + " ignored: not a number of milliseconds from 1 to 86400000; ";
+    }
+  }
+
   if (config != nullptr) {
+    // Fields after quiet exist only in a struct of this version or later (struct_size says which).
+    const bool has_compile_timeout =
+        config->struct_size >= offsetof(jitcache_config, compile_timeout_ms) + sizeof(config->compile_timeout_ms);
+    if (has_compile_timeout && config->compile_timeout_ms != 0) {
+      settings.compile_timeout = std::chrono::milliseconds(config->compile_timeout_ms);
+    }
     if (config->disable != 0) {
       settings.disabled = true;
       settings.disabled_by = "jitcache_configure";

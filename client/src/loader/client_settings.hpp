@@ -4,7 +4,9 @@
 // `socket` key of the TOML config file ($JITCACHE_CONFIG, else the user's jitcached.toml, else
 // /etc/jitcache/jitcached.toml), then the default the daemon uses (proto/default_paths.hpp).
 // JITCACHE_DISABLE=1 (or config.disable) turns caching off; JITCACHE_QUIET=1 (or config.quiet)
-// silences the one warning; JITCACHE_REPLY_SPIN_US sets how long a reply is awaited on the CPU. A config file that cannot be parsed is reported in `notes` and ignored:
+// silences the one warning; JITCACHE_REPLY_SPIN_US sets how long a reply is awaited on the CPU;
+// JITCACHE_COMPILE_TIMEOUT_MS (or config.compile_timeout_ms, when the caller's struct has it) how
+// long a miss waits for the daemon's compile. A config file that cannot be parsed is reported in `notes` and ignored:
 // a broken cache configuration must not break the program.
 // Thread safety: pure functions over the environment and files; the result is a value.
 #pragma once
@@ -21,6 +23,10 @@ inline constexpr std::chrono::milliseconds k_default_request_timeout{2000};
 // Rationale: 300 us took ~85 us off a new connection's first LOOKUP on the H200 host (docs/benchmarks.md);
 // a reply that takes longer (a compile, a cold read) is awaited in poll(2) after it.
 inline constexpr std::chrono::microseconds k_default_reply_spin{300};
+// Rationale: the daemon's default compile_wall_time is 120 s and a queued compile waits for a slot
+// first; the client, which would otherwise JIT the module itself for about as long, waits a little
+// longer than one compile. A daemon that hangs is caught earlier, by request_timeout on its LOOKUP.
+inline constexpr std::chrono::milliseconds k_default_compile_timeout{150'000};
 inline constexpr std::chrono::microseconds k_max_reply_spin{10000};
 
 struct ClientSettings {
@@ -30,6 +36,8 @@ struct ClientSettings {
   std::string disabled_by;    // "JITCACHE_DISABLE=1" or "jitcache_configure"
   std::chrono::milliseconds connect_timeout = k_default_connect_timeout;
   std::chrono::milliseconds request_timeout = k_default_request_timeout;
+  // How long a miss waits for COMPILE (jitcache_config.compile_timeout_ms, JITCACHE_COMPILE_TIMEOUT_MS).
+  std::chrono::milliseconds compile_timeout = k_default_compile_timeout;
   // JITCACHE_REPLY_SPIN_US: transport::ConnectOptions::reply_spin (0 .. k_max_reply_spin).
   std::chrono::microseconds reply_spin = k_default_reply_spin;
   bool quiet = false;

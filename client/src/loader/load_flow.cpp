@@ -12,6 +12,7 @@
 #include <client/src/loader/key_arch.hpp>
 #include <client/src/loader/process_warning.hpp>
 #include <client/src/loader/ptx_header.hpp>
+#include <jitcache/proto/compile_messages.hpp>
 #include <jitcache/proto/content_digest.hpp>
 #include <jitcache/proto/jit_options.hpp>
 #include <jitcache/proto/key.hpp>
@@ -261,11 +262,77 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
     if (auto result = load_hit(module, options, *lease, **fetched, key)) return *result;
     return compile_locally(module, image, options, source, key, hint, &*lease, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
   }
-  return compile_locally(module, image, options, source, key, hint, &*lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  return load_miss(module, image, options, source, key, hint, *lease);
+}
+
+CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
+                             const proto::KeyFields& key, const StoreHint& hint, DaemonLease& lease) {
+  auto capabilities = lease.capabilities();
+  if (!capabilities && capabilities.error().reply_status == 0) {
+    lease.broken(capabilities.error());
+    return daemon_failed(module, image, options, capabilities.error());
+  }
+  // A daemon that answers HELLO with an error status is alive but says nothing of compiling.
+  if (!capabilities || (*capabilities & proto::k_capability_compile) == 0) {
+    return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  }
+
+  proto::CompileRequest request;
+  request.key_schema = key.key_schema;
+  request.arch = key.arch;
+  request.driver_api = key.driver_api;
+  request.driver_build = key.driver_build;
+  request.options = key.options;
+  request.priority = proto::CompilePriority::interactive;
+  request.ptx = proto::as_bytes(source.text());
+  const auto wait = m_daemon->settings().compile_timeout;
+  auto answer = [&] {
+    auto timer = m_record.step(&jitcache_load_info::ns_compile);
+    return lease.client().compile(request, wait);
+  }();
+  using Kind = transport::CompileAnswer::Kind;
+  if (!answer) {
+    const proto::Error& error = answer.error();
+    if (error.code == proto::ErrorCode::timeout) {
+      // A compile that outlasts the wait is not a dead daemon: it finishes and stores the image for
+      // the next load. This load JITs here, and stores nothing (the daemon will).
+      lease.discard();
+      m_record.reason("jitcached did not finish compiling within " + std::to_string(wait.count()) +
+                      " ms (compile_timeout)");
+      return compile_locally(module, image, options, source, key, hint, nullptr, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+    }
+    if (error.reply_status == 0) {
+      lease.broken(error);
+      return daemon_failed(module, image, options, error);
+    }
+    m_record.reason("jitcached refused COMPILE (" + error.message + ")");
+    return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  }
+  switch (answer->kind) {
+    case Kind::compiled: {
+      const jitcache_load_outcome success = answer->from_store ? JITCACHE_OUTCOME_HIT : JITCACHE_OUTCOME_COMPILED_BY_DAEMON;
+      if (auto result = load_hit(module, options, lease, *answer->image, key, success)) return *result;
+      return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+    }
+    case Kind::compile_error:
+      // The driver compiles the same PTX with the caller's options: the caller gets the driver's own
+      // error and log (or, should the driver's JIT accept what nvJitLink did not, its module).
+      return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
+                         "jitcached could not compile the PTX (compile_error: " + excerpt(answer->message) +
+                             "); loaded with the driver's own JIT");
+    case Kind::cannot_compile:
+    case Kind::busy:
+    case Kind::worker_failed:
+      m_record.reason("jitcached did not compile it (" + std::string(transport::compile_answer_name(answer->kind)) +
+                      ": " + excerpt(answer->message) + ")");
+      return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  }
+  return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
 }
 
 std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options, DaemonLease& lease,
-                                           const transport::FetchedImage& fetched, const proto::KeyFields& key) {
+                                           const transport::FetchedImage& fetched, const proto::KeyFields& key,
+                                           jitcache_load_outcome success) {
   {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
     if (auto checked = check_cached_image(fetched, key); !checked) {
@@ -280,16 +347,18 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
     result = m_api.module_load_data(module, fetched.bytes().data());
   }
   if (result == CUDA_SUCCESS) {
-    m_record.outcome(JITCACHE_OUTCOME_HIT);
+    m_record.outcome(success);
     const std::string what = "loaded " + key.arch + " image " + proto::to_hex(fetched.info.key_id).substr(0, 16) +
-                             " from the cache (" + fetched.info.producer + ")";
+                             (success == JITCACHE_OUTCOME_COMPILED_BY_DAEMON ? " compiled by jitcached ("
+                                                                             : " from the cache (") +
+                             fetched.info.producer + ")";
     m_record.reason(what);
     options.fill_logs("jitcache: " + what, "", m_record.elapsed_ms());
     return result;
   }
   const driver::LoadErrorClass error_class = driver::classify_load_error(result);
   if (error_class != driver::LoadErrorClass::bad_image) {
-    m_record.outcome(JITCACHE_OUTCOME_HIT);
+    m_record.outcome(success);
     m_record.stage(JITCACHE_STAGE_LOAD, result);
     m_record.reason("the cached image failed to load with " + driver::describe_result(result) +
                     ", which is not an image error: returned unchanged");
@@ -396,7 +465,10 @@ CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const Ca
   }
   options.publish(link_options);
   m_record.outcome(success_outcome);
-  if (success_outcome == JITCACHE_OUTCOME_COMPILED_LOCALLY) m_record.reason("a miss: compiled with the driver's JIT and stored");
+  if (success_outcome == JITCACHE_OUTCOME_COMPILED_LOCALLY) {
+    m_record.reason(std::string("a miss: ") + (previous.empty() ? "" : previous + "; ") + "compiled with the driver's JIT" +
+                    (lease != nullptr ? " and stored" : ""));
+  }
   if (lease != nullptr) put(*lease, key, hint, cubin, compile_time_us);
   return CUDA_SUCCESS;
 }

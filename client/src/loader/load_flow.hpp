@@ -9,8 +9,13 @@
 //              an entry whose content digest is not ours, or a miss, → LOOKUP by the full key
 //            → hit: check key, size, checksum and ELF bounds, then cuModuleLoadData
 //                   → load fails with an image error → REPORT_FAILURE → rebuild as a miss
+//            → miss, daemon compiles (HELLO capability bit 1): COMPILE (interactive) with the PTX,
+//              waiting up to compile_timeout
+//                   → compiled: checked and loaded as a hit → compiled_by_daemon
+//                   → compile error: the driver's own load, so the caller gets its error and log
+//                   → cannot compile, busy, worker failed, timed out: as a miss without it
+//                   → the daemon died: the uncached fallback
 //            → miss: JIT with cuLink* and the caller's options, load the cubin, PUT it
-//              (a daemon that compiles is the COMPILE capability, which comes with that op)
 //   anything the cache cannot do (daemon absent, slow or broken, disabled, no cuLink, a JIT that
 //   fails) → cuModuleLoadDataEx with the caller's options, so the caller gets exactly the driver's
 //   behaviour, error and log; resource errors (out of memory, no context) go back unchanged.
@@ -63,9 +68,14 @@ class LoadFlow {
 
   CUresult load_ptx(CUmodule* module, const void* image, const CallerOptions& options, PtxSource source,
                     const driver::ComputeCapability& device);
-  // The hit path; nullopt when the image must be rebuilt (damaged reply, or a bad image reported).
+  // The hit path (also for an image the daemon compiled: `success` says which outcome a clean load
+  // is); nullopt when the image must be rebuilt (damaged reply, or a bad image reported).
   std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options, DaemonLease& lease,
-                                   const transport::FetchedImage& fetched, const proto::KeyFields& key);
+                                   const transport::FetchedImage& fetched, const proto::KeyFields& key,
+                                   jitcache_load_outcome success = JITCACHE_OUTCOME_HIT);
+  // A miss: COMPILE when the daemon compiles, else (or when it cannot) compile_locally.
+  CUresult load_miss(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
+                     const proto::KeyFields& key, const StoreHint& hint, DaemonLease& lease);
   // JIT with cuLink*, load, PUT; the plain driver load when the JIT or the load fails.
   CUresult compile_locally(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
                            const proto::KeyFields& key, const StoreHint& hint, DaemonLease* lease,

@@ -18,6 +18,9 @@ ErrorCode error_code_for(Status status) {
     case Status::forbidden: return ErrorCode::unsupported;
     case Status::busy:
     case Status::unavailable: return ErrorCode::unavailable;
+    case Status::compile_error: return ErrorCode::invalid_argument;
+    case Status::cannot_compile: return ErrorCode::unsupported;
+    case Status::worker_failed: return ErrorCode::internal;
     case Status::ok:
     case Status::internal: break;
   }
@@ -54,17 +57,21 @@ Result<DaemonClient> DaemonClient::connect(const ConnectOptions& options) {
   return DaemonClient(std::move(*connection));
 }
 
+proto::Error DaemonClient::status_error(const Reply& reply) {
+  auto message = proto::decode_error_message(Bytes(reply.payload));
+  std::string text = std::string(proto::status_name(reply.header.status)) + ": " +
+                     (message ? *message : std::string("(unreadable error message)"));
+  proto::Error error = make_error(error_code_for(reply.header.status), std::move(text));
+  error.reply_status = static_cast<std::uint16_t>(reply.header.status);
+  return error;
+}
+
 Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
                                      std::uint16_t flags) {
   auto reply = m_connection.call(op, payload, tail, trailer, flags);
   if (!reply) return reply.error();
   if (reply->header.status == Status::ok) return reply;
-  auto message = proto::decode_error_message(Bytes(reply->payload));
-  std::string text = std::string(proto::status_name(reply->header.status)) + ": " +
-                     (message ? *message : std::string("(unreadable error message)"));
-  proto::Error error = make_error(error_code_for(reply->header.status), std::move(text));
-  error.reply_status = static_cast<std::uint16_t>(reply->header.status);
-  return error;
+  return status_error(*reply);
 }
 
 Result<proto::HelloReply> DaemonClient::hello(const std::string& client_name) {
@@ -117,6 +124,56 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_with(const proto::Looku
   fetched.image.erase(fetched.image.begin(), fetched.image.begin() + static_cast<std::ptrdiff_t>(offset));
   fetched.image.resize(size);
   return std::optional<FetchedImage>(std::move(fetched));
+}
+
+std::string_view compile_answer_name(CompileAnswer::Kind kind) {
+  switch (kind) {
+    case CompileAnswer::Kind::compiled: return "compiled";
+    case CompileAnswer::Kind::compile_error: return "compile_error";
+    case CompileAnswer::Kind::cannot_compile: return "cannot_compile";
+    case CompileAnswer::Kind::busy: return "busy";
+    case CompileAnswer::Kind::worker_failed: return "worker_failed";
+  }
+  return "unknown";
+}
+
+Result<CompileAnswer> DaemonClient::compile(const proto::CompileRequest& request, std::chrono::milliseconds timeout) {
+  auto reply = m_connection.call(Op::compile, proto::encode_compile_request_head(request), request.ptx, {}, 0, timeout);
+  if (!reply) return reply.error();
+  CompileAnswer answer;
+  switch (reply->header.status) {
+    case Status::ok: {
+      auto decoded = proto::decode_compile_reply(Bytes(reply->payload));
+      if (!decoded) return decoded.error();
+      if (decoded->image.size() != decoded->info.raw_size || proto::xxh3_128(decoded->image) != decoded->info.checksum) {
+        return make_error(ErrorCode::corrupt, "the image jitcached compiled does not match its size and checksum");
+      }
+      FetchedImage fetched;
+      fetched.info = std::move(decoded->info);
+      fetched.image.assign(decoded->image.begin(), decoded->image.end());
+      fetched.checksum_verified = true;
+      answer.kind = CompileAnswer::Kind::compiled;
+      answer.from_store = decoded->origin == proto::CompileOrigin::stored;
+      answer.image = std::move(fetched);
+      return answer;
+    }
+    case Status::compile_error: {
+      auto decoded = proto::decode_compile_error_reply(Bytes(reply->payload));
+      if (!decoded) return decoded.error();
+      answer.kind = CompileAnswer::Kind::compile_error;
+      answer.message = std::move(decoded->message);
+      answer.log = std::move(decoded->log);
+      return answer;
+    }
+    case Status::cannot_compile: answer.kind = CompileAnswer::Kind::cannot_compile; break;
+    case Status::busy: answer.kind = CompileAnswer::Kind::busy; break;
+    case Status::worker_failed: answer.kind = CompileAnswer::Kind::worker_failed; break;
+    default: return status_error(*reply);
+  }
+  auto message = proto::decode_error_message(Bytes(reply->payload));
+  if (!message) return message.error();
+  answer.message = std::move(*message);
+  return answer;
 }
 
 Result<std::optional<FetchedImage>> DaemonClient::lookup(const proto::KeyFields& key, ImageDelivery delivery) {

@@ -13,6 +13,7 @@
 
 #include <client/src/transport/mapped_image.hpp>
 #include <client/src/transport/unix_connection.hpp>
+#include <jitcache/proto/compile_messages.hpp>
 #include <jitcache/proto/messages.hpp>
 
 namespace jitcache::client::transport {
@@ -31,6 +32,18 @@ struct FetchedImage {
   // need not hash a megabyte again (a cache hit's latency budget is a few milliseconds).
   bool checksum_verified = false;
 };
+
+// What a COMPILE came to (PROTOCOL.md §5 COMPILE). Statuses other than these (bad_request,
+// too_large, internal, …) and transport failures are errors of DaemonClient::compile.
+struct CompileAnswer {
+  enum class Kind { compiled, compile_error, cannot_compile, busy, worker_failed };
+  Kind kind = Kind::compiled;
+  std::optional<FetchedImage> image;  // compiled: checked against its size and checksum
+  bool from_store = false;            // compiled: the entry was already stored (origin 1)
+  std::string message;                // every other kind: the daemon's message
+  std::string log;                    // compile_error: the compiler's full log
+};
+std::string_view compile_answer_name(CompileAnswer::Kind kind);  // "compiled", "cannot_compile", ...
 
 class DaemonClient {
  public:
@@ -54,6 +67,10 @@ class DaemonClient {
   // client. Send it only to a daemon whose HELLO set proto::k_capability_report_failure.
   Result<std::optional<proto::ReportFailureReply>> report_failure(const proto::ReportFailureRequest& request);
 
+  // COMPILE, waiting up to `timeout` for the answer (a compile takes seconds). Send it only to a
+  // daemon whose HELLO set proto::k_capability_compile.
+  Result<CompileAnswer> compile(const proto::CompileRequest& request, std::chrono::milliseconds timeout);
+
   UnixConnection& connection() { return m_connection; }
 
  private:
@@ -62,6 +79,7 @@ class DaemonClient {
   Result<Reply> ok_reply(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
                          std::uint16_t flags = 0);
   Result<std::optional<FetchedImage>> lookup_with(const proto::LookupRequest& request, ImageDelivery delivery);
+  proto::Error status_error(const Reply& reply);
 
   UnixConnection m_connection;
 };

@@ -163,8 +163,9 @@ Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clo
 
 Result<void> UnixConnection::send_raw(Bytes bytes) { return write_all(bytes, Clock::now() + m_options.io_timeout); }
 
-Result<Reply> UnixConnection::read_reply() {
-  const auto deadline = Clock::now() + m_options.io_timeout;
+Result<Reply> UnixConnection::read_reply() { return read_reply(Clock::now() + m_options.io_timeout); }
+
+Result<Reply> UnixConnection::read_reply(Clock::time_point deadline) {
   proto::HeaderBytes raw{};
   // A descriptor rides on the frame's first byte, so the header is read with recvmsg.
   UniqueFd descriptor;
@@ -182,8 +183,9 @@ Result<Reply> UnixConnection::read_reply() {
 }
 
 Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
-                                   std::uint16_t flags) {
-  const auto deadline = Clock::now() + m_options.io_timeout;
+                                   std::uint16_t flags, std::chrono::milliseconds timeout) {
+  const auto budget = timeout.count() > 0 ? timeout : m_options.io_timeout;
+  const auto deadline = Clock::now() + budget;
   proto::FrameHeader h;
   h.op = op;
   h.flags = flags;
@@ -202,7 +204,7 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
     }
     return sent.error();
   }
-  auto reply = read_reply();
+  auto reply = read_reply(Clock::now() + budget);
   if (!reply) return reply.error();
   if (reply->header.request_id != h.request_id && reply->header.request_id != 0) {
     return make_error(ErrorCode::corrupt, "reply answers request " + std::to_string(reply->header.request_id) +

@@ -53,12 +53,14 @@ class UnixConnection {
   // same frame, so a large image goes from the caller's buffer to the socket without being copied
   // into `payload` (a PUT's fields after its image travel in `trailer`).
   // `flags` go into the request header (proto::k_flag_image_fd: a descriptor may come back).
+  // `timeout`, when not zero, replaces io_timeout for this call (a COMPILE waits for a compile).
   Result<Reply> call(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
-                     std::uint16_t flags = 0);
+                     std::uint16_t flags = 0, std::chrono::milliseconds timeout = {});
 
   // For tests that speak the protocol wrongly on purpose.
   Result<void> send_raw(Bytes bytes);
   Result<Reply> read_reply();
+  Result<Reply> read_reply(std::chrono::steady_clock::time_point deadline);
   // Reads until the peer closes; true when it closed within the io timeout.
   bool wait_for_close();
 

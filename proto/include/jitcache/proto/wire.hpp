@@ -28,7 +28,7 @@ enum class Op : std::uint16_t {
   stats = 5,
   list = 6,
   remove = 7,
-  compile = 8,         // reserved
+  compile = 8,         // needs k_capability_compile
   report_failure = 9,
   gc = 10,             // reserved
   verify = 11,         // reserved
@@ -43,11 +43,16 @@ enum class Status : std::uint16_t {
   busy = 5,
   unavailable = 6,
   internal = 7,
+  compile_error = 8,   // COMPILE: the compiler rejected the PTX (the payload adds its log)
+  cannot_compile = 9,  // COMPILE: cannot compile faithfully; build it yourself
+  worker_failed = 10,  // COMPILE: the compile worker crashed, hung or ran out of a limit
 };
-inline constexpr std::size_t k_status_count = 8;
+inline constexpr std::size_t k_status_count = 11;
 
 // Capability bits announced in HELLO (PROTOCOL.md §5 HELLO). Persisted: never reused.
 inline constexpr std::uint64_t k_capability_store = 1ull << 0;
+// COMPILE: the daemon compiles misses itself (its compile worker answered the start-up probe).
+inline constexpr std::uint64_t k_capability_compile = 1ull << 1;
 inline constexpr std::uint64_t k_capability_report_failure = 1ull << 2;
 // LOOKUP selector 2 (by fast key) and PUT's trailing content_fast.
 inline constexpr std::uint64_t k_capability_fast_key = 1ull << 5;
@@ -62,7 +67,7 @@ inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd;
 
 std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside the table
 std::string_view status_name(Status s);   // "not_found"; "unknown" outside the table
-bool is_implemented_op(Op op);            // v1 implements HELLO..REMOVE and REPORT_FAILURE
+bool is_implemented_op(Op op);            // v1 implements HELLO..REMOVE, COMPILE and REPORT_FAILURE
 bool is_known_op(std::uint16_t value);    // numbered in the table, implemented or reserved
 
 struct FrameHeader {

@@ -1,0 +1,60 @@
+// The COMPILE op (PROTOCOL.md §5 COMPILE) around the compile service: what runs before it (decode,
+// digest the PTX, validate the key, look it up) and what turns its outcome into a reply. The
+// connection awaits the compile itself (async_compile) between the two, so no worker thread waits
+// for a compile.
+//
+// The daemon computes the key's content digest and the fast key's content from the PTX it received;
+// a digest from the client is never trusted (the request carries none). An entry the caller would
+// find by LOOKUP is answered at once (origin `stored`), which also spares a compile to a request that
+// arrives after a compile of its key finished and was stored.
+// Thread safety: begin() and finish() may run on many threads at once (the store, the counters, the
+// sink and the service are thread-safe).
+#pragma once
+
+#include <variant>
+
+#include <daemon/compile/async_compile.hpp>
+#include <daemon/compile/compile_service.hpp>
+#include <daemon/server/compile_store_sink.hpp>
+#include <daemon/server/peer_credentials.hpp>
+#include <daemon/server/request_handler.hpp>
+#include <daemon/stats/counters.hpp>
+#include <daemon/store/store.hpp>
+#include <jitcache/proto/compile_messages.hpp>
+
+namespace jitcache::daemon::server {
+
+// A request the compile service must answer. input.ptx views the connection's payload, which the
+// connection keeps until finish().
+struct PendingCompile {
+  proto::Digest256 key_id;
+  proto::KeyFields key;
+  compile::CompileInput input;
+  compile::Priority priority = compile::Priority::interactive;
+};
+
+class CompileRequests {
+ public:
+  CompileRequests(store::Store& store, stats::Counters& counters, compile::CompileService& service,
+                  CompileStoreSink& sink)
+      : m_store(store), m_counters(counters), m_service(service), m_sink(sink) {}
+
+  // A reply now (a bad request, an entry already stored, a store failure), or a compile to await.
+  // A PendingCompile must be followed by finish(), whatever the compile's result.
+  std::variant<Reply, PendingCompile> begin(proto::Bytes payload, const store::Visibility& who,
+                                            const PeerCredentials& peer);
+  Reply finish(const PendingCompile& pending, const compile::CompileResult& result);
+
+  compile::CompileService& service() { return m_service; }
+
+ private:
+  Reply answer(const PendingCompile& pending, const compile::CompileOutcome& outcome);
+  Reply counted(Reply reply);
+
+  store::Store& m_store;
+  stats::Counters& m_counters;
+  compile::CompileService& m_service;
+  CompileStoreSink& m_sink;
+};
+
+}  // namespace jitcache::daemon::server

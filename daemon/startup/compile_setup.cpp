@@ -1,0 +1,60 @@
+#include <daemon/startup/compile_setup.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <daemon/compile/compile_runner.hpp>
+#include <daemon/compile/worker_path.hpp>
+
+namespace jitcache::daemon::startup {
+
+CompilePath::~CompilePath() {
+  requests.reset();
+  service.reset();
+  sink.reset();
+}
+
+compile::CompileLimits compile_limits(const config::Config& config) {
+  compile::CompileLimits limits;
+  // RLIMIT_CPU counts whole seconds: round up, so a limit is never tighter than configured.
+  limits.cpu_time = std::chrono::ceil<std::chrono::seconds>(config.compile_cpu_time);
+  limits.address_space_bytes = config.compile_memory;
+  limits.wall_time = config.compile_wall_time;
+  return limits;
+}
+
+compile::CompileServiceConfig compile_service_config(const config::Config& config) {
+  compile::CompileServiceConfig service;
+  service.max_concurrent = config.compile_jobs;
+  service.max_queued = config.compile_queue;
+  service.negative_ttl = config.compile_failure_ttl;
+  return service;
+}
+
+std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, store::Store& store,
+                                               stats::Counters& counters) {
+  if (!config.compile) {
+    spdlog::info("compiling is turned off (compile = false): clients JIT misses with their own driver");
+    return nullptr;
+  }
+  const std::string worker = config.compile_worker.empty() ? compile::default_worker_path() : config.compile_worker;
+  auto runner = std::make_shared<compile::CompileRunner>(worker, compile_limits(config));
+  auto toolkit = runner->probe_toolkit();
+  if (!toolkit) {
+    spdlog::warn("cannot compile: the compile worker {} failed its probe ({}); clients JIT misses with their own driver",
+                 worker, toolkit.error().message);
+    return nullptr;
+  }
+  auto path = std::make_unique<CompilePath>();
+  path->sink = std::make_unique<server::CompileStoreSink>(store, counters);
+  server::CompileStoreSink& sink = *path->sink;
+  path->service = std::make_unique<compile::CompileService>(
+      compile_service_config(config), *toolkit, runner,
+      [&sink](const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome) { sink(key_id, outcome); });
+  path->requests = std::make_unique<server::CompileRequests>(store, counters, *path->service, sink);
+  spdlog::info("compiling with {} ({}): {} jobs, queue {}, limits cpu {} s / wall {} ms / memory {} bytes",
+               compile::producer_name(*toolkit), worker, path->service->max_concurrent(), config.compile_queue,
+               compile_limits(config).cpu_time.count(), config.compile_wall_time.count(), config.compile_memory);
+  return path;
+}
+
+}  // namespace jitcache::daemon::startup

@@ -1,0 +1,42 @@
+// Builds the daemon's compile path from its configuration: the worker runner under the configured
+// limits, the start-up probe of the worker (`jitcache-compile --version`), the compile service with
+// its store sink, and the COMPILE op around them. When compiling is turned off, or the worker is
+// missing or broken, the daemon serves without it (capability bit 1 clear) and the log says why:
+// a cache that cannot compile is still a cache.
+// Thread safety: built once at start-up on the main thread.
+#pragma once
+
+#include <memory>
+
+#include <daemon/compile/compile_limits.hpp>
+#include <daemon/compile/compile_service.hpp>
+#include <daemon/config/config.hpp>
+#include <daemon/server/compile_request.hpp>
+#include <daemon/server/compile_store_sink.hpp>
+#include <daemon/stats/counters.hpp>
+#include <daemon/store/store.hpp>
+
+namespace jitcache::daemon::startup {
+
+// Owns the parts in the order they must be destroyed: the service (which joins its compile threads
+// and may still call the sink) before the sink.
+struct CompilePath {
+  std::unique_ptr<server::CompileStoreSink> sink;
+  std::unique_ptr<compile::CompileService> service;
+  std::unique_ptr<server::CompileRequests> requests;
+
+  CompilePath() = default;
+  CompilePath(CompilePath&&) = default;
+  CompilePath& operator=(CompilePath&&) = default;
+  ~CompilePath();
+};
+
+compile::CompileLimits compile_limits(const config::Config& config);
+compile::CompileServiceConfig compile_service_config(const config::Config& config);
+
+// Null when the daemon cannot compile (logged at warning level, or info when turned off).
+// `counters` are the server's (the sink counts stored images there); both must outlive the result.
+std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, store::Store& store,
+                                               stats::Counters& counters);
+
+}  // namespace jitcache::daemon::startup

@@ -1,0 +1,96 @@
+// The COMPILE payloads (proto/compile_messages.hpp): each round-trips byte for byte, and the
+// decoders refuse what PROTOCOL.md §5 COMPILE forbids (a priority or origin outside the table, a log
+// over its limit, bytes left over).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include <jitcache/proto/compile_messages.hpp>
+#include <jitcache/proto/jit_options.hpp>
+
+using namespace jitcache::proto;
+
+namespace {
+
+CompileRequest sample_request(const std::string& ptx) {
+  CompileRequest request;
+  request.arch = "sm_90a";
+  request.driver_api = 13000;
+  request.driver_build = "580.159.04";
+  request.options = default_option_text();
+  request.priority = CompilePriority::warm;
+  request.ptx = as_bytes(ptx);
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("compile messages: a request round-trips and its head is everything before the PTX") {
+  const std::string ptx = ".version 9.0\n.target sm_90a\n";
+  const CompileRequest request = sample_request(ptx);
+  const Payload encoded = encode(request);
+  const Payload head = encode_compile_request_head(request);
+  REQUIRE(encoded.size() == head.size() + ptx.size());
+  CHECK(std::equal(head.begin(), head.end(), encoded.begin()));
+  auto decoded = decode_compile_request(Bytes(encoded));
+  REQUIRE(decoded);
+  CHECK(decoded->arch == "sm_90a");
+  CHECK(decoded->driver_api == 13000);
+  CHECK(decoded->driver_build == "580.159.04");
+  CHECK(decoded->options == default_option_text());
+  CHECK(decoded->priority == CompilePriority::warm);
+  CHECK(std::string(reinterpret_cast<const char*>(decoded->ptx.data()), decoded->ptx.size()) == ptx);
+  const KeyFields key = key_of(*decoded, Digest256{});
+  CHECK(key.arch == "sm_90a");
+  CHECK(key.options == default_option_text());
+}
+
+TEST_CASE("compile messages: a priority other than 0 or 1 and trailing bytes are refused") {
+  const std::string ptx = "ptx";
+  Payload encoded = encode(sample_request(ptx));
+  Payload bad_priority = encoded;
+  bad_priority[bad_priority.size() - ptx.size() - 4 - 1] = 2;
+  auto refused = decode_compile_request(Bytes(bad_priority));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::invalid_argument);
+  CHECK_THAT(refused.error().message, Catch::Contains("priority 2"));
+  encoded.push_back(0);
+  CHECK_FALSE(decode_compile_request(Bytes(encoded)));
+}
+
+TEST_CASE("compile messages: a compiled reply round-trips with its origin; an unknown origin is refused") {
+  const Payload image{0x7f, 'E', 'L', 'F'};
+  CompileReply reply;
+  reply.origin = CompileOrigin::stored;
+  reply.info.producer = "nvJitLink 13.0";
+  reply.info.raw_size = image.size();
+  reply.image = Bytes(image);
+  Payload encoded = encode(reply);
+  auto decoded = decode_compile_reply(Bytes(encoded));
+  REQUIRE(decoded);
+  CHECK(decoded->origin == CompileOrigin::stored);
+  CHECK(decoded->info.producer == "nvJitLink 13.0");
+  CHECK(Payload(decoded->image.begin(), decoded->image.end()) == image);
+  encoded[0] = 2;
+  CHECK_FALSE(decode_compile_reply(Bytes(encoded)));
+}
+
+TEST_CASE("compile messages: a compile error carries its message and the whole log, cut at 1 MiB") {
+  CompileErrorReply error;
+  error.message = "the PTX failed to compile";
+  error.log = std::string(k_max_compile_log_length + 10, 'l');
+  auto decoded = decode_compile_error_reply(Bytes(encode(error)));
+  REQUIRE(decoded);
+  CHECK(decoded->message == error.message);
+  CHECK(decoded->log.size() == k_max_compile_log_length);
+
+  // A daemon claiming a longer log is refused before the client keeps it.
+  Payload over;
+  ByteWriter w(over);
+  w.str16("m");
+  const std::string big(k_max_compile_log_length + 1, 'x');
+  w.blob32(as_bytes(big));
+  auto refused = decode_compile_error_reply(Bytes(over));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::too_large);
+}
