@@ -36,7 +36,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("driver process: a driver without cuLink* is named, versions compared, and loads still work; one warning") {
+TEST_CASE("driver process: a driver without cuLink* is named, versions compared, and loads still work, one warning") {
   // Before libjitcache opens the driver: an older driver that lacks cuLinkCreate.
   FakeDriver fake;
   fake.set_hidden("cuLinkCreate");

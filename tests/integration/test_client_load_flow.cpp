@@ -133,7 +133,7 @@ std::vector<char> read_fixture(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("load flow: a miss compiles locally and stores; the next load is a hit that skips the JIT") {
+TEST_CASE("load flow: a miss compiles locally and stores, the next load is a hit that skips the JIT") {
   LiveDaemon live;
   fake().reset_counters();
 
@@ -270,7 +270,7 @@ TEST_CASE("load flow: a daemon that does not know fast keys is asked by key, and
   CHECK(put_trailers == std::vector<std::size_t>{0});
 }
 
-TEST_CASE("load flow: options that change code are a different key; log options are not") {
+TEST_CASE("load flow: options that change code are a different key, log options are not") {
   LiveDaemon live;
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
   const std::string plain_key = last_info().key_id;
@@ -496,7 +496,7 @@ TEST_CASE("load flow: caching disabled by configuration never contacts the daemo
   CHECK(stat_value(live.daemon, "misses") == 0);
 }
 
-TEST_CASE("load flow: cubins and fat binaries with a cubin for the device pass through; PTX-only fat binaries are cached") {
+TEST_CASE("load flow: cubins and fat binaries with a cubin for the device pass through, PTX-only fat binaries are cached") {
   LiveDaemon live;
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
   auto client = live.daemon.client();
@@ -601,7 +601,7 @@ bool wait_for_stat(DaemonProcess& daemon, const std::string& name, std::uint64_t
 
 }  // namespace
 
-TEST_CASE("load flow: a miss is compiled by the daemon and loaded; the next load is a hit") {
+TEST_CASE("load flow: a miss is compiled by the daemon and loaded, the next load is a hit") {
   LiveDaemon live(true);
   fake().reset_counters();
   char info_log[256] = {};

@@ -97,7 +97,7 @@ bool wait_for_stat(DaemonProcess& daemon, const std::string& name, std::uint64_t
 
 }  // namespace
 
-TEST_CASE("compile op: a daemon with a working worker announces capability bit 1; compile = false does not") {
+TEST_CASE("compile op: a daemon with a working worker announces capability bit 1, compile = false does not") {
   TempDir dir;
   DaemonProcess daemon(dir);
   daemon.start();
@@ -336,7 +336,7 @@ TEST_CASE("compile op: malformed requests are bad requests and the connection st
   CHECK(stat(daemon, "compile_requests") == 0);
 }
 
-TEST_CASE("compile op: a full queue answers busy; a crashing worker answers worker_failed and the daemon serves on") {
+TEST_CASE("compile op: a full queue answers busy, a crashing worker answers worker_failed and the daemon serves on") {
   TempDir dir;
   DaemonProcess daemon(dir, {{"--compile-worker", JITCACHE_FAULT_WORKER_PATH, "--compile-jobs", "1", "--compile-queue",
                               "1", "--compile-wall-time", "1500ms", "--compile-failure-ttl", "0"},

@@ -104,6 +104,15 @@ TEST_CASE("daemon: SIGTERM lets an in-flight request finish, then exits 0") {
   REQUIRE(connection.send_raw(proto::Bytes(raw_header)));
   REQUIRE(connection.send_raw(proto::Bytes(head)));
   REQUIRE(connection.send_raw(proto::Bytes(image).first(image.size() / 2)));
+  // The request counts as in flight once the daemon has accepted its connection and started on the
+  // frame; on a loaded machine that can take longer than a fixed pause, so wait until a second
+  // connection's STATS shows both connections, then give the reader a moment.
+  {
+    auto observer = daemon.client();
+    for (int i = 0; i < 500 && stat_value(observer, "connections") < 2; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ::kill(daemon.pid(), SIGTERM);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));

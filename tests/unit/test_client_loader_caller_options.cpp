@@ -61,7 +61,7 @@ TEST_CASE("caller options: the link form drops FALLBACK_STRATEGY and appends emb
   CHECK(caller.with({}, false).count() == 2);
 }
 
-TEST_CASE("caller options: null arrays with a count are not well formed; none at all is fine") {
+TEST_CASE("caller options: null arrays with a count are not well formed, none at all is fine") {
   CHECK_FALSE(ld::CallerOptions(2, nullptr, nullptr).well_formed());
   ld::CallerOptions none(0, nullptr, nullptr);
   CHECK(none.well_formed());

@@ -57,7 +57,7 @@ TEST_CASE("settings: a config file that does not parse is noted and ignored") {
   CHECK_THAT(settings.notes, Catch::Contains("broken.toml"));
 }
 
-TEST_CASE("settings: JITCACHE_DISABLE=1 and config.disable turn caching off; 0 does not") {
+TEST_CASE("settings: JITCACHE_DISABLE=1 and config.disable turn caching off, 0 does not") {
   CleanEnvironment env;
   ::setenv("JITCACHE_DISABLE", "1", 1);
   auto disabled = ld::resolve_settings(nullptr);

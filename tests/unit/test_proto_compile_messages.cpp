@@ -58,7 +58,7 @@ TEST_CASE("compile messages: a priority other than 0 or 1 and trailing bytes are
   CHECK_FALSE(decode_compile_request(Bytes(encoded)));
 }
 
-TEST_CASE("compile messages: a compiled reply round-trips with its origin; an unknown origin is refused") {
+TEST_CASE("compile messages: a compiled reply round-trips with its origin, an unknown origin is refused") {
   const Payload image{0x7f, 'E', 'L', 'F'};
   CompileReply reply;
   reply.origin = CompileOrigin::stored;
