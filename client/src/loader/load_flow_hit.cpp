@@ -1,0 +1,74 @@
+// LoadFlow's hit: check the image, load it, and on an image error report it so the daemon
+// quarantines the entry (design §4 steps 3-4). load_flow.hpp has the whole flow.
+#include <client/src/loader/load_flow.hpp>
+
+#include <client/src/driver/cu_result_text.hpp>
+#include <client/src/driver/load_error_class.hpp>
+#include <client/src/loader/cached_image_check.hpp>
+#include <client/src/loader/load_wording.hpp>
+
+namespace jitcache::client::loader {
+
+std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options, DaemonLease& lease,
+                                           const transport::FetchedImage& fetched, const proto::KeyFields& key,
+                                           jitcache_load_outcome success) {
+  {
+    auto timer = m_record.step(&jitcache_load_info::ns_lookup);
+    if (auto checked = check_cached_image(fetched, key); !checked) {
+      ++m_counters.corrupt_replies;
+      m_record.reason("the cached image failed the client's check (" + checked.error().message + "); rebuilt");
+      return std::nullopt;
+    }
+  }
+  CUresult result = CUDA_SUCCESS;
+  {
+    auto timer = m_record.step(&jitcache_load_info::ns_load);
+    result = m_api.module_load_data(module, fetched.bytes().data());
+  }
+  if (result == CUDA_SUCCESS) {
+    m_record.outcome(success);
+    const std::string what = "loaded " + key.arch + " image " + proto::to_hex(fetched.info.key_id).substr(0, 16) +
+                             (success == JITCACHE_OUTCOME_COMPILED_BY_DAEMON ? " compiled by jitcached ("
+                                                                             : " from the cache (") +
+                             fetched.info.producer + ")";
+    m_record.reason(what);
+    options.fill_logs("jitcache: " + what, "", m_record.elapsed_ms());
+    return result;
+  }
+  const driver::LoadErrorClass error_class = driver::classify_load_error(result);
+  if (error_class != driver::LoadErrorClass::bad_image) {
+    m_record.outcome(success);
+    m_record.stage(JITCACHE_STAGE_LOAD, result);
+    m_record.reason("the cached image failed to load with " + driver::describe_result(result) +
+                    ", which is not an image error: returned unchanged");
+    options.fill_logs("", "jitcache: loading the cached image returned " + driver::describe_result(result),
+                      m_record.elapsed_ms());
+    return result;
+  }
+
+  // The entry is bad for this driver or device: tell the daemon so nobody else loads it, then rebuild.
+  m_record.stage(stage_for(result), result);
+  m_record.reason("the cached image failed to load with " + driver::describe_result(result) + "; reported and rebuilt");
+  {
+    auto timer = m_record.step(&jitcache_load_info::ns_report);
+    proto::ReportFailureRequest report;
+    report.key = key;
+    report.cu_result = static_cast<std::uint32_t>(result);
+    report.stage = static_cast<proto::FailureStage>(stage_for(result));
+    report.detail = "cuModuleLoadData returned " + driver::describe_result(result);
+    auto capabilities = lease.capabilities();
+    if (capabilities && (*capabilities & proto::k_capability_report_failure)) {
+      auto reported = lease.client().report_failure(report);
+      if (reported) {
+        ++m_counters.failure_reports;
+      } else if (reported.error().reply_status == 0) {
+        lease.broken(reported.error());
+      }
+    } else {
+      m_record.append_reason(" (this daemon takes no failure reports; the rebuilt image replaces the entry)");
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace jitcache::client::loader
