@@ -168,13 +168,13 @@ TEST_CASE("compile op: corpus PTX compiles to a cubin of the key's arch, stored 
   CHECK(stat(daemon, "compile_microseconds_saved") == 3 * info.compile_time_us);
 }
 
-TEST_CASE("compile op: 16 concurrent clients compiling one key share one compile and get identical bytes") {
+TEST_CASE("compile op: 32 concurrent clients compiling one key share one compile and get identical bytes") {
   TempDir dir;
   DaemonProcess daemon(dir);
   daemon.start();
   const std::string ptx = corpus("mid_kernels.ptx");
   const auto request = request_for(ptx, "sm_90a");
-  constexpr int k_clients = 16;
+  constexpr int k_clients = 32;
   std::vector<std::vector<std::uint8_t>> images(k_clients);
   std::vector<std::string> errors(k_clients);
   std::latch start(k_clients);
