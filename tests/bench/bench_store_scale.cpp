@@ -151,7 +151,7 @@ void fill_in_batches(const std::string& db_path, std::uint64_t count, ImageSourc
     if (rc != SQLITE_OK && rc != SQLITE_DONE) throw CannotRun(std::string(what) + ": " + sqlite3_errmsg(db));
   };
   check(sqlite3_open(db_path.c_str(), &db), "opening the store");
-  check(sqlite3_exec(db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", nullptr, nullptr, nullptr), "pragmas");
+  check(sqlite3_exec(db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -262144", nullptr, nullptr, nullptr), "pragmas");
   sqlite3_stmt* entry = nullptr;
   sqlite3_stmt* blob = nullptr;
   check(sqlite3_prepare_v2(db,
