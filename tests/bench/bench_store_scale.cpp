@@ -52,6 +52,9 @@ struct BenchOptions {
   double warm_up = 1.0;
   std::vector<std::string> daemon_args;  // passed to jitcached, e.g. --hot-cache-size 0
   bool fill_with_puts = false;           // SqliteStore::put per entry instead of batched INSERTs
+  // In-process cells: SqliteStore::lookup on one thread, no daemon, no socket, no hot image cache,
+  // with this page cache per connection (MiB); separates the store's cost from the rest.
+  std::vector<std::uint64_t> store_cache_mib;
 };
 
 struct CannotRun : std::runtime_error {
@@ -283,6 +286,40 @@ std::vector<Cell> measure(const FilledStore& store, std::uint64_t entries, const
   return cells;
 }
 
+// LOOKUP straight into SqliteStore for `seconds`, one thread, uniformly random keys.
+void measure_in_process(const FilledStore& filled, const std::string& db_path, std::uint64_t cache_mib,
+                        const BenchOptions& options) {
+  store::SqliteStoreOptions store_options;
+  store_options.path = db_path;
+  store_options.reader_count = 1;
+  store_options.hot_cache_bytes = 0;
+  store_options.cache_size_kib = static_cast<std::int64_t>(cache_mib) * 1024;
+  auto opened = store::SqliteStore::open(store_options);
+  if (!opened) throw CannotRun("opening " + db_path + ": " + opened.error().message);
+  std::mt19937_64 random(cache_mib);
+  proto::KeyFields key = key_template();
+  LatencyRecorder recorder;
+  auto lookups = [&](double seconds, bool record) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      key.content = filled.contents[random() % filled.contents.size()];
+      const auto id = proto::key_id(key);
+      const auto start = std::chrono::steady_clock::now();
+      auto found = (*opened)->lookup(id, store::Visibility{});
+      const auto took = std::chrono::steady_clock::now() - start;
+      if (!found || !*found) throw CannotRun("in-process lookup failed or missed");
+      if (record) recorder.record(std::chrono::duration_cast<std::chrono::nanoseconds>(took));
+    }
+  };
+  lookups(options.warm_up, false);
+  lookups(options.seconds, true);
+  const auto summary = recorder.summarize();
+  std::printf("  %9zu entries  in-process, %4llu MiB page cache  %9.0f lookups/s  p50 %7.1f us  p99 %7.1f us\n",
+              filled.contents.size(), static_cast<unsigned long long>(cache_mib),
+              static_cast<double>(summary.count) / options.seconds, summary.p50_us, summary.p99_us);
+  std::fflush(stdout);
+}
+
 int run(const BenchOptions& options) {
   const MachineInfo machine = read_machine_info();
   std::printf("bench_store_scale: %s, %u of %u CPUs usable, %llu MiB, %s, load %.2f\n", machine.cpu_model.c_str(),
@@ -308,6 +345,7 @@ int run(const BenchOptions& options) {
                 static_cast<double>(store.file_bytes) / static_cast<double>(entries));
     std::fflush(stdout);
     for (auto& cell : measure(store, entries, dir, options)) all.push_back(cell);
+    for (auto cache_mib : options.store_cache_mib) measure_in_process(store, db_path, cache_mib, options);
   }
 
   // The largest store against the smallest, per client count.
@@ -348,6 +386,9 @@ int main(int argc, char** argv) {
   app.add_option("--warm-up", options.warm_up, "Unmeasured seconds before each cell");
   app.add_flag("--fill-with-puts", options.fill_with_puts,
                "Fill with SqliteStore::put, one transaction per entry as a PUT (slow), instead of batches");
+  app.add_option("--store-cache-mib", options.store_cache_mib,
+                 "Also measure SqliteStore::lookup in process with these page cache sizes (MiB per connection)")
+      ->delimiter(',');
   app.add_option("--daemon-arg", options.daemon_args,
                  "An argument passed to jitcached, e.g. --daemon-arg=--hot-cache-size=0 (repeat for more)")
       ->allow_extra_args(false);
