@@ -35,9 +35,11 @@ Status status_for(const proto::Error& error) {
     case ErrorCode::unsupported: return Status::bad_request;
     case ErrorCode::unavailable:
     case ErrorCode::timeout: return Status::unavailable;
+    // Rationale: a full disk gets a status of its own (PROTOCOL.md §3), so that a client, `jitcache`
+    // and the errors.no_space counter tell it apart from a daemon bug; nothing was written.
+    case ErrorCode::no_space: return Status::no_space;
     case ErrorCode::io:
     case ErrorCode::corrupt:
-    case ErrorCode::no_space:
     case ErrorCode::internal: return Status::internal;
   }
   return Status::internal;
@@ -48,6 +50,7 @@ namespace {
 Reply failure(const proto::Error& error, std::string_view context) {
   const Status status = status_for(error);
   if (status == Status::internal) spdlog::error("{}: {}", context, error.message);
+  if (status == Status::no_space) spdlog::warn("{}: the disk is full: {}", context, error.message);
   return error_reply(status, error.message);
 }
 

@@ -54,6 +54,7 @@ std::string_view status_name(Status s) {
     case Status::compile_error: return "compile_error";
     case Status::cannot_compile: return "cannot_compile";
     case Status::worker_failed: return "worker_failed";
+    case Status::no_space: return "no_space";
   }
   return "unknown";
 }

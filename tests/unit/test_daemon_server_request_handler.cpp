@@ -224,3 +224,9 @@ TEST_CASE("request handler: a PUT with content_fast is found by LOOKUP selector 
   CHECK(bad.status == Status::bad_request);
   CHECK(message_of(bad).find("arch") != std::string::npos);
 }
+
+TEST_CASE("request handler: a full disk is answered no_space; other store failures stay internal") {
+  CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::no_space, "disk full")) == Status::no_space);
+  CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::io, "read failed")) == Status::internal);
+  CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::corrupt, "bad page")) == Status::internal);
+}

@@ -220,7 +220,8 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(static_cast<int>(Status::compile_error) == 8);
   STATIC_REQUIRE(static_cast<int>(Status::cannot_compile) == 9);
   STATIC_REQUIRE(static_cast<int>(Status::worker_failed) == 10);
-  STATIC_REQUIRE(k_status_count == 11);
+  STATIC_REQUIRE(static_cast<int>(Status::no_space) == 11);
+  STATIC_REQUIRE(k_status_count == 12);
   STATIC_REQUIRE(k_capability_store == 1);
   STATIC_REQUIRE(k_capability_compile == 2);
   STATIC_REQUIRE(k_capability_report_failure == 4);
@@ -254,7 +255,8 @@ TEST_CASE("wire: ops and statuses have the names error messages and stats counte
   CHECK(status_name(Status::compile_error) == "compile_error");
   CHECK(status_name(Status::cannot_compile) == "cannot_compile");
   CHECK(status_name(Status::worker_failed) == "worker_failed");
-  CHECK(status_name(static_cast<Status>(11)) == "unknown");
+  CHECK(status_name(Status::no_space) == "no_space");
+  CHECK(status_name(static_cast<Status>(12)) == "unknown");
 }
 
 TEST_CASE("wire: encode_frame writes a version-1 header with the payload length, then the payload") {

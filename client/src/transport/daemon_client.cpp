@@ -21,6 +21,7 @@ ErrorCode error_code_for(Status status) {
     case Status::compile_error: return ErrorCode::invalid_argument;
     case Status::cannot_compile: return ErrorCode::unsupported;
     case Status::worker_failed: return ErrorCode::internal;
+    case Status::no_space: return ErrorCode::no_space;
     case Status::ok:
     case Status::internal: break;
   }

@@ -46,8 +46,9 @@ enum class Status : std::uint16_t {
   compile_error = 8,   // COMPILE: the compiler rejected the PTX (the payload adds its log)
   cannot_compile = 9,  // COMPILE: cannot compile faithfully; build it yourself
   worker_failed = 10,  // COMPILE: the compile worker crashed, hung or ran out of a limit
+  no_space = 11,       // the daemon's disk (or quota) is full: the write was not made; reads still work
 };
-inline constexpr std::size_t k_status_count = 11;
+inline constexpr std::size_t k_status_count = 12;
 
 // Capability bits announced in HELLO (PROTOCOL.md §5 HELLO). Persisted: never reused.
 inline constexpr std::uint64_t k_capability_store = 1ull << 0;

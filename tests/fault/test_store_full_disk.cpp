@@ -1,0 +1,180 @@
+// A full disk under the store (issue 5, item 5): the state dir is a tmpfs of its own, 8 MiB, nearly
+// filled by a filler file, and PUTs fill the rest. A PUT that does not fit fails with the status
+// no_space (PROTOCOL.md §3), LOOKUP, LIST and STATS keep working (across a daemon restart too),
+// nothing half-written is ever served or left in the file, and PUTs succeed again once the filler
+// is deleted. Skips with a visible reason where a tmpfs cannot be mounted.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "daemon_process.hpp"
+#include "daemon_stats.hpp"
+#include "sample_entries.hpp"
+#include "store_file_check.hpp"
+#include "temp_dir.hpp"
+#include "tmpfs_mount.hpp"
+
+using namespace jitcache;
+using testing::DaemonProcess;
+using testing::TempDir;
+using testing::TmpfsMount;
+
+namespace {
+
+using Image = std::vector<std::uint8_t>;
+
+void write_filler(const std::string& path, std::uint64_t bytes) {
+  std::ofstream out(path, std::ios::binary);
+  const std::string chunk(64 * 1024, 'f');
+  for (std::uint64_t left = bytes; left > 0;) {
+    const auto n = std::min<std::uint64_t>(left, chunk.size());
+    out.write(chunk.data(), static_cast<std::streamsize>(n));
+    left -= n;
+  }
+  out.flush();
+  REQUIRE(out.good());
+}
+
+// Every acknowledged image is served byte-identical; every key whose PUT failed is a miss.
+void check_served(DaemonProcess& daemon, const std::map<std::uint64_t, Image>& stored,
+                  const std::vector<std::uint64_t>& refused) {
+  auto client = daemon.client();
+  for (const auto& [key, image] : stored) {
+    INFO("key " << key);
+    auto found = client.lookup(testing::sample_key(key));
+    REQUIRE(found);
+    REQUIRE(found->has_value());
+    const auto bytes = (*found)->bytes();
+    CHECK(Image(bytes.begin(), bytes.end()) == image);
+  }
+  for (auto key : refused) {
+    INFO("refused key " << key);
+    auto found = client.lookup(testing::sample_key(key));
+    REQUIRE(found);
+    CHECK_FALSE(found->has_value());
+  }
+}
+
+void check_file(const DaemonProcess& daemon, std::size_t entries) {
+  const auto file = testing::check_store_file(daemon.state_dir() + "/jitcache.db");
+  INFO("open: " << file.open_error << " quick_check: " << file.quick_check);
+  REQUIRE(file.open_error.empty());
+  CHECK(file.quick_check == "ok");
+  for (const auto& bad : file.bad) FAIL_CHECK("damaged entry in the file: " << bad);
+  CHECK(file.entries == entries);
+}
+
+}  // namespace
+
+TEST_CASE("store full disk: a PUT that does not fit fails with no_space, reads keep working, and PUTs work again once space returns") {
+  TempDir dir("jitcache-full-disk");
+  TmpfsMount mount(dir.file("store"), "8m");
+  if (!mount.mounted()) {
+    WARN("SKIPPED: " << mount.error());
+    return;
+  }
+  testing::DaemonOptions options;
+  options.extra_env = {{"JITCACHE_COMPILE", "false"}};
+  options.extra_args = {"--usage-flush-interval", "100ms"};
+  DaemonProcess daemon(dir, options);
+  daemon.start();
+
+  // A few entries while there is room, then a filler that leaves about 1.5 MiB.
+  std::map<std::uint64_t, Image> stored;
+  std::uint64_t next_key = 1;
+  {
+    auto client = daemon.client();
+    for (int i = 0; i < 8; ++i, ++next_key) {
+      auto image = testing::sample_image(next_key, 20 * 1024);
+      REQUIRE(client.put(testing::sample_put(next_key, image)));
+      stored.emplace(next_key, std::move(image));
+    }
+  }
+  const std::string filler = daemon.state_dir() + "/filler";
+  const std::uint64_t leave = 1536 * 1024;
+  REQUIRE(mount.free_bytes() > leave);
+  write_filler(filler, mount.free_bytes() - leave);
+
+  // PUT until the disk is full. 48 KiB images: a handful fit, then one fails.
+  std::vector<std::uint64_t> refused;
+  std::uint64_t successes_after_filler = 0;
+  {
+    auto client = daemon.client();
+    for (int i = 0; i < 200 && refused.empty(); ++i, ++next_key) {
+      auto image = testing::sample_image(next_key, 48 * 1024);
+      auto put = client.put(testing::sample_put(next_key, image));
+      if (put) {
+        stored.emplace(next_key, std::move(image));
+        ++successes_after_filler;
+        continue;
+      }
+      INFO("PUT failed with: " << put.error().message);
+      CHECK(put.error().reply_status == static_cast<std::uint16_t>(proto::Status::no_space));
+      CHECK(put.error().code == proto::ErrorCode::no_space);
+      CHECK_THAT(put.error().message, Catch::StartsWith("no_space: "));
+      refused.push_back(next_key);
+    }
+    REQUIRE(refused.size() == 1);
+    CHECK(successes_after_filler > 0);
+    CHECK(testing::stat_value(client, "errors.no_space") == 1);
+    CHECK(testing::stat_value(client, "errors.internal") == 0);
+
+    // Still full: smaller PUTs may squeeze in or fail, but only ever with no_space.
+    for (std::size_t size : {32 * 1024, 8 * 1024, 1024, 200}) {
+      auto image = testing::sample_image(next_key, size);
+      auto put = client.put(testing::sample_put(next_key, image));
+      if (put) {
+        stored.emplace(next_key, std::move(image));
+      } else {
+        INFO("PUT of " << size << " bytes failed with: " << put.error().message);
+        CHECK(put.error().reply_status == static_cast<std::uint16_t>(proto::Status::no_space));
+        refused.push_back(next_key);
+      }
+      ++next_key;
+    }
+    CHECK(testing::stat_value(client, "entries") == stored.size());
+    proto::ListRequest list;
+    list.limit = 1000;
+    auto listed = client.list(list);
+    REQUIRE(listed);
+    CHECK(listed->entries.size() == stored.size());
+  }
+
+  // Reads while full: every stored image, byte-identical; no trace of the refused ones. The hits
+  // these make cannot be flushed (the usage flush fails with no_space and keeps them in memory).
+  check_served(daemon, stored, refused);
+  check_file(daemon, stored.size());
+
+  // A daemon killed and restarted on the full disk still opens its store and serves it.
+  daemon.kill_hard();
+  daemon.start();
+  check_served(daemon, stored, refused);
+  check_file(daemon, stored.size());
+
+  // Space returns: the refused PUTs now succeed, and so does a larger one.
+  REQUIRE(::unlink(filler.c_str()) == 0);
+  {
+    auto client = daemon.client();
+    for (auto key : refused) {
+      auto image = testing::sample_image(key, 48 * 1024);
+      auto put = client.put(testing::sample_put(key, image));
+      INFO("PUT after freeing space: " << (put ? std::string("ok") : put.error().message));
+      REQUIRE(put);
+      stored.emplace(key, std::move(image));
+    }
+    auto image = testing::sample_image(next_key, 512 * 1024);
+    REQUIRE(client.put(testing::sample_put(next_key, image)));
+    stored.emplace(next_key, std::move(image));
+  }
+  check_served(daemon, stored, {});
+  REQUIRE(daemon.stop() == 0);
+  daemon.start();
+  check_served(daemon, stored, {});
+  check_file(daemon, stored.size());
+}
