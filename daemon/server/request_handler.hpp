@@ -55,6 +55,7 @@ class RequestHandler {
   Reply put(proto::Bytes payload, const PeerCredentials& peer);
   Reply stats(proto::Bytes payload);
   Reply list(proto::Bytes payload, const PeerCredentials& peer);
+  Reply gc(proto::Bytes payload, const PeerCredentials& peer);
   Reply remove(proto::Bytes payload, const PeerCredentials& peer);
   Reply report_failure(proto::Bytes payload, const PeerCredentials& peer);
 
