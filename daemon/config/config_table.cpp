@@ -124,8 +124,8 @@ const std::array<ConfigKey, 25> k_config_key_table{{
      [](const Config& c) { return format_duration(c.usage_flush_interval); }},
     {"worker_threads", ValueKind::count,
      "Threads serving connections: socket I/O and the reads (LOOKUP, LIST, STATS), each with its own SQLite "
-     "read connection. The accept loop has a thread of its own; PUT, REMOVE and REPORT_FAILURE go to the one "
-     "writer thread.",
+     "read connection. The accept loop has a thread of its own; PUT, REMOVE, REPORT_FAILURE and GC go to the "
+     "one writer thread.",
      [](Config& c, std::string_view v) { return set_count(c.worker_threads, v, 1, 64); },
      [](const Config& c) { return std::to_string(c.worker_threads); }},
     {"max_connections", ValueKind::count,
