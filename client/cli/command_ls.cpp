@@ -25,6 +25,7 @@ struct LsOptions {
   std::string prefix;
   std::uint64_t limit = 0;  // 0: no limit
   bool limit_given = false;
+  bool stale = false;  // only entries of drivers no client has asked for within stale_driver_after
 };
 
 proto::Result<proto::ListRequest> build_request(const LsOptions& options) {
@@ -48,6 +49,7 @@ proto::Result<proto::ListRequest> build_request(const LsOptions& options) {
     if (!prefix) return prefix.error();
     request.key_id_prefix = std::move(*prefix);
   }
+  request.stale_only = options.stale;
   return request;
 }
 
@@ -81,6 +83,14 @@ ExitCode run_ls(const LsOptions& options, const GlobalOptions& global) {
   if (!request) return fail_local(request.error());
   auto client = connect_to_daemon(global);
   if (!client) return fail(ExitCode::unreachable, client.error().message);
+  if (options.stale) {
+    // LIST's stale_only is behind the gc capability: an older daemon would refuse the whole request.
+    auto hello = client->hello("jitcache ls");
+    if (!hello) return fail_daemon(hello.error());
+    if ((hello->capabilities & proto::k_capability_gc) == 0) {
+      return fail(ExitCode::daemon_failed, "this jitcached (" + hello->daemon_version + ") cannot list stale entries");
+    }
+  }
 
   std::vector<proto::EntryInfo> entries;
   for (;;) {
@@ -121,6 +131,9 @@ Command add_ls_command(CLI::App& app) {
   command.parser->add_option("--driver", options->driver,
                              "Only entries for this driver: API/BUILD, API alone (e.g. 13000) or BUILD alone");
   command.parser->add_option("--prefix", options->prefix, "Only key ids starting with these hex digits (8 to 64)");
+  command.parser->add_flag("--stale", options->stale,
+                           "Only entries of drivers no client has asked for within stale_driver_after "
+                           "(what eviction removes first)");
   CLI::Option* limit = command.parser->add_option("--limit", options->limit, "Stop after N entries (at least 1)");
   command.run = [options, limit](const GlobalOptions& global) {
     options->limit_given = limit->count() > 0;

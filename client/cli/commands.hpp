@@ -25,5 +25,6 @@ Command add_put_command(CLI::App& app);    // command_put.cpp
 Command add_get_command(CLI::App& app);    // command_get.cpp
 Command add_rm_command(CLI::App& app);     // command_rm.cpp
 Command add_warm_command(CLI::App& app);   // command_warm.cpp
+Command add_gc_command(CLI::App& app);     // command_gc.cpp
 
 }  // namespace jitcache::client::cli

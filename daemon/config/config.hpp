@@ -25,6 +25,14 @@ struct Config {
   unsigned worker_threads = 4;
   unsigned max_connections = 1024;
   std::uint64_t hot_cache_size = 256ull << 20;  // bytes; 0: no hot image cache
+  // Capacity (docs/operations.md "Capacity and eviction").
+  // Rationale: bounded by default, because the cache runs for months with no one watching. 10 GiB
+  // holds some 5 000 to 50 000 cubins of 0.2 to 2 MB (many applications, several archs and drivers
+  // each) and is a small share of a GPU host's disk; ccache's own default is 5 GB of objects.
+  std::uint64_t max_size = 10ull << 30;  // bytes; 0: unlimited
+  // Rationale: a week, so a driver not asked for over a weekend or a holiday is not dropped, while
+  // the images of a driver that was upgraded away go within days rather than by age alone.
+  std::chrono::milliseconds stale_driver_after{7 * 24 * 3'600'000LL};  // 0: never stale
   unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
   // The compile service (COMPILE, docs/compile-service.md). Defaults as CompileLimits and
   // CompileServiceConfig.

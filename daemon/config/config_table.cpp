@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 23> k_config_key_table{{
+const std::array<ConfigKey, 25> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -124,8 +124,8 @@ const std::array<ConfigKey, 23> k_config_key_table{{
      [](const Config& c) { return format_duration(c.usage_flush_interval); }},
     {"worker_threads", ValueKind::count,
      "Threads serving connections: socket I/O and the reads (LOOKUP, LIST, STATS), each with its own SQLite "
-     "read connection. The accept loop has a thread of its own; PUT, REMOVE and REPORT_FAILURE go to the one "
-     "writer thread.",
+     "read connection. The accept loop has a thread of its own; PUT, REMOVE, REPORT_FAILURE and GC go to the "
+     "one writer thread.",
      [](Config& c, std::string_view v) { return set_count(c.worker_threads, v, 1, 64); },
      [](const Config& c) { return std::to_string(c.worker_threads); }},
     {"max_connections", ValueKind::count,
@@ -144,6 +144,26 @@ const std::array<ConfigKey, 23> k_config_key_table{{
        return {};
      },
      [](const Config& c) { return format_size(c.hot_cache_size); }},
+    {"max_size", ValueKind::size,
+     "Most bytes of stored images the database holds. A PUT that would go over it first evicts the entries of "
+     "stale drivers, then the least recently used ones, down to 90% of it; a single image larger than it is "
+     "refused (`too_large`). Quarantined entries count. `0`: unlimited.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       auto size = parse_size(v);
+       if (!size) return size.error();
+       if (*size != 0 && *size < (1ull << 20)) return make_error(ErrorCode::invalid_argument, "must be 0 or at least 1MiB");
+       c.max_size = *size;
+       return {};
+     },
+     [](const Config& c) { return format_size(c.max_size); }},
+    {"stale_driver_after", ValueKind::duration,
+     "Entries keyed to a driver (driver_api and driver_build) that no LOOKUP, COMPILE or PUT has named for this "
+     "long are stale: eviction and `jitcache gc` remove them first, and `jitcache ls --stale` lists them. `0`: "
+     "drivers never go stale.",
+     [](Config& c, std::string_view v) {
+       return set_duration(c.stale_driver_after, v, std::chrono::milliseconds(0));
+     },
+     [](const Config& c) { return format_duration(c.stale_driver_after); }},
     {"busy_poll_us", ValueKind::count,
      "Microseconds a worker thread keeps polling its sockets on the CPU after it has run a handler, before it "
      "sleeps. A client sends its request right after connecting, so this spares the worker a second wake-up "

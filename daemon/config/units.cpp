@@ -71,6 +71,7 @@ proto::Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   else if (suffix.empty() || suffix == "s") ms_per_unit = 1000;
   else if (suffix == "m" || suffix == "min") ms_per_unit = 60'000;
   else if (suffix == "h") ms_per_unit = 3'600'000;
+  else if (suffix == "d") ms_per_unit = 86'400'000;
   else {
     return make_error(ErrorCode::invalid_argument,
                       "\"" + std::string(text) + "\" has an unknown duration unit \"" + suffix + "\"");
@@ -92,6 +93,7 @@ std::string format_size(std::uint64_t bytes) {
 
 std::string format_duration(std::chrono::milliseconds d) {
   auto ms = d.count();
+  if (ms % 86'400'000 == 0 && ms != 0) return std::to_string(ms / 86'400'000) + "d";
   if (ms % 3'600'000 == 0 && ms != 0) return std::to_string(ms / 3'600'000) + "h";
   if (ms % 60'000 == 0 && ms != 0) return std::to_string(ms / 60'000) + "m";
   if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";

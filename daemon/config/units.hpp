@@ -14,7 +14,7 @@ namespace jitcache::daemon::config {
 // Bytes. Suffixes: none/B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB, case-insensitive; K and KiB are
 // 1024, KB is 1000 (as in IEC/SI). Fractions allowed ("1.5G").
 proto::Result<std::uint64_t> parse_size(std::string_view text);
-// Milliseconds. Suffixes: ms, s, m, h; a bare number is seconds.
+// Milliseconds. Suffixes: ms, s, m, h, d; a bare number is seconds.
 proto::Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 std::string format_size(std::uint64_t bytes);

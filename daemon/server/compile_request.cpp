@@ -55,6 +55,7 @@ std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload,
   pending.key_id = proto::key_id(pending.key);
   Counters::add(m_counters.compile_requests);
 
+  m_store.note_driver_asked(pending.key.driver_api, pending.key.driver_build);
   auto found = m_store.lookup(pending.key_id, who);
   if (!found) {
     spdlog::error("COMPILE lookup: {}", found.error().message);

@@ -18,7 +18,8 @@ Lane lane_for(Op op) {
   switch (op) {
     case Op::put:
     case Op::remove:
-    case Op::report_failure: return Lane::writer;
+    case Op::report_failure:
+    case Op::gc: return Lane::writer;
     default: return Lane::worker;
   }
 }
@@ -90,6 +91,7 @@ Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials&
     case Op::list: reply = list(payload, peer); break;
     case Op::remove: reply = remove(payload, peer); break;
     case Op::report_failure: reply = report_failure(payload, peer); break;
+    case Op::gc: reply = gc(payload, peer); break;
     default: {
       const auto number = static_cast<std::uint16_t>(op);
       reply = proto::is_known_op(number)
@@ -115,7 +117,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   proto::HelloReply reply;
   reply.version = proto::k_protocol_version;
   reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key |
-                       proto::k_capability_image_fd;
+                       proto::k_capability_image_fd | proto::k_capability_gc;
   if (m_compile != nullptr) reply.capabilities |= proto::k_capability_compile;
   reply.daemon_version = "jitcached " JITCACHE_VERSION;
   reply.max_frame_bytes = m_max_frame_bytes;
@@ -130,10 +132,12 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
   const bool by_fast_key = request->selector == proto::LookupSelector::fast_key;
   if (request->selector == proto::LookupSelector::key) {
     if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "LOOKUP");
+    m_store.note_driver_asked(request->key.driver_api, request->key.driver_build);
     found = m_store.lookup(proto::key_id(request->key), who);
   } else if (by_fast_key) {
     if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "LOOKUP");
     Counters::add(m_counters.fast_key_lookups);
+    m_store.note_driver_asked(request->fast_key.driver_api, request->fast_key.driver_build);
     found = m_store.lookup_fast(proto::fast_key_id(request->fast_key), who);
   } else {
     found = m_store.lookup_prefix(request->key_id_prefix, who);
@@ -197,7 +201,10 @@ Reply RequestHandler::stats(proto::Bytes payload) {
                   {"hot_cache_hits", totals->hot_cache_hits},
                   {"hot_cache_misses", totals->hot_cache_misses},
                   {"hot_cache_bytes", totals->hot_cache_bytes},
-                  {"hot_cache_entries", totals->hot_cache_entries}};
+                  {"hot_cache_entries", totals->hot_cache_entries},
+                  {"max_size", totals->max_size},
+                  {"evictions", totals->evictions},
+                  {"evicted_bytes", totals->evicted_bytes}};
   for (auto& value : m_counters.snapshot()) reply.values.push_back(std::move(value));
   stats::append_compile_stats(reply.values, m_counters,
                               m_compile != nullptr ? &m_compile->service().counters() : nullptr);
@@ -215,6 +222,7 @@ Reply RequestHandler::list(proto::Bytes payload, const PeerCredentials& peer) {
   query.key_id_prefix = std::move(request->key_id_prefix);
   query.limit = request->limit;
   query.cursor = std::move(request->cursor);
+  query.stale_only = request->stale_only;
   auto page = m_store.list(query, visibility_for(peer));
   if (!page) return failure(page.error(), "LIST");
   proto::ListReply reply;
@@ -233,6 +241,28 @@ Reply RequestHandler::remove(proto::Bytes payload, const PeerCredentials& peer) 
   spdlog::info("REMOVE prefix={} removed={} peer {}", request->key_id_prefix, *removed, peer.describe());
   proto::RemoveReply reply;
   reply.removed = *removed;
+  return ok_payload(reply);
+}
+
+Reply RequestHandler::gc(proto::Bytes payload, const PeerCredentials& peer) {
+  if (auto empty = proto::decode_empty(payload, "GC"); !empty) return failure(empty.error(), "GC");
+  // Rationale: trusted callers only. GC removes only what the capacity policy would remove anyway,
+  // but it holds the single writer for as long as it runs and evicts every tenant's entries: an
+  // operator's lever (`jitcache gc` as root or as the daemon's user), not a tenant's.
+  if (!visibility_for(peer).trusted) {
+    return error_reply(Status::forbidden, "GC is for root and the daemon's own user only");
+  }
+  auto outcome = m_store.collect_garbage();
+  if (!outcome) return failure(outcome.error(), "GC");
+  spdlog::info("GC evicted={} bytes={} stale={} left={} entries, {} bytes peer {}", outcome->evicted_entries,
+               outcome->evicted_bytes, outcome->stale_entries, outcome->entries, outcome->bytes_stored,
+               peer.describe());
+  proto::GcReply reply;
+  reply.evicted_entries = outcome->evicted_entries;
+  reply.evicted_bytes = outcome->evicted_bytes;
+  reply.stale_entries = outcome->stale_entries;
+  reply.entries = outcome->entries;
+  reply.bytes_stored = outcome->bytes_stored;
   return ok_payload(reply);
 }
 

@@ -29,7 +29,7 @@ struct Reply {
 
 // Where an op's work runs: on the connection's worker thread (reads, which SQLite's WAL lets run in
 // parallel, each worker with its own read connection), or on the one writer thread (PUT, REMOVE,
-// REPORT_FAILURE).
+// REPORT_FAILURE, GC).
 enum class Lane { worker, writer };
 Lane lane_for(proto::Op op);
 
@@ -55,6 +55,7 @@ class RequestHandler {
   Reply put(proto::Bytes payload, const PeerCredentials& peer);
   Reply stats(proto::Bytes payload);
   Reply list(proto::Bytes payload, const PeerCredentials& peer);
+  Reply gc(proto::Bytes payload, const PeerCredentials& peer);
   Reply remove(proto::Bytes payload, const PeerCredentials& peer);
   Reply report_failure(proto::Bytes payload, const PeerCredentials& peer);
 

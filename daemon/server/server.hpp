@@ -5,7 +5,7 @@
 // Threads: one runs signals and timers (m_accept_io) and never touches the store; `worker_threads`
 // each accept on the shared listening socket and serve what they accepted, with an io_context of
 // their own (socket I/O, deadlines, and the reads LOOKUP, LIST, STATS); one writer thread runs PUT,
-// REMOVE, REPORT_FAILURE and usage flushes.
+// REMOVE, REPORT_FAILURE, GC and usage flushes.
 // Rationale: one io_context per thread keeps every step of a connection on one thread. A single
 // io_context run by several threads handed completions between them: at 1 client, 5 thread
 // wake-ups and 126 us of CPU per 4 KB LOOKUP, against 1 and 41 us this way (docs/benchmarks.md).

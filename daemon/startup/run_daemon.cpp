@@ -58,6 +58,8 @@ int serve(const config::Config& config, std::optional<Detacher>& detacher) {
   store_options.path = config.database_path();
   store_options.reader_count = config.worker_threads;
   store_options.hot_cache_bytes = config.hot_cache_size;
+  store_options.max_size_bytes = config.max_size;
+  store_options.stale_driver_after = config.stale_driver_after;
   auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
 
   stats::Counters counters;

@@ -54,7 +54,7 @@ constexpr char k_remove_sql[] =
 // key_id range, whose lower end the caller has already moved past the position.
 const std::string k_list_filters =
     " AND (?4 = '' OR arch = ?4) AND (?5 = 0 OR driver_api = ?5) AND (?6 = '' OR driver_build = ?6)"
-    " AND (?7 = 1 OR namespace IN (0, ?8))";
+    " AND (?7 = 1 OR namespace IN (0, ?8)) AND (?11 = 0 OR " + std::string(k_stale_condition_sql) + ")";
 const std::string k_list_sql = std::string("SELECT ") + k_entry_columns +
                                " FROM entries WHERE (key_id, namespace) > (?1, ?2) AND key_id < ?3" + k_list_filters +
                                " ORDER BY key_id, namespace LIMIT ?9";
@@ -90,6 +90,11 @@ constexpr char k_delete_corrupt_sql[] =
 constexpr char k_totals_sql[] =
     "SELECT entries, bytes_raw, bytes_stored,"
     " (SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NOT NULL) FROM totals WHERE id = 0";
+
+constexpr char k_flush_drivers_sql[] =
+    "INSERT INTO drivers (driver_api, driver_build, last_asked_at_ms) VALUES (?1, ?2, ?3)"
+    " ON CONFLICT (driver_api, driver_build) DO UPDATE SET"
+    " last_asked_at_ms = MAX(last_asked_at_ms, excluded.last_asked_at_ms)";
 
 constexpr char k_flush_usage_sql[] =
     "UPDATE entries SET hits = hits + ?1, last_used_at_ms = MAX(last_used_at_ms, ?2)"
@@ -177,6 +182,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
   if (!writer) return writer.error();
   if (auto r = apply_pragmas(*writer, ConnectionRole::writer, pragmas); !r) return r.error();
   if (auto r = migrate(*writer); !r) return r.error();
+  if (auto r = backfill_drivers(*writer); !r) return r.error();
 
   // Rationale: readers are opened read-write and made read-only with PRAGMA query_only rather than
   // SQLITE_OPEN_READONLY: a read-only connection cannot recover or rebuild the WAL index (-shm)
@@ -190,14 +196,16 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
   }
 
   auto clock = options.clock ? options.clock : std::function<std::int64_t()>(system_clock_ms);
+  const EvictionPolicy policy{options.max_size_bytes, options.stale_driver_after.count()};
   return std::unique_ptr<SqliteStore>(
-      new SqliteStore(std::move(*writer), std::move(readers), std::move(clock), options.hot_cache_bytes));
+      new SqliteStore(std::move(*writer), std::move(readers), std::move(clock), options.hot_cache_bytes, policy));
 }
 
 SqliteStore::SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers,
-                         std::function<std::int64_t()> clock, std::uint64_t hot_cache_bytes)
+                         std::function<std::int64_t()> clock, std::uint64_t hot_cache_bytes, EvictionPolicy policy)
     : m_writer(std::move(writer)),
       m_readers(std::move(readers)),
+      m_policy(policy),
       m_clock(std::move(clock)),
       m_hot(hot_cache_bytes) {}
 
@@ -337,8 +345,20 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
   const auto size = static_cast<std::int64_t>(input.image.size());
   const std::int64_t now = m_clock();
   const std::string what = "storing " + describe(outcome.key_id, input.namespace_id);
+  if (m_policy.max_size_bytes != 0 && input.image.size() > m_policy.max_size_bytes) {
+    return make_error(ErrorCode::too_large, what + ": the image has " + std::to_string(input.image.size()) +
+                                                " bytes, more than the store's max_size of " +
+                                                std::to_string(m_policy.max_size_bytes));
+  }
+  m_drivers.record(input.key.driver_api, input.key.driver_build, now);
 
   std::lock_guard lock(m_writer_mutex);
+  if (m_policy.max_size_bytes != 0) {
+    // Rationale: eviction commits before the PUT's own transaction starts, so a PUT that then fails
+    // (a full disk) still leaves the store within its limit; the room made is not lost, only early.
+    auto evicted = evict_locked(EvictionRequest{input.image.size(), false});
+    if (!evicted) return evicted.error();
+  }
   auto transaction = Transaction::begin(m_writer, TransactionKind::immediate, what);
   if (!transaction) return transaction.error();
 
@@ -444,30 +464,96 @@ Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visib
 }
 
 Result<void> SqliteStore::flush_usage() {
+  std::lock_guard lock(m_writer_mutex);
+  return flush_usage_locked();
+}
+
+Result<void> SqliteStore::flush_usage_locked() {
   std::vector<UsageRecord> records = m_usage.take();
-  if (records.empty()) return {};
+  std::vector<DriverAsk> asks = m_drivers.take();
+  if (records.empty() && asks.empty()) return {};
   const std::string what = "writing the hits of " + std::to_string(records.size()) + " entries";
 
   auto write = [&]() -> Result<void> {
-    std::lock_guard lock(m_writer_mutex);
     auto transaction = Transaction::begin(m_writer, TransactionKind::immediate, what);
     if (!transaction) return transaction.error();
-    auto stmt = m_writer.statement(k_flush_usage_sql);
-    if (!stmt) return stmt.error();
-    for (const auto& record : records) {
-      (*stmt)->reset();
-      (*stmt)->bind(1, static_cast<std::int64_t>(record.hits));
-      (*stmt)->bind(2, record.last_used_at_ms);
-      (*stmt)->bind_blob(3, record.key_id.bytes);
-      (*stmt)->bind(4, record.namespace_id);
-      // An entry removed since its lookup simply matches no row.
-      if (auto r = (*stmt)->run(what); !r) return r;
+    if (!records.empty()) {
+      auto stmt = m_writer.statement(k_flush_usage_sql);
+      if (!stmt) return stmt.error();
+      for (const auto& record : records) {
+        (*stmt)->reset();
+        (*stmt)->bind(1, static_cast<std::int64_t>(record.hits));
+        (*stmt)->bind(2, record.last_used_at_ms);
+        (*stmt)->bind_blob(3, record.key_id.bytes);
+        (*stmt)->bind(4, record.namespace_id);
+        // An entry removed since its lookup simply matches no row.
+        if (auto r = (*stmt)->run(what); !r) return r;
+      }
+    }
+    if (!asks.empty()) {
+      auto stmt = m_writer.statement(k_flush_drivers_sql);
+      if (!stmt) return stmt.error();
+      for (const auto& ask : asks) {
+        (*stmt)->reset();
+        (*stmt)->bind(1, ask.driver_api);
+        (*stmt)->bind_text(2, ask.driver_build);
+        (*stmt)->bind(3, ask.last_asked_at_ms);
+        if (auto r = (*stmt)->run(what); !r) return r;
+      }
     }
     return transaction->commit(what);
   };
   auto written = write();
-  if (!written) m_usage.restore(records);
+  if (!written) {
+    m_usage.restore(records);
+    m_drivers.restore(asks);
+  }
   return written;
+}
+
+void SqliteStore::note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) {
+  m_drivers.record(driver_api, driver_build, m_clock());
+}
+
+Result<EvictionResult> SqliteStore::evict_locked(const EvictionRequest& request) {
+  // Rationale: the size is checked before anything is flushed, so a PUT under the limit costs one
+  // read of the totals row, and hits still become writes only every usage_flush_interval.
+  if (!request.all_stale) {
+    auto bytes = stored_bytes(m_writer);
+    if (!bytes) return bytes.error();
+    if (!over_limit(m_policy, *bytes, request.incoming_bytes)) return EvictionResult{};
+  }
+  if (auto r = flush_usage_locked(); !r) return r.error();
+  const std::string what = "evicting entries";
+  auto transaction = Transaction::begin(m_writer, TransactionKind::immediate, what);
+  if (!transaction) return transaction.error();
+  auto result = evict(m_writer, m_policy, request, m_clock());
+  if (!result) return result.error();
+  if (result->removed_ids.empty()) return result;
+  if (auto r = transaction->commit(what); !r) return r.error();
+  for (std::int64_t id : result->removed_ids) m_hot.invalidate(id);
+  m_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
+  m_evicted_bytes.fetch_add(result->removed_bytes, std::memory_order_relaxed);
+  spdlog::info("store: evicted {} entries ({} bytes; {} of a stale driver)", result->removed_ids.size(),
+               result->removed_bytes, result->stale_entries);
+  return result;
+}
+
+Result<GcOutcome> SqliteStore::collect_garbage() {
+  GcOutcome outcome;
+  {
+    std::lock_guard lock(m_writer_mutex);
+    auto evicted = evict_locked(EvictionRequest{0, true});
+    if (!evicted) return evicted.error();
+    outcome.evicted_entries = evicted->removed_ids.size();
+    outcome.evicted_bytes = evicted->removed_bytes;
+    outcome.stale_entries = evicted->stale_entries;
+  }
+  auto now = totals();
+  if (!now) return now.error();
+  outcome.entries = now->entries;
+  outcome.bytes_stored = now->bytes_stored;
+  return outcome;
 }
 
 // --- reads without images ---
@@ -489,6 +575,13 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
     if (position_less(start, after)) start = std::move(after);
   }
 
+  // With stale_driver_after 0 no driver is ever stale.
+  if (query.stale_only && m_policy.stale_driver_after_ms <= 0) return ListPage{};
+  // Asks kept in memory are written first, so that a driver asked for since the last flush is not
+  // shown as stale.
+  if (query.stale_only) {
+    if (auto r = flush_usage(); !r) return r.error();
+  }
   auto db = m_readers.acquire();
   auto stmt = db->statement(query.namespace_id ? std::string_view(k_list_namespace_sql) : std::string_view(k_list_sql));
   if (!stmt) return stmt.error();
@@ -507,6 +600,8 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
   s.bind(8, who.own_namespace);
   s.bind(9, std::int64_t{query.limit} + 1);  // one more than asked: is there a next page?
   if (query.namespace_id) s.bind(10, *query.namespace_id);
+  s.bind(11, query.stale_only ? 1 : 0);
+  s.bind(12, m_clock() - m_policy.stale_driver_after_ms);
 
   ListPage page;
   for (;;) {
@@ -543,6 +638,9 @@ Result<Totals> SqliteStore::totals() {
   totals.hot_cache_misses = hot.misses;
   totals.hot_cache_bytes = hot.bytes;
   totals.hot_cache_entries = hot.entries;
+  totals.max_size = m_policy.max_size_bytes;
+  totals.evictions = m_evictions.load(std::memory_order_relaxed);
+  totals.evicted_bytes = m_evicted_bytes.load(std::memory_order_relaxed);
   return totals;
 }
 

@@ -4,8 +4,8 @@
 // Thread safety: every method may be called from any thread at once. Reads (lookup, lookup_prefix,
 // list, totals) each borrow one of `reader_count` read-only connections, so they run in parallel
 // and each sees one consistent snapshot; when all are busy a call waits for one. Writes (put,
-// remove, report_failure, flush_usage, deleting a corrupt entry) go through the single writer
-// connection under a mutex, one transaction at a time, so writers never fight over SQLite's lock.
+// remove, report_failure, flush_usage, collect_garbage, eviction, deleting a corrupt entry) go
+// through the single writer connection under a mutex, one transaction at a time, so writers never fight over SQLite's lock.
 // Calls block on disk I/O: keep them off the server's accept loop.
 //
 // A lookup first reads the entries row; when the hot image cache (hot_image_cache.hpp) holds that
@@ -29,6 +29,8 @@
 #include <mutex>
 
 #include <daemon/store/connection_pool.hpp>
+#include <daemon/store/driver_log.hpp>
+#include <daemon/store/eviction.hpp>
 #include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/sqlite_db.hpp>
 #include <daemon/store/store.hpp>
@@ -45,6 +47,11 @@ struct SqliteStoreOptions {
   std::int64_t cache_size_kib = 16 * 1024;  // page cache per connection
   // Budget of the in-memory cache of recently served images (config key hot_cache_size); 0: none.
   std::uint64_t hot_cache_bytes = 256ull << 20;
+  // Capacity (config keys max_size and stale_driver_after; eviction.hpp). A PUT that would take
+  // the stored bytes over max_size_bytes evicts first; 0: no limit. Entries of a driver no client
+  // has asked for within stale_driver_after go first; zero: drivers never go stale.
+  std::uint64_t max_size_bytes = 0;
+  std::chrono::milliseconds stale_driver_after{0};
   // Unix time in milliseconds for created_at_ms and last_used_at_ms; empty: the system clock.
   // Tests inject a fake one.
   std::function<std::int64_t()> clock;
@@ -67,6 +74,8 @@ class SqliteStore final : public Store {
   Result<std::optional<StoredImage>> lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) override;
   Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) override;
   // Replacing an entry starts it afresh: created_at_ms and last_used_at_ms become now, hits 0.
+  // When the image would take the store over max_size, usage is written and eviction runs first,
+  // in a transaction of its own; an image larger than max_size alone is too_large.
   Result<PutOutcome> put(const PutInput& input) override;
   // query.cursor: "" or a next_cursor from an earlier page (list_cursor.hpp); anything else is
   // invalid_argument, as are a limit outside 1..1000 and a prefix that is not 0..64 hex digits.
@@ -77,10 +86,18 @@ class SqliteStore final : public Store {
   Result<std::optional<ReportOutcome>> report_failure(const proto::Digest256& key_id, const Visibility& who,
                                                       const FailureReport& report) override;
   Result<void> flush_usage() override;
+  void note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) override;
+  Result<GcOutcome> collect_garbage() override;
 
  private:
   SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock,
-              std::uint64_t hot_cache_bytes);
+              std::uint64_t hot_cache_bytes, EvictionPolicy policy);
+
+  // Both under m_writer_mutex. Eviction writes the usage kept in memory first, so that an entry hit
+  // since the last flush is ordered by that hit, and drops the evicted rows' cached images.
+  // Images already handed out stay valid: they are shared_ptr buffers the reply owns.
+  Result<void> flush_usage_locked();
+  Result<EvictionResult> evict_locked(const EvictionRequest& request);
 
   // Reads the visible row and its image in one snapshot and verifies the image.
   // The row `sql` selects for (id, caller's namespace), its image verified; ?1 is `id`, ?2 the namespace.
@@ -92,7 +109,11 @@ class SqliteStore final : public Store {
   SqliteDb m_writer;
   ConnectionPool<SqliteDb> m_readers;
   UsageLog m_usage;
+  DriverLog m_drivers;
+  const EvictionPolicy m_policy;
   std::atomic<std::uint64_t> m_corrupt_entries{0};
+  std::atomic<std::uint64_t> m_evictions{0};
+  std::atomic<std::uint64_t> m_evicted_bytes{0};
   std::function<std::int64_t()> m_clock;
   HotImageCache m_hot;
 };

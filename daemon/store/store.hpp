@@ -66,6 +66,9 @@ struct ListQuery {
   std::string key_id_prefix;        // empty or hex
   std::uint32_t limit = 100;        // 1..proto::k_max_list_limit
   std::string cursor;               // "" or a next_cursor from a previous page
+  // Only entries of a driver no client has asked for within stale_driver_after: the ones eviction
+  // takes first (LIST's trailing stale_only, `jitcache ls --stale`).
+  bool stale_only = false;
 };
 
 struct ListPage {
@@ -85,6 +88,19 @@ struct Totals {
   std::uint64_t hot_cache_misses = 0;
   std::uint64_t hot_cache_bytes = 0;
   std::uint64_t hot_cache_entries = 0;
+  // Capacity (eviction.hpp): the limit, and what eviction (by PUTs and GC) removed since open.
+  std::uint64_t max_size = 0;  // 0: no limit
+  std::uint64_t evictions = 0;
+  std::uint64_t evicted_bytes = 0;  // stored bytes
+};
+
+// What a GC removed, and the store afterwards.
+struct GcOutcome {
+  std::uint64_t evicted_entries = 0;
+  std::uint64_t evicted_bytes = 0;  // stored bytes
+  std::uint64_t stale_entries = 0;  // of the evicted, those of a driver no client asks for any more
+  std::uint64_t entries = 0;        // left
+  std::uint64_t bytes_stored = 0;   // left
 };
 
 // A client's word that an image it was served failed to load (REPORT_FAILURE).
@@ -132,6 +148,13 @@ class Store {
   // Hits and last-used times are kept in memory by lookup() and written here in one transaction,
   // so that hits do not become writes. The daemon calls it periodically and at shutdown.
   virtual Result<void> flush_usage() = 0;
+  // A client asked for an entry keyed to this driver (LOOKUP by key or fast key, COMPILE; PUT
+  // records its own): the driver is in use, so its entries are not stale. Kept in memory and
+  // written by flush_usage(), never a write of its own.
+  virtual void note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) = 0;
+  // Runs eviction now: every entry of a stale driver, then least recently used entries while the
+  // store is over its limit (down to the low-water mark, as a PUT would). A write.
+  virtual Result<GcOutcome> collect_garbage() = 0;
 };
 
 }  // namespace jitcache::daemon::store

@@ -412,6 +412,7 @@ Payload encode(const ListRequest& m) {
     w.str16(cut(l.key_id_prefix, 64));
     w.u32(l.limit);
     w.str16(cut(l.cursor, k_max_cursor_length));
+    if (l.stale_only) w.u8(1);
   });
 }
 
@@ -426,6 +427,11 @@ Result<ListRequest> decode_list_request(Bytes payload) {
   JC_READ(prefix, read_key_id_prefix(r, true));
   JC_READ(limit, r.u32("limit"));
   JC_READ(cursor, r.str16("cursor", k_max_cursor_length));
+  if (r.remaining() > 0) {
+    JC_READ(stale_only, r.u8("stale_only"));
+    if (stale_only > 1) return make_error(ErrorCode::invalid_argument, "stale_only must be 0 or 1");
+    m.stale_only = stale_only == 1;
+  }
   if (namespace_filter > 1) {
     return make_error(ErrorCode::invalid_argument, "namespace_filter must be 0 or 1");
   }
@@ -492,6 +498,34 @@ Result<RemoveReply> decode_remove_reply(Bytes payload) {
   JC_READ(removed, r.u32("removed"));
   m.removed = removed;
   return finish(r, std::move(m), "REMOVE reply");
+}
+
+// ---- GC
+
+Payload encode(const GcReply& m) {
+  return encode_with(m, [](ByteWriter& w, const GcReply& g) {
+    w.u64(g.evicted_entries);
+    w.u64(g.evicted_bytes);
+    w.u64(g.stale_entries);
+    w.u64(g.entries);
+    w.u64(g.bytes_stored);
+  });
+}
+
+Result<GcReply> decode_gc_reply(Bytes payload) {
+  ByteReader r(payload);
+  GcReply m;
+  JC_READ(evicted_entries, r.u64("evicted_entries"));
+  JC_READ(evicted_bytes, r.u64("evicted_bytes"));
+  JC_READ(stale_entries, r.u64("stale_entries"));
+  JC_READ(entries, r.u64("entries"));
+  JC_READ(bytes_stored, r.u64("bytes_stored"));
+  m.evicted_entries = evicted_entries;
+  m.evicted_bytes = evicted_bytes;
+  m.stale_entries = stale_entries;
+  m.entries = entries;
+  m.bytes_stored = bytes_stored;
+  return finish(r, std::move(m), "GC reply");
 }
 
 // ---- REPORT_FAILURE

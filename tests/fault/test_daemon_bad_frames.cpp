@@ -135,10 +135,10 @@ TEST_CASE("bad frames: each is answered or dropped, and the next client is serve
     REQUIRE(unknown);
     CHECK(unknown->header.status == proto::Status::bad_request);
     CHECK_THAT(error_text(*unknown), Catch::Contains("op 999"));
-    auto reserved = c.call(proto::Op::gc, {});
+    auto reserved = c.call(proto::Op::verify, {});
     REQUIRE(reserved);
     CHECK(reserved->header.status == proto::Status::bad_request);
-    CHECK_THAT(error_text(*reserved), Catch::Contains("GC") && Catch::Contains("not implemented"));
+    CHECK_THAT(error_text(*reserved), Catch::Contains("VERIFY") && Catch::Contains("not implemented"));
     CHECK(c.call(proto::Op::ping, {})->header.status == proto::Status::ok);
     // COMPILE is implemented: an empty payload is a malformed request, not an unknown op.
     auto compile = c.call(proto::Op::compile, {});

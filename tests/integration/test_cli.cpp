@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <jitcache/proto/jit_options.hpp>
@@ -568,4 +569,51 @@ TEST_CASE("cli: warm reports refusals with their reason, and needs --driver wher
   CHECK(not_compiling.status == 4);
   check_one_line_error(not_compiling);
   CHECK_THAT(not_compiling.err, Catch::Contains("does not compile"));
+}
+
+TEST_CASE("cli: ls --stale lists the entries of drivers no client asks for, and gc removes them") {
+  TempDir dir;
+  DaemonProcess daemon(dir, testing::DaemonOptions{{"--stale-driver-after", "1s"}, {}, "warn"});
+  daemon.start();
+  const std::string socket = daemon.socket_path();
+  auto client = daemon.client();
+  const auto image = testing::sample_image(1, 4096);
+  proto::KeyFields old_key = testing::sample_key(1);  // driver 13000/580.159.04
+  proto::KeyFields new_key = testing::sample_key(2);
+  new_key.driver_build = "590.10";
+  for (const auto& key : {old_key, new_key}) {
+    proto::PutRequest put;
+    put.key = key;
+    put.producer = "test";
+    put.image = image;
+    REQUIRE(client.put(put));
+  }
+  CHECK(run_cli({"ls", "--stale"}, socket).out == "no entries\n");
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    REQUIRE(client.lookup(new_key));  // the host's clients now ask for 590.10 only
+  }
+
+  const Json stale = parse_json(run_cli({"--json", "ls", "--stale"}, socket));
+  REQUIRE(stale.size() == 1);
+  CHECK(stale[0].at("key_id") == proto::to_hex(proto::key_id(old_key)));
+  CHECK(parse_json(run_cli({"--json", "ls"}, socket)).size() == 2);
+
+  const CliRun gc = run_cli({"gc"}, socket);
+  INFO(gc.err);
+  REQUIRE(gc.status == 0);
+  CHECK(gc.out.find("evicted 1 entry (") == 0);
+  CHECK(gc.out.find("1 of them for stale drivers") != std::string::npos);
+  CHECK(gc.out.find("the store holds 1 entry (") != std::string::npos);
+
+  const Json again = parse_json(run_cli({"--json", "gc"}, socket));
+  CHECK(again.at("evicted_entries") == 0);
+  CHECK(again.at("evicted_bytes") == 0);
+  CHECK(again.at("stale_entries") == 0);
+  CHECK(again.at("entries") == 1);
+  CHECK(again.at("bytes_stored") == image.size());
+  CHECK(parse_json(run_cli({"--json", "ls", "--stale"}, socket)).empty());
+  const Json left = parse_json(run_cli({"--json", "ls"}, socket));
+  REQUIRE(left.size() == 1);
+  CHECK(left[0].at("driver_build") == "590.10");
 }

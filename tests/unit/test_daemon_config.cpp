@@ -77,7 +77,24 @@ TEST_CASE("units: sizes accept IEC and SI suffixes and refuse nonsense") {
   CHECK(format_size(64ull << 20) == "64MiB");
 }
 
-TEST_CASE("units: durations accept ms, s, m, h and a bare number of seconds") {
+TEST_CASE("config file: max_size takes human units and 0 for unlimited; stale_driver_after takes days") {
+  Config config;
+  CHECK(config.max_size == 10ull << 30);
+  CHECK(config.stale_driver_after == std::chrono::hours(7 * 24));
+  apply_config_file_text(config, "max_size = \"2.5GiB\"\nstale_driver_after = \"3d\"\n", "a.toml");
+  CHECK(config.max_size == (5ull << 30) / 2);
+  CHECK(config.stale_driver_after == std::chrono::hours(72));
+  apply_config_file_text(config, "max_size = \"0\"\nstale_driver_after = \"0\"\n", "b.toml");
+  CHECK(config.max_size == 0);
+  CHECK(config.stale_driver_after == std::chrono::milliseconds(0));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "max_size = \"512KiB\"\n", "c.toml"),
+                    Catch::Contains("c.toml:1") && Catch::Contains("1MiB"));
+}
+
+TEST_CASE("units: durations accept ms, s, m, h, d and a bare number of seconds") {
+  CHECK(*parse_duration("2d") == std::chrono::hours(48));
+  CHECK(format_duration(std::chrono::hours(7 * 24)) == "7d");
+  CHECK(format_duration(std::chrono::hours(25)) == "25h");
   CHECK(*parse_duration("250ms") == std::chrono::milliseconds(250));
   CHECK(*parse_duration("30") == std::chrono::seconds(30));
   CHECK(*parse_duration("5m") == std::chrono::minutes(5));

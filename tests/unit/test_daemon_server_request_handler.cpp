@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -225,8 +227,70 @@ TEST_CASE("request handler: a PUT with content_fast is found by LOOKUP selector 
   CHECK(message_of(bad).find("arch") != std::string::npos);
 }
 
-TEST_CASE("request handler: a full disk is answered no_space; other store failures stay internal") {
+TEST_CASE("request handler: a full disk is answered no_space, other store failures stay internal") {
   CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::no_space, "disk full")) == Status::no_space);
   CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::io, "read failed")) == Status::internal);
   CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::corrupt, "bad page")) == Status::internal);
+
+TEST_CASE("request handler: GC runs on the writer lane, HELLO announces it, and only trusted callers may run it") {
+  CHECK(daemon::server::lane_for(Op::gc) == daemon::server::Lane::writer);
+  testing::StoreDir dir{"jitcache-handler-gc-test"};
+  auto now = std::make_shared<std::atomic<std::int64_t>>(1'700'000'000'000);
+  daemon::store::SqliteStoreOptions options;
+  options.path = dir.db();
+  options.reader_count = 1;
+  options.stale_driver_after = std::chrono::hours(24);
+  options.clock = [now] { return now->load(); };
+  auto store = daemon::store::SqliteStore::open(options);
+  REQUIRE(store.ok());
+  daemon::stats::Counters counters;
+  RequestHandler handler{**store, counters, proto::k_default_max_frame_bytes};
+  const PeerCredentials trusted{::geteuid(), ::getegid(), 100};
+  const PeerCredentials untrusted{untrusted_uid(), 100, 4242};
+  auto call = [&](Op op, const proto::Payload& payload, const PeerCredentials& peer) {
+    return handler.handle(op, proto::Bytes(payload), peer);
+  };
+
+  Reply hello = call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), untrusted);
+  REQUIRE(hello.status == Status::ok);
+  auto decoded = proto::decode_hello_reply(proto::Bytes(hello.payload));
+  REQUIRE(decoded.ok());
+  CHECK((decoded->capabilities & proto::k_capability_gc) != 0);
+
+  const auto image = testing::sample_image(1, 1000);
+  proto::KeyFields new_key = testing::sample_key(2);
+  new_key.driver_build = "590.10";
+  REQUIRE(call(Op::put, proto::encode(testing::sample_put(1, image)), trusted).status == Status::ok);  // 580.159.04
+  proto::PutRequest new_put = testing::sample_put(2, image);
+  new_put.key = new_key;
+  REQUIRE(call(Op::put, proto::encode(new_put), trusted).status == Status::ok);
+  now->fetch_add(2 * 24 * 3'600'000LL);
+  // A LOOKUP that misses still says 590.10 is in use.
+  proto::LookupRequest lookup;
+  lookup.selector = proto::LookupSelector::key;
+  lookup.key = testing::sample_key(3);
+  lookup.key.driver_build = "590.10";
+  REQUIRE(call(Op::lookup, proto::encode(lookup), untrusted).status == Status::not_found);
+
+  proto::ListRequest stale;
+  stale.stale_only = true;
+  Reply listed = call(Op::list, proto::encode(stale), trusted);
+  REQUIRE(listed.status == Status::ok);
+  auto page = proto::decode_list_reply(proto::Bytes(listed.payload));
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0].key.driver_build == "580.159.04");
+
+  Reply refused = call(Op::gc, {}, untrusted);
+  CHECK(refused.status == Status::forbidden);
+  CHECK_THAT(message_of(refused), Catch::Contains("GC"));
+  Reply gc = call(Op::gc, {}, trusted);
+  REQUIRE(gc.status == Status::ok);
+  auto outcome = proto::decode_gc_reply(proto::Bytes(gc.payload));
+  REQUIRE(outcome.ok());
+  CHECK(outcome->evicted_entries == 1);
+  CHECK(outcome->stale_entries == 1);
+  CHECK(outcome->evicted_bytes == image.size());
+  CHECK(outcome->entries == 1);
+  CHECK(call(Op::gc, proto::Payload{1}, trusted).status == Status::bad_request);
 }

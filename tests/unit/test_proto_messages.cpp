@@ -390,6 +390,40 @@ TEST_CASE("messages: a LIST request with every filter set round-trips") {
   CHECK(decoded->cursor == m.cursor);
 }
 
+TEST_CASE("messages: LIST's trailing stale_only is sent only when set, and read when present") {
+  ListRequest m;
+  const Payload plain = encode(m);
+  m.stale_only = true;
+  const Payload stale = encode(m);
+  CHECK(stale.size() == plain.size() + 1);
+  auto decoded = decode_list_request(stale);
+  REQUIRE(decoded.ok());
+  CHECK(decoded->stale_only);
+  auto without = decode_list_request(plain);
+  REQUIRE(without.ok());
+  CHECK_FALSE(without->stale_only);
+  require_error(decode_list_request(concat(plain, Payload{0x02})), ErrorCode::invalid_argument, "stale_only");
+}
+
+TEST_CASE("messages: a GC reply round-trips, and a short one is refused") {
+  GcReply m;
+  m.evicted_entries = 3;
+  m.evicted_bytes = 5ull << 32;
+  m.stale_entries = 2;
+  m.entries = 7;
+  m.bytes_stored = 123456789;
+  const Payload payload = encode(m);
+  CHECK(payload.size() == 40);
+  auto decoded = decode_gc_reply(payload);
+  REQUIRE(decoded.ok());
+  CHECK(decoded->evicted_entries == 3);
+  CHECK(decoded->evicted_bytes == 5ull << 32);
+  CHECK(decoded->stale_entries == 2);
+  CHECK(decoded->entries == 7);
+  CHECK(decoded->bytes_stored == 123456789);
+  CHECK_FALSE(decode_gc_reply(Payload(payload.begin(), payload.end() - 1)).ok());
+}
+
 TEST_CASE("messages: a LIST request with no filters (the defaults) round-trips") {
   auto decoded = decode_list_request(encode(ListRequest{}));
   REQUIRE(decoded.ok());
@@ -527,7 +561,8 @@ TEST_CASE("messages: a byte after the last field is refused as trailing garbage"
                 "unexpected bytes");
   require_error(decode_remove_request(concat(encode(RemoveRequest{"abcdef0123"}), garbage)),
                 ErrorCode::invalid_argument, "1 unexpected bytes after the last field of REMOVE");
-  require_error(decode_list_request(concat(encode(ListRequest{}), garbage)), ErrorCode::invalid_argument,
+  // LIST may end with stale_only: a byte after that one is garbage.
+  require_error(decode_list_request(concat(encode(ListRequest{}), Payload{0x00, 0x00})), ErrorCode::invalid_argument,
                 "unexpected bytes");
   require_error(decode_remove_reply(concat(encode(RemoveReply{}), garbage)), ErrorCode::invalid_argument,
                 "unexpected bytes");

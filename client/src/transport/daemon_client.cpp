@@ -225,6 +225,12 @@ Result<proto::RemoveReply> DaemonClient::remove(const std::string& key_id_prefix
   return proto::decode_remove_reply(Bytes(reply->payload));
 }
 
+Result<proto::GcReply> DaemonClient::gc() {
+  auto reply = ok_reply(Op::gc, {});
+  if (!reply) return reply.error();
+  return proto::decode_gc_reply(Bytes(reply->payload));
+}
+
 Result<std::optional<proto::ReportFailureReply>> DaemonClient::report_failure(
     const proto::ReportFailureRequest& request) {
   auto reply = ok_reply(Op::report_failure, proto::encode(request));

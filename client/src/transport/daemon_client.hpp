@@ -63,6 +63,9 @@ class DaemonClient {
   Result<proto::StatsReply> stats();
   Result<proto::ListReply> list(const proto::ListRequest& request);
   Result<proto::RemoveReply> remove(const std::string& key_id_prefix);
+  // GC: eviction now. Send it only to a daemon whose HELLO set proto::k_capability_gc. The daemon
+  // answers an untrusted caller `forbidden` (Error::reply_status; ErrorCode::unsupported).
+  Result<proto::GcReply> gc();
   // Tells the daemon that an image it served failed to load, so it quarantines the entry for every
   // client. Send it only to a daemon whose HELLO set proto::k_capability_report_failure.
   Result<std::optional<proto::ReportFailureReply>> report_failure(const proto::ReportFailureRequest& request);

@@ -119,10 +119,22 @@ struct ListRequest {
   std::string key_id_prefix;
   std::uint32_t limit = 100;
   std::string cursor;
+  // Trailing, behind k_capability_gc: only entries of a stale driver. Encoded only when set, so a
+  // LIST without it reads the same to an older daemon.
+  bool stale_only = false;
 };
 struct ListReply {
   std::vector<EntryInfo> entries;
   std::string next_cursor;
+};
+
+// GC (request: empty). Trusted callers only.
+struct GcReply {
+  std::uint64_t evicted_entries = 0;
+  std::uint64_t evicted_bytes = 0;  // stored bytes
+  std::uint64_t stale_entries = 0;  // of the evicted, those of a stale driver
+  std::uint64_t entries = 0;        // left in the store
+  std::uint64_t bytes_stored = 0;   // left in the store
 };
 
 struct RemoveRequest {
@@ -175,6 +187,7 @@ Payload encode(const ListRequest& m);
 Payload encode(const ListReply& m);
 Payload encode(const RemoveRequest& m);
 Payload encode(const RemoveReply& m);
+Payload encode(const GcReply& m);
 Payload encode(const ReportFailureRequest& m);
 Payload encode(const ReportFailureReply& m);
 
@@ -202,6 +215,7 @@ Result<ListRequest> decode_list_request(Bytes payload);
 Result<ListReply> decode_list_reply(Bytes payload);
 Result<RemoveRequest> decode_remove_request(Bytes payload);
 Result<RemoveReply> decode_remove_reply(Bytes payload);
+Result<GcReply> decode_gc_reply(Bytes payload);
 // Refuses a stage outside 1..4, a cu_result of 0 and a detail over its limit.
 Result<ReportFailureRequest> decode_report_failure_request(Bytes payload);
 // Refuses an outcome other than 0 or 1.

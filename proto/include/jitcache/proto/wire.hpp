@@ -30,7 +30,7 @@ enum class Op : std::uint16_t {
   remove = 7,
   compile = 8,         // needs k_capability_compile
   report_failure = 9,
-  gc = 10,             // reserved
+  gc = 10,             // needs k_capability_gc; trusted callers only
   verify = 11,         // reserved
 };
 
@@ -55,6 +55,8 @@ inline constexpr std::uint64_t k_capability_store = 1ull << 0;
 // COMPILE: the daemon compiles misses itself (its compile worker answered the start-up probe).
 inline constexpr std::uint64_t k_capability_compile = 1ull << 1;
 inline constexpr std::uint64_t k_capability_report_failure = 1ull << 2;
+// GC (op 10) and LIST's trailing stale_only.
+inline constexpr std::uint64_t k_capability_gc = 1ull << 3;
 // LOOKUP selector 2 (by fast key) and PUT's trailing content_fast.
 inline constexpr std::uint64_t k_capability_fast_key = 1ull << 5;
 // The header flag k_flag_image_fd: images handed over as a sealed file descriptor.
@@ -68,7 +70,7 @@ inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd;
 
 std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside the table
 std::string_view status_name(Status s);   // "not_found"; "unknown" outside the table
-bool is_implemented_op(Op op);            // v1 implements HELLO..REMOVE, COMPILE and REPORT_FAILURE
+bool is_implemented_op(Op op);            // v1 implements HELLO..GC; VERIFY is reserved
 bool is_known_op(std::uint16_t value);    // numbered in the table, implemented or reserved
 
 struct FrameHeader {

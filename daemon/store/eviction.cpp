@@ -1,0 +1,122 @@
+#include <daemon/store/eviction.hpp>
+
+#include <algorithm>
+#include <string>
+
+namespace jitcache::daemon::store {
+
+namespace {
+
+// Rationale: candidates are read in batches and deleted after each batch is read, rather than
+// deleted while the SELECT still walks the index, which SQLite leaves undefined for rows it has not
+// reached yet.
+constexpr std::int64_t k_batch_rows = 256;
+
+constexpr char k_stored_bytes_sql[] = "SELECT bytes_stored FROM totals WHERE id = 0";
+
+// Rationale: from the few stale rows of `drivers` into entries_by_driver, so the cost is that of the
+// stale entries, not a walk of every entry with a subquery each (drivers has a row for every
+// driver in entries: backfill_drivers() at open).
+constexpr char k_stale_candidates_sql[] =
+    "SELECT e.id, e.stored_size FROM drivers AS d JOIN entries AS e"
+    " ON e.driver_api = d.driver_api AND e.driver_build = d.driver_build"
+    " WHERE d.last_asked_at_ms < ?12 ORDER BY e.last_used_at_ms, e.id LIMIT ?1";
+constexpr char k_lru_candidates_sql[] =
+    "SELECT id, stored_size FROM entries ORDER BY last_used_at_ms, id LIMIT ?1";
+constexpr char k_delete_sql[] = "DELETE FROM entries WHERE id = ?1";
+
+struct Candidate {
+  std::int64_t id = 0;
+  std::uint64_t bytes = 0;
+};
+
+Result<std::vector<Candidate>> candidates(SqliteDb& db, std::string_view sql, std::int64_t cutoff_ms) {
+  auto stmt = db.statement(sql);
+  if (!stmt) return stmt.error();
+  (*stmt)->bind(1, k_batch_rows);
+  if (sql == std::string_view(k_stale_candidates_sql)) (*stmt)->bind(12, cutoff_ms);
+  std::vector<Candidate> out;
+  for (;;) {
+    auto row = (*stmt)->step("choosing entries to evict");
+    if (!row) return row.error();
+    if (!*row) break;
+    out.push_back(Candidate{(*stmt)->column_int64(0), static_cast<std::uint64_t>((*stmt)->column_int64(1))});
+  }
+  return out;
+}
+
+Result<void> remove_entry(SqliteDb& db, std::int64_t id) {
+  auto stmt = db.statement(k_delete_sql);
+  if (!stmt) return stmt.error();
+  (*stmt)->bind(1, id);
+  return (*stmt)->run("evicting an entry");
+}
+
+}  // namespace
+
+const char k_stale_condition_sql[] =
+    "EXISTS (SELECT 1 FROM drivers AS d WHERE d.driver_api = entries.driver_api"
+    " AND d.driver_build = entries.driver_build AND d.last_asked_at_ms < ?12)";
+
+Result<void> backfill_drivers(SqliteDb& writer) {
+  return writer.exec(
+      "INSERT OR IGNORE INTO drivers (driver_api, driver_build, last_asked_at_ms)"
+      " SELECT driver_api, driver_build, MAX(last_used_at_ms) FROM entries GROUP BY driver_api, driver_build",
+      "adding the drivers of entries an older jitcached wrote");
+}
+
+std::uint64_t low_water_bytes(std::uint64_t max_size_bytes) {
+  return max_size_bytes / 100 * k_low_water_percent + max_size_bytes % 100 * k_low_water_percent / 100;
+}
+
+Result<std::uint64_t> stored_bytes(SqliteDb& db) {
+  auto stmt = db.statement(k_stored_bytes_sql);
+  if (!stmt) return stmt.error();
+  auto row = (*stmt)->step("reading the store size");
+  if (!row) return row.error();
+  if (!*row) return proto::make_error(proto::ErrorCode::corrupt, "the store's totals row is missing");
+  return static_cast<std::uint64_t>((*stmt)->column_int64(0));
+}
+
+Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, const EvictionRequest& request,
+                             std::int64_t now_ms) {
+  EvictionResult result;
+  auto size = stored_bytes(writer);
+  if (!size) return size.error();
+  std::uint64_t bytes = *size;
+  const bool over = over_limit(policy, bytes, request.incoming_bytes);
+  if (!over && !request.all_stale) return result;
+  // Where a pass stops: under the low-water mark with room for the incoming bytes, or, when only
+  // stale entries are asked for, never.
+  const std::uint64_t low_water = low_water_bytes(policy.max_size_bytes);
+  const std::uint64_t target =
+      over ? (low_water > request.incoming_bytes ? low_water - request.incoming_bytes : 0) : bytes;
+
+  auto run_pass = [&](std::string_view sql, bool stale, bool until_target) -> Result<void> {
+    for (;;) {
+      if (until_target && bytes <= target) return {};
+      auto batch = candidates(writer, sql, now_ms - policy.stale_driver_after_ms);
+      if (!batch) return batch.error();
+      if (batch->empty()) return {};
+      for (const Candidate& candidate : *batch) {
+        if (until_target && bytes <= target) return {};
+        if (auto r = remove_entry(writer, candidate.id); !r) return r;
+        if (writer.changes() == 0) continue;
+        result.removed_ids.push_back(candidate.id);
+        result.removed_bytes += candidate.bytes;
+        bytes -= std::min(bytes, candidate.bytes);
+        if (stale) ++result.stale_entries;
+      }
+    }
+  };
+
+  if (policy.stale_driver_after_ms > 0) {
+    if (auto r = run_pass(k_stale_candidates_sql, true, !request.all_stale); !r) return r.error();
+  }
+  if (over) {
+    if (auto r = run_pass(k_lru_candidates_sql, false, true); !r) return r.error();
+  }
+  return result;
+}
+
+}  // namespace jitcache::daemon::store
