@@ -77,7 +77,7 @@ TEST_CASE("units: sizes accept IEC and SI suffixes and refuse nonsense") {
   CHECK(format_size(64ull << 20) == "64MiB");
 }
 
-TEST_CASE("config file: max_size takes human units and 0 for unlimited; stale_driver_after takes days") {
+TEST_CASE("config file: max_size takes human units and 0 for unlimited, stale_driver_after takes days") {
   Config config;
   CHECK(config.max_size == 10ull << 30);
   CHECK(config.stale_driver_after == std::chrono::hours(7 * 24));

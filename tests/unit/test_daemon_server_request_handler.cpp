@@ -231,6 +231,7 @@ TEST_CASE("request handler: a full disk is answered no_space, other store failur
   CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::no_space, "disk full")) == Status::no_space);
   CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::io, "read failed")) == Status::internal);
   CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::corrupt, "bad page")) == Status::internal);
+}
 
 TEST_CASE("request handler: GC runs on the writer lane, HELLO announces it, and only trusted callers may run it") {
   CHECK(daemon::server::lane_for(Op::gc) == daemon::server::Lane::writer);
