@@ -172,7 +172,7 @@ TEST_CASE("load flow: a miss compiles locally and stores, the next load is a hit
 
 TEST_CASE("load flow: a large module's hit is handed over as a sealed descriptor and loads") {
   LiveDaemon live;
-  const std::string mid = read_text(std::string(JITCACHE_CORPUS_DIR) + "/mid_kernels.ptx");
+  const std::string mid = read_text(std::string(JITCACHE_TEST_DATA_DIR) + "/mid_kernels.ptx");
   REQUIRE(mid.size() >= 256 * 1024);
   CHECK(load_expecting(mid.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
   CHECK(load_expecting(mid.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
@@ -588,7 +588,7 @@ TEST_CASE("load flow: invalid arguments get the driver's own answer") {
 
 namespace {
 
-std::string corpus_ptx(const std::string& name) { return read_text(std::string(JITCACHE_CORPUS_DIR) + "/" + name); }
+std::string corpus_ptx(const std::string& name) { return read_text(std::string(JITCACHE_TEST_DATA_DIR) + "/" + name); }
 
 bool wait_for_stat(DaemonProcess& daemon, const std::string& name, std::uint64_t value) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -31,7 +31,7 @@ using Kind = CompileAnswer::Kind;
 
 namespace {
 
-std::string corpus(const std::string& name) { return testing::read_file(std::string(JITCACHE_CORPUS_DIR) + "/" + name); }
+std::string corpus(const std::string& name) { return testing::read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/" + name); }
 
 std::string with_target(std::string ptx, const std::string& target) {
   const auto at = ptx.find(".target sm_90");

@@ -30,7 +30,7 @@ using namespace jitcache::daemon::compile;
 using namespace std::chrono_literals;
 
 std::string corpus(const std::string& name) {
-  return jitcache::testing::read_file(std::string(JITCACHE_CORPUS_DIR) + "/" + name);
+  return jitcache::testing::read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/" + name);
 }
 
 CompileRunner runner() { return CompileRunner(JITCACHE_COMPILE_WORKER_PATH, CompileLimits{}); }

@@ -38,7 +38,7 @@ Options options_for(const std::string& text) {
 
 // Links small_kernel.ptx for sm_90 with the options; the nvJitLink result of the first failing call.
 int link_with(const Options& options) {
-  const std::string ptx = jitcache::testing::read_file(std::string(JITCACHE_CORPUS_DIR) + "/small_kernel.ptx");
+  const std::string ptx = jitcache::testing::read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx");
   std::vector<const char*> pointers{"-arch=sm_90"};
   for (const auto& option : options) pointers.push_back(option.c_str());
   nvJitLinkHandle handle = nullptr;
