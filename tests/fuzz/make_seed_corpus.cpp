@@ -177,6 +177,8 @@ std::vector<SeedMessage> seed_messages() {
       {"put_request_at_limits", Op::put, encode(put_at_limits)},
       {"put_request_with_fast_key", Op::put, encode(put_with_fast_key)},
       {"stats_request", Op::stats, {}},
+      {"gc_request", Op::gc, {}},
+      {"gc_reply", Op::gc, encode(GcReply{3, 4096, 1, 97, 1 << 20})},
       {"list_request_all", Op::list, encode(list_all)},
       {"list_request_filtered", Op::list, encode(list_filtered)},
       {"list_request_at_limits", Op::list, encode(list_at_limits)},

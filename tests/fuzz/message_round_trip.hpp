@@ -53,6 +53,10 @@ inline bool same(const PutReply& a, const PutReply& b) {
   return a.key_id == b.key_id && a.namespace_id == b.namespace_id && a.replaced == b.replaced;
 }
 inline bool same(const StatsReply& a, const StatsReply& b) { return a.values == b.values; }
+inline bool same(const GcReply& a, const GcReply& b) {
+  return a.evicted_entries == b.evicted_entries && a.evicted_bytes == b.evicted_bytes &&
+         a.stale_entries == b.stale_entries && a.entries == b.entries && a.bytes_stored == b.bytes_stored;
+}
 inline bool same(const ListRequest& a, const ListRequest& b) {
   return a.arch == b.arch && a.driver_api == b.driver_api && a.driver_build == b.driver_build &&
          a.namespace_filter == b.namespace_filter && a.namespace_id == b.namespace_id &&
@@ -122,6 +126,7 @@ inline void check_request_decoder(Op op, Bytes payload) {
       return;
     case Op::ping:
     case Op::stats:
+    case Op::gc:
       if (auto r = decode_empty(payload, op_name(op)); !r) check_decode_error(r.error());
       return;
     case Op::lookup:
@@ -153,6 +158,7 @@ inline void check_request_decoder(Op op, Bytes payload) {
 // send any of them.
 inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_hello_reply, k_encode);
+  check_round_trip(payload, decode_gc_reply, k_encode);
   check_round_trip(
       payload, decode_lookup_reply,
       [](const LookupReply& m) {
