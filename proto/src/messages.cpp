@@ -429,8 +429,9 @@ Result<ListRequest> decode_list_request(Bytes payload) {
   JC_READ(cursor, r.str16("cursor", k_max_cursor_length));
   if (r.remaining() > 0) {
     JC_READ(stale_only, r.u8("stale_only"));
-    if (stale_only > 1) return make_error(ErrorCode::invalid_argument, "stale_only must be 0 or 1");
-    m.stale_only = stale_only == 1;
+    // Sent only when set (absent means 0), so one request has one encoding.
+    if (stale_only != 1) return make_error(ErrorCode::invalid_argument, "stale_only, when sent, must be 1");
+    m.stale_only = true;
   }
   if (namespace_filter > 1) {
     return make_error(ErrorCode::invalid_argument, "namespace_filter must be 0 or 1");
