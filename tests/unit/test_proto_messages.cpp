@@ -561,9 +561,12 @@ TEST_CASE("messages: a byte after the last field is refused as trailing garbage"
                 "unexpected bytes");
   require_error(decode_remove_request(concat(encode(RemoveRequest{"abcdef0123"}), garbage)),
                 ErrorCode::invalid_argument, "1 unexpected bytes after the last field of REMOVE");
-  // LIST may end with stale_only: a byte after that one is garbage.
-  require_error(decode_list_request(concat(encode(ListRequest{}), Payload{0x00, 0x00})), ErrorCode::invalid_argument,
+  // LIST may end with stale_only (only ever 1): a byte after that one is garbage, and a 0 is refused
+  // because absent already means 0.
+  require_error(decode_list_request(concat(encode(ListRequest{}), Payload{0x01, 0x00})), ErrorCode::invalid_argument,
                 "unexpected bytes");
+  require_error(decode_list_request(concat(encode(ListRequest{}), Payload{0x00})), ErrorCode::invalid_argument,
+                "stale_only");
   require_error(decode_remove_reply(concat(encode(RemoveReply{}), garbage)), ErrorCode::invalid_argument,
                 "unexpected bytes");
   require_error(decode_error_message(concat(encode_error_message("x"), garbage)), ErrorCode::invalid_argument,
