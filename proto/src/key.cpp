@@ -65,6 +65,22 @@ std::string quoted(std::string_view value) {
 
 Error invalid(std::string message) { return make_error(ErrorCode::invalid_argument, std::move(message)); }
 
+// SHA-256 of the tagged, length-prefixed encoding shared by the key id and the fast key id
+// (documented at key_id below); only the tag and the content bytes differ between them.
+Digest256 key_preimage_digest(std::string_view tag, std::uint16_t schema, Bytes content, std::string_view arch,
+                              std::uint32_t driver_api, std::string_view driver_build, std::string_view options) {
+  std::vector<std::uint8_t> preimage;
+  preimage.reserve(tag.size() + 2 + content.size() + 4 * 4 + arch.size() + driver_build.size() + options.size());
+  preimage.insert(preimage.end(), tag.begin(), tag.end());
+  put_u16(preimage, schema);
+  preimage.insert(preimage.end(), content.begin(), content.end());
+  put_string(preimage, arch);
+  put_u32(preimage, driver_api);
+  put_string(preimage, driver_build);
+  put_string(preimage, options);
+  return sha256(Bytes(preimage));
+}
+
 Result<void> check_schema(std::uint16_t schema) {
   if (schema == k_key_schema_version) return {};
   return invalid("key_schema " + std::to_string(schema) + " is not this build's key schema (" +
@@ -139,17 +155,8 @@ Result<void> check_options(const std::string& options) {
 //
 // docs/cache-key.md repeats this; tests/unit/test_proto_key.cpp pins one known answer.
 Digest256 key_id(const KeyFields& key) {
-  std::vector<std::uint8_t> preimage;
-  preimage.reserve(k_key_id_tag.size() + 2 + key.content.bytes.size() + 4 * 4 + key.arch.size() +
-                   key.driver_build.size() + key.options.size());
-  preimage.insert(preimage.end(), k_key_id_tag.begin(), k_key_id_tag.end());
-  put_u16(preimage, key.key_schema);
-  preimage.insert(preimage.end(), key.content.bytes.begin(), key.content.bytes.end());
-  put_string(preimage, key.arch);
-  put_u32(preimage, key.driver_api);
-  put_string(preimage, key.driver_build);
-  put_string(preimage, key.options);
-  return sha256(Bytes(preimage));
+  return key_preimage_digest(k_key_id_tag, key.key_schema, Bytes(key.content.bytes), key.arch, key.driver_api,
+                             key.driver_build, key.options);
 }
 
 Result<void> validate_key(const KeyFields& key) {
@@ -176,17 +183,8 @@ bool same_fields_but_content(const FastKey& fast, const KeyFields& key) {
 //   "jitcache-fast-key" 0x00      18 bytes
 //   key_schema u16, content_fast 16 bytes, then arch, driver_api, driver_build, options as key_id's
 Digest256 fast_key_id(const FastKey& key) {
-  std::vector<std::uint8_t> preimage;
-  preimage.reserve(k_fast_key_id_tag.size() + 2 + key.content_fast.bytes.size() + 4 * 4 + key.arch.size() +
-                   key.driver_build.size() + key.options.size());
-  preimage.insert(preimage.end(), k_fast_key_id_tag.begin(), k_fast_key_id_tag.end());
-  put_u16(preimage, key.key_schema);
-  preimage.insert(preimage.end(), key.content_fast.bytes.begin(), key.content_fast.bytes.end());
-  put_string(preimage, key.arch);
-  put_u32(preimage, key.driver_api);
-  put_string(preimage, key.driver_build);
-  put_string(preimage, key.options);
-  return sha256(Bytes(preimage));
+  return key_preimage_digest(k_fast_key_id_tag, key.key_schema, Bytes(key.content_fast.bytes), key.arch,
+                             key.driver_api, key.driver_build, key.options);
 }
 
 Result<void> validate_fast_key(const FastKey& key) {
