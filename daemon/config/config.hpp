@@ -25,6 +25,7 @@ struct Config {
   unsigned worker_threads = 4;
   unsigned max_connections = 1024;
   std::uint64_t hot_cache_size = 256ull << 20;  // bytes; 0: no hot image cache
+  std::uint64_t store_mmap_size = 2ull << 30;  // bytes of the database each reader maps; 0: none
   // Capacity (docs/operations.md "Capacity and eviction").
   // Rationale: bounded by default, because the cache runs for months with no one watching. 10 GiB
   // holds some 5 000 to 50 000 cubins of 0.2 to 2 MB (many applications, several archs and drivers

@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 25> k_config_key_table{{
+const std::array<ConfigKey, 26> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -144,6 +144,19 @@ const std::array<ConfigKey, 25> k_config_key_table{{
        return {};
      },
      [](const Config& c) { return format_size(c.hot_cache_size); }},
+    {"store_mmap_size", ValueKind::size,
+     "How much of the database file each read connection maps into memory (SQLite `mmap_size`), so a lookup "
+     "reads pages in place instead of copying them through `pread`. `0`: no mapping. SQLite maps at most "
+     "2 GiB however large this is. With a mapping, an I/O error reading the file ends the daemon (SIGBUS) "
+     "instead of failing one request: docs/operations.md.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       auto size = parse_size(v);
+       if (!size) return size.error();
+       if (*size > (1ull << 40)) return make_error(ErrorCode::invalid_argument, "must be at most 1TiB");
+       c.store_mmap_size = *size;
+       return {};
+     },
+     [](const Config& c) { return format_size(c.store_mmap_size); }},
     {"max_size", ValueKind::size,
      "Most bytes of stored images the database holds. A PUT that would go over it first evicts the entries of "
      "stale drivers, then the least recently used ones, down to 90% of it; a single image larger than it is "

@@ -1,5 +1,6 @@
 #include <daemon/startup/run_daemon.hpp>
 
+#include <fcntl.h>
 #include <malloc.h>
 
 #include <csignal>
@@ -16,6 +17,7 @@
 #include <daemon/startup/compile_setup.hpp>
 #include <daemon/startup/daemonize.hpp>
 #include <daemon/startup/logging.hpp>
+#include <daemon/startup/mapped_store_fault.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace jitcache::daemon::startup {
@@ -58,6 +60,7 @@ int serve(const config::Config& config, std::optional<Detacher>& detacher) {
   store_options.path = config.database_path();
   store_options.reader_count = config.worker_threads;
   store_options.hot_cache_bytes = config.hot_cache_size;
+  store_options.reader_mmap_bytes = static_cast<std::int64_t>(config.store_mmap_size);
   store_options.max_size_bytes = config.max_size;
   store_options.stale_driver_after = config.stale_driver_after;
   auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
@@ -106,6 +109,13 @@ int run_daemon(int argc, char** argv) {
     log_to_file(config.state_dir + "/jitcached.log", config.log_level);
   }
   if (!config.config_file.empty()) spdlog::info("configuration from {}", config.config_file);
+  if (config.store_mmap_size > 0) {
+    // Detached, the explanation goes to the log file as it was at start (stderr is /dev/null).
+    const int fd = config.foreground
+                       ? 2
+                       : ::open((config.state_dir + "/jitcached.log").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) explain_mapped_store_faults(fd);
+  }
 
   try {
     return serve(config, detacher);

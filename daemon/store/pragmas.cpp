@@ -61,11 +61,16 @@ Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOption
   // Negative: KiB rather than pages, so the figure does not depend on the page size.
   sql += "PRAGMA cache_size = -" + std::to_string(options.cache_size_kib) + ";";
   sql += "PRAGMA temp_store = MEMORY;";
-  // Rationale: no memory-mapped I/O, although it reads a 3.2 MB image in 0.5 ms instead of 1.3 ms
-  // (16 KiB pages). With a mapping, an I/O error or the file being truncated underneath the daemon
-  // (a fault the daemon must survive) arrives as SIGBUS and kills it, instead of an error code
-  // that costs one request; the larger page size above recovers most of the difference safely.
-  sql += "PRAGMA mmap_size = 0;";
+  // Rationale: read connections map the file (store_mmap_size, 2 GiB by default; SQLite maps at
+  // most 2 GiB in any case). A lookup in a large store reads three B-tree leaves it rarely has in
+  // its page cache; mapped, they are read in place instead of copied by pread: a LOOKUP hit on a
+  // million-entry store went from 1.5-1.9x the time on a thousand-entry store to 1.09x
+  // (docs/benchmarks.md "Store scale"). The price: an I/O error under a mapped page, or the file
+  // truncated underneath the daemon, arrives as SIGBUS and ends the daemon instead of failing one
+  // request (startup/mapped_store_fault.hpp says so in the log); a restart checks the store.
+  // The writer never maps: its reads are few, and a write through a mapping is not used.
+  const std::int64_t mmap_bytes = role == ConnectionRole::reader ? options.reader_mmap_bytes : 0;
+  sql += "PRAGMA mmap_size = " + std::to_string(mmap_bytes) + ";";
 
   if (role == ConnectionRole::writer) {
     // The WAL grows with the images written between checkpoints (up to 64 MiB each); truncate it

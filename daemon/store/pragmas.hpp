@@ -21,6 +21,8 @@ struct PragmaOptions {
   std::chrono::milliseconds busy_timeout{5000};
   // Page cache per connection, in KiB.
   std::int64_t cache_size_kib = 16 * 1024;
+  // Memory-mapped reads for reader connections, in bytes (0: none). Writers never map.
+  std::int64_t reader_mmap_bytes = 0;
 };
 
 // Applies the settings for `role`. On a file that is not an SQLite database this is the first

@@ -176,7 +176,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
   if (options.reader_count == 0) {
     return make_error(ErrorCode::invalid_argument, "the store needs at least one reader connection");
   }
-  const PragmaOptions pragmas{options.busy_timeout, options.cache_size_kib};
+  const PragmaOptions pragmas{options.busy_timeout, options.cache_size_kib, options.reader_mmap_bytes};
 
   auto writer = SqliteDb::open(options.path, OpenMode::read_write_create);
   if (!writer) return writer.error();

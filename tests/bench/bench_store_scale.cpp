@@ -55,6 +55,7 @@ struct BenchOptions {
   // In-process cells: SqliteStore::lookup on one thread, no daemon, no socket, no hot image cache,
   // with this page cache per connection (MiB); separates the store's cost from the rest.
   std::vector<std::uint64_t> store_cache_mib;
+  std::uint64_t store_mmap_mib = 0;
 };
 
 struct CannotRun : std::runtime_error {
@@ -294,6 +295,7 @@ void measure_in_process(const FilledStore& filled, const std::string& db_path, s
   store_options.reader_count = 1;
   store_options.hot_cache_bytes = 0;
   store_options.cache_size_kib = static_cast<std::int64_t>(cache_mib) * 1024;
+  store_options.reader_mmap_bytes = static_cast<std::int64_t>(options.store_mmap_mib) << 20;
   auto opened = store::SqliteStore::open(store_options);
   if (!opened) throw CannotRun("opening " + db_path + ": " + opened.error().message);
   std::mt19937_64 random(cache_mib);
@@ -314,9 +316,9 @@ void measure_in_process(const FilledStore& filled, const std::string& db_path, s
   lookups(options.warm_up, false);
   lookups(options.seconds, true);
   const auto summary = recorder.summarize();
-  std::printf("  %9zu entries  in-process, %4llu MiB page cache  %9.0f lookups/s  p50 %7.1f us  p99 %7.1f us\n",
+  std::printf("  %9zu entries  in-process, %4llu MiB page cache, %llu MiB mmap  %9.0f lookups/s  p50 %7.1f us  p99 %7.1f us\n",
               filled.contents.size(), static_cast<unsigned long long>(cache_mib),
-              static_cast<double>(summary.count) / options.seconds, summary.p50_us, summary.p99_us);
+              static_cast<unsigned long long>(options.store_mmap_mib), static_cast<double>(summary.count) / options.seconds, summary.p50_us, summary.p99_us);
   std::fflush(stdout);
 }
 
@@ -389,6 +391,8 @@ int main(int argc, char** argv) {
   app.add_option("--store-cache-mib", options.store_cache_mib,
                  "Also measure SqliteStore::lookup in process with these page cache sizes (MiB per connection)")
       ->delimiter(',');
+  app.add_option("--store-mmap-mib", options.store_mmap_mib,
+                 "Memory-mapped reads for the in-process cells' reader connection, MiB (0: none)");
   app.add_option("--daemon-arg", options.daemon_args,
                  "An argument passed to jitcached, e.g. --daemon-arg=--hot-cache-size=0 (repeat for more)")
       ->allow_extra_args(false);
