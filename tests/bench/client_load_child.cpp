@@ -109,7 +109,7 @@ int run_client_load_child(const ChildRequest& request) {
   if (request.mode == ChildMode::jitcache) {
     std::cout << " outcome=" << jitcache_outcome_name(info.outcome) << " key=" << info.key_id
               << " ns_key=" << info.ns_key << " ns_lookup=" << info.ns_lookup << " ns_load=" << info.ns_load
-              << " ns_compile=" << info.ns_compile << " ns_total=" << info.ns_total;
+              << " ns_compile=" << info.ns_compile << " ns_setup=" << info.ns_setup << " ns_total=" << info.ns_total;
   }
   std::cout << std::endl;
   return 0;

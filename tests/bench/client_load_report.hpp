@@ -33,7 +33,7 @@ struct ModuleFigures {
   std::uint64_t miss_ns = 0;    // and what it cost (cold: JIT, PUT)
 
   Samples hit;                  // jitcache hit: LOOKUP, checks, cuModuleLoadData
-  Samples hit_key, hit_lookup, hit_load, hit_total;  // its steps (jitcache_last_load_info)
+  Samples hit_key, hit_lookup, hit_load, hit_setup, hit_total;  // its steps (jitcache_last_load_info)
   Samples cubin;                // (a) cuModuleLoadData of the finished cubin in memory
   Samples driver_warm;          // (b) cuModuleLoadData(PTX), the driver's compute cache warm
   Samples driver_cold;          // (c) cuModuleLoadData(PTX), CUDA_CACHE_DISABLE=1

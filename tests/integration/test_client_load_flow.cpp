@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -559,6 +560,30 @@ TEST_CASE("load flow: jitcache_module_load reads a file, and a missing file is C
   CHECK(jitcache_module_unload(module) == CUDA_SUCCESS);
   CHECK(jitcache_module_load(&module, "/nonexistent/kernel.ptx") == CUDA_ERROR_FILE_NOT_FOUND);
   CHECK_THAT(std::string(last_info().reason), Catch::Contains("/nonexistent/kernel.ptx"));
+}
+
+TEST_CASE("load flow: the first load records the library's set-up apart, and a 0.1.0-sized info stops at ns_total") {
+  LiveDaemon live;
+  CUmodule module = nullptr;
+  REQUIRE(jitcache_module_load_data(&module, small_ptx().c_str()) == CUDA_SUCCESS);
+  jitcache_module_unload(module);
+  const jitcache_load_info first = last_info();
+  CHECK(first.ns_setup > 0);  // this process opens the driver in its first load
+  CHECK(first.ns_setup < first.ns_total);
+  REQUIRE(jitcache_module_load_data(&module, small_ptx().c_str()) == CUDA_SUCCESS);
+  jitcache_module_unload(module);
+  CHECK(last_info().ns_setup < first.ns_setup);  // the driver stays open
+
+  // A caller built against 0.1.0 passes a struct that ends at ns_total: nothing after it is written.
+  unsigned char buffer[sizeof(jitcache_load_info)];
+  std::memset(buffer, 0xAB, sizeof(buffer));
+  const std::size_t old_size = offsetof(jitcache_load_info, ns_total) + sizeof(uint64_t);
+  auto* old_info = reinterpret_cast<jitcache_load_info*>(buffer);
+  old_info->struct_size = old_size;
+  REQUIRE(jitcache_last_load_info(old_info) == 0);
+  CHECK(old_info->struct_size == old_size);
+  CHECK(old_info->ns_total > 0);
+  for (std::size_t i = old_size; i < sizeof(buffer); ++i) CHECK(buffer[i] == 0xAB);
 }
 
 TEST_CASE("load flow: invalid arguments get the driver's own answer") {

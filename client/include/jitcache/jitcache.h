@@ -96,6 +96,9 @@ typedef struct jitcache_load_info {
   uint64_t ns_report;            /* REPORT_FAILURE after a failed load */
   uint64_t ns_put;               /* PUT of a locally compiled image */
   uint64_t ns_total;             /* the whole call */
+  /* Added after 0.1.0 (a smaller struct_size gets the fields above only): */
+  uint64_t ns_setup;             /* the library's own set-up: settings and the driver, both opened on
+                                    the first use in a process (a few microseconds at most later) */
 } jitcache_load_info;
 
 /* Copies the calling thread's last load record. Returns 0, or -1 when `out` is NULL or its

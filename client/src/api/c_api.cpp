@@ -25,8 +25,9 @@ using jitcache::client::loader::LoadRecord;
 
 namespace {
 
-// The first version of each caller-sized struct: the smallest struct_size accepted.
-constexpr std::size_t k_min_load_info_size = sizeof(jitcache_load_info);
+// The first version of each caller-sized struct: the smallest struct_size accepted. The load info
+// up to ns_total is what 0.1.0 declared; ns_setup came after.
+constexpr std::size_t k_min_load_info_size = offsetof(jitcache_load_info, ns_total) + sizeof(uint64_t);
 // The counters up to corrupt_replies: what version 0.1.0 of this header declared. A caller built
 // against it gets those; fields added since are written only into a struct that has them.
 constexpr std::size_t k_min_counters_size = offsetof(jitcache_counters, corrupt_replies) + sizeof(uint64_t);
@@ -41,13 +42,19 @@ CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_optio
   // microseconds on a virtual machine, most of a small module's hit: docs/benchmarks.md) while the
   // driver is resolved and the image classified and keyed. A load that never asks the daemon hands
   // the connection back to the pool unused.
-  std::shared_ptr<DaemonLink> daemon = runtime.daemon();
+  std::shared_ptr<DaemonLink> daemon = [&] {
+    auto timer = record.step(&jitcache_load_info::ns_setup);
+    return runtime.daemon();
+  }();
   std::optional<jitcache::proto::Result<DaemonLease>> early_lease;
   if (!daemon->settings().disabled && module != nullptr && image != nullptr) {
     auto timer = record.step(&jitcache_load_info::ns_lookup);
     early_lease.emplace(daemon->acquire());
   }
-  const auto& api = runtime.driver();
+  const auto& api = [&]() -> decltype(runtime.driver()) {
+    auto timer = record.step(&jitcache_load_info::ns_setup);
+    return runtime.driver();
+  }();
   if (!api) {
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason(api.error().message);
@@ -130,7 +137,7 @@ JITCACHE_API int jitcache_last_load_info(jitcache_load_info* out) {
   if (out == nullptr || out->struct_size < k_min_load_info_size) return -1;
   const std::size_t caller_size = out->struct_size;
   const jitcache_load_info& last = jitcache::client::loader::last_load_info();
-  std::memcpy(out, &last, sizeof(last));
+  std::memcpy(out, &last, std::min(caller_size, sizeof(last)));
   out->struct_size = caller_size;
   return 0;
 }
