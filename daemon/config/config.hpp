@@ -13,6 +13,7 @@ namespace jitcache::daemon::config {
 struct Config {
   std::string config_file;        // empty: none given (and no default file found)
   std::string socket_path;
+  std::string socket_group;       // empty: the daemon's own group
   std::string state_dir;
   bool foreground = false;
   std::string log_level = "info";

@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 26> k_config_key_table{{
+const std::array<ConfigKey, 27> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -78,6 +78,14 @@ const std::array<ConfigKey, 26> k_config_key_table{{
      [](const Config& c) { return c.socket_path; },
      "`$XDG_RUNTIME_DIR/jitcache/jitcached.sock` (user; `/run/user/<uid>/…` or `/tmp/jitcache-<uid>/…` when "
      "unset), `$RUNTIME_DIRECTORY/jitcached.sock` under systemd, `/run/jitcache/jitcached.sock` (root)"},
+    {"socket_group", ValueKind::group,
+     "Group allowed to connect: the socket is created mode 0660 and its directory 0750 with this group "
+     "(a name or a number). Empty: the daemon's own group, so only its user (and root) can connect.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       c.socket_group = std::string(v);
+       return {};
+     },
+     [](const Config& c) { return c.socket_group; }},
     {"state_dir", ValueKind::path, "Directory holding the database (`jitcache.db`) and the instance lock.",
      [](Config& c, std::string_view v) { return set_path(c.state_dir, v); },
      [](const Config& c) { return c.state_dir; },
@@ -263,6 +271,7 @@ std::string_view kind_name(ValueKind kind) {
     case ValueKind::duration: return "duration";
     case ValueKind::count: return "count";
     case ValueKind::log_level: return "level";
+    case ValueKind::group: return "group";
   }
   return "value";
 }

@@ -14,7 +14,7 @@
 
 namespace jitcache::daemon::config {
 
-enum class ValueKind { path, boolean, size, duration, count, log_level };
+enum class ValueKind { path, boolean, size, duration, count, log_level, group };
 
 struct ConfigKey {
   std::string_view name;

@@ -1,12 +1,16 @@
 #include <daemon/server/listening_socket.hpp>
 
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace jitcache::daemon::server {
 
@@ -33,7 +37,49 @@ proto::Result<void> make_directories(const std::string& path, unsigned mode) {
   return {};
 }
 
-proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_path) {
+proto::Result<void> check_socket_directory(const std::string& directory) {
+  struct stat st {};
+  if (::lstat(directory.c_str(), &st) != 0) return errno_error("cannot inspect the socket directory " + directory);
+  const std::string advice =
+      "; put the socket in a directory only jitcached's user can write (the default, "
+      "$XDG_RUNTIME_DIR/jitcache or /run/jitcache, is made that way), since whoever can write there can replace "
+      "the socket and serve code to every client";
+  if (!S_ISDIR(st.st_mode)) {
+    return make_error(ErrorCode::invalid_argument, "insecure socket directory " + directory + ": not a directory (a link?)" + advice);
+  }
+  if (st.st_uid != ::geteuid()) {
+    return make_error(ErrorCode::invalid_argument, "insecure socket directory " + directory + ": owned by uid " +
+                                                std::to_string(st.st_uid) + ", not by jitcached's uid " +
+                                                std::to_string(::geteuid()) + advice);
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return make_error(ErrorCode::invalid_argument, "insecure socket directory " + directory + ": writable by " +
+                                                ((st.st_mode & S_IWOTH) ? "everyone" : "its group") + " (mode " + mode +
+                                                ")" + advice);
+  }
+  return {};
+}
+
+proto::Result<gid_t> resolve_group(const std::string& name_or_id) {
+  unsigned long number = 0;
+  const char* end = name_or_id.data() + name_or_id.size();
+  if (auto [p, ec] = std::from_chars(name_or_id.data(), end, number); ec == std::errc() && p == end) {
+    return static_cast<gid_t>(number);
+  }
+  group entry {};
+  group* found = nullptr;
+  std::vector<char> buffer(16384);
+  const int rc = ::getgrnam_r(name_or_id.c_str(), &entry, buffer.data(), buffer.size(), &found);
+  if (rc != 0 || found == nullptr) {
+    return make_error(ErrorCode::invalid_argument, "unknown group \"" + name_or_id + "\"" +
+                                                       (rc != 0 ? std::string(": ") + std::strerror(rc) : ""));
+  }
+  return found->gr_gid;
+}
+
+proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_path, std::optional<gid_t> group) {
   sockaddr_un addr{};
   if (socket_path.size() >= sizeof(addr.sun_path)) {
     return make_error(ErrorCode::invalid_argument, "socket path " + socket_path + " is longer than " +
@@ -41,7 +87,12 @@ proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_p
   }
   const std::string directory = socket_path.substr(0, socket_path.rfind('/'));
   if (!directory.empty()) {
-    if (auto made = make_directories(directory, 0755); !made) return made.error();
+    if (auto made = make_directories(directory, 0750); !made) return made.error();
+    if (auto secure = check_socket_directory(directory); !secure) return secure.error();
+    // The group must be able to reach the socket: it traverses the directory.
+    if (group && ::chown(directory.c_str(), static_cast<uid_t>(-1), *group) != 0) {
+      return errno_error("cannot give the socket directory " + directory + " to group " + std::to_string(*group));
+    }
   }
   auto lock = InstanceLock::acquire(socket_path + ".lock", "socket " + socket_path);
   if (!lock) return lock.error();
@@ -65,6 +116,11 @@ proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_p
   ::umask(old_umask);
   if (bound != 0 || ::listen(fd, k_listen_backlog) != 0) {
     auto error = errno_error("cannot listen on " + socket_path);
+    ::close(fd);
+    return error;
+  }
+  if (group && ::chown(socket_path.c_str(), static_cast<uid_t>(-1), *group) != 0) {
+    auto error = errno_error("cannot give the socket " + socket_path + " to group " + std::to_string(*group));
     ::close(fd);
     return error;
   }

@@ -1,8 +1,13 @@
-// The daemon's listening Unix socket: creates its directory, takes the socket's instance lock,
-// removes a socket file left by a crashed daemon (safe only because the lock proves no live daemon
-// owns it), binds, sets the mode and listens. Thread safety: start-up only.
+// The daemon's listening Unix socket: creates its directory, refuses a directory someone else could
+// write (design §6: whoever can replace the socket can serve every client code), takes the
+// socket's instance lock, removes a socket file left by a crashed daemon (safe only because the
+// lock proves no live daemon owns it), binds with mode 0660 and the configured group, and listens.
+// Thread safety: start-up only.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 
 #include <daemon/server/instance_lock.hpp>
@@ -19,7 +24,15 @@ struct ListeningSocket {
 // once) queue in the kernel instead of being refused while the accept loop catches up.
 inline constexpr int k_listen_backlog = 1024;
 
-proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_path);
+// `group`: the group that may connect (the socket is 0660, its directory 0750); none: the daemon's own.
+proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_path, std::optional<gid_t> group = {});
+
+// Ok when `directory` is a real directory (not a link) owned by this process's effective uid and
+// writable by nobody else; otherwise an error that says what is wrong and what to do.
+proto::Result<void> check_socket_directory(const std::string& directory);
+
+// A group by name or number ("jitcache", "1234").
+proto::Result<gid_t> resolve_group(const std::string& name_or_id);
 
 // mkdir -p with `mode` for the directories it creates.
 proto::Result<void> make_directories(const std::string& path, unsigned mode);

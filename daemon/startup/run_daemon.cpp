@@ -54,7 +54,9 @@ int serve(const config::Config& config, std::optional<Detacher>& detacher) {
   auto state_lock = must(server::InstanceLock::acquire(config.state_dir + "/jitcached.lock",
                                                        "state directory " + config.state_dir),
                          "state directory");
-  auto listening = must(server::open_listening_socket(config.socket_path), "socket");
+  std::optional<gid_t> socket_group;
+  if (!config.socket_group.empty()) socket_group = must(server::resolve_group(config.socket_group), "socket_group");
+  auto listening = must(server::open_listening_socket(config.socket_path, socket_group), "socket");
 
   store::SqliteStoreOptions store_options;
   store_options.path = config.database_path();
