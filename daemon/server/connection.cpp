@@ -51,9 +51,23 @@ void Connection::close() {
   m_timer.cancel();
 }
 
+namespace {
+// How long a draining daemon waits for the first request of a connection that has sent none.
+constexpr auto k_first_request_grace = std::chrono::milliseconds(250);
+}  // namespace
+
 void Connection::close_if_idle() {
   asio::post(m_strand, [self = shared_from_this()] {
-    if (self->m_phase == Phase::idle) self->close();
+    if (self->m_phase != Phase::idle) return;
+    if (self->m_requests_served > 0) {
+      self->close();
+      return;
+    }
+    // Rationale: a connection that has not sent its first request was most likely made just before
+    // the drain by a client about to send one (libjitcache connects first and digests the PTX
+    // meanwhile): serve that request rather than drop it, within a short grace. The run loop ends
+    // after it, as draining says.
+    self->enter(Phase::idle, k_first_request_grace);
   });
 }
 
@@ -82,7 +96,9 @@ awaitable<bool> Connection::read_request(proto::FrameHeader& header) {
   proto::HeaderBytes raw{};
   boost::system::error_code ec;
 
-  enter(Phase::idle, m_context.config.idle_timeout);
+  // Draining, only a connection that has not been served yet reads, and only within the grace.
+  enter(Phase::idle, m_context.draining.load() ? std::chrono::duration_cast<Clock::duration>(k_first_request_grace)
+                                               : std::chrono::duration_cast<Clock::duration>(m_context.config.idle_timeout));
   std::size_t got = co_await m_socket.async_read_some(asio::buffer(raw), asio::redirect_error(use_awaitable, ec));
   if (ec) co_return false;  // the peer left, or the idle deadline closed the socket
 
@@ -217,11 +233,13 @@ awaitable<void> Connection::run() {
   Counters::add(m_context.counters.connections);
   Counters::add(m_context.counters.connections_total);
 
-  while (!m_context.draining.load()) {
+  // A connection accepted as the drain began still gets its first request served (close_if_idle).
+  while (!m_context.draining.load() || m_requests_served == 0) {
     proto::FrameHeader header;
     if (!co_await read_request(header)) break;
     Reply reply = co_await dispatch(header);
     if (!co_await write_reply(header, reply)) break;
+    ++m_requests_served;
     if (m_payload.capacity() > k_retained_buffer_bytes) std::vector<std::uint8_t>().swap(m_payload);
   }
   close();

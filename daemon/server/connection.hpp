@@ -37,8 +37,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Serves requests until the peer leaves, a deadline passes, or the server drains.
   boost::asio::awaitable<void> run();
-  // Draining: closes now if the connection is waiting for a request; otherwise the connection
-  // closes after its in-flight reply is written.
+  // Draining: closes now if the connection is waiting for a request after serving one; one that
+  // has served none gets a short grace for its first (it was made just before the drain);
+  // otherwise the connection closes after its in-flight reply is written.
   void close_if_idle();
   void force_close();
 
@@ -64,6 +65,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   ServerContext& m_context;
   PeerCredentials m_peer;
   Phase m_phase = Phase::idle;
+  std::uint64_t m_requests_served = 0;
   Clock::time_point m_deadline = Clock::time_point::max();
   std::vector<std::uint8_t> m_payload;
 };

@@ -33,7 +33,7 @@ using asio::use_awaitable;
 using stats::Counters;
 
 Server::Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
-               CompileRequests* compile)
+               CompileRequests* compile, ServiceHooks hooks)
     : m_config(config),
       m_store(store),
       m_compile(compile),
@@ -44,6 +44,8 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd,
       m_flush_timer(m_accept_io),
       m_drain_timer(m_accept_io),
       m_drain_watch(m_accept_io),
+      m_hooks(std::move(hooks)),
+      m_watchdog_timer(m_accept_io),
       m_writer(1),
       // Rationale: as much again as the hot image cache: the images worth a memfd are the ones
       // served often, which are the ones that cache holds.
@@ -145,9 +147,47 @@ void Server::schedule_usage_flush() {
   });
 }
 
+void Server::start_watchdog() {
+  if (!m_hooks.watchdog || m_hooks.watchdog_interval.count() <= 0) return;
+  m_heartbeats_seen.assign(m_workers.size(), 0);
+  m_hooks.watchdog();
+  post_heartbeats();
+  schedule_watchdog();
+}
+
+void Server::post_heartbeats() {
+  for (auto& worker : m_workers) {
+    asio::post(worker->io, [&heartbeat = worker->heartbeat] { heartbeat.fetch_add(1); });
+  }
+}
+
+void Server::schedule_watchdog() {
+  // Rationale: half the interval, as sd_watchdog_enabled(3) advises, so one late tick is not a kill.
+  m_watchdog_timer.expires_after(m_hooks.watchdog_interval / 2);
+  m_watchdog_timer.async_wait([this](boost::system::error_code ec) {
+    if (ec || m_context.draining.load()) return;
+    std::size_t silent = 0;
+    for (std::size_t i = 0; i < m_workers.size(); ++i) {
+      const std::uint64_t now = m_workers[i]->heartbeat.load();
+      if (now == m_heartbeats_seen[i]) ++silent;
+      m_heartbeats_seen[i] = now;
+    }
+    if (silent == 0) {
+      m_hooks.watchdog();
+    } else {
+      spdlog::warn("{} worker thread(s) did not answer within {} ms: not pinging the watchdog", silent,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(m_hooks.watchdog_interval / 2).count());
+    }
+    post_heartbeats();
+    schedule_watchdog();
+  });
+}
+
 void Server::begin_drain(int signal_number) {
   spdlog::info("received {}: draining ({} connections, at most {} ms)", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
                m_counters.connections.load(), m_config.drain_timeout.count());
+  if (m_hooks.stopping) m_hooks.stopping();
+  m_watchdog_timer.cancel();
   m_context.draining = true;
   // Each acceptor belongs to its worker's thread: close it there.
   for (auto& worker : m_workers) {
@@ -205,6 +245,7 @@ int Server::run() {
     if (!ec) begin_drain(signal_number);
   });
   schedule_usage_flush();
+  start_watchdog();
   for (auto& worker : m_workers) asio::co_spawn(worker->io, accept_loop(*worker), asio::detached);
 
   std::vector<std::thread> threads;

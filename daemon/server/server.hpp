@@ -15,6 +15,9 @@
 // Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
 #include <utility>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -40,13 +43,22 @@ namespace jitcache::daemon::server {
 class Connection;
 class CompileRequests;
 
+// What the service manager hears from the server (startup/service_manager.hpp); empty: nothing.
+struct ServiceHooks {
+  // Called every half `watchdog_interval` while the event loop runs and every worker thread has
+  // answered since the last call; a worker stuck for good stops the pings and systemd restarts us.
+  std::function<void()> watchdog;
+  std::chrono::microseconds watchdog_interval{0};  // 0: no watchdog
+  std::function<void()> stopping;                  // a drain has begun
+};
+
 class Server {
  public:
   // Takes ownership of `listen_fd`, a bound and listening Unix stream socket. `counters` (which the
   // compile path counts into too) and `compile` (the COMPILE op, or null when the daemon cannot
   // compile) must outlive the server.
   Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
-         CompileRequests* compile = nullptr);
+         CompileRequests* compile = nullptr, ServiceHooks hooks = {});
   ~Server();
 
   // Serves until drained; returns the process exit status (0 after a clean drain).
@@ -57,6 +69,9 @@ class Server {
   boost::asio::awaitable<void> accept_loop(Worker& worker);
   boost::asio::awaitable<void> refuse_busy(boost::asio::local::stream_protocol::socket socket);
   void schedule_usage_flush();
+  void start_watchdog();
+  void post_heartbeats();
+  void schedule_watchdog();
   void begin_drain(int signal_number);
   void watch_drain();
   void track(const std::shared_ptr<Connection>& connection);
@@ -76,6 +91,7 @@ class Server {
     boost::asio::io_context io{1};
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> guard;
     boost::asio::local::stream_protocol::acceptor acceptor;
+    std::atomic<std::uint64_t> heartbeat{0};  // bumped by a task the watchdog posts to this thread
   };
   std::vector<std::unique_ptr<Worker>> m_workers;
   int m_listen_fd = -1;
@@ -83,6 +99,9 @@ class Server {
   boost::asio::steady_timer m_flush_timer;
   boost::asio::steady_timer m_drain_timer;
   boost::asio::steady_timer m_drain_watch;
+  ServiceHooks m_hooks;
+  boost::asio::steady_timer m_watchdog_timer;
+  std::vector<std::uint64_t> m_heartbeats_seen;
   boost::asio::thread_pool m_writer;
   ImageDescriptors m_descriptors;
   ServerContext m_context;

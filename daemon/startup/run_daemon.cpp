@@ -18,6 +18,7 @@
 #include <daemon/startup/daemonize.hpp>
 #include <daemon/startup/logging.hpp>
 #include <daemon/startup/mapped_store_fault.hpp>
+#include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace jitcache::daemon::startup {
@@ -49,14 +50,25 @@ void keep_large_buffers_on_the_heap() {
   ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
-int serve(const config::Config& config, std::optional<Detacher>& detacher) {
+int serve(config::Config config, std::optional<InheritedSocket> inherited, std::optional<Detacher>& detacher) {
   must(server::make_directories(config.state_dir, 0700), "state directory");
   auto state_lock = must(server::InstanceLock::acquire(config.state_dir + "/jitcached.lock",
                                                        "state directory " + config.state_dir),
                          "state directory");
-  std::optional<gid_t> socket_group;
-  if (!config.socket_group.empty()) socket_group = must(server::resolve_group(config.socket_group), "socket_group");
-  auto listening = must(server::open_listening_socket(config.socket_path, socket_group), "socket");
+  // Socket activation: systemd made the socket (its mode and group come from jitcached.socket) and
+  // keeps it open across our restarts, so connections wait in its backlog instead of being refused.
+  std::optional<server::ListeningSocket> own_socket;
+  int listen_fd = -1;
+  if (inherited) {
+    listen_fd = inherited->fd;
+    if (!inherited->path.empty()) config.socket_path = inherited->path;
+    spdlog::info("listening on the socket systemd passed ({})", config.socket_path);
+  } else {
+    std::optional<gid_t> socket_group;
+    if (!config.socket_group.empty()) socket_group = must(server::resolve_group(config.socket_group), "socket_group");
+    own_socket.emplace(must(server::open_listening_socket(config.socket_path, socket_group), "socket"));
+    listen_fd = own_socket->fd;
+  }
 
   store::SqliteStoreOptions store_options;
   store_options.path = config.database_path();
@@ -70,11 +82,18 @@ int serve(const config::Config& config, std::optional<Detacher>& detacher) {
   stats::Counters counters;
   // Before the server, which takes compile requests into the service, and destroyed after it.
   auto compile_path = make_compile_path(config, *store, counters);
-  server::Server server(config, *store, listening.fd, counters,
-                        compile_path ? compile_path->requests.get() : nullptr);
+  server::ServiceHooks hooks;
+  if (auto interval = ServiceManager::watchdog_interval()) {
+    hooks.watchdog = [] { ServiceManager::watchdog(); };
+    hooks.watchdog_interval = *interval;
+  }
+  hooks.stopping = [] { ServiceManager::stopping("draining"); };
+  server::Server server(config, *store, listen_fd, counters, compile_path ? compile_path->requests.get() : nullptr,
+                        std::move(hooks));
   spdlog::info("jitcached {} ready on {} (state {}, pid {})", JITCACHE_VERSION, config.socket_path, config.state_dir,
                ::getpid());
   if (detacher) detacher->report_ready();
+  ServiceManager::ready("serving " + config.socket_path);
   return server.run();
 }
 
@@ -99,6 +118,13 @@ int run_daemon(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   keep_large_buffers_on_the_heap();
 
+  // Before detaching: systemd passes the socket to this pid (LISTEN_PID), not to a forked child.
+  auto inherited = ServiceManager::take_listening_socket();
+  if (!inherited) {
+    std::fprintf(stderr, "jitcached: %s\n", inherited.error().message.c_str());
+    return 2;
+  }
+
   std::optional<Detacher> detacher;
   if (config.foreground) {
     log_to_stderr(config.log_level);
@@ -120,7 +146,7 @@ int run_daemon(int argc, char** argv) {
   }
 
   try {
-    return serve(config, detacher);
+    return serve(config, *inherited, detacher);
   } catch (const std::exception& e) {
     spdlog::critical("cannot start: {}", e.what());
     if (detacher) detacher->report_failure(e.what());
