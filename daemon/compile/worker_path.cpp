@@ -8,6 +8,9 @@
 #ifndef JITCACHE_INSTALLED_WORKER_PATH
 #define JITCACHE_INSTALLED_WORKER_PATH "/usr/local/libexec/jitcache/jitcache-compile"
 #endif
+#ifndef JITCACHE_WORKER_FROM_DAEMON
+#define JITCACHE_WORKER_FROM_DAEMON "../libexec/jitcache/jitcache-compile"
+#endif
 
 namespace jitcache::daemon::compile {
 
@@ -17,6 +20,10 @@ std::string default_worker_path() {
   if (!ec) {
     const auto beside = self.parent_path() / "jitcache-compile";
     if (::access(beside.c_str(), X_OK) == 0) return beside.string();
+    // Installed under whatever prefix the package chose (/usr/sbin/jitcached ->
+    // /usr/libexec/jitcache/jitcache-compile), not only the one this build was configured with.
+    const auto installed = (self.parent_path() / JITCACHE_WORKER_FROM_DAEMON).lexically_normal();
+    if (::access(installed.c_str(), X_OK) == 0) return installed.string();
   }
   return JITCACHE_INSTALLED_WORKER_PATH;
 }
