@@ -33,12 +33,12 @@ using asio::use_awaitable;
 using stats::Counters;
 
 Server::Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
-               CompileRequests* compile)
+               CompileRequests* compile, publish::Publisher* publisher)
     : m_config(config),
       m_store(store),
       m_compile(compile),
       m_counters(counters),
-      m_handler(store, m_counters, config.max_frame_bytes, compile),
+      m_handler(store, m_counters, config.max_frame_bytes, compile, publisher),
       m_listen_fd(listen_fd),
       m_signals(m_accept_io, SIGTERM, SIGINT),
       m_flush_timer(m_accept_io),
