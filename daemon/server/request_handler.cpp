@@ -331,10 +331,10 @@ Reply RequestHandler::hit_note(proto::Bytes payload) {
   if (!found) return failure(found.error(), "HIT_NOTE");
   // An entry gone since the client read its file is not an error: the client's load is done.
   if (found->has_value()) {
+    if (m_publisher != nullptr) m_publisher->note_used(fast_key_id);
     Counters::add(m_counters.hits);
     Counters::add(m_counters.published_hits);
     Counters::add(m_counters.compile_microseconds_saved, (*found)->compile_time_us);
-    if (m_publisher != nullptr) m_publisher->note_used(fast_key_id);
   }
   return Reply{};
 }
