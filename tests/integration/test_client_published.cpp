@@ -25,6 +25,7 @@
 
 using namespace jitcache;
 using namespace jitcache::testing::load_flow;
+using jitcache::testing::DaemonProcess;
 namespace fs = std::filesystem;
 
 namespace {
