@@ -43,10 +43,15 @@ bool eventually(const std::function<bool()>& condition, std::chrono::millisecond
 
 std::string published_dir(const LiveDaemon& live) { return proto::published_dir_for(live.daemon.socket_path()); }
 
+// The published files, not counting a file the publisher is writing (its temporary name starts
+// with '.' and is renamed into place when complete).
 std::vector<std::string> published_files(const LiveDaemon& live) {
   std::vector<std::string> names;
   if (!fs::exists(published_dir(live))) return names;
-  for (const auto& entry : fs::directory_iterator(published_dir(live))) names.push_back(entry.path().filename());
+  for (const auto& entry : fs::directory_iterator(published_dir(live))) {
+    const std::string name = entry.path().filename();
+    if (!name.starts_with(".")) names.push_back(name);
+  }
   return names;
 }
 
