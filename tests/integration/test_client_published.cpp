@@ -184,7 +184,7 @@ TEST_CASE("published: a file or directory that others may write, or another uid 
   CHECK(stat_value(k.live.daemon, "fast_key_hits") == 1);
 }
 
-TEST_CASE("published: a published copy that fails to load is reported, its file removed, and the entry rebuilt") {
+TEST_CASE("published: a published copy that fails to load is reported and quarantined, and the rebuilt entry is published again") {
   PublishedKernel k;
   REQUIRE(fake().set_failure("load_cubin", CUDA_ERROR_INVALID_IMAGE, 1) == 0);
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
@@ -199,7 +199,7 @@ TEST_CASE("published: a published copy that fails to load is reported, its file 
   CHECK(counters().published_hits == 1);
 }
 
-TEST_CASE("published: REPORT_FAILURE, REMOVE and eviction remove the file at once") {
+TEST_CASE("published: REPORT_FAILURE and REMOVE remove the file before they are answered") {
   PublishedKernel k;
   auto client = k.live.daemon.client();
   const std::string bytes = testing::read_file(k.file);
