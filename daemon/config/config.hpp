@@ -35,6 +35,11 @@ struct Config {
   // Rationale: a week, so a driver not asked for over a weekend or a holiday is not dropped, while
   // the images of a driver that was upgraded away go within days rather than by age alone.
   std::chrono::milliseconds stale_driver_after{7 * 24 * 3'600'000LL};  // 0: never stale
+  // Published images beside the socket (docs/architecture.md "Published images"); the sizes'
+  // rationale is at publish::PublishSettings.
+  bool publish = true;
+  std::uint64_t publish_size = 64ull << 20;       // bytes of files at most
+  std::uint64_t publish_max_image = 1ull << 20;   // larger images are served by socket only
   unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
   // The compile service (COMPILE, docs/compile-service.md). Defaults as CompileLimits and
   // CompileServiceConfig.

@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 27> k_config_key_table{{
+const std::array<ConfigKey, 30> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -185,6 +185,34 @@ const std::array<ConfigKey, 27> k_config_key_table{{
        return set_duration(c.stale_driver_after, v, std::chrono::milliseconds(0));
      },
      [](const Config& c) { return format_duration(c.stale_driver_after); }},
+    {"publish", ValueKind::boolean,
+     "Publish read-only copies of shared entries in `<socket>.published/`, so that a client loads a hit "
+     "without a round trip to the daemon (docs/architecture.md \"Published images\"). The directory is "
+     "removed and made afresh at start, mode 0750 with the socket's group.",
+     [](Config& c, std::string_view v) { return set_bool(c.publish, v); },
+     [](const Config& c) { return std::string(c.publish ? "true" : "false"); }},
+    {"publish_size", ValueKind::size,
+     "Most bytes of published files. They live on the socket's filesystem, usually a tmpfs (memory); the "
+     "least recently used go first.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       auto size = parse_size(v);
+       if (!size) return size.error();
+       if (*size > (1ull << 40)) return make_error(ErrorCode::invalid_argument, "must be at most 1TiB");
+       c.publish_size = *size;
+       return {};
+     },
+     [](const Config& c) { return format_size(c.publish_size); }},
+    {"publish_max_image", ValueKind::size,
+     "Largest image published; larger ones are served through the socket only (where a round trip is a "
+     "small share of the load).",
+     [](Config& c, std::string_view v) -> Result<void> {
+       auto size = parse_size(v);
+       if (!size) return size.error();
+       if (*size > (1ull << 30)) return make_error(ErrorCode::invalid_argument, "must be at most 1GiB");
+       c.publish_max_image = *size;
+       return {};
+     },
+     [](const Config& c) { return format_size(c.publish_max_image); }},
     {"busy_poll_us", ValueKind::count,
      "Microseconds a worker thread keeps polling its sockets on the CPU after it has run a handler, before it "
      "sleeps. A client sends its request right after connecting, so this spares the worker a second wake-up "

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <daemon/publish/publisher.hpp>
+
 namespace jitcache::daemon::server {
 
 using stats::Counters;
@@ -49,6 +51,10 @@ void CompileStoreSink::operator()(const proto::Digest256& key_id, const compile:
     return;
   }
   Counters::add(m_counters.compile_stored);
+  if (m_publisher != nullptr) {
+    m_publisher->stored(stored->row_id, input.namespace_id, proto::fast_key_of(input.key, expected->content_fast),
+                        input.image);
+  }
   spdlog::info("COMPILE stored key_id={} arch={} driver={}/{} bytes={} compile_time_us={} ({})", proto::to_hex(key_id),
                input.key.arch, input.key.driver_api, input.key.driver_build, input.image.size(),
                input.compile_time_us, input.producer);

@@ -21,11 +21,17 @@
 #include <jitcache/proto/digest.hpp>
 #include <jitcache/proto/key.hpp>
 
+namespace jitcache::daemon::publish {
+class Publisher;
+}
+
 namespace jitcache::daemon::server {
 
 class CompileStoreSink {
  public:
-  CompileStoreSink(store::Store& store, stats::Counters& counters) : m_store(store), m_counters(counters) {}
+  // `publisher`: offered every stored image (null when publishing is off).
+  CompileStoreSink(store::Store& store, stats::Counters& counters, publish::Publisher* publisher = nullptr)
+      : m_store(store), m_counters(counters), m_publisher(publisher) {}
 
   void expect(const proto::Digest256& key_id, const proto::KeyFields& key, const proto::Checksum128& content_fast);
   void release(const proto::Digest256& key_id);
@@ -41,6 +47,7 @@ class CompileStoreSink {
   };
   store::Store& m_store;
   stats::Counters& m_counters;
+  publish::Publisher* m_publisher;
   std::mutex m_mutex;
   std::map<proto::Digest256, Expected> m_expected;
 };

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <daemon/publish/publisher.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/stats/compile_stats.hpp>
 
@@ -63,12 +64,13 @@ Reply ok_payload(const T& message) {
 }  // namespace
 
 RequestHandler::RequestHandler(store::Store& store, Counters& counters, std::uint64_t max_frame_bytes,
-                               CompileRequests* compile)
+                               CompileRequests* compile, publish::Publisher* publisher)
     : m_store(store),
       m_counters(counters),
       m_max_frame_bytes(max_frame_bytes),
       m_daemon_uid(::geteuid()),
-      m_compile(compile) {}
+      m_compile(compile),
+      m_publisher(publisher) {}
 
 store::Visibility RequestHandler::visibility_for(const PeerCredentials& peer) const {
   const bool trusted = peer.uid == 0 || peer.uid == m_daemon_uid;
@@ -92,6 +94,7 @@ Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials&
     case Op::remove: reply = remove(payload, peer); break;
     case Op::report_failure: reply = report_failure(payload, peer); break;
     case Op::gc: reply = gc(payload, peer); break;
+    case Op::hit_note: reply = hit_note(payload); break;
     default: {
       const auto number = static_cast<std::uint16_t>(op);
       reply = proto::is_known_op(number)
@@ -117,7 +120,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   proto::HelloReply reply;
   reply.version = proto::k_protocol_version;
   reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key |
-                       proto::k_capability_image_fd | proto::k_capability_gc;
+                       proto::k_capability_image_fd | proto::k_capability_gc | proto::k_capability_hit_note;
   if (m_compile != nullptr) reply.capabilities |= proto::k_capability_compile;
   reply.daemon_version = "jitcached " JITCACHE_VERSION;
   reply.max_frame_bytes = m_max_frame_bytes;
@@ -130,6 +133,7 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
   const store::Visibility who = visibility_for(peer);
   proto::Result<std::optional<store::StoredImage>> found = std::optional<store::StoredImage>();
   const bool by_fast_key = request->selector == proto::LookupSelector::fast_key;
+  proto::Digest256 fast_key_id;
   if (request->selector == proto::LookupSelector::key) {
     if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "LOOKUP");
     m_store.note_driver_asked(request->key.driver_api, request->key.driver_build);
@@ -138,7 +142,8 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
     if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "LOOKUP");
     Counters::add(m_counters.fast_key_lookups);
     m_store.note_driver_asked(request->fast_key.driver_api, request->fast_key.driver_build);
-    found = m_store.lookup_fast(proto::fast_key_id(request->fast_key), who);
+    fast_key_id = proto::fast_key_id(request->fast_key);
+    found = m_store.lookup_fast(fast_key_id, who);
   } else {
     found = m_store.lookup_prefix(request->key_id_prefix, who);
   }
@@ -154,6 +159,9 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
   if (by_fast_key) Counters::add(m_counters.fast_key_hits);
   Counters::add(m_counters.compile_microseconds_saved, hit.info.compile_time_us);
   Counters::add(m_counters.bytes_served, hit.image->size());
+  // Only a hit by fast key names the file; clients look up by fast key first, so that is every
+  // entry they use. The publisher's thread writes the file: the reply does not wait for it.
+  if (by_fast_key && m_publisher != nullptr) m_publisher->served(hit, request->fast_key, fast_key_id);
   const auto image_size = static_cast<std::uint32_t>(hit.image->size());
   return Reply{Status::ok, proto::encode_lookup_reply_head(hit.info, image_size), std::move(hit.image),
                proto::encode(proto::LookupReplyByDescriptor{hit.info, image_size})};
@@ -178,6 +186,10 @@ Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
 
   Counters::add(m_counters.puts);
   Counters::add(m_counters.put_bytes, input.image.size());
+  if (m_publisher != nullptr && input.content_fast) {
+    m_publisher->stored(outcome->row_id, input.namespace_id, proto::fast_key_of(input.key, *input.content_fast),
+                        input.image);
+  }
   spdlog::info("PUT key_id={} namespace={} arch={} driver={}/{} bytes={} replaced={} peer {}",
                proto::to_hex(outcome->key_id), input.namespace_id, input.key.arch, input.key.driver_api,
                input.key.driver_build, input.image.size(), outcome->replaced, peer.describe());
@@ -205,6 +217,10 @@ Reply RequestHandler::stats(proto::Bytes payload) {
                   {"max_size", totals->max_size},
                   {"evictions", totals->evictions},
                   {"evicted_bytes", totals->evicted_bytes}};
+  const publish::PublisherStats published = m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{};
+  reply.values.emplace_back("published_images", published.published_images);
+  reply.values.emplace_back("published_bytes", published.published_bytes);
+  reply.values.emplace_back("publish_failures", published.publish_failures);
   for (auto& value : m_counters.snapshot()) reply.values.push_back(std::move(value));
   stats::append_compile_stats(reply.values, m_counters,
                               m_compile != nullptr ? &m_compile->service().counters() : nullptr);
@@ -301,6 +317,26 @@ Reply RequestHandler::report_failure(proto::Bytes payload, const PeerCredentials
                                                 : proto::ReportFailureOutcome::already_quarantined;
   reply.namespace_id = (*outcome)->namespace_id;
   return ok_payload(reply);
+}
+
+Reply RequestHandler::hit_note(proto::Bytes payload) {
+  auto request = proto::decode_hit_note_request(payload);
+  if (!request) return failure(request.error(), "HIT_NOTE");
+  if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "HIT_NOTE");
+  // Counted as the LOOKUP it replaced would have been: the driver is in use, the entry was hit
+  // (hits, last use for eviction, compile time saved). The client does not wait for this reply.
+  m_store.note_driver_asked(request->fast_key.driver_api, request->fast_key.driver_build);
+  const proto::Digest256 fast_key_id = proto::fast_key_id(request->fast_key);
+  auto found = m_store.note_published_hit(fast_key_id);
+  if (!found) return failure(found.error(), "HIT_NOTE");
+  // An entry gone since the client read its file is not an error: the client's load is done.
+  if (found->has_value()) {
+    if (m_publisher != nullptr) m_publisher->note_used(fast_key_id);
+    Counters::add(m_counters.hits);
+    Counters::add(m_counters.published_hits);
+    Counters::add(m_counters.compile_microseconds_saved, (*found)->compile_time_us);
+  }
+  return Reply{};
 }
 
 }  // namespace jitcache::daemon::server

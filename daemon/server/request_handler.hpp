@@ -14,6 +14,10 @@
 #include <daemon/store/store.hpp>
 #include <jitcache/proto/messages.hpp>
 
+namespace jitcache::daemon::publish {
+class Publisher;
+}
+
 namespace jitcache::daemon::server {
 
 struct Reply {
@@ -39,9 +43,11 @@ class RequestHandler {
  public:
   // `compile`: the COMPILE op, or null when the daemon cannot compile (capability bit 1 clear, and
   // COMPILE answered "not implemented"). COMPILE itself is served by the connection (it awaits the
-  // compile); the handler announces it in HELLO and reports its counters in STATS.
+  // compile); the handler announces it in HELLO and reports its counters in STATS. `publisher`:
+  // the published images, or null when publishing is off; LOOKUP and PUT offer it entries,
+  // HIT_NOTE tells it of use.
   RequestHandler(store::Store& store, stats::Counters& counters, std::uint64_t max_frame_bytes,
-                 CompileRequests* compile = nullptr);
+                 CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr);
 
   Reply handle(proto::Op op, proto::Bytes payload, const PeerCredentials& peer);
 
@@ -58,12 +64,14 @@ class RequestHandler {
   Reply gc(proto::Bytes payload, const PeerCredentials& peer);
   Reply remove(proto::Bytes payload, const PeerCredentials& peer);
   Reply report_failure(proto::Bytes payload, const PeerCredentials& peer);
+  Reply hit_note(proto::Bytes payload);
 
   store::Store& m_store;
   stats::Counters& m_counters;
   std::uint64_t m_max_frame_bytes;
   uid_t m_daemon_uid;
   CompileRequests* m_compile;
+  publish::Publisher* m_publisher;
 };
 
 // An error reply; also used by the connection for frames it refuses.

@@ -33,12 +33,12 @@ using asio::use_awaitable;
 using stats::Counters;
 
 Server::Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
-               CompileRequests* compile, ServiceHooks hooks)
+               CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks)
     : m_config(config),
       m_store(store),
       m_compile(compile),
       m_counters(counters),
-      m_handler(store, m_counters, config.max_frame_bytes, compile),
+      m_handler(store, m_counters, config.max_frame_bytes, compile, publisher),
       m_listen_fd(listen_fd),
       m_signals(m_accept_io, SIGTERM, SIGINT),
       m_flush_timer(m_accept_io),
@@ -53,7 +53,8 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd,
       m_context{config, m_handler, compile, m_counters, m_writer, m_descriptors, {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
   // Only the workers' duplicates hold the socket from here on, so when draining closes them the
-  // socket stops listening at once (a connect is refused, not left waiting in the backlog).
+  // socket stops listening at once (a connect is refused, not left waiting in the backlog) —
+  // unless systemd passed it, whose own copy keeps it listening for the next instance.
   ::close(std::exchange(m_listen_fd, -1));
 }
 

@@ -57,8 +57,9 @@ class Server {
   // Takes ownership of `listen_fd`, a bound and listening Unix stream socket. `counters` (which the
   // compile path counts into too) and `compile` (the COMPILE op, or null when the daemon cannot
   // compile) must outlive the server.
+  // `publisher` (null when publishing is off) must outlive the server too.
   Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
-         CompileRequests* compile = nullptr, ServiceHooks hooks = {});
+         CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr, ServiceHooks hooks = {});
   ~Server();
 
   // Serves until drained; returns the process exit status (0 after a clean drain).

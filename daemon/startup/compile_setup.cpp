@@ -31,7 +31,7 @@ compile::CompileServiceConfig compile_service_config(const config::Config& confi
 }
 
 std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, store::Store& store,
-                                               stats::Counters& counters) {
+                                               stats::Counters& counters, publish::Publisher* publisher) {
   if (!config.compile) {
     spdlog::info("compiling is turned off (compile = false): clients JIT misses with their own driver");
     return nullptr;
@@ -45,7 +45,7 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
     return nullptr;
   }
   auto path = std::make_unique<CompilePath>();
-  path->sink = std::make_unique<server::CompileStoreSink>(store, counters);
+  path->sink = std::make_unique<server::CompileStoreSink>(store, counters, publisher);
   server::CompileStoreSink& sink = *path->sink;
   path->service = std::make_unique<compile::CompileService>(
       compile_service_config(config), *toolkit, runner,

@@ -16,6 +16,10 @@
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
 
+namespace jitcache::daemon::publish {
+class Publisher;
+}
+
 namespace jitcache::daemon::startup {
 
 // Owns the parts in the order they must be destroyed: the service (which joins its compile threads
@@ -35,8 +39,9 @@ compile::CompileLimits compile_limits(const config::Config& config);
 compile::CompileServiceConfig compile_service_config(const config::Config& config);
 
 // Null when the daemon cannot compile (logged at warning level, or info when turned off).
-// `counters` are the server's (the sink counts stored images there); both must outlive the result.
+// `counters` are the server's (the sink counts stored images there); both must outlive the result,
+// as must `publisher` (null when publishing is off), which is offered every compiled image.
 std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, store::Store& store,
-                                               stats::Counters& counters);
+                                               stats::Counters& counters, publish::Publisher* publisher = nullptr);
 
 }  // namespace jitcache::daemon::startup

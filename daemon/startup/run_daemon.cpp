@@ -11,6 +11,8 @@
 
 #include <daemon/config/config_loader.hpp>
 #include <daemon/config/config_table.hpp>
+#include <daemon/publish/published_dir.hpp>
+#include <daemon/publish/publisher.hpp>
 #include <daemon/server/instance_lock.hpp>
 #include <daemon/server/listening_socket.hpp>
 #include <daemon/server/server.hpp>
@@ -20,6 +22,7 @@
 #include <daemon/startup/mapped_store_fault.hpp>
 #include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <jitcache/proto/published_image.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -48,6 +51,23 @@ void must(proto::Result<void> result, const std::string& what) {
 void keep_large_buffers_on_the_heap() {
   ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
+
+// The published images beside the socket (made after the socket is bound and its lock held, so
+// a second daemon never wipes a live one's directory), or null when publishing is off. A directory
+// that cannot be made is logged and the daemon serves without it: clients then use the socket.
+std::unique_ptr<publish::Publisher> make_publisher(const config::Config& config, store::Store& store) {
+  if (!config.publish) return nullptr;
+  const std::string dir = proto::published_dir_for(config.socket_path);
+  auto prepared = publish::prepare_published_dir(dir, config.socket_path);
+  if (!prepared) {
+    spdlog::warn("publishing is off: {}", prepared.error().message);
+    return nullptr;
+  }
+  spdlog::info("publishing shared entries in {} (at most {} bytes, images up to {} bytes)", dir, config.publish_size,
+               config.publish_max_image);
+  return std::make_unique<publish::Publisher>(std::move(*prepared), dir, store,
+                                              publish::PublishSettings{config.publish_size, config.publish_max_image});
 }
 
 int serve(config::Config config, std::optional<InheritedSocket> inherited, std::optional<Detacher>& detacher) {
@@ -80,8 +100,10 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
 
   stats::Counters counters;
+  // Before the compile path and the server, which offer it entries, and destroyed after them.
+  auto publisher = make_publisher(config, *store);
   // Before the server, which takes compile requests into the service, and destroyed after it.
-  auto compile_path = make_compile_path(config, *store, counters);
+  auto compile_path = make_compile_path(config, *store, counters, publisher.get());
   server::ServiceHooks hooks;
   if (auto interval = ServiceManager::watchdog_interval()) {
     hooks.watchdog = [] { ServiceManager::watchdog(); };
@@ -89,7 +111,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   }
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
   server::Server server(config, *store, listen_fd, counters, compile_path ? compile_path->requests.get() : nullptr,
-                        std::move(hooks));
+                        publisher.get(), std::move(hooks));
   spdlog::info("jitcached {} ready on {} (state {}, pid {})", JITCACHE_VERSION, config.socket_path, config.state_dir,
                ::getpid());
   if (detacher) detacher->report_ready();

@@ -16,6 +16,7 @@ std::vector<std::pair<std::string, std::uint64_t>> Counters::snapshot() const {
       {"fast_key_lookups", value(fast_key_lookups)},
       {"fast_key_hits", value(fast_key_hits)},
       {"images_by_descriptor", value(images_by_descriptor)},
+      {"published_hits", value(published_hits)},
       {"puts", value(puts)},
       {"put_bytes", value(put_bytes)},
       {"removes", value(removes)},

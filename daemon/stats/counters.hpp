@@ -30,6 +30,7 @@ class Counters {
   Counter quarantines{0};      // of those, the ones that quarantined a live entry
   Counter bytes_served{0};
   Counter images_by_descriptor{0};  // LOOKUP hits whose image went to the client as a sealed memfd
+  Counter published_hits{0};        // HIT_NOTEs of a live entry: hits of a published file (also in hits)
   Counter connections{0};          // open now
   Counter connections_total{0};    // accepted since start
   Counter connections_refused{0};  // over max_connections

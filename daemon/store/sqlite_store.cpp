@@ -62,6 +62,15 @@ const std::string k_list_namespace_sql = std::string("SELECT ") + k_entry_column
                                          " FROM entries WHERE namespace = ?10 AND key_id >= ?1 AND key_id < ?3" +
                                          k_list_filters + " ORDER BY key_id LIMIT ?9";
 
+// Published images: only live entries of the shared namespace, found by row (and its fast key) or
+// by fast key.
+const std::string k_publishable_sql = std::string("SELECT ") + k_entry_columns +
+                                      " FROM entries WHERE id = ?1 AND fast_key_id = ?2 AND namespace = 0"
+                                      " AND quarantined_at_ms IS NULL";
+const std::string k_published_hit_sql = std::string("SELECT ") + k_entry_columns +
+                                        " FROM entries WHERE fast_key_id = ?1 AND namespace = 0"
+                                        " AND quarantined_at_ms IS NULL ORDER BY id DESC LIMIT 1";
+
 constexpr char k_find_entry_sql[] = "SELECT id FROM entries WHERE key_id = ?1 AND namespace = ?2";
 // The same 18 parameters for both, so one function binds them. A replacement is a new image, so it
 // is live again; load_failures stays, as the history of the key in this namespace. A replacement
@@ -268,7 +277,7 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const std::string&
     // Verified when it entered the cache, against this row's checksum and size: not hashed again.
     if (auto cached = m_hot.find(row.id, row.info.checksum, row.info.raw_size)) {
       if (auto r = transaction->commit(what); !r) return r.error();
-      return std::optional<StoredImage>(StoredImage{std::move(row.info), std::move(cached)});
+      return std::optional<StoredImage>(StoredImage{std::move(row.info), std::move(cached), row.id});
     }
     auto blob = db->read_blob("blobs", "data", row.id, what);
     if (!blob) return blob.error();
@@ -293,7 +302,7 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const std::string&
   }
   auto verified = std::make_shared<const ImageBuffer>(std::move(*image));
   m_hot.insert(row.id, info.checksum, verified, ticket);
-  return std::optional<StoredImage>(StoredImage{std::move(row.info), std::move(verified)});
+  return std::optional<StoredImage>(StoredImage{std::move(row.info), std::move(verified), row.id});
 }
 
 void SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason) {
@@ -315,7 +324,7 @@ void SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo&
   // Zero changes: another lookup found and deleted it first, or a PUT replaced it; either way it
   // is not counted twice.
   if (m_writer.changes() > 0) {
-    m_hot.invalidate(id);
+    drop_row(id);
     m_corrupt_entries.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("store: deleted corrupt {}: {}", entry, reason);
   }
@@ -415,8 +424,9 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
   if (auto r = transaction->commit(what); !r) return r.error();
   // A replaced row's cached image is stale. A new row may have the id of a row deleted earlier
   // (SQLite reuses the largest rowid after it is deleted); dropping that id too costs nothing.
-  m_hot.invalidate(id);
+  drop_row(id);
   outcome.replaced = existing.has_value();
+  outcome.row_id = id;
   return outcome;
 }
 
@@ -428,7 +438,7 @@ Result<std::optional<ReportOutcome>> SqliteStore::report_failure(const proto::Di
   if (!quarantined) return quarantined.error();
   if (!quarantined->has_value()) return std::optional<ReportOutcome>();
   // Lookups skip a quarantined row, so its cached image would only hold memory until evicted.
-  m_hot.invalidate((*quarantined)->entry_id);
+  drop_row((*quarantined)->entry_id);
   return std::optional<ReportOutcome>((*quarantined)->outcome);
 }
 
@@ -459,7 +469,7 @@ Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visib
     removed_ids.push_back((*stmt)->column_int64(0));
   }
   if (auto r = transaction->commit(what); !r) return r.error();
-  for (std::int64_t id : removed_ids) m_hot.invalidate(id);
+  for (std::int64_t id : removed_ids) drop_row(id);
   return static_cast<std::uint32_t>(removed_ids.size());
 }
 
@@ -531,7 +541,7 @@ Result<EvictionResult> SqliteStore::evict_locked(const EvictionRequest& request)
   if (!result) return result.error();
   if (result->removed_ids.empty()) return result;
   if (auto r = transaction->commit(what); !r) return r.error();
-  for (std::int64_t id : result->removed_ids) m_hot.invalidate(id);
+  for (std::int64_t id : result->removed_ids) drop_row(id);
   m_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
   m_evicted_bytes.fetch_add(result->removed_bytes, std::memory_order_relaxed);
   spdlog::info("store: evicted {} entries ({} bytes; {} of a stale driver)", result->removed_ids.size(),
@@ -642,6 +652,52 @@ Result<Totals> SqliteStore::totals() {
   totals.evictions = m_evictions.load(std::memory_order_relaxed);
   totals.evicted_bytes = m_evicted_bytes.load(std::memory_order_relaxed);
   return totals;
+}
+
+// --- published images ---
+
+void SqliteStore::drop_row(std::int64_t id) {
+  m_hot.invalidate(id);
+  if (m_row_dropped) m_row_dropped(id);
+}
+
+Result<std::optional<EntryRow>> SqliteStore::read_row(const std::string& sql,
+                                                      const std::function<void(Statement&)>& bind,
+                                                      const std::string& what) {
+  auto db = m_readers.acquire();
+  auto stmt = db->statement(sql);
+  if (!stmt) return stmt.error();
+  bind(**stmt);
+  auto has_row = (*stmt)->step(what);
+  if (!has_row) return has_row.error();
+  if (!*has_row) return std::optional<EntryRow>();
+  auto row = read_entry_row(**stmt);
+  if (!row) return make_error(ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
+  return std::optional<EntryRow>(std::move(*row));
+}
+
+Result<std::optional<proto::EntryInfo>> SqliteStore::publishable_entry(std::int64_t row_id,
+                                                                       const proto::Digest256& fast_key_id) {
+  auto row = read_row(
+      k_publishable_sql,
+      [&](Statement& s) {
+        s.bind(1, row_id);
+        s.bind_blob(2, fast_key_id.bytes);
+      },
+      "checking row " + std::to_string(row_id) + " for publishing");
+  if (!row) return row.error();
+  if (!row->has_value()) return std::optional<proto::EntryInfo>();
+  return std::optional<proto::EntryInfo>(std::move((*row)->info));
+}
+
+Result<std::optional<proto::EntryInfo>> SqliteStore::note_published_hit(const proto::Digest256& fast_key_id) {
+  auto row = read_row(
+      k_published_hit_sql, [&](Statement& s) { s.bind_blob(1, fast_key_id.bytes); },
+      "noting a published hit of " + proto::to_hex(fast_key_id));
+  if (!row) return row.error();
+  if (!row->has_value()) return std::optional<proto::EntryInfo>();
+  m_usage.record((*row)->info.key_id, (*row)->info.namespace_id, m_clock());
+  return std::optional<proto::EntryInfo>(std::move((*row)->info));
 }
 
 }  // namespace jitcache::daemon::store

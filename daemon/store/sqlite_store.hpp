@@ -30,6 +30,7 @@
 
 #include <daemon/store/connection_pool.hpp>
 #include <daemon/store/driver_log.hpp>
+#include <daemon/store/entry_row.hpp>
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -89,6 +90,10 @@ class SqliteStore final : public Store {
   Result<void> flush_usage() override;
   void note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) override;
   Result<GcOutcome> collect_garbage() override;
+  Result<std::optional<proto::EntryInfo>> publishable_entry(std::int64_t row_id,
+                                                            const proto::Digest256& fast_key_id) override;
+  Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override;
+  void on_row_dropped(RowDropped listener) override { m_row_dropped = std::move(listener); }
 
  private:
   SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock,
@@ -105,6 +110,12 @@ class SqliteStore final : public Store {
   Result<std::optional<StoredImage>> read_verified(const std::string& sql, const proto::Digest256& id,
                                                    const Visibility& who, const std::string& what);
   void discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
+  // Under m_writer_mutex, after the commit that replaced or deleted the row: drops its cached image
+  // and tells the RowDropped listener.
+  void drop_row(std::int64_t id);
+  // The first entries row `sql` selects with the parameters `bind` sets, read on a reader.
+  Result<std::optional<EntryRow>> read_row(const std::string& sql, const std::function<void(Statement&)>& bind,
+                                           const std::string& what);
 
   std::mutex m_writer_mutex;
   SqliteDb m_writer;
@@ -117,6 +128,7 @@ class SqliteStore final : public Store {
   std::atomic<std::uint64_t> m_evicted_bytes{0};
   std::function<std::int64_t()> m_clock;
   HotImageCache m_hot;
+  RowDropped m_row_dropped;
 };
 
 }  // namespace jitcache::daemon::store

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,7 @@ struct PutInput {
 struct PutOutcome {
   proto::Digest256 key_id;
   bool replaced = false;
+  std::int64_t row_id = 0;  // the row now holding the entry (see RowDropped)
 };
 
 // An image whose checksum was verified against the stored XXH3-128 after it was read (or when it
@@ -56,7 +58,14 @@ struct PutOutcome {
 struct StoredImage {
   proto::EntryInfo info;
   std::shared_ptr<const ImageBuffer> image;  // raw bytes, info.raw_size long
+  std::int64_t row_id = 0;                   // the row it was read from (see RowDropped)
 };
+
+// Told the id of every row a write replaces or deletes (a PUT over an entry, REMOVE, a quarantine,
+// a corrupt entry deleted, eviction), after the write commits and before the next write can start.
+// A row id names one (key id, namespace) at a time; whoever keeps copies of entries by row id (the
+// published images, daemon/publish/) drops them here.
+using RowDropped = std::function<void(std::int64_t row_id)>;
 
 struct ListQuery {
   std::string arch;                 // empty: any
@@ -155,6 +164,18 @@ class Store {
   // Runs eviction now: every entry of a stale driver, then least recently used entries while the
   // store is over its limit (down to the low-water mark, as a PUT would). A write.
   virtual Result<GcOutcome> collect_garbage() = 0;
+
+  // Published images (daemon/publish/). The metadata of row `row_id` if it is a live entry of the
+  // shared namespace whose fast key id is `fast_key_id`: the only rows that may be published.
+  virtual Result<std::optional<proto::EntryInfo>> publishable_entry(std::int64_t row_id,
+                                                                    const proto::Digest256& fast_key_id) = 0;
+  // A client loaded the published copy of the live shared entry with this fast key (HIT_NOTE):
+  // counted as a lookup() hit would be (hits, last use), without reading the image. nullopt: no
+  // such entry (removed or quarantined since it was published).
+  virtual Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) = 0;
+  // Installs the one listener of dropped rows (RowDropped). Call before the store is shared
+  // between threads.
+  virtual void on_row_dropped(RowDropped listener) = 0;
 };
 
 }  // namespace jitcache::daemon::store

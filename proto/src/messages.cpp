@@ -594,4 +594,18 @@ Result<ReportFailureReply> decode_report_failure_reply(Bytes payload) {
   return finish(r, std::move(m), "REPORT_FAILURE reply");
 }
 
+// ---- HIT_NOTE
+
+Payload encode(const HitNoteRequest& m) {
+  return encode_with(m, [](ByteWriter& w, const HitNoteRequest& h) { encode_fast_key(w, h.fast_key); });
+}
+
+Result<HitNoteRequest> decode_hit_note_request(Bytes payload) {
+  ByteReader r(payload);
+  HitNoteRequest m;
+  JC_READ(fast_key, decode_fast_key(r));
+  m.fast_key = std::move(fast_key);
+  return finish(r, std::move(m), "HIT_NOTE");
+}
+
 }  // namespace jitcache::proto

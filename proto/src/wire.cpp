@@ -37,6 +37,7 @@ std::string_view op_name(Op op) {
     case Op::report_failure: return "REPORT_FAILURE";
     case Op::gc: return "GC";
     case Op::verify: return "VERIFY";
+    case Op::hit_note: return "HIT_NOTE";
   }
   return "unknown";
 }
@@ -60,10 +61,10 @@ std::string_view status_name(Status s) {
 }
 
 bool is_implemented_op(Op op) {
-  return op >= Op::hello && op <= Op::gc;
+  return (op >= Op::hello && op <= Op::gc) || op == Op::hit_note;
 }
 
-bool is_known_op(std::uint16_t value) { return value >= 1 && value <= static_cast<std::uint16_t>(Op::verify); }
+bool is_known_op(std::uint16_t value) { return value >= 1 && value <= static_cast<std::uint16_t>(Op::hit_note); }
 
 HeaderBytes encode_header(const FrameHeader& header) {
   HeaderBytes raw{};

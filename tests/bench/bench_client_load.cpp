@@ -3,7 +3,9 @@
 // fresh process (this program again, in --child mode: client_load_child.hpp) that times the load
 // call after its context exists:
 //
-//   hit  jitcache_module_load_data with the entry in the daemon (LOOKUP, checks, cuModuleLoadData)
+//   hit  jitcache_module_load_data with the entry in the daemon: from its published copy when the
+//        image is small enough to be published (the report counts which path each hit took), else
+//        LOOKUP; checks, cuModuleLoadData. Also the same hit with JITCACHE_PUBLISHED=0 (always LOOKUP)
 //   (a)  cuModuleLoadData of the finished cubin already in memory: the floor for any cache
 //   (b)  cuModuleLoadData(PTX) with the driver's compute cache warm (CUDA_CACHE_PATH in a temp dir,
 //        filled by one warming process first)
@@ -185,8 +187,9 @@ class ModuleBench {
     progress("warming the driver's compute cache");
     warm_driver_cache();
     for (unsigned i = 0; i < repeat; ++i) {
-      progress("round " + std::to_string(i + 1) + " of " + std::to_string(repeat) + ": hit, (a), (b), (d)");
+      progress("round " + std::to_string(i + 1) + " of " + std::to_string(repeat) + ": hit, socket hit, (a), (b), (d)");
       sample_hit();
+      sample_socket_hit();
       sample(ChildMode::cubin, m_cubin_path, child_env(m_socket, m_cold), m_figures.cubin);
       sample(ChildMode::driver, "", child_env(m_socket, m_warm), m_figures.driver_warm);
       sample_fallback();
@@ -246,11 +249,20 @@ class ModuleBench {
     auto fields = jitcache_child(child_env(m_socket, m_cold), {"hit"});
     if (!fields) return;
     m_figures.hit.push_back(number(*fields, "ns"));
+    if (field(*fields, "hit_path") == "published") ++m_figures.hits_published;
+    m_figures.published_rejects += number(*fields, "published_rejects");
     m_figures.hit_key.push_back(number(*fields, "ns_key"));
     m_figures.hit_lookup.push_back(number(*fields, "ns_lookup"));
     m_figures.hit_load.push_back(number(*fields, "ns_load"));
     m_figures.hit_setup.push_back(number(*fields, "ns_setup"));
     m_figures.hit_total.push_back(number(*fields, "ns_total"));
+  }
+
+  // The same hit with the published copy turned off, so the figures show what it saves.
+  void sample_socket_hit() {
+    auto env = child_env(m_socket, m_cold);
+    env.push_back(EnvChange{"JITCACHE_PUBLISHED", "0"});
+    if (auto fields = jitcache_child(env, {"hit"})) m_figures.hit_socket.push_back(number(*fields, "ns"));
   }
 
   void sample_fallback() {

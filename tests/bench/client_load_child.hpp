@@ -6,8 +6,10 @@
 // one load call, then proves the module usable by fetching its first kernel (not timed), and
 // prints one line:
 //
-//   RESULT ns=<load call> outcome=<jitcache outcome> key=<key id> ns_key=.. ns_lookup=.. ns_load=..
-//          ns_compile=.. ns_total=..      (the ns_* fields and outcome only in the jitcache mode)
+//   RESULT ns=<load call> outcome=<jitcache outcome> hit_path=<published|socket|-> published_rejects=<n>
+//          key=<key id> ns_key=.. ns_lookup=.. ns_load=.. ns_compile=.. ns_total=..
+//          (the fields after ns only in the jitcache mode; hit_path says whether a hit came from the
+//          daemon's published copy or over the socket, from jitcache_counters.published_hits)
 //
 // or "SKIPPED: <reason>" with exit status 77 where there is no GPU, or "ERROR <what>" with 1.
 // Thread safety: runs on the child's main thread.

@@ -83,6 +83,9 @@ void print_module(std::ostream& out, const ModuleFigures& f) {
       << printf_string("  %-44s %3s %12s %10s %10s\n", "path (ms from the call to a usable CUmodule)", "n", "median",
                        "min", "max");
   print_row(out, "hit: jitcache_module_load_data", f.hit);
+  out << printf_string("    %zu of %zu hits from the daemon's published copy, the rest over the socket; %zu published copies refused\n",
+                       f.hits_published, f.hit.size(), f.published_rejects);
+  print_row(out, "hit over the socket (JITCACHE_PUBLISHED=0)", f.hit_socket);
   print_row(out, "(a) cuModuleLoadData, cubin in memory", f.cubin);
   print_row(out, "(b) cuModuleLoadData(PTX), driver cache warm", f.driver_warm);
   print_row(out, "(c) cuModuleLoadData(PTX), cold JIT", f.driver_cold);
@@ -90,7 +93,7 @@ void print_module(std::ostream& out, const ModuleFigures& f) {
   print_row(out, "    of which ns_key + ns_lookup", f.fallback_overhead);
   out << "  hit steps:\n";
   print_row(out, "    ns_key (device, driver, digest, options)", f.hit_key);
-  print_row(out, "    ns_lookup (connect, LOOKUP, checks)", f.hit_lookup);
+  print_row(out, "    ns_lookup (connect, file or LOOKUP, checks)", f.hit_lookup);
   print_row(out, "    ns_load (cuModuleLoadData)", f.hit_load);
   print_row(out, "    ns_setup (first use: settings, driver)", f.hit_setup);
   print_row(out, "    ns_total (the whole call, as recorded)", f.hit_total);

@@ -32,7 +32,10 @@ struct ModuleFigures {
   std::string miss_outcome;     // what the priming load was (compiled_locally, ...)
   std::uint64_t miss_ns = 0;    // and what it cost (cold: JIT, PUT)
 
-  Samples hit;                  // jitcache hit: LOOKUP, checks, cuModuleLoadData
+  Samples hit;                  // jitcache hit: published copy or LOOKUP, checks, cuModuleLoadData
+  std::size_t hits_published = 0;  // of `hit`, the samples loaded from the published copy
+  std::size_t published_rejects = 0;  // published copies the hit samples refused (should be 0)
+  Samples hit_socket;           // jitcache hit with JITCACHE_PUBLISHED=0: always over the socket
   Samples hit_key, hit_lookup, hit_load, hit_setup, hit_total;  // its steps (jitcache_last_load_info)
   Samples cubin;                // (a) cuModuleLoadData of the finished cubin in memory
   Samples driver_warm;          // (b) cuModuleLoadData(PTX), the driver's compute cache warm

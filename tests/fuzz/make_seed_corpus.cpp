@@ -8,6 +8,7 @@
 #include <jitcache/proto/compile_messages.hpp>
 #include <jitcache/proto/jit_options.hpp>
 #include <jitcache/proto/messages.hpp>
+#include <jitcache/proto/published_image.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -187,6 +188,9 @@ std::vector<SeedMessage> seed_messages() {
       {"report_failure_request_at_limits", Op::report_failure, encode(report_at_limits)},
       {"compile_request", Op::compile, encode(compile)},
       {"compile_request_warm_at_limits", Op::compile, encode(compile_warm_at_limits)},
+      {"hit_note_request", Op::hit_note, encode(HitNoteRequest{by_fast_key.fast_key})},
+      // Not a frame's payload but a file clients read (PROTOCOL.md §8); the reply decoders see it.
+      {"published_image", Op::hit_note, encode_published_image(by_fast_key.fast_key, sample_entry(0), Bytes(image))},
       // Replies with status ok pass the request header check, so their payloads reach the reply
       // decoders in fuzz_frame_decoder too.
       {"hello_reply", Op::hello, encode(hello_reply)},

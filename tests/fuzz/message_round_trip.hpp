@@ -11,6 +11,7 @@
 
 #include <jitcache/proto/compile_messages.hpp>
 #include <jitcache/proto/messages.hpp>
+#include <jitcache/proto/published_image.hpp>
 #include <jitcache/proto/wire.hpp>
 
 #include <algorithm>
@@ -86,6 +87,10 @@ inline bool same(const CompileReply& a, const CompileReply& b) {
 inline bool same(const CompileErrorReply& a, const CompileErrorReply& b) {
   return a.message == b.message && a.log == b.log;
 }
+inline bool same(const HitNoteRequest& a, const HitNoteRequest& b) { return a.fast_key == b.fast_key; }
+inline bool same(const PublishedImage& a, const PublishedImage& b) {
+  return a.fast_key == b.fast_key && same(a.reply, b.reply);
+}
 inline bool same(const std::string& a, const std::string& b) { return a == b; }
 
 inline void check_decode_error(const Error& error) {
@@ -147,6 +152,10 @@ inline void check_request_decoder(Op op, Bytes payload) {
     case Op::compile:
       check_round_trip(payload, decode_compile_request, k_encode);
       return;
+    case Op::hit_note:
+      // The reply is empty (decode_empty, below); clients never read it.
+      check_round_trip(payload, decode_hit_note_request, k_encode);
+      return;
     default:
       // Unknown and reserved ops are answered bad_request without looking at the payload.
       if (is_implemented_op(op)) fail("an implemented op has no request decoder here");
@@ -178,6 +187,11 @@ inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_compile_error_reply, k_encode);
   check_round_trip(payload, decode_error_message, [](const std::string& m) { return encode_error_message(m); });
   if (auto r = decode_empty(payload, "PING reply"); !r) check_decode_error(r.error());
+  // A published image file (PROTOCOL.md §8) is read by clients from a directory an attacker must
+  // not be able to write, but its decoder gets the same scrutiny as a reply's.
+  check_round_trip(payload, decode_published_image, [](const PublishedImage& m) {
+    return encode_published_image(m.fast_key, m.reply.info, m.reply.image);
+  });
 }
 
 }  // namespace jitcache::proto::fuzz

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <thread>
 
 #include "cache_load.hpp"
 #include "child_load.hpp"
@@ -42,5 +43,11 @@ TEST_CASE("gpu: a second process loads small_kernel.ptx as a hit after the first
   CHECK(child.output.find("outcome=hit ") != std::string::npos);
   CHECK(child.output.find(std::string("key=") + parent.info.key_id + " ") != std::string::npos);
   CHECK(child.output.find("kernel=ok ") != std::string::npos);
+  // A hit from the daemon's published copy reaches the daemon as a HIT_NOTE the child does not wait
+  // for, so the count may trail the child's exit by a moment.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (daemon_stat(daemon, "hits") == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   CHECK(daemon_stat(daemon, "hits") == 1);
 }

@@ -31,58 +31,16 @@
 #include "daemon_process.hpp"
 #include "daemon_stats.hpp"
 #include "fake_driver.hpp"
+#include "load_flow_fixture.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitcache;
+using namespace jitcache::testing::load_flow;
 using testing::DaemonProcess;
 using testing::FakeDriver;
 using testing::TempDir;
 
 namespace {
-
-const FakeDriver& fake() {
-  static FakeDriver driver;  // selects the fake before libjitcache's first load
-  return driver;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-const std::string& small_ptx() {
-  static const std::string ptx = read_text(std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx");
-  return ptx;
-}
-
-void use_socket(const std::string& socket, unsigned request_timeout_ms = 0) {
-  jitcache_config config{};
-  config.struct_size = sizeof(config);
-  config.socket_path = socket.c_str();
-  config.quiet = 1;
-  config.request_timeout_ms = request_timeout_ms;
-  REQUIRE(jitcache_configure(&config) == 0);
-}
-
-jitcache_load_info last_info() {
-  jitcache_load_info info{};
-  info.struct_size = sizeof(info);
-  REQUIRE(jitcache_last_load_info(&info) == 0);
-  return info;
-}
-
-jitcache_counters counters() {
-  jitcache_counters c{};
-  c.struct_size = sizeof(c);
-  REQUIRE(jitcache_get_counters(&c) == 0);
-  return c;
-}
-
-std::uint64_t stat_value(DaemonProcess& daemon, const std::string& name) {
-  auto client = daemon.client();
-  return testing::stat_value(client, name);
-}
 
 // A Unix socket that listens at `path` and is never served by a daemon (hung or garbage peers).
 int listen_unix(const std::string& path) {
@@ -94,36 +52,6 @@ int listen_unix(const std::string& path) {
   REQUIRE(::listen(listener, 16) == 0);
   return listener;
 }
-
-// Loads `image` and unloads the module again; returns the outcome, checking the result on the way.
-jitcache_load_outcome load_expecting(const void* image, CUresult expected, unsigned n = 0, CUjit_option* options = nullptr,
-                                     void** values = nullptr) {
-  CUmodule module = nullptr;
-  CUresult result = jitcache_module_load_data_ex(&module, image, n, options, values);
-  const auto info = last_info();
-  INFO("outcome " << jitcache_outcome_name(info.outcome) << ": " << info.reason);
-  REQUIRE(result == expected);
-  CHECK(info.result == expected);
-  if (result == CUDA_SUCCESS) {
-    REQUIRE(module != nullptr);
-    CHECK(jitcache_module_unload(module) == CUDA_SUCCESS);
-  }
-  return info.outcome;
-}
-
-// A daemon fixture: the real jitcached on a temp socket, the library pointed at it. Unless
-// `compiles`, the daemon does not compile (compile = false), so a miss takes the local JIT path.
-struct LiveDaemon {
-  explicit LiveDaemon(bool compiles = false, std::vector<std::string> args = {})
-      : daemon(dir, {std::move(args), {{"JITCACHE_COMPILE", compiles ? "true" : "false"}}}) {
-    fake().clear_failures();
-    fake().set_device(90, 13000);
-    daemon.start();
-    use_socket(daemon.socket_path());
-  }
-  TempDir dir;
-  DaemonProcess daemon;
-};
 
 std::vector<char> read_fixture(const std::string& name) {
   const std::string dir = JITCACHE_FATBIN_FIXTURE_DIR;

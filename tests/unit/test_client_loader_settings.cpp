@@ -19,7 +19,10 @@ struct CleanEnvironment {
   CleanEnvironment() { clear(); }
   ~CleanEnvironment() { clear(); }
   static void clear() {
-    for (const char* name : {"JITCACHE_SOCKET", "JITCACHE_CONFIG", "JITCACHE_DISABLE", "JITCACHE_QUIET"}) ::unsetenv(name);
+    for (const char* name : {"JITCACHE_SOCKET", "JITCACHE_CONFIG", "JITCACHE_DISABLE", "JITCACHE_QUIET",
+                             "JITCACHE_PUBLISHED"}) {
+      ::unsetenv(name);
+    }
   }
 };
 }  // namespace
@@ -73,4 +76,15 @@ TEST_CASE("settings: JITCACHE_DISABLE=1 and config.disable turn caching off, 0 d
   auto by_api = ld::resolve_settings(&config);
   CHECK(by_api.disabled);
   CHECK(by_api.quiet);
+}
+
+TEST_CASE("settings: published copies are read unless JITCACHE_PUBLISHED says no") {
+  CleanEnvironment env;
+  CHECK(ld::resolve_settings(nullptr).published);
+  for (const char* off : {"0", "false", "no"}) {
+    ::setenv("JITCACHE_PUBLISHED", off, 1);
+    CHECK_FALSE(ld::resolve_settings(nullptr).published);
+  }
+  ::setenv("JITCACHE_PUBLISHED", "1", 1);
+  CHECK(ld::resolve_settings(nullptr).published);
 }

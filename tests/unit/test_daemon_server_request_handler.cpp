@@ -295,3 +295,44 @@ TEST_CASE("request handler: GC runs on the writer lane, HELLO announces it, and 
   CHECK(outcome->entries == 1);
   CHECK(call(Op::gc, proto::Payload{1}, trusted).status == Status::bad_request);
 }
+
+TEST_CASE("request handler: HIT_NOTE counts a hit of the live shared entry as a LOOKUP would, and is ok for one gone") {
+  Fixture f;
+  const std::vector<std::uint8_t> image = testing::sample_image(31, 500);
+  proto::PutRequest put = testing::sample_put(31, image);
+  put.content_fast = proto::xxh3_128(proto::as_bytes("source 31"));
+  REQUIRE(f.call(Op::put, proto::encode(put), f.trusted).status == Status::ok);
+  const proto::HitNoteRequest note{proto::fast_key_of(put.key, *put.content_fast)};
+
+  Reply reply = f.call(Op::hit_note, proto::encode(note), f.untrusted);
+  CHECK(reply.status == Status::ok);
+  CHECK(reply.payload.empty());
+  CHECK(f.stat("hits") == 1);
+  CHECK(f.stat("published_hits") == 1);
+  CHECK(f.stat("fast_key_hits") == 0);
+  CHECK(f.stat("compile_microseconds_saved") == 1234);
+  REQUIRE(f.store->flush_usage());
+  CHECK(f.column("SELECT hits FROM entries") == "1");
+
+  // A fast key with no live shared entry: ok, nothing counted.
+  proto::HitNoteRequest unknown = note;
+  unknown.fast_key.content_fast.bytes[0] ^= 1;
+  CHECK(f.call(Op::hit_note, proto::encode(unknown), f.trusted).status == Status::ok);
+  CHECK(f.stat("published_hits") == 1);
+
+  // A malformed note is a bad request, as for any op.
+  proto::Payload garbage = proto::encode(note);
+  garbage.push_back(0);
+  CHECK(f.call(Op::hit_note, garbage, f.trusted).status == Status::bad_request);
+}
+
+TEST_CASE("request handler: HELLO announces HIT_NOTE (capability bit 8) and leaves bit 4 clear") {
+  Fixture f;
+  Reply reply = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.trusted);
+  REQUIRE(reply.status == Status::ok);
+  auto hello = proto::decode_hello_reply(proto::Bytes(reply.payload));
+  REQUIRE(hello);
+  CHECK((hello->capabilities & proto::k_capability_hit_note) != 0);
+  CHECK(proto::k_capability_hit_note == (1ull << 8));
+  CHECK((hello->capabilities & (1ull << 4)) == 0);
+}

@@ -934,3 +934,22 @@ TEST_CASE("messages: a str16 field containing a NUL byte is refused, as PROTOCOL
   require_error(decode_error_message(encode_error_message(with_nul)), ErrorCode::invalid_argument,
                 "message contains a NUL byte");
 }
+
+TEST_CASE("messages: HIT_NOTE carries one fast key, and nothing else is accepted") {
+  HitNoteRequest note;
+  note.fast_key = fast_key_of(sample_key(), xxh3_128(as_bytes("ptx")));
+  const Payload payload = encode(note);
+  Payload fast_key_only;
+  ByteWriter w(fast_key_only);
+  encode_fast_key(w, note.fast_key);
+  CHECK(payload == fast_key_only);
+  auto decoded = decode_hit_note_request(Bytes(payload));
+  REQUIRE(decoded);
+  CHECK(decoded->fast_key == note.fast_key);
+
+  Payload trailing = payload;
+  trailing.push_back(0);
+  CHECK_FALSE(decode_hit_note_request(Bytes(trailing)));
+  CHECK_FALSE(decode_hit_note_request(Bytes(payload).first(payload.size() - 1)));
+  CHECK_FALSE(decode_hit_note_request({}));
+}

@@ -209,6 +209,7 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(static_cast<int>(Op::report_failure) == 9);
   STATIC_REQUIRE(static_cast<int>(Op::gc) == 10);
   STATIC_REQUIRE(static_cast<int>(Op::verify) == 11);
+  STATIC_REQUIRE(static_cast<int>(Op::hit_note) == 12);
   STATIC_REQUIRE(static_cast<int>(Status::ok) == 0);
   STATIC_REQUIRE(static_cast<int>(Status::not_found) == 1);
   STATIC_REQUIRE(static_cast<int>(Status::bad_request) == 2);
@@ -226,10 +227,13 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(k_capability_compile == 2);
   STATIC_REQUIRE(k_capability_report_failure == 4);
   STATIC_REQUIRE(k_capability_gc == 8);
+  STATIC_REQUIRE(k_capability_fast_key == 32);
+  STATIC_REQUIRE(k_capability_image_fd == 64);
+  STATIC_REQUIRE(k_capability_hit_note == 256);
 }
 
-TEST_CASE("wire: HELLO to GC are implemented, VERIFY is reserved, 0 and 12 are unknown") {
-  for (std::uint16_t op : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) {
+TEST_CASE("wire: HELLO to GC and HIT_NOTE are implemented, VERIFY is reserved, 0 and 13 are unknown") {
+  for (std::uint16_t op : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12}) {
     CAPTURE(op);
     CHECK(is_known_op(op));
     CHECK(is_implemented_op(static_cast<Op>(op)));
@@ -240,16 +244,17 @@ TEST_CASE("wire: HELLO to GC are implemented, VERIFY is reserved, 0 and 12 are u
     CHECK_FALSE(is_implemented_op(static_cast<Op>(op)));
   }
   CHECK_FALSE(is_known_op(0));
-  CHECK_FALSE(is_known_op(12));
+  CHECK_FALSE(is_known_op(13));
   CHECK_FALSE(is_known_op(0xFFFF));
   CHECK_FALSE(is_implemented_op(Op::none));
-  CHECK_FALSE(is_implemented_op(static_cast<Op>(12)));
+  CHECK_FALSE(is_implemented_op(static_cast<Op>(13)));
 }
 
 TEST_CASE("wire: ops and statuses have the names error messages and stats counters use") {
   CHECK(op_name(Op::lookup) == "LOOKUP");
   CHECK(op_name(Op::compile) == "COMPILE");
   CHECK(op_name(Op::report_failure) == "REPORT_FAILURE");
+  CHECK(op_name(Op::hit_note) == "HIT_NOTE");
   CHECK(op_name(static_cast<Op>(99)) == "unknown");
   CHECK(status_name(Status::not_found) == "not_found");
   CHECK(status_name(Status::too_large) == "too_large");

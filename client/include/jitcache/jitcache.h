@@ -126,6 +126,11 @@ typedef struct jitcache_counters {
   /* Added after 0.1.0 (a smaller struct_size gets the fields above only): */
   uint64_t fast_key_mismatches;  /* entries found by the fast key whose content digest was not the
                                     PTX's (an XXH3 collision): looked up again by the full key */
+  /* Added after fast_key_mismatches (a smaller struct_size gets the fields above only): */
+  uint64_t published_hits;       /* hits loaded from the daemon's published copy, without a round
+                                    trip (also counted in hits) */
+  uint64_t published_rejects;    /* published copies found but not trusted (owner, mode, format,
+                                    checksum, key or content digest): loaded through the socket */
 } jitcache_counters;
 
 JITCACHE_API int jitcache_get_counters(jitcache_counters* out);

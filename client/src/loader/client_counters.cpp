@@ -31,13 +31,15 @@ jitcache_counters ClientCounters::snapshot() const {
   out.put_failures = put_failures;
   out.corrupt_replies = corrupt_replies;
   out.fast_key_mismatches = fast_key_mismatches;
+  out.published_hits = published_hits;
+  out.published_rejects = published_rejects;
   return out;
 }
 
 void ClientCounters::reset() {
   for (auto* counter : {&loads, &pass_through, &hits, &compiled_by_daemon, &compiled_locally, &rebuilt_after_failed_load,
                         &uncached_fallbacks, &daemon_unavailable, &failure_reports, &puts, &put_failures,
-                        &corrupt_replies, &fast_key_mismatches}) {
+                        &corrupt_replies, &fast_key_mismatches, &published_hits, &published_rejects}) {
     counter->store(0);
   }
 }

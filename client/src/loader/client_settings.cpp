@@ -59,6 +59,9 @@ ClientSettings resolve_settings(const jitcache_config* config) {
     settings.disabled_by = "JITCACHE_DISABLE=" + env("JITCACHE_DISABLE");
   }
   settings.quiet = env_flag("JITCACHE_QUIET");
+  if (std::string published = env("JITCACHE_PUBLISHED"); !published.empty() && !env_flag("JITCACHE_PUBLISHED")) {
+    settings.published = false;
+  }
   if (std::string spin = env("JITCACHE_REPLY_SPIN_US"); !spin.empty()) {
     char* end = nullptr;
     const unsigned long long us = std::strtoull(spin.c_str(), &end, 10);

@@ -6,7 +6,8 @@
 // JITCACHE_DISABLE=1 (or config.disable) turns caching off; JITCACHE_QUIET=1 (or config.quiet)
 // silences the one warning; JITCACHE_REPLY_SPIN_US sets how long a reply is awaited on the CPU;
 // JITCACHE_COMPILE_TIMEOUT_MS (or config.compile_timeout_ms, when the caller's struct has it) how
-// long a miss waits for the daemon's compile. A config file that cannot be parsed is reported in `notes` and ignored:
+// long a miss waits for the daemon's compile; JITCACHE_PUBLISHED=0 stops reading the daemon's
+// published images (every hit then goes through the socket). A config file that cannot be parsed is reported in `notes` and ignored:
 // a broken cache configuration must not break the program.
 // Thread safety: pure functions over the environment and files; the result is a value.
 #pragma once
@@ -41,6 +42,8 @@ struct ClientSettings {
   // JITCACHE_REPLY_SPIN_US: transport::ConnectOptions::reply_spin (0 .. k_max_reply_spin).
   std::chrono::microseconds reply_spin = k_default_reply_spin;
   bool quiet = false;
+  // Look for a hit in the daemon's published directory before asking over the socket.
+  bool published = true;
   std::string notes;          // problems met while resolving (an unreadable config file)
 };
 

@@ -181,11 +181,21 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
                          "uncacheable: " + valid.error().message);
     }
   }
+  // Once per load: the published copy and the LOOKUP may each need the digest first.
+  bool key_recorded = false;
   auto record_key = [&] {
+    if (key_recorded) return;
+    key_recorded = true;
     auto timer = m_record.step(&jitcache_load_info::ns_key);
     key.content = content->wait();
     m_record.key(proto::to_hex(proto::key_id(key)), key.arch);
   };
+  const proto::FastKey fast_key = proto::fast_key_of(key, content_fast);
+  // Rationale: before the daemon is asked, and whether or not it answers: a published copy is
+  // verified like any hit, so it serves a hit without a round trip and with the daemon down.
+  if (m_daemon->settings().published) {
+    if (auto result = load_published(module, image, options, source, key, fast_key, record_key, lease)) return *result;
+  }
   if (!lease) {
     // The key id still names the entry this load would have used, for whoever troubleshoots it.
     record_key();
@@ -219,7 +229,6 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   }
   auto by_key = [&](transport::DaemonClient& client) { return client.lookup(key, delivery); };
 
-  const proto::FastKey fast_key = proto::fast_key_of(key, content_fast);
   auto fetched = ask([&](transport::DaemonClient& client) { return client.lookup_fast(fast_key, delivery); });
   // A daemon older than fast keys refuses selector 2 as a bad request; it still knows the key.
   const bool fast_keys_known =
@@ -242,7 +251,7 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   }
   const StoreHint hint{fast_keys_known ? std::optional(content_fast) : std::nullopt};
   if (fetched->has_value()) {
-    if (auto result = load_hit(module, options, *lease, **fetched, key)) return *result;
+    if (auto result = load_hit(module, options, &*lease, **fetched, key)) return *result;
     return compile_locally(module, image, options, source, key, hint, &*lease, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
   }
   return load_miss(module, image, options, source, key, hint, *lease);

@@ -5,6 +5,11 @@
 //            → PTX
 //   key      → device CC, PTX .target, driver API + build, canonical options (+ embedded ptxas
 //              options); an option it does not understand → uncached_fallback
+//   published → the daemon's published copy of the entry (<socket>.published/<fast key id>), when
+//              there is one and it passes the owner, mode, format and checksum checks and then,
+//              once the content digest is ready, the same checks as a socket hit: loaded with no
+//              round trip, and HIT_NOTE sent on the early connection without waiting; anything
+//              wrong with it → counted (published_rejects) and on to the LOOKUP
 //   LOOKUP   → by the fast key (XXH3-128) while the content digest is computed on other threads;
 //              an entry whose content digest is not ours, or a miss, → LOOKUP by the full key
 //            → hit: check key, size, checksum and ELF bounds, then cuModuleLoadData
@@ -25,6 +30,7 @@
 
 #include <cuda.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -69,10 +75,17 @@ class LoadFlow {
   CUresult load_ptx(CUmodule* module, const void* image, const CallerOptions& options, PtxSource source,
                     const driver::ComputeCapability& device);
   // The hit path (also for an image the daemon compiled: `success` says which outcome a clean load
-  // is); nullopt when the image must be rebuilt (damaged reply, or a bad image reported).
-  std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options, DaemonLease& lease,
+  // is); nullopt when the image must be rebuilt (damaged reply, or a bad image reported). `lease`
+  // may be null (a published copy loaded with the daemon down): a bad image is then not reported.
+  std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options, DaemonLease* lease,
                                    const transport::FetchedImage& fetched, const proto::KeyFields& key,
-                                   jitcache_load_outcome success = JITCACHE_OUTCOME_HIT);
+                                   jitcache_load_outcome success = JITCACHE_OUTCOME_HIT, bool published = false);
+  // The published copy (load_flow_published.cpp): the load's result, or nullopt to go on to the
+  // LOOKUP (no file, or one that failed a check). `record_key` waits for the content digest.
+  std::optional<CUresult> load_published(CUmodule* module, const void* image, const CallerOptions& options,
+                                         const PtxSource& source, const proto::KeyFields& key,
+                                         const proto::FastKey& fast_key, const std::function<void()>& record_key,
+                                         proto::Result<DaemonLease>& lease);
   // A miss: COMPILE when the daemon compiles, else (or when it cannot) compile_locally.
   CUresult load_miss(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
                      const proto::KeyFields& key, const StoreHint& hint, DaemonLease& lease);

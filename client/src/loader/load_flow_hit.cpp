@@ -9,9 +9,9 @@
 
 namespace jitcache::client::loader {
 
-std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options, DaemonLease& lease,
+std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options, DaemonLease* lease,
                                            const transport::FetchedImage& fetched, const proto::KeyFields& key,
-                                           jitcache_load_outcome success) {
+                                           jitcache_load_outcome success, bool published) {
   {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
     if (auto checked = check_cached_image(fetched, key); !checked) {
@@ -29,6 +29,7 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
     m_record.outcome(success);
     const std::string what = "loaded " + key.arch + " image " + proto::to_hex(fetched.info.key_id).substr(0, 16) +
                              (success == JITCACHE_OUTCOME_COMPILED_BY_DAEMON ? " compiled by jitcached ("
+                              : published                                   ? " from the cache's published copy ("
                                                                              : " from the cache (") +
                              fetched.info.producer + ")";
     m_record.reason(what);
@@ -56,13 +57,15 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
     report.cu_result = static_cast<std::uint32_t>(result);
     report.stage = static_cast<proto::FailureStage>(stage_for(result));
     report.detail = "cuModuleLoadData returned " + driver::describe_result(result);
-    auto capabilities = lease.capabilities();
-    if (capabilities && (*capabilities & proto::k_capability_report_failure)) {
-      auto reported = lease.client().report_failure(report);
+    auto capabilities = lease != nullptr ? lease->capabilities() : proto::Result<std::uint64_t>(std::uint64_t{0});
+    if (lease == nullptr) {
+      m_record.append_reason(" (jitcached cannot be reached: not reported)");
+    } else if (capabilities && (*capabilities & proto::k_capability_report_failure)) {
+      auto reported = lease->client().report_failure(report);
       if (reported) {
         ++m_counters.failure_reports;
       } else if (reported.error().reply_status == 0) {
-        lease.broken(reported.error());
+        lease->broken(reported.error());
       }
     } else {
       m_record.append_reason(" (this daemon takes no failure reports; the rebuilt image replaces the entry)");

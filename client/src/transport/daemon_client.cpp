@@ -198,6 +198,11 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_fast(const proto::FastK
   return lookup_with(request, delivery);
 }
 
+Result<void> DaemonClient::send_hit_note(const proto::FastKey& fast_key) {
+  const proto::Payload frame = proto::encode_frame(Op::hit_note, Status::ok, 0, proto::encode(proto::HitNoteRequest{fast_key}));
+  return m_connection.send_raw(Bytes(frame));
+}
+
 Result<proto::PutReply> DaemonClient::put(const proto::PutRequest& request) {
   const proto::Payload trailer = proto::encode_put_request_trailer(request);
   auto reply = ok_reply(Op::put, proto::encode_put_request_head(request), request.image, Bytes(trailer));

@@ -57,7 +57,8 @@ class UnixConnection {
   Result<Reply> call(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
                      std::uint16_t flags = 0, std::chrono::milliseconds timeout = {});
 
-  // For tests that speak the protocol wrongly on purpose.
+  // Sends bytes as they are: a frame whose reply is never read (HIT_NOTE), and tests that speak
+  // the protocol wrongly on purpose.
   Result<void> send_raw(Bytes bytes);
   Result<Reply> read_reply();
   Result<Reply> read_reply(std::chrono::steady_clock::time_point deadline);

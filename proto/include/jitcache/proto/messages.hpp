@@ -169,6 +169,12 @@ struct ReportFailureReply {
   std::uint32_t namespace_id = 0;  // of the entry the report applied to
 };
 
+// HIT_NOTE (op 12): a client loaded the published copy of the entry with this fast key (PROTOCOL.md
+// §5 HIT_NOTE). The reply is ok and empty; a client need not read it.
+struct HitNoteRequest {
+  FastKey fast_key;
+};
+
 // Composite fields, exposed for tests and for the LOOKUP reply head.
 void encode_key(ByteWriter& w, const KeyFields& key);
 Result<KeyFields> decode_key(ByteReader& r);
@@ -190,6 +196,7 @@ Payload encode(const RemoveReply& m);
 Payload encode(const GcReply& m);
 Payload encode(const ReportFailureRequest& m);
 Payload encode(const ReportFailureReply& m);
+Payload encode(const HitNoteRequest& m);
 
 // Everything of a PUT request before the image bytes, and what follows them (content_fast, when
 // set); the caller sends head, image and trailer in turn, so a client can stream an image from
@@ -220,5 +227,6 @@ Result<GcReply> decode_gc_reply(Bytes payload);
 Result<ReportFailureRequest> decode_report_failure_request(Bytes payload);
 // Refuses an outcome other than 0 or 1.
 Result<ReportFailureReply> decode_report_failure_reply(Bytes payload);
+Result<HitNoteRequest> decode_hit_note_request(Bytes payload);
 
 }  // namespace jitcache::proto

@@ -1,0 +1,90 @@
+#include <daemon/publish/published_file.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace jitcache::daemon::publish {
+
+using proto::ErrorCode;
+using proto::make_error;
+
+namespace {
+
+constexpr mode_t k_file_mode = 0640;
+
+std::atomic<std::uint64_t> g_temp_counter{0};
+
+proto::Error errno_error(const std::string& what, int error) {
+  return make_error(error == ENOSPC || error == EDQUOT ? ErrorCode::no_space : ErrorCode::io,
+                    what + ": " + std::strerror(error));
+}
+
+proto::Result<void> write_all(int fd, proto::Bytes head, proto::Bytes image) {
+  std::size_t done = 0;
+  const std::size_t total = head.size() + image.size();
+  while (done < total) {
+    iovec parts[2];
+    int count = 0;
+    if (done < head.size()) {
+      parts[count++] = iovec{const_cast<std::uint8_t*>(head.data() + done), head.size() - done};
+      parts[count++] = iovec{const_cast<std::uint8_t*>(image.data()), image.size()};
+    } else {
+      const std::size_t offset = done - head.size();
+      parts[count++] = iovec{const_cast<std::uint8_t*>(image.data() + offset), image.size() - offset};
+    }
+    const ssize_t written = ::writev(fd, parts, count);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return errno_error("writing a published image", errno);
+    }
+    done += static_cast<std::size_t>(written);
+  }
+  return {};
+}
+
+}  // namespace
+
+proto::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& final_name, proto::Bytes head,
+                                             proto::Bytes image) {
+  TemporaryFile file;
+  file.final_name = final_name;
+  file.temp_name = ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_temp_counter.fetch_add(1)) + "." +
+                   final_name;
+  file.bytes = head.size() + image.size();
+  const int fd = ::openat(dir_fd, file.temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                          k_file_mode);
+  if (fd < 0) return errno_error("creating a published image", errno);
+  // The umask may have taken bits away; the mode is meant exactly.
+  auto written = ::fchmod(fd, k_file_mode) == 0 ? write_all(fd, head, image)
+                                                 : proto::Result<void>(errno_error("setting a published image's mode", errno));
+  if (::close(fd) != 0 && written) written = errno_error("closing a published image", errno);
+  if (!written) {
+    discard(dir_fd, file);
+    return written.error();
+  }
+  return file;
+}
+
+proto::Result<void> rename_into_place(int dir_fd, const TemporaryFile& file) {
+  if (::renameat(dir_fd, file.temp_name.c_str(), dir_fd, file.final_name.c_str()) != 0) {
+    const int error = errno;
+    discard(dir_fd, file);
+    return errno_error("renaming a published image into place", error);
+  }
+  return {};
+}
+
+void discard(int dir_fd, const TemporaryFile& file) { ::unlinkat(dir_fd, file.temp_name.c_str(), 0); }
+
+proto::Result<void> remove_published(int dir_fd, const std::string& name) {
+  if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) return errno_error("removing " + name, errno);
+  return {};
+}
+
+}  // namespace jitcache::daemon::publish

@@ -1,0 +1,336 @@
+// Published images end to end: the real daemon publishes shared entries beside its socket, and
+// libjitcache (with the fake driver, tests/fakes) loads hits from those files without a round trip,
+// notes them with HIT_NOTE, refuses files it may not trust, and falls back to the socket.
+#include <catch2/catch.hpp>
+
+#include <jitcache/jitcache.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <jitcache/proto/published_image.hpp>
+
+#include "load_flow_fixture.hpp"
+#include "sample_entries.hpp"
+
+using namespace jitcache;
+using namespace jitcache::testing::load_flow;
+using jitcache::testing::DaemonProcess;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Rationale: the publisher writes on its own thread and a HIT_NOTE is read after the client has
+// moved on, so tests wait for what they expect, briefly.
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+std::string published_dir(const LiveDaemon& live) { return proto::published_dir_for(live.daemon.socket_path()); }
+
+// The published files, not counting a file the publisher is writing (its temporary name starts
+// with '.' and is renamed into place when complete).
+std::vector<std::string> published_files(const LiveDaemon& live) {
+  std::vector<std::string> names;
+  if (!fs::exists(published_dir(live))) return names;
+  for (const auto& entry : fs::directory_iterator(published_dir(live))) {
+    const std::string name = entry.path().filename();
+    if (!name.starts_with(".")) names.push_back(name);
+  }
+  return names;
+}
+
+// The one published file, once the publisher has written it.
+std::string the_published_file(const LiveDaemon& live) {
+  REQUIRE(eventually([&] { return published_files(live).size() == 1; }));
+  return published_dir(live) + "/" + published_files(live).front();
+}
+
+// Replaces a file's bytes in place: its owner and mode stay, as a tampering with the bytes would.
+void overwrite(const std::string& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+}
+
+// A daemon that compiles and publishes, with the small kernel compiled and published by it.
+struct PublishedKernel {
+  PublishedKernel() {
+    REQUIRE(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
+    file = the_published_file(live);
+    use_socket(live.daemon.socket_path());  // a fresh runtime: counters and connections reset
+    fake().reset_counters();
+  }
+  // Hits reach the database every 100 ms, so LIST shows a noted hit soon.
+  LiveDaemon live{true, {"--usage-flush-interval", "100ms"}, true};
+  std::string file;
+};
+
+std::uint64_t eventually_stat(DaemonProcess& daemon, const std::string& name, std::uint64_t expected) {
+  std::uint64_t value = 0;
+  eventually([&] { return (value = stat_value(daemon, name)) == expected; });
+  return value;
+}
+
+}  // namespace
+
+TEST_CASE("published: a compiled entry is published, and a fresh runtime's load is a hit from the file, noted by HIT_NOTE") {
+  PublishedKernel k;
+  struct stat st {};
+  REQUIRE(::stat(k.file.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0640);
+  REQUIRE(::stat(published_dir(k.live).c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0750);
+  const std::string bytes = testing::read_file(k.file);
+  auto decoded = proto::decode_published_image(proto::as_bytes(bytes));
+  REQUIRE(decoded);
+  CHECK(decoded->reply.info.key.arch == "sm_90a");
+  CHECK(decoded->reply.info.namespace_id == 0);
+  CHECK(fs::path(k.file).filename() == proto::published_file_name(proto::fast_key_id(decoded->fast_key)));
+  CHECK(stat_value(k.live.daemon, "published_images") == 1);
+  CHECK(stat_value(k.live.daemon, "published_bytes") == bytes.size());
+
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  const auto info = last_info();
+  CHECK_THAT(std::string(info.reason), Catch::Contains("published copy"));
+  CHECK(info.ns_lookup > 0);
+  CHECK(counters().published_hits == 1);
+  CHECK(counters().hits == 1);
+  CHECK(counters().published_rejects == 0);
+  CHECK(fake().counters().cubin_loads_ok == 1);
+  CHECK(fake().counters().link_compiles == 0);
+
+  CHECK(eventually_stat(k.live.daemon, "published_hits", 1) == 1);
+  CHECK(stat_value(k.live.daemon, "hits") == 1);
+  CHECK(stat_value(k.live.daemon, "fast_key_hits") == 0);  // no LOOKUP was needed
+  CHECK(stat_value(k.live.daemon, "compile_microseconds_saved") > 0);
+  // The note's entry counts the hit too, as LIST shows.
+  auto client = k.live.daemon.client();
+  proto::ListRequest list;
+  auto page = client.list(list);
+  REQUIRE(page);
+  REQUIRE(page->entries.size() == 1);
+  CHECK(eventually([&] {
+    auto now = client.list(list);
+    return now && now->entries.size() == 1 && now->entries.front().hits == 1;
+  }));
+}
+
+TEST_CASE("published: a tampered file is refused and counted, and the load still hits through the socket") {
+  PublishedKernel k;
+  const std::string original = testing::read_file(k.file);
+  auto decoded = proto::decode_published_image(proto::as_bytes(original));
+  REQUIRE(decoded);
+  std::string tampered = original;
+
+  SECTION("a flipped image byte") { tampered[tampered.size() - 100] ^= 0x01; }
+  SECTION("a truncated file") { tampered.resize(tampered.size() / 2); }
+  SECTION("the file of another fast key") {
+    proto::FastKey other = decoded->fast_key;
+    other.content_fast.bytes[0] ^= 0xFF;
+    const proto::Payload bytes = proto::encode_published_image(other, decoded->reply.info, decoded->reply.image);
+    tampered.assign(bytes.begin(), bytes.end());
+  }
+  SECTION("an entry whose content digest is not the PTX's, with a consistent checksum") {
+    proto::EntryInfo info = decoded->reply.info;
+    info.key.content.bytes[0] ^= 0xFF;
+    const proto::Payload bytes = proto::encode_published_image(decoded->fast_key, info, decoded->reply.image);
+    tampered.assign(bytes.begin(), bytes.end());
+  }
+  SECTION("another format version") { tampered[4] = 9; }
+  overwrite(k.file, tampered);
+
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK_THAT(std::string(last_info().reason), !Catch::Contains("published copy"));
+  CHECK(counters().published_rejects == 1);
+  CHECK(counters().published_hits == 0);
+  CHECK(counters().hits == 1);
+  CHECK(stat_value(k.live.daemon, "fast_key_hits") == 1);
+  CHECK(stat_value(k.live.daemon, "published_hits") == 0);
+}
+
+TEST_CASE("published: a file or directory that others may write, or another uid owns, is ignored") {
+  PublishedKernel k;
+  SECTION("a group-writable file") { REQUIRE(::chmod(k.file.c_str(), 0660) == 0); }
+  SECTION("a world-writable file") { REQUIRE(::chmod(k.file.c_str(), 0646) == 0); }
+  SECTION("a group-writable directory") { REQUIRE(::chmod(published_dir(k.live).c_str(), 0770) == 0); }
+  // The tests run as root, which may give the file away: what an attacker's own file would look like.
+  SECTION("a file owned by another uid") { REQUIRE(::chown(k.file.c_str(), 12345, static_cast<gid_t>(-1)) == 0); }
+  SECTION("a link in place of the file") {
+    const std::string target = k.file + ".target";
+    REQUIRE(::rename(k.file.c_str(), target.c_str()) == 0);
+    REQUIRE(::symlink(target.c_str(), k.file.c_str()) == 0);
+  }
+
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(counters().published_rejects == 1);
+  CHECK(counters().published_hits == 0);
+  CHECK(stat_value(k.live.daemon, "fast_key_hits") == 1);
+}
+
+TEST_CASE("published: a published copy that fails to load is reported and quarantined, and the rebuilt entry is published again") {
+  PublishedKernel k;
+  REQUIRE(fake().set_failure("load_cubin", CUDA_ERROR_INVALID_IMAGE, 1) == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+  CHECK(last_info().stage_result == CUDA_ERROR_INVALID_IMAGE);
+  CHECK(counters().failure_reports == 1);
+  CHECK(stat_value(k.live.daemon, "quarantines") == 1);
+  // The rebuilt image was PUT (by root: shared) and replaced the quarantined entry; its file is
+  // the new entry's, and the next load is a clean published hit.
+  CHECK(eventually([&] { return stat_value(k.live.daemon, "published_images") == 1; }));
+  use_socket(k.live.daemon.socket_path());
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(counters().published_hits == 1);
+}
+
+TEST_CASE("published: REPORT_FAILURE and REMOVE remove the file before they are answered") {
+  PublishedKernel k;
+  auto client = k.live.daemon.client();
+  const std::string bytes = testing::read_file(k.file);
+  auto decoded = proto::decode_published_image(proto::as_bytes(bytes));
+  REQUIRE(decoded);
+  const proto::KeyFields key = decoded->reply.info.key;
+
+  SECTION("REPORT_FAILURE") {
+    proto::ReportFailureRequest report;
+    report.key = key;
+    report.cu_result = CUDA_ERROR_INVALID_IMAGE;
+    report.stage = proto::FailureStage::load;
+    REQUIRE(client.report_failure(report));
+  }
+  SECTION("REMOVE") { REQUIRE(client.remove(proto::to_hex(proto::key_id(key)))); }
+  // Writes run on the daemon's writer thread, which removes the file before it answers.
+  CHECK_FALSE(fs::exists(k.file));
+  CHECK(stat_value(k.live.daemon, "published_images") == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) != JITCACHE_OUTCOME_HIT);
+  CHECK(counters().published_hits == 0);
+}
+
+TEST_CASE("published: eviction by max_size removes the evicted entries' files") {
+  LiveDaemon live(false, {"--max-size", "1MiB"}, true);
+  auto client = live.daemon.client();
+  auto put = [&](std::uint64_t seed) {
+    const std::vector<std::uint8_t> image = testing::sample_image(seed, 600'000);
+    proto::PutRequest request = testing::sample_put(seed, image);
+    request.content_fast = proto::xxh3_128(proto::as_bytes("source " + std::to_string(seed)));
+    REQUIRE(client.put(request));
+    return proto::published_file_name(proto::fast_key_id(proto::fast_key_of(request.key, *request.content_fast)));
+  };
+  const std::string first = put(1);
+  REQUIRE(eventually([&] { return fs::exists(published_dir(live) + "/" + first); }));
+  const std::string second = put(2);  // over 1 MiB: the first entry is evicted
+  CHECK(stat_value(live.daemon, "evictions") == 1);
+  CHECK_FALSE(fs::exists(published_dir(live) + "/" + first));
+  CHECK(eventually([&] { return fs::exists(published_dir(live) + "/" + second); }));
+}
+
+TEST_CASE("published: past publish_size the least recently used file goes first") {
+  LiveDaemon live(false, {"--publish-size", "10KiB"}, true);
+  auto client = live.daemon.client();
+  struct Put {
+    proto::FastKey fast_key;
+    std::string name;
+  };
+  auto put = [&](std::uint64_t seed) {
+    const std::vector<std::uint8_t> image = testing::sample_image(seed, 4000);
+    proto::PutRequest request = testing::sample_put(seed, image);
+    request.content_fast = proto::xxh3_128(proto::as_bytes("source " + std::to_string(seed)));
+    REQUIRE(client.put(request));
+    const proto::FastKey fast_key = proto::fast_key_of(request.key, *request.content_fast);
+    Put p{fast_key, published_dir(live) + "/" + proto::published_file_name(proto::fast_key_id(fast_key))};
+    REQUIRE(eventually([&] { return fs::exists(p.name); }));
+    return p;
+  };
+  const Put a = put(1);
+  const Put b = put(2);
+  // A hit of `a` (noted as a client would after loading its file) makes `b` the least recently used.
+  auto noter = live.daemon.client();
+  REQUIRE(noter.send_hit_note(a.fast_key));
+  REQUIRE(eventually([&] { return stat_value(live.daemon, "published_hits") == 1; }));
+  const Put c = put(3);
+  CHECK(fs::exists(a.name));
+  CHECK_FALSE(fs::exists(b.name));
+  CHECK(fs::exists(c.name));
+  CHECK(stat_value(live.daemon, "published_images") == 2);
+  CHECK(stat_value(live.daemon, "published_bytes") <= 10 * 1024);
+}
+
+TEST_CASE("published: an untrusted uid's PUT lands in its own namespace and is never published") {
+  LiveDaemon live(false, {}, true);
+  // Let an unprivileged uid reach the socket (the tests run as root; the temp dir is 0700).
+  REQUIRE(::chmod(live.dir.path().c_str(), 0755) == 0);
+  REQUIRE(::chmod(live.daemon.socket_path().c_str(), 0666) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(10);
+    auto connection = live.daemon.connect_options();
+    auto client = client::transport::DaemonClient::connect(connection);
+    if (!client) ::_exit(11);
+    const std::vector<std::uint8_t> image = testing::sample_image(7, 4000);
+    proto::PutRequest request = testing::sample_put(7, image);
+    request.content_fast = proto::xxh3_128(proto::as_bytes("source 7"));
+    auto reply = client->put(request);
+    ::_exit(!reply ? 12 : reply->namespace_id == 65534 ? 0 : 13);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  CHECK(stat_value(live.daemon, "puts") == 1);
+  // Give a publish that should not happen the time one would take.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(published_files(live).empty());
+  CHECK(stat_value(live.daemon, "published_images") == 0);
+}
+
+TEST_CASE("published: a daemon restart wipes the directory") {
+  PublishedKernel k;
+  testing::write_file(published_dir(k.live) + "/" + std::string(64, 'b'), "left by someone");
+  REQUIRE(k.live.daemon.stop() == 0);
+  k.live.daemon.start();
+  CHECK(published_files(k.live).empty());
+  // The entry is published again when it is next served by fast key.
+  use_socket(k.live.daemon.socket_path());
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(counters().published_hits == 0);
+  CHECK(eventually([&] { return published_files(k.live).size() == 1; }));
+}
+
+TEST_CASE("published: with the daemon dead, a valid published file is still a hit") {
+  PublishedKernel k;
+  k.live.daemon.kill_hard();
+  use_socket(k.live.daemon.socket_path());
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("published copy"));
+  CHECK(counters().published_hits == 1);
+  CHECK(fake().counters().link_compiles == 0);
+}
+
+TEST_CASE("published: JITCACHE_PUBLISHED=0 takes the socket path") {
+  PublishedKernel k;
+  REQUIRE(::setenv("JITCACHE_PUBLISHED", "0", 1) == 0);
+  use_socket(k.live.daemon.socket_path());
+  const auto outcome = load_expecting(small_ptx().c_str(), CUDA_SUCCESS);
+  ::unsetenv("JITCACHE_PUBLISHED");
+  CHECK(outcome == JITCACHE_OUTCOME_HIT);
+  CHECK(counters().published_hits == 0);
+  CHECK(counters().published_rejects == 0);
+  CHECK(stat_value(k.live.daemon, "fast_key_hits") == 1);
+}
