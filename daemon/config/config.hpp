@@ -33,6 +33,10 @@ struct Config {
   // Rationale: a week, so a driver not asked for over a weekend or a holiday is not dropped, while
   // the images of a driver that was upgraded away go within days rather than by age alone.
   std::chrono::milliseconds stale_driver_after{7 * 24 * 3'600'000LL};  // 0: never stale
+  // zstd level for stored images; 0: raw. Rationale (docs/benchmarks.md "Compression"): level 3
+  // stores cubins at a fraction of their size for a few milliseconds of one core per PUT, and
+  // higher levels gain little more while costing several times the CPU.
+  unsigned compression_level = 3;
   unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
   // The compile service (COMPILE, docs/compile-service.md). Defaults as CompileLimits and
   // CompileServiceConfig.

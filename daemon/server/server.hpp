@@ -84,6 +84,7 @@ class Server {
   boost::asio::steady_timer m_drain_timer;
   boost::asio::steady_timer m_drain_watch;
   boost::asio::thread_pool m_writer;
+  boost::asio::thread_pool m_maintenance;  // VERIFY (Lane::maintenance)
   ImageDescriptors m_descriptors;
   ServerContext m_context;
   std::mutex m_connections_mutex;

@@ -16,7 +16,7 @@
 #include <daemon/startup/compile_setup.hpp>
 #include <daemon/startup/daemonize.hpp>
 #include <daemon/startup/logging.hpp>
-#include <daemon/store/sqlite_store.hpp>
+#include <daemon/store/recovering_store.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -60,7 +60,9 @@ int serve(const config::Config& config, std::optional<Detacher>& detacher) {
   store_options.hot_cache_bytes = config.hot_cache_size;
   store_options.max_size_bytes = config.max_size;
   store_options.stale_driver_after = config.stale_driver_after;
-  auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
+  store_options.compression_level = static_cast<int>(config.compression_level);
+  // RecoveringStore: a corrupt database is set aside and replaced, at start and while serving.
+  auto store = must(store::RecoveringStore::open(store_options), "store " + config.database_path());
 
   stats::Counters counters;
   // Before the server, which takes compile requests into the service, and destroyed after it.

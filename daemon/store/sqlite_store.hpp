@@ -52,6 +52,12 @@ struct SqliteStoreOptions {
   // has asked for within stale_driver_after go first; zero: drivers never go stale.
   std::uint64_t max_size_bytes = 0;
   std::chrono::milliseconds stale_driver_after{0};
+  // zstd level for new images (config key compression_level; image_codec.hpp); 0: store raw.
+  // Entries already stored keep their codec: a store may hold raw and zstd images side by side.
+  int compression_level = 0;
+  // PRAGMA quick_check before anything else is done with the file; a failure is a corrupt error,
+  // which RecoveringStore answers by setting the file aside.
+  bool quick_check_at_open = false;
   // Unix time in milliseconds for created_at_ms and last_used_at_ms; empty: the system clock.
   // Tests inject a fake one.
   std::function<std::int64_t()> clock;
@@ -60,8 +66,8 @@ struct SqliteStoreOptions {
 class SqliteStore final : public Store {
  public:
   // Opens or creates the file, switches it to WAL, applies pending migrations (migrator.hpp), and
-  // opens the readers. Errors: corrupt (not an SQLite database, or not a jitcache one: the daemon
-  // sets the file aside), unsupported (written by a newer, incompatible jitcached), io, no_space.
+  // opens the readers. Errors: corrupt (not an SQLite database, not a jitcache one, or it fails
+  // quick_check when asked: the daemon sets the file aside, recovering_store.hpp), unsupported (written by a newer, incompatible jitcached), io, no_space.
   static Result<std::unique_ptr<SqliteStore>> open(const SqliteStoreOptions& options);
 
   // Flushes pending usage as a last effort (logged on failure); the daemon should still call
@@ -88,10 +94,17 @@ class SqliteStore final : public Store {
   Result<void> flush_usage() override;
   void note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) override;
   Result<GcOutcome> collect_garbage() override;
+  // Both in sqlite_store_verify.cpp.
+  Result<std::string> integrity_check() override;
+  Result<VerifyBatch> verify_entries(std::int64_t after_id, unsigned limit) override;
+
+  // What this object counted in memory since it was opened (the parts of Totals not read from the
+  // file), so that RecoveringStore can carry them over to the store that replaces it.
+  Totals session_counters() const;
 
  private:
   SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock,
-              std::uint64_t hot_cache_bytes, EvictionPolicy policy);
+              std::uint64_t hot_cache_bytes, EvictionPolicy policy, int compression_level);
 
   // Both under m_writer_mutex. Eviction writes the usage kept in memory first, so that an entry hit
   // since the last flush is ordered by that hit, and drops the evicted rows' cached images.
@@ -103,7 +116,8 @@ class SqliteStore final : public Store {
   // The row `sql` selects for (id, caller's namespace), its image verified; ?1 is `id`, ?2 the namespace.
   Result<std::optional<StoredImage>> read_verified(const std::string& sql, const proto::Digest256& id,
                                                    const Visibility& who, const std::string& what);
-  void discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
+  // true when this call deleted it (false: already gone or replaced, or the delete failed).
+  bool discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
 
   std::mutex m_writer_mutex;
   SqliteDb m_writer;
@@ -111,6 +125,7 @@ class SqliteStore final : public Store {
   UsageLog m_usage;
   DriverLog m_drivers;
   const EvictionPolicy m_policy;
+  const int m_compression_level;
   std::atomic<std::uint64_t> m_corrupt_entries{0};
   std::atomic<std::uint64_t> m_evictions{0};
   std::atomic<std::uint64_t> m_evicted_bytes{0};

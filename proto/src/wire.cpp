@@ -60,7 +60,7 @@ std::string_view status_name(Status s) {
 }
 
 bool is_implemented_op(Op op) {
-  return op >= Op::hello && op <= Op::gc;
+  return op >= Op::hello && op <= Op::verify;
 }
 
 bool is_known_op(std::uint16_t value) { return value >= 1 && value <= static_cast<std::uint16_t>(Op::verify); }
