@@ -53,7 +53,7 @@ bool compile_corpus(const std::string& dir, const std::string& arch, std::vector
     job.arch = arch;
     job.ptx = read_file(path);
     auto reply = daemon::compile_worker::compile_with_nvjitlink(job);
-    if (reply.status != daemon::compile::ReplyStatus::ok) {
+    if (reply.status != daemon::compile::ReplyStatus::compiled) {
       std::fprintf(stderr, "bench_compression: %s did not compile for %s (nvJitLink result %u)\n",
                    path.c_str(), arch.c_str(), reply.nvjitlink_result);
       return false;

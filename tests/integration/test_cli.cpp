@@ -644,7 +644,7 @@ TEST_CASE("cli: verify reports a clean store with exit 0, and removes and names 
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open((daemon.state_dir() + "/jitcache.db").c_str(), &db) == SQLITE_OK);
     sqlite3_busy_timeout(db, 5000);
-    const std::string sql = "UPDATE blobs SET data = substr(data, 1, 30) || x'0102030405060708' || substr(data, 39)"
+    const std::string sql = "UPDATE blobs SET data = CAST(substr(data, 1, 30) || x'0102030405060708' || substr(data, 39) AS BLOB)"
                             " WHERE entry_id = (SELECT id FROM entries WHERE hex(key_id) = upper('" + damaged + "'))";
     CHECK(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
     CHECK(sqlite3_changes(db) == 1);

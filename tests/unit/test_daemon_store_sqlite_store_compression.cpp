@@ -118,8 +118,8 @@ TEST_CASE("sqlite store compression: a damaged zstd blob is a miss, deleted and 
   const std::string row = "(SELECT id FROM entries WHERE hex(key_id) = upper('" + proto::to_hex(key_id) + "'))";
 
   SECTION("flipped bytes inside the frame") {
-    ExternalDb(dir.db()).exec("UPDATE blobs SET data = substr(data, 1, 40) || x'DEADBEEFDEADBEEF' || "
-                              "substr(data, 49) WHERE entry_id = " + row);
+    ExternalDb(dir.db()).exec("UPDATE blobs SET data = CAST(substr(data, 1, 40) || x'DEADBEEFDEADBEEF' || "
+                              "substr(data, 49) AS BLOB) WHERE entry_id = " + row);
   }
   SECTION("a truncated frame, its stored_size updated to match") {
     ExternalDb external(dir.db());

@@ -65,9 +65,9 @@ TEST_CASE("verify: exactly the damaged entries are removed, counted and reported
     ExternalDb external(dir.db());
     // A raw image with a flipped byte, a zstd frame with garbage inside, a missing image, and a
     // zstd entry whose raw_size lies: four kinds of damage in different pages.
-    external.exec("UPDATE blobs SET data = substr(data, 1, 10) || CASE WHEN substr(data, 11, 1) = x'00' THEN x'01'"
-                  " ELSE x'00' END || substr(data, 12) WHERE entry_id = " + row_of(keys[4]));
-    external.exec("UPDATE blobs SET data = substr(data, 1, 20) || x'FFFFFFFFFFFFFFFF' || substr(data, 29)"
+    external.exec("UPDATE blobs SET data = CAST(substr(data, 1, 10) || CASE WHEN substr(data, 11, 1) = x'00' THEN x'01'"
+                  " ELSE x'00' END || substr(data, 12) AS BLOB) WHERE entry_id = " + row_of(keys[4]));
+    external.exec("UPDATE blobs SET data = CAST(substr(data, 1, 20) || x'FFFFFFFFFFFFFFFF' || substr(data, 29) AS BLOB)"
                   " WHERE entry_id = " + row_of(keys[41]));
     external.exec("DELETE FROM blobs WHERE entry_id = " + row_of(keys[50]));
     external.exec("UPDATE entries SET raw_size = raw_size + 1 WHERE id = " + row_of(keys[77]));
