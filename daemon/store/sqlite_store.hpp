@@ -74,12 +74,17 @@ class SqliteStore final : public Store {
   // flush_usage() itself at shutdown to see the result.
   ~SqliteStore() override;
 
-  // A checksum mismatch, an image of the wrong size or a missing image deletes the entry, counts it
-  // in Totals::corrupt_entries, logs a warning with its key id and returns "not found".
+  // The image is decoded (zstd entries) and checked against the checksum of its raw bytes after the
+  // read transaction ends (verified_image.hpp). A checksum mismatch, a blob of the wrong size, a
+  // frame that does not decode to raw_size bytes or a missing image deletes the entry, counts it in
+  // Totals::corrupt_entries, logs a warning with its key id and returns "not found". The image
+  // returned, and the one the hot image cache keeps, is always the raw one.
   Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) override;
   Result<std::optional<StoredImage>> lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) override;
   Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) override;
-  // Replacing an entry starts it afresh: created_at_ms and last_used_at_ms become now, hits 0.
+  // Compresses the image (compression_level) before taking the writer mutex; stores it raw when that
+  // does not make it smaller. Replacing an entry starts it afresh: created_at_ms and
+  // last_used_at_ms become now, hits 0.
   // When the image would take the store over max_size, usage is written and eviction runs first,
   // in a transaction of its own; an image larger than max_size alone is too_large.
   Result<PutOutcome> put(const PutInput& input) override;
