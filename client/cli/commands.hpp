@@ -26,5 +26,6 @@ Command add_get_command(CLI::App& app);    // command_get.cpp
 Command add_rm_command(CLI::App& app);     // command_rm.cpp
 Command add_warm_command(CLI::App& app);   // command_warm.cpp
 Command add_gc_command(CLI::App& app);     // command_gc.cpp
+Command add_verify_command(CLI::App& app); // command_verify.cpp
 
 }  // namespace jitcache::client::cli

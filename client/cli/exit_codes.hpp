@@ -11,6 +11,7 @@ enum class ExitCode : int {
   unreachable = 3,    // no daemon answered: connect failed, timed out, or the connection closed
   daemon_failed = 4,  // the daemon answered with a refusal or failure, or sent something unusable
   local_io = 5,       // a local file could not be read or written
+  damage_found = 6,   // `jitcache verify`: the database or some entries were damaged (entries removed)
 };
 
 inline int to_int(ExitCode code) { return static_cast<int>(code); }

@@ -10,7 +10,13 @@ namespace {
 
 constexpr std::string_view k_error_counter_prefix = "errors.";
 
-std::string_view codec_name(std::uint8_t codec) { return codec == 0 ? "raw" : "unknown"; }
+std::string_view codec_name(std::uint8_t codec) {
+  switch (codec) {
+    case 0: return "raw";
+    case 1: return "zstd";
+    default: return "unknown";
+  }
+}
 
 }  // namespace
 

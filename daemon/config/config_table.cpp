@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 30> k_config_key_table{{
+const std::array<ConfigKey, 31> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -213,6 +213,13 @@ const std::array<ConfigKey, 30> k_config_key_table{{
        return {};
      },
      [](const Config& c) { return format_size(c.publish_max_image); }},
+    {"compression_level", ValueKind::count,
+     "zstd level (1..19) at which new images are stored; `0` stores them raw. An image that compression would "
+     "not make smaller is stored raw whatever the level, and entries already stored keep their codec. "
+     "Compression runs on the thread serving the PUT or COMPILE, before the writer lock is taken "
+     "(docs/benchmarks.md has the figures behind the default).",
+     [](Config& c, std::string_view v) { return set_count(c.compression_level, v, 0, 19); },
+     [](const Config& c) { return std::to_string(c.compression_level); }},
     {"busy_poll_us", ValueKind::count,
      "Microseconds a worker thread keeps polling its sockets on the CPU after it has run a handler, before it "
      "sleeps. A client sends its request right after connecting, so this spares the worker a second wake-up "

@@ -65,6 +65,10 @@ void Publisher::note_used(const proto::Digest256& fast_key_id) {
 
 void Publisher::row_dropped(std::int64_t row_id) {
   std::lock_guard lock(m_mutex);
+  if (row_id == store::k_every_row) {
+    while (!m_files.empty()) remove_locked(m_files.begin());
+    return;
+  }
   const auto row = m_by_row.find(row_id);
   if (row == m_by_row.end()) return;
   if (const auto file = m_files.find(row->second); file != m_files.end()) remove_locked(file);

@@ -143,6 +143,7 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   // to a pool and back cost two thread wake-ups per LOOKUP, more than the SQLite read itself
   // (docs/benchmarks.md). The accept loop has its own thread, so a slow read never stalls accepting.
   if (lane_for(op) == Lane::writer) co_return co_await run_on(m_context.writer.get_executor(), work);
+  if (lane_for(op) == Lane::maintenance) co_return co_await run_on(m_context.maintenance.get_executor(), work);
   co_return work();
 }
 

@@ -7,6 +7,7 @@
 #include <daemon/publish/publisher.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/stats/compile_stats.hpp>
+#include <daemon/store/verify.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -21,6 +22,7 @@ Lane lane_for(Op op) {
     case Op::remove:
     case Op::report_failure:
     case Op::gc: return Lane::writer;
+    case Op::verify: return Lane::maintenance;
     default: return Lane::worker;
   }
 }
@@ -95,6 +97,7 @@ Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials&
     case Op::report_failure: reply = report_failure(payload, peer); break;
     case Op::gc: reply = gc(payload, peer); break;
     case Op::hit_note: reply = hit_note(payload); break;
+    case Op::verify: reply = verify(payload, peer); break;
     default: {
       const auto number = static_cast<std::uint16_t>(op);
       reply = proto::is_known_op(number)
@@ -120,7 +123,8 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   proto::HelloReply reply;
   reply.version = proto::k_protocol_version;
   reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key |
-                       proto::k_capability_image_fd | proto::k_capability_gc | proto::k_capability_hit_note;
+                       proto::k_capability_image_fd | proto::k_capability_gc | proto::k_capability_verify |
+                       proto::k_capability_hit_note;
   if (m_compile != nullptr) reply.capabilities |= proto::k_capability_compile;
   reply.daemon_version = "jitcached " JITCACHE_VERSION;
   reply.max_frame_bytes = m_max_frame_bytes;
@@ -216,7 +220,8 @@ Reply RequestHandler::stats(proto::Bytes payload) {
                   {"hot_cache_entries", totals->hot_cache_entries},
                   {"max_size", totals->max_size},
                   {"evictions", totals->evictions},
-                  {"evicted_bytes", totals->evicted_bytes}};
+                  {"evicted_bytes", totals->evicted_bytes},
+                  {"store_resets", totals->store_resets}};
   const publish::PublisherStats published = m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{};
   reply.values.emplace_back("published_images", published.published_images);
   reply.values.emplace_back("published_bytes", published.published_bytes);
@@ -279,6 +284,30 @@ Reply RequestHandler::gc(proto::Bytes payload, const PeerCredentials& peer) {
   reply.stale_entries = outcome->stale_entries;
   reply.entries = outcome->entries;
   reply.bytes_stored = outcome->bytes_stored;
+  return ok_payload(reply);
+}
+
+Reply RequestHandler::verify(proto::Bytes payload, const PeerCredentials& peer) {
+  if (auto empty = proto::decode_empty(payload, "VERIFY"); !empty) return failure(empty.error(), "VERIFY");
+  // Rationale: trusted callers only, as GC. It reads every image of every tenant and removes what
+  // fails, which is an operator's check (`jitcache verify`), and one run costs a full read of the
+  // store.
+  if (!visibility_for(peer).trusted) {
+    return error_reply(Status::forbidden, "VERIFY is for root and the daemon's own user only");
+  }
+  spdlog::info("VERIFY started by peer {}", peer.describe());
+  auto report = store::run_verify(m_store, proto::k_max_verify_listed);
+  if (!report) return failure(report.error(), "VERIFY");
+  const auto log = report->integrity == "ok" && report->entries_removed == 0 ? spdlog::level::info : spdlog::level::warn;
+  spdlog::log(log, "VERIFY integrity_check={} checked={} removed={} in {} ms peer {}",
+              report->integrity == "ok" ? "ok" : "FAILED: " + report->integrity, report->entries_checked,
+              report->entries_removed, report->duration.count(), peer.describe());
+  proto::VerifyReply reply;
+  reply.integrity = std::move(report->integrity);
+  reply.entries_checked = report->entries_checked;
+  reply.entries_removed = report->entries_removed;
+  for (const auto& removed : report->removed) reply.removed.push_back({removed.key_id, removed.namespace_id});
+  reply.duration_ms = static_cast<std::uint64_t>(report->duration.count());
   return ok_payload(reply);
 }
 

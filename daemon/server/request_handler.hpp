@@ -32,9 +32,10 @@ struct Reply {
 };
 
 // Where an op's work runs: on the connection's worker thread (reads, which SQLite's WAL lets run in
-// parallel, each worker with its own read connection), or on the one writer thread (PUT, REMOVE,
-// REPORT_FAILURE, GC).
-enum class Lane { worker, writer };
+// parallel, each worker with its own read connection), on the one writer thread (PUT, REMOVE,
+// REPORT_FAILURE, GC), or on the one maintenance thread (VERIFY: long, mostly reads, with short
+// writes of its own; there it holds up neither a worker's other connections nor the PUTs).
+enum class Lane { worker, writer, maintenance };
 Lane lane_for(proto::Op op);
 
 class CompileRequests;
@@ -62,6 +63,7 @@ class RequestHandler {
   Reply stats(proto::Bytes payload);
   Reply list(proto::Bytes payload, const PeerCredentials& peer);
   Reply gc(proto::Bytes payload, const PeerCredentials& peer);
+  Reply verify(proto::Bytes payload, const PeerCredentials& peer);
   Reply remove(proto::Bytes payload, const PeerCredentials& peer);
   Reply report_failure(proto::Bytes payload, const PeerCredentials& peer);
   Reply hit_note(proto::Bytes payload);

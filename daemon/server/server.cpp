@@ -47,10 +47,11 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd,
       m_hooks(std::move(hooks)),
       m_watchdog_timer(m_accept_io),
       m_writer(1),
+      m_maintenance(1),
       // Rationale: as much again as the hot image cache: the images worth a memfd are the ones
       // served often, which are the ones that cache holds.
       m_descriptors(config.hot_cache_size),
-      m_context{config, m_handler, compile, m_counters, m_writer, m_descriptors, {}} {
+      m_context{config, m_handler, compile, m_counters, m_writer, m_maintenance, m_descriptors, {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
   // Only the workers' duplicates hold the socket from here on, so when draining closes them the
   // socket stops listening at once (a connect is refused, not left waiting in the backlog) —
@@ -67,6 +68,7 @@ Server::Worker::Worker(int listen_fd) : guard(boost::asio::make_work_guard(io)),
 
 Server::~Server() {
   m_writer.join();
+  m_maintenance.join();
   if (m_listen_fd >= 0) ::close(m_listen_fd);
 }
 
@@ -258,6 +260,8 @@ int Server::run() {
   for (auto& worker : m_workers) worker->guard.reset();
   for (auto& t : threads) t.join();
   m_writer.join();
+  // A VERIFY in progress runs to its end (it has no cancellation): its reply is simply not sent.
+  m_maintenance.join();
   if (auto flushed = m_store.flush_usage(); !flushed) {
     spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);
   }

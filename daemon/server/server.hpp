@@ -104,6 +104,7 @@ class Server {
   boost::asio::steady_timer m_watchdog_timer;
   std::vector<std::uint64_t> m_heartbeats_seen;
   boost::asio::thread_pool m_writer;
+  boost::asio::thread_pool m_maintenance;  // VERIFY (Lane::maintenance)
   ImageDescriptors m_descriptors;
   ServerContext m_context;
   std::mutex m_connections_mutex;

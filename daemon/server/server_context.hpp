@@ -22,6 +22,7 @@ struct ServerContext {
   CompileRequests* compile;  // null: the daemon cannot compile (COMPILE goes to the handler)
   stats::Counters& counters;
   boost::asio::thread_pool& writer;
+  boost::asio::thread_pool& maintenance;
   ImageDescriptors& descriptors;
   std::atomic<bool> draining{false};
 };

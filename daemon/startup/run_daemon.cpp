@@ -23,6 +23,7 @@
 #include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <jitcache/proto/published_image.hpp>
+#include <daemon/store/recovering_store.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -97,7 +98,9 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   store_options.reader_mmap_bytes = static_cast<std::int64_t>(config.store_mmap_size);
   store_options.max_size_bytes = config.max_size;
   store_options.stale_driver_after = config.stale_driver_after;
-  auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
+  store_options.compression_level = static_cast<int>(config.compression_level);
+  // RecoveringStore: a corrupt database is set aside and replaced, at start and while serving.
+  auto store = must(store::RecoveringStore::open(store_options), "store " + config.database_path());
 
   stats::Counters counters;
   // Before the compile path and the server, which offer it entries, and destroyed after them.

@@ -85,4 +85,23 @@ Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOption
   return db.exec(sql, what);
 }
 
+Result<std::string> run_integrity_pragma(SqliteDb& db, IntegrityPragma which) {
+  const bool quick = which == IntegrityPragma::quick_check;
+  const std::string sql = std::string(quick ? "PRAGMA quick_check(" : "PRAGMA integrity_check(") +
+                          std::to_string(k_max_integrity_lines) + ")";
+  const std::string what = std::string(quick ? "running quick_check on " : "running integrity_check on ") +
+                           db.path().string();
+  auto stmt = db.statement(sql);
+  if (!stmt) return stmt.error();
+  std::string findings;
+  for (;;) {
+    auto row = (*stmt)->step(what);
+    if (!row) return row.error();
+    if (!*row) break;
+    if (!findings.empty()) findings += '\n';
+    findings += (*stmt)->column_text(0);
+  }
+  return findings.empty() ? std::string(k_integrity_ok) : findings;
+}
+
 }  // namespace jitcache::daemon::store

@@ -29,4 +29,13 @@ struct PragmaOptions {
 // thing to notice, and it fails with ErrorCode::corrupt.
 Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOptions& options);
 
+// The two read-only checks of the file (not settings, but PRAGMAs, so they live here too).
+// quick_check at open (O(pages), skips index-to-table cross checks); integrity_check for VERIFY.
+enum class IntegrityPragma { quick_check, integrity_check };
+inline constexpr char k_integrity_ok[] = "ok";
+// "ok", or the first k_max_integrity_lines findings joined by newlines. A database too damaged to
+// run the check at all is an error (corrupt, via sqlite_error).
+inline constexpr int k_max_integrity_lines = 20;
+Result<std::string> run_integrity_pragma(SqliteDb& db, IntegrityPragma which);
+
 }  // namespace jitcache::daemon::store

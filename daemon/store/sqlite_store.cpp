@@ -12,6 +12,7 @@
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/quarantine.hpp>
+#include <daemon/store/verified_image.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -185,11 +186,24 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
   if (options.reader_count == 0) {
     return make_error(ErrorCode::invalid_argument, "the store needs at least one reader connection");
   }
+  if (options.compression_level < 0 || options.compression_level > k_max_compression_level) {
+    return make_error(ErrorCode::invalid_argument, "compression level " + std::to_string(options.compression_level) +
+                                                       " is not within 0.." + std::to_string(k_max_compression_level));
+  }
   const PragmaOptions pragmas{options.busy_timeout, options.cache_size_kib, options.reader_mmap_bytes};
 
   auto writer = SqliteDb::open(options.path, OpenMode::read_write_create);
   if (!writer) return writer.error();
   if (auto r = apply_pragmas(*writer, ConnectionRole::writer, pragmas); !r) return r.error();
+  if (options.quick_check_at_open) {
+    // Before the migrations, which would otherwise be the first to trip over a damaged page.
+    auto verdict = run_integrity_pragma(*writer, IntegrityPragma::quick_check);
+    if (!verdict) return verdict.error();
+    if (*verdict != k_integrity_ok) {
+      return make_error(ErrorCode::corrupt, "the store database " + options.path.string() +
+                                                " fails PRAGMA quick_check: " + *verdict);
+    }
+  }
   if (auto r = migrate(*writer); !r) return r.error();
   if (auto r = backfill_drivers(*writer); !r) return r.error();
 
@@ -207,14 +221,17 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
   auto clock = options.clock ? options.clock : std::function<std::int64_t()>(system_clock_ms);
   const EvictionPolicy policy{options.max_size_bytes, options.stale_driver_after.count()};
   return std::unique_ptr<SqliteStore>(
-      new SqliteStore(std::move(*writer), std::move(readers), std::move(clock), options.hot_cache_bytes, policy));
+      new SqliteStore(std::move(*writer), std::move(readers), std::move(clock), options.hot_cache_bytes, policy,
+                      options.compression_level));
 }
 
 SqliteStore::SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers,
-                         std::function<std::int64_t()> clock, std::uint64_t hot_cache_bytes, EvictionPolicy policy)
+                         std::function<std::int64_t()> clock, std::uint64_t hot_cache_bytes, EvictionPolicy policy,
+                         int compression_level)
     : m_writer(std::move(writer)),
       m_readers(std::move(readers)),
       m_policy(policy),
+      m_compression_level(compression_level),
       m_clock(std::move(clock)),
       m_hot(hot_cache_bytes) {}
 
@@ -270,7 +287,7 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const std::string&
       }
       row = std::move(*read);
     }
-    if (row.info.codec != static_cast<std::uint8_t>(Codec::raw)) {
+    if (!is_known_codec(row.info.codec)) {
       return make_error(ErrorCode::unsupported,
                         what + ": codec " + std::to_string(row.info.codec) + " is unknown to this jitcached");
     }
@@ -285,27 +302,20 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const std::string&
     if (auto r = transaction->commit(what); !r) return r.error();
   }
 
+  // Decompressed and hashed after the read transaction, on no connection: the snapshot is not
+  // held open (holding back WAL checkpoints) while zstd runs.
+  auto checked = verified_image(row.info, std::move(image));
+  if (auto* failure = std::get_if<DecodeFailure>(&checked)) {
+    discard_corrupt_entry(row.id, row.info, failure->reason);
+    return std::optional<StoredImage>();
+  }
   const proto::EntryInfo& info = row.info;
-  if (!image) {
-    discard_corrupt_entry(row.id, info, "its image is missing");
-    return std::optional<StoredImage>();
-  }
-  if (image->size() != info.stored_size || info.raw_size != info.stored_size) {
-    discard_corrupt_entry(row.id, info,
-                          "its image has " + std::to_string(image->size()) + " bytes, the entry says " +
-                              std::to_string(info.stored_size) + " stored and " + std::to_string(info.raw_size) + " raw");
-    return std::optional<StoredImage>();
-  }
-  if (proto::xxh3_128(*image) != info.checksum) {
-    discard_corrupt_entry(row.id, info, "its image fails its XXH3-128 checksum");
-    return std::optional<StoredImage>();
-  }
-  auto verified = std::make_shared<const ImageBuffer>(std::move(*image));
+  auto verified = std::make_shared<const ImageBuffer>(std::move(std::get<ImageBuffer>(checked)));
   m_hot.insert(row.id, info.checksum, verified, ticket);
   return std::optional<StoredImage>(StoredImage{std::move(row.info), std::move(verified), row.id});
 }
 
-void SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason) {
+bool SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason) {
   const std::string entry = describe(info.key_id, info.namespace_id);
   std::lock_guard lock(m_writer_mutex);
   auto stmt = m_writer.statement(k_delete_corrupt_sql);
@@ -319,7 +329,7 @@ void SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo&
   }
   if (!deleted) {
     spdlog::warn("store: corrupt {} ({}) could not be deleted: {}", entry, reason, deleted.error().message);
-    return;
+    return false;
   }
   // Zero changes: another lookup found and deleted it first, or a PUT replaced it; either way it
   // is not counted twice.
@@ -327,7 +337,9 @@ void SqliteStore::discard_corrupt_entry(std::int64_t id, const proto::EntryInfo&
     drop_row(id);
     m_corrupt_entries.fetch_add(1, std::memory_order_relaxed);
     spdlog::warn("store: deleted corrupt {}: {}", entry, reason);
+    return true;
   }
+  return false;
 }
 
 Result<std::optional<StoredImage>> SqliteStore::lookup_prefix(const std::string& prefix, const Visibility& who) {
@@ -350,13 +362,22 @@ Result<std::optional<StoredImage>> SqliteStore::lookup_prefix(const std::string&
 Result<PutOutcome> SqliteStore::put(const PutInput& input) {
   PutOutcome outcome;
   outcome.key_id = proto::key_id(input.key);
+  // The checksum covers the raw image, whatever the codec (docs/entry-format.md).
   const proto::Checksum128 checksum = proto::xxh3_128(input.image);
-  const auto size = static_cast<std::int64_t>(input.image.size());
+  // Rationale: compressed here, before the writer lock, so one PUT's zstd run never makes other
+  // writers wait; only the SQLite writes happen under the lock.
+  const EncodedImage encoded = encode_image(input.image, m_compression_level);
+  const proto::Bytes stored = encoded.codec == Codec::raw
+                                  ? input.image
+                                  : proto::Bytes(encoded.compressed.data(), encoded.compressed.size());
+  const auto raw_size = static_cast<std::int64_t>(input.image.size());
+  const auto stored_size = static_cast<std::int64_t>(stored.size());
   const std::int64_t now = m_clock();
   const std::string what = "storing " + describe(outcome.key_id, input.namespace_id);
-  if (m_policy.max_size_bytes != 0 && input.image.size() > m_policy.max_size_bytes) {
-    return make_error(ErrorCode::too_large, what + ": the image has " + std::to_string(input.image.size()) +
-                                                " bytes, more than the store's max_size of " +
+  // max_size counts stored bytes (eviction.hpp), so the limit is on what the image takes on disk.
+  if (m_policy.max_size_bytes != 0 && stored.size() > m_policy.max_size_bytes) {
+    return make_error(ErrorCode::too_large, what + ": the image takes " + std::to_string(stored.size()) +
+                                                " bytes stored, more than the store's max_size of " +
                                                 std::to_string(m_policy.max_size_bytes));
   }
   m_drivers.record(input.key.driver_api, input.key.driver_build, now);
@@ -365,7 +386,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
   if (m_policy.max_size_bytes != 0) {
     // Rationale: eviction commits before the PUT's own transaction starts, so a PUT that then fails
     // (a full disk) still leaves the store within its limit; the room made is not lost, only early.
-    auto evicted = evict_locked(EvictionRequest{input.image.size(), false});
+    auto evicted = evict_locked(EvictionRequest{stored.size(), false});
     if (!evicted) return evicted.error();
   }
   auto transaction = Transaction::begin(m_writer, TransactionKind::immediate, what);
@@ -394,9 +415,9 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
     s.bind_text(7, input.key.driver_build);
     s.bind_text(8, input.key.options);
     s.bind_text(9, input.producer);
-    s.bind(10, static_cast<std::int64_t>(Codec::raw));
-    s.bind(11, size);
-    s.bind(12, size);  // codec raw: stored as given
+    s.bind(10, static_cast<std::int64_t>(encoded.codec));
+    s.bind(11, raw_size);
+    s.bind(12, stored_size);
     s.bind_blob(13, checksum.bytes);
     s.bind(14, now);
     s.bind(15, now);
@@ -418,7 +439,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
     auto stmt = m_writer.statement(k_store_blob_sql);
     if (!stmt) return stmt.error();
     (*stmt)->bind(1, id);
-    (*stmt)->bind_blob(2, input.image);
+    (*stmt)->bind_blob(2, stored);
     if (auto r = (*stmt)->run(what); !r) return r.error();
   }
   if (auto r = transaction->commit(what); !r) return r.error();
@@ -642,6 +663,20 @@ Result<Totals> SqliteStore::totals() {
   totals.bytes_raw = static_cast<std::uint64_t>((*stmt)->column_int64(1));
   totals.bytes_stored = static_cast<std::uint64_t>((*stmt)->column_int64(2));
   totals.entries_quarantined = static_cast<std::uint64_t>((*stmt)->column_int64(3));
+  const Totals counted = session_counters();
+  totals.corrupt_entries = counted.corrupt_entries;
+  totals.hot_cache_hits = counted.hot_cache_hits;
+  totals.hot_cache_misses = counted.hot_cache_misses;
+  totals.hot_cache_bytes = counted.hot_cache_bytes;
+  totals.hot_cache_entries = counted.hot_cache_entries;
+  totals.max_size = counted.max_size;
+  totals.evictions = counted.evictions;
+  totals.evicted_bytes = counted.evicted_bytes;
+  return totals;
+}
+
+Totals SqliteStore::session_counters() const {
+  Totals totals;
   totals.corrupt_entries = m_corrupt_entries.load(std::memory_order_relaxed);
   const HotImageCacheStats hot = m_hot.stats();
   totals.hot_cache_hits = hot.hits;

@@ -54,6 +54,12 @@ struct SqliteStoreOptions {
   // has asked for within stale_driver_after go first; zero: drivers never go stale.
   std::uint64_t max_size_bytes = 0;
   std::chrono::milliseconds stale_driver_after{0};
+  // zstd level for new images (config key compression_level; image_codec.hpp); 0: store raw.
+  // Entries already stored keep their codec: a store may hold raw and zstd images side by side.
+  int compression_level = 0;
+  // PRAGMA quick_check before anything else is done with the file; a failure is a corrupt error,
+  // which RecoveringStore answers by setting the file aside.
+  bool quick_check_at_open = false;
   // Unix time in milliseconds for created_at_ms and last_used_at_ms; empty: the system clock.
   // Tests inject a fake one.
   std::function<std::int64_t()> clock;
@@ -62,20 +68,25 @@ struct SqliteStoreOptions {
 class SqliteStore final : public Store {
  public:
   // Opens or creates the file, switches it to WAL, applies pending migrations (migrator.hpp), and
-  // opens the readers. Errors: corrupt (not an SQLite database, or not a jitcache one: the daemon
-  // sets the file aside), unsupported (written by a newer, incompatible jitcached), io, no_space.
+  // opens the readers. Errors: corrupt (not an SQLite database, not a jitcache one, or it fails
+  // quick_check when asked: the daemon sets the file aside, recovering_store.hpp), unsupported (written by a newer, incompatible jitcached), io, no_space.
   static Result<std::unique_ptr<SqliteStore>> open(const SqliteStoreOptions& options);
 
   // Flushes pending usage as a last effort (logged on failure); the daemon should still call
   // flush_usage() itself at shutdown to see the result.
   ~SqliteStore() override;
 
-  // A checksum mismatch, an image of the wrong size or a missing image deletes the entry, counts it
-  // in Totals::corrupt_entries, logs a warning with its key id and returns "not found".
+  // The image is decoded (zstd entries) and checked against the checksum of its raw bytes after the
+  // read transaction ends (verified_image.hpp). A checksum mismatch, a blob of the wrong size, a
+  // frame that does not decode to raw_size bytes or a missing image deletes the entry, counts it in
+  // Totals::corrupt_entries, logs a warning with its key id and returns "not found". The image
+  // returned, and the one the hot image cache keeps, is always the raw one.
   Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) override;
   Result<std::optional<StoredImage>> lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) override;
   Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) override;
-  // Replacing an entry starts it afresh: created_at_ms and last_used_at_ms become now, hits 0.
+  // Compresses the image (compression_level) before taking the writer mutex; stores it raw when that
+  // does not make it smaller. Replacing an entry starts it afresh: created_at_ms and
+  // last_used_at_ms become now, hits 0.
   // When the image would take the store over max_size, usage is written and eviction runs first,
   // in a transaction of its own; an image larger than max_size alone is too_large.
   Result<PutOutcome> put(const PutInput& input) override;
@@ -95,9 +106,17 @@ class SqliteStore final : public Store {
   Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override;
   void on_row_dropped(RowDropped listener) override { m_row_dropped = std::move(listener); }
 
+  // Both in sqlite_store_verify.cpp.
+  Result<std::string> integrity_check() override;
+  Result<VerifyBatch> verify_entries(std::int64_t after_id, unsigned limit) override;
+
+  // What this object counted in memory since it was opened (the parts of Totals not read from the
+  // file), so that RecoveringStore can carry them over to the store that replaces it.
+  Totals session_counters() const;
+
  private:
   SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock,
-              std::uint64_t hot_cache_bytes, EvictionPolicy policy);
+              std::uint64_t hot_cache_bytes, EvictionPolicy policy, int compression_level);
 
   // Both under m_writer_mutex. Eviction writes the usage kept in memory first, so that an entry hit
   // since the last flush is ordered by that hit, and drops the evicted rows' cached images.
@@ -109,7 +128,8 @@ class SqliteStore final : public Store {
   // The row `sql` selects for (id, caller's namespace), its image verified; ?1 is `id`, ?2 the namespace.
   Result<std::optional<StoredImage>> read_verified(const std::string& sql, const proto::Digest256& id,
                                                    const Visibility& who, const std::string& what);
-  void discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
+  // true when this call deleted it (false: already gone or replaced, or the delete failed).
+  bool discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
   // Under m_writer_mutex, after the commit that replaced or deleted the row: drops its cached image
   // and tells the RowDropped listener.
   void drop_row(std::int64_t id);
@@ -123,6 +143,7 @@ class SqliteStore final : public Store {
   UsageLog m_usage;
   DriverLog m_drivers;
   const EvictionPolicy m_policy;
+  const int m_compression_level;
   std::atomic<std::uint64_t> m_corrupt_entries{0};
   std::atomic<std::uint64_t> m_evictions{0};
   std::atomic<std::uint64_t> m_evicted_bytes{0};

@@ -19,6 +19,7 @@
 #include <jitcache/proto/result.hpp>
 
 #include <daemon/store/image_buffer.hpp>
+#include <daemon/store/image_codec.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -33,15 +34,13 @@ struct Visibility {
   bool trusted = false;
 };
 
-// Image codecs as stored in entries.codec. Persisted: never renumber.
-enum class Codec : std::uint8_t { raw = 0 };
-
 struct PutInput {
   proto::KeyFields key;            // already validated by the caller (proto::validate_key)
   std::uint32_t namespace_id = k_shared_namespace;
   std::string producer;
   std::uint64_t compile_time_us = 0;
   proto::Bytes image;              // raw image bytes; must stay valid for the duration of put()
+                                   // (the store compresses them itself: image_codec.hpp)
   // The writer's XXH3-128 of the source (PUT's content_fast): indexes the entry for lookup_fast().
   // Absent: a replaced entry keeps the one it had (same key id, so the same source).
   std::optional<proto::Checksum128> content_fast;
@@ -66,6 +65,9 @@ struct StoredImage {
 // A row id names one (key id, namespace) at a time; whoever keeps copies of entries by row id (the
 // published images, daemon/publish/) drops them here.
 using RowDropped = std::function<void(std::int64_t row_id)>;
+// Told instead of a row id when every row is gone at once: a corrupt database was set aside and
+// replaced by an empty one (RecoveringStore), so row ids start again and name other entries.
+inline constexpr std::int64_t k_every_row = -1;
 
 struct ListQuery {
   std::string arch;                 // empty: any
@@ -101,6 +103,9 @@ struct Totals {
   std::uint64_t max_size = 0;  // 0: no limit
   std::uint64_t evictions = 0;
   std::uint64_t evicted_bytes = 0;  // stored bytes
+  // Times the database was found corrupt while the daemon ran, set aside and replaced by an empty
+  // one (recovering_store.hpp); the counters above then carry on across the new database.
+  std::uint64_t store_resets = 0;
 };
 
 // What a GC removed, and the store afterwards.
@@ -110,6 +115,20 @@ struct GcOutcome {
   std::uint64_t stale_entries = 0;  // of the evicted, those of a driver no client asks for any more
   std::uint64_t entries = 0;        // left
   std::uint64_t bytes_stored = 0;   // left
+};
+
+// One page of a full check of the stored images (VERIFY, verify.hpp): entries with id > after_id in
+// id order, each image decoded and checked against its checksum; a bad one is deleted, counted in
+// Totals::corrupt_entries and logged, as a lookup would.
+struct RemovedEntry {
+  proto::Digest256 key_id;
+  std::uint32_t namespace_id = k_shared_namespace;
+};
+struct VerifyBatch {
+  std::uint64_t checked = 0;
+  std::vector<RemovedEntry> removed;
+  std::int64_t last_id = 0;  // pass as after_id for the next page
+  bool done = false;         // no entries after last_id
 };
 
 // A client's word that an image it was served failed to load (REPORT_FAILURE).
@@ -176,6 +195,12 @@ class Store {
   // Installs the one listener of dropped rows (RowDropped). Call before the store is shared
   // between threads.
   virtual void on_row_dropped(RowDropped listener) = 0;
+
+  // PRAGMA integrity_check on one read connection: "ok", or its first findings, one per line. It
+  // reads the whole file; lookups keep going on the other connections meanwhile.
+  virtual Result<std::string> integrity_check() = 0;
+  // See VerifyBatch. Reads on a read connection; each deletion is a short write of its own.
+  virtual Result<VerifyBatch> verify_entries(std::int64_t after_id, unsigned limit) = 0;
 };
 
 }  // namespace jitcache::daemon::store

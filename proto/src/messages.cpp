@@ -529,6 +529,48 @@ Result<GcReply> decode_gc_reply(Bytes payload) {
   return finish(r, std::move(m), "GC reply");
 }
 
+// ---- VERIFY
+
+Payload encode(const VerifyReply& m) {
+  return encode_with(m, [](ByteWriter& w, const VerifyReply& v) {
+    w.str16(cut(v.integrity, k_max_integrity_text_length));
+    w.u64(v.entries_checked);
+    w.u64(v.entries_removed);
+    const std::size_t listed = std::min<std::size_t>(v.removed.size(), k_max_verify_listed);
+    w.u32(static_cast<std::uint32_t>(listed));
+    for (std::size_t i = 0; i < listed; ++i) {
+      w.digest(v.removed[i].key_id);
+      w.u32(v.removed[i].namespace_id);
+    }
+    w.u64(v.duration_ms);
+  });
+}
+
+Result<VerifyReply> decode_verify_reply(Bytes payload) {
+  ByteReader r(payload);
+  VerifyReply m;
+  JC_READ(integrity, r.str16("integrity", k_max_integrity_text_length));
+  JC_READ(checked, r.u64("entries_checked"));
+  JC_READ(removed, r.u64("entries_removed"));
+  JC_READ(listed, r.u32("removed_count"));
+  if (listed > k_max_verify_listed || listed > removed) {
+    return make_error(ErrorCode::invalid_argument, "VERIFY reply lists " + std::to_string(listed) +
+                                                       " removed entries (at most " +
+                                                       std::to_string(k_max_verify_listed) + " and entries_removed)");
+  }
+  for (std::uint32_t i = 0; i < listed; ++i) {
+    JC_READ(key_id, r.digest("key_id"));
+    JC_READ(namespace_id, r.u32("namespace"));
+    m.removed.push_back(VerifiedRemoval{key_id, namespace_id});
+  }
+  JC_READ(duration_ms, r.u64("duration_ms"));
+  m.integrity = integrity;
+  m.entries_checked = checked;
+  m.entries_removed = removed;
+  m.duration_ms = duration_ms;
+  return finish(r, std::move(m), "VERIFY reply");
+}
+
 // ---- REPORT_FAILURE
 
 std::string_view failure_stage_name(FailureStage stage) {

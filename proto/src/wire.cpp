@@ -61,7 +61,7 @@ std::string_view status_name(Status s) {
 }
 
 bool is_implemented_op(Op op) {
-  return (op >= Op::hello && op <= Op::gc) || op == Op::hit_note;
+  return op >= Op::hello && op <= Op::hit_note;
 }
 
 bool is_known_op(std::uint16_t value) { return value >= 1 && value <= static_cast<std::uint16_t>(Op::hit_note); }

@@ -50,6 +50,18 @@ KeyFields sample_key() {
   return key;
 }
 
+// Two removals and an integrity finding: the list and the str16 both have content to mutate.
+VerifyReply verify_reply_with_removals() {
+  VerifyReply m;
+  m.integrity = "*** in database main ***\nPage 7: btreeInitPage() returns error code 11";
+  m.entries_checked = 1000;
+  m.entries_removed = 2;
+  m.removed = {VerifiedRemoval{sha256(as_bytes("a")), 0},
+               VerifiedRemoval{sha256(as_bytes("b")), 1000}};
+  m.duration_ms = 340;
+  return m;
+}
+
 EntryInfo sample_entry(std::uint32_t namespace_id) {
   EntryInfo e;
   e.key = sample_key();
@@ -180,6 +192,9 @@ std::vector<SeedMessage> seed_messages() {
       {"stats_request", Op::stats, {}},
       {"gc_request", Op::gc, {}},
       {"gc_reply", Op::gc, encode(GcReply{3, 4096, 1, 97, 1 << 20})},
+      {"verify_request", Op::verify, {}},
+      {"verify_reply_clean", Op::verify, encode(VerifyReply{"ok", 97, 0, {}, 12})},
+      {"verify_reply_removed", Op::verify, encode(verify_reply_with_removals())},
       {"list_request_all", Op::list, encode(list_all)},
       {"list_request_filtered", Op::list, encode(list_filtered)},
       {"list_request_at_limits", Op::list, encode(list_at_limits)},

@@ -68,6 +68,14 @@ inline bool same(const ListReply& a, const ListReply& b) {
          std::equal(a.entries.begin(), a.entries.end(), b.entries.begin(), b.entries.end(),
                     [](const EntryInfo& x, const EntryInfo& y) { return same(x, y); });
 }
+inline bool same(const VerifyReply& a, const VerifyReply& b) {
+  return a.integrity == b.integrity && a.entries_checked == b.entries_checked &&
+         a.entries_removed == b.entries_removed && a.duration_ms == b.duration_ms &&
+         std::equal(a.removed.begin(), a.removed.end(), b.removed.begin(), b.removed.end(),
+                    [](const VerifiedRemoval& x, const VerifiedRemoval& y) {
+                      return x.key_id == y.key_id && x.namespace_id == y.namespace_id;
+                    });
+}
 inline bool same(const RemoveRequest& a, const RemoveRequest& b) { return a.key_id_prefix == b.key_id_prefix; }
 inline bool same(const RemoveReply& a, const RemoveReply& b) { return a.removed == b.removed; }
 inline bool same(const ReportFailureRequest& a, const ReportFailureRequest& b) {
@@ -132,6 +140,7 @@ inline void check_request_decoder(Op op, Bytes payload) {
     case Op::ping:
     case Op::stats:
     case Op::gc:
+    case Op::verify:
       if (auto r = decode_empty(payload, op_name(op)); !r) check_decode_error(r.error());
       return;
     case Op::lookup:
@@ -168,6 +177,7 @@ inline void check_request_decoder(Op op, Bytes payload) {
 inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_hello_reply, k_encode);
   check_round_trip(payload, decode_gc_reply, k_encode);
+  check_round_trip(payload, decode_verify_reply, k_encode);
   check_round_trip(
       payload, decode_lookup_reply,
       [](const LookupReply& m) {

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -616,4 +617,55 @@ TEST_CASE("cli: ls --stale lists the entries of drivers no client asks for, and 
   const Json left = parse_json(run_cli({"--json", "ls"}, socket));
   REQUIRE(left.size() == 1);
   CHECK(left[0].at("driver_build") == "590.10");
+}
+
+TEST_CASE("cli: verify reports a clean store with exit 0, and removes and names a damaged entry with exit 6") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string socket = daemon.socket_path();
+  auto client = daemon.client();
+  std::vector<std::uint8_t> compressible(200'000);
+  for (std::size_t i = 0; i < compressible.size(); ++i) compressible[i] = static_cast<std::uint8_t>(i % 64 < 8 ? i : 0);
+  REQUIRE(client.put(testing::sample_put(1, testing::sample_image(1, 50'000))));
+  REQUIRE(client.put(testing::sample_put(2, compressible)));
+  REQUIRE(client.put(testing::sample_put(3, compressible)));
+
+  const CliRun clean = run_cli({"verify"}, socket);
+  INFO(clean.out << clean.err);
+  REQUIRE(clean.status == 0);
+  CHECK(clean.out.find("integrity_check: ok\n") == 0);
+  CHECK(clean.out.find("checked 3 entries") != std::string::npos);
+  CHECK(clean.out.find("removed 0 damaged") != std::string::npos);
+
+  // Damage one compressed image from outside, as a failing disk would.
+  const std::string damaged = proto::to_hex(proto::key_id(testing::sample_key(2)));
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open((daemon.state_dir() + "/jitcache.db").c_str(), &db) == SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    const std::string sql = "UPDATE blobs SET data = CAST(substr(data, 1, 30) || x'0102030405060708' || substr(data, 39) AS BLOB)"
+                            " WHERE entry_id = (SELECT id FROM entries WHERE hex(key_id) = upper('" + damaged + "'))";
+    CHECK(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    CHECK(sqlite3_changes(db) == 1);
+    sqlite3_close(db);
+  }
+
+  const CliRun found = run_cli({"--json", "verify"}, socket);
+  INFO(found.out << found.err);
+  CHECK(found.status == 6);
+  const Json report = Json::parse(found.out);
+  CHECK(report.at("integrity_check") == "ok");
+  CHECK(report.at("entries_checked") == 3);
+  CHECK(report.at("entries_removed") == 1);
+  REQUIRE(report.at("removed").size() == 1);
+  CHECK(report.at("removed")[0].at("key_id") == damaged);
+  CHECK(report.at("damage_found") == true);
+
+  const CliRun after = run_cli({"verify"}, socket);
+  CHECK(after.status == 0);
+  CHECK(after.out.find("checked 2 entries") != std::string::npos);
+  auto gone = client.lookup(testing::sample_key(2));
+  REQUIRE(gone);
+  CHECK_FALSE(gone->has_value());
 }

@@ -1,11 +1,13 @@
 // A look at a store's database file from outside the daemon, for fault tests: PRAGMA quick_check,
 // and every entry's image hashed against its entries.checksum, read through a connection of the
 // test's own (read-only, so it works beside a running daemon: WAL readers never block the writer).
-// Header-only because it needs SQLite, which the support library does not link. Thread safety: a
+// Header-only because it needs SQLite and zstd, which the support library does not link (tests that
+// include it link the daemon's core, which brings both). Thread safety: a
 // free function; each call opens and closes its own connection.
 #pragma once
 
 #include <sqlite3.h>
+#include <zstd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -21,7 +23,7 @@ struct StoreFileCheck {
   std::string open_error;    // empty when the file opened
   std::string quick_check;   // "ok", or what quick_check reported (its rows joined by "; ")
   std::uint64_t entries = 0;
-  std::uint64_t images_hashed = 0;          // codec raw: hashed and compared with entries.checksum
+  std::uint64_t images_hashed = 0;          // raw, or zstd decoded here: hashed and compared with entries.checksum
   std::uint64_t images_other_codec = 0;     // a codec this check cannot decode (left to LOOKUP)
   std::vector<std::string> bad;             // "<key id hex>: why", one per entry that fails
   std::map<std::string, std::uint64_t> raw_size_by_key;  // key id hex (namespace 0 only) → raw_size
@@ -82,13 +84,27 @@ inline StoreFileCheck check_store_file(const std::string& path) {
                         std::to_string(stored_size));
       continue;
     }
-    if (codec != 0) {
+    if (codec != 0 && codec != 1) {
       ++out.images_other_codec;
       continue;
     }
     ++out.images_hashed;
-    const auto sum = proto::xxh3_128(proto::Bytes(data, static_cast<std::size_t>(data_size)));
-    if (raw_size != stored_size || checksum_size != 16 || std::memcmp(sum.bytes.data(), checksum, 16) != 0) {
+    // Decoded with libzstd directly, not the daemon's codec, so the check does not trust the code
+    // it checks.
+    std::vector<std::uint8_t> decoded;
+    proto::Bytes raw(data, static_cast<std::size_t>(data_size));
+    if (codec == 1) {
+      decoded.resize(static_cast<std::size_t>(raw_size));
+      const std::size_t n = ZSTD_decompress(decoded.data(), decoded.size(), data, static_cast<std::size_t>(data_size));
+      if (ZSTD_isError(n) || n != decoded.size()) {
+        out.bad.push_back(key_hex + ": zstd image does not decode to raw_size bytes");
+        continue;
+      }
+      raw = proto::Bytes(decoded);
+    }
+    const auto sum = proto::xxh3_128(raw);
+    if (static_cast<std::int64_t>(raw.size()) != raw_size || checksum_size != 16 ||
+        std::memcmp(sum.bytes.data(), checksum, 16) != 0) {
       out.bad.push_back(key_hex + ": image does not match its checksum");
     }
   }

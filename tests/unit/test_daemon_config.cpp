@@ -103,3 +103,15 @@ TEST_CASE("units: durations accept ms, s, m, h, d and a bare number of seconds")
   CHECK(format_duration(std::chrono::minutes(5)) == "5m");
   CHECK(format_duration(std::chrono::milliseconds(1500)) == "1500ms");
 }
+
+TEST_CASE("config file: compression_level is 3 by default, 0 stores raw, and levels above 19 are refused") {
+  Config config;
+  CHECK(config.compression_level == 3);
+  apply_config_file_text(config, "compression_level = 0\n", "a.toml");
+  CHECK(config.compression_level == 0);
+  apply_config_file_text(config, "compression_level = 19\n", "b.toml");
+  CHECK(config.compression_level == 19);
+  CHECK_THROWS_WITH(apply_config_file_text(config, "compression_level = 20\n", "c.toml"),
+                    Catch::Contains("c.toml:1") && Catch::Contains("0..19"));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "compression_level = -1\n", "d.toml"), Catch::Contains("d.toml:1"));
+}

@@ -336,3 +336,41 @@ TEST_CASE("request handler: HELLO announces HIT_NOTE (capability bit 8) and leav
   CHECK(proto::k_capability_hit_note == (1ull << 8));
   CHECK((hello->capabilities & (1ull << 4)) == 0);
 }
+
+TEST_CASE("request handler: VERIFY runs on the maintenance lane, HELLO announces bit 7, and only trusted callers may run it") {
+  CHECK(daemon::server::lane_for(Op::verify) == daemon::server::Lane::maintenance);
+  Fixture f;
+  Reply hello = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.untrusted);
+  REQUIRE(hello.status == Status::ok);
+  auto decoded = proto::decode_hello_reply(proto::Bytes(hello.payload));
+  REQUIRE(decoded.ok());
+  CHECK((decoded->capabilities & proto::k_capability_verify) == (1ull << 7));
+  CHECK((decoded->capabilities & (1ull << 4)) == 0);  // never used: a persisted number
+
+  const auto image = testing::sample_image(1, 3000);
+  const auto damaged = testing::sample_image(2, 3000);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.trusted).status == Status::ok);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(2, damaged)), f.trusted).status == Status::ok);
+  const proto::Digest256 damaged_id = proto::key_id(testing::sample_key(2));
+  f.column("UPDATE blobs SET data = zeroblob(length(data)) WHERE entry_id = (SELECT id FROM entries WHERE "
+           "hex(key_id) = upper('" + proto::to_hex(damaged_id) + "'))");
+
+  Reply refused = f.call(Op::verify, {}, f.untrusted);
+  CHECK(refused.status == Status::forbidden);
+  CHECK_THAT(message_of(refused), Catch::Contains("VERIFY"));
+  CHECK(f.stat("entries") == 2);  // refused before anything was checked or removed
+
+  Reply verify = f.call(Op::verify, {}, f.trusted);
+  REQUIRE(verify.status == Status::ok);
+  auto report = proto::decode_verify_reply(proto::Bytes(verify.payload));
+  REQUIRE(report.ok());
+  CHECK(report->integrity == "ok");
+  CHECK(report->entries_checked == 2);
+  CHECK(report->entries_removed == 1);
+  REQUIRE(report->removed.size() == 1);
+  CHECK(report->removed[0].key_id == damaged_id);
+  CHECK(f.stat("entries") == 1);
+  CHECK(f.stat("corrupt_entries") == 1);
+  CHECK(f.stat("store_resets") == 0);
+  CHECK(f.call(Op::verify, proto::Payload{1}, f.trusted).status == Status::bad_request);
+}

@@ -953,3 +953,47 @@ TEST_CASE("messages: HIT_NOTE carries one fast key, and nothing else is accepted
   CHECK_FALSE(decode_hit_note_request(Bytes(payload).first(payload.size() - 1)));
   CHECK_FALSE(decode_hit_note_request({}));
 }
+
+TEST_CASE("messages: a VERIFY reply encodes as integrity, checked, removed, the listed key ids, then duration") {
+  VerifyReply m;
+  m.integrity = "ok";
+  m.entries_checked = 7;
+  m.entries_removed = 2;
+  m.removed = {VerifiedRemoval{sha256(as_bytes("a")), 0}, VerifiedRemoval{sha256(as_bytes("b")), 1000}};
+  m.duration_ms = 12;
+  const Payload out = encode(m);
+  CHECK(out.size() == 2 + 2 + 8 + 8 + 4 + 2 * (32 + 4) + 8);
+  CHECK(out[0] == 2);  // str16 length, little-endian
+  CHECK(out[2] == 'o');
+  auto decoded = decode_verify_reply(out);
+  REQUIRE(decoded.ok());
+  CHECK(decoded->integrity == "ok");
+  CHECK(decoded->entries_checked == 7);
+  CHECK(decoded->entries_removed == 2);
+  REQUIRE(decoded->removed.size() == 2);
+  CHECK(decoded->removed[1].key_id == sha256(as_bytes("b")));
+  CHECK(decoded->removed[1].namespace_id == 1000);
+  CHECK(decoded->duration_ms == 12);
+}
+
+TEST_CASE("messages: a VERIFY reply listing more removals than it counts or than the limit is refused") {
+  auto reply_listing = [](std::uint64_t removed, std::uint32_t listed) {
+    Payload out;
+    ByteWriter w(out);
+    w.str16("ok");
+    w.u64(10);
+    w.u64(removed);
+    w.u32(listed);
+    return out;
+  };
+  require_error(decode_verify_reply(reply_listing(1, 2)), ErrorCode::invalid_argument, "removed");
+  require_error(decode_verify_reply(reply_listing(1000, k_max_verify_listed + 1)), ErrorCode::invalid_argument,
+                "removed");
+  // The encoder lists at most k_max_verify_listed, whatever it is given.
+  VerifyReply many;
+  many.entries_removed = 500;
+  many.removed.resize(500);
+  auto decoded = decode_verify_reply(encode(many));
+  REQUIRE(decoded.ok());
+  CHECK(decoded->removed.size() == k_max_verify_listed);
+}

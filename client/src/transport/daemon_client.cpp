@@ -236,6 +236,13 @@ Result<proto::GcReply> DaemonClient::gc() {
   return proto::decode_gc_reply(Bytes(reply->payload));
 }
 
+Result<proto::VerifyReply> DaemonClient::verify(std::chrono::milliseconds timeout) {
+  auto reply = m_connection.call(Op::verify, {}, {}, {}, 0, timeout);
+  if (!reply) return reply.error();
+  if (reply->header.status != Status::ok) return status_error(*reply);
+  return proto::decode_verify_reply(Bytes(reply->payload));
+}
+
 Result<std::optional<proto::ReportFailureReply>> DaemonClient::report_failure(
     const proto::ReportFailureRequest& request) {
   auto reply = ok_reply(Op::report_failure, proto::encode(request));

@@ -66,6 +66,9 @@ class DaemonClient {
   // GC: eviction now. Send it only to a daemon whose HELLO set proto::k_capability_gc. The daemon
   // answers an untrusted caller `forbidden` (Error::reply_status; ErrorCode::unsupported).
   Result<proto::GcReply> gc();
+  // VERIFY: a full check of the store, waiting up to `timeout` (it reads every image). Send it only
+  // to a daemon whose HELLO set proto::k_capability_verify; untrusted callers get `forbidden`.
+  Result<proto::VerifyReply> verify(std::chrono::milliseconds timeout);
   // Tells the daemon that an image it served failed to load, so it quarantines the entry for every
   // client. Send it only to a daemon whose HELLO set proto::k_capability_report_failure.
   Result<std::optional<proto::ReportFailureReply>> report_failure(const proto::ReportFailureRequest& request);

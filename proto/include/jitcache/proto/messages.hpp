@@ -30,6 +30,8 @@ inline constexpr std::size_t k_min_key_id_prefix_length = 8;
 inline constexpr std::uint32_t k_max_list_limit = 1000;
 inline constexpr std::uint32_t k_max_stats_count = 4096;
 inline constexpr std::size_t k_max_failure_detail_length = 1024;
+inline constexpr std::size_t k_max_integrity_text_length = 1024;
+inline constexpr std::uint32_t k_max_verify_listed = 100;
 
 using Payload = std::vector<std::uint8_t>;
 
@@ -137,6 +139,19 @@ struct GcReply {
   std::uint64_t bytes_stored = 0;   // left in the store
 };
 
+// VERIFY (request: empty). Trusted callers only.
+struct VerifiedRemoval {
+  Digest256 key_id;
+  std::uint32_t namespace_id = 0;
+};
+struct VerifyReply {
+  std::string integrity;  // PRAGMA integrity_check: "ok", or its findings (cut to 1024 bytes)
+  std::uint64_t entries_checked = 0;
+  std::uint64_t entries_removed = 0;
+  std::vector<VerifiedRemoval> removed;  // the first k_max_verify_listed of entries_removed
+  std::uint64_t duration_ms = 0;
+};
+
 struct RemoveRequest {
   std::string key_id_prefix;
 };
@@ -194,6 +209,7 @@ Payload encode(const ListReply& m);
 Payload encode(const RemoveRequest& m);
 Payload encode(const RemoveReply& m);
 Payload encode(const GcReply& m);
+Payload encode(const VerifyReply& m);
 Payload encode(const ReportFailureRequest& m);
 Payload encode(const ReportFailureReply& m);
 Payload encode(const HitNoteRequest& m);
@@ -223,6 +239,8 @@ Result<ListReply> decode_list_reply(Bytes payload);
 Result<RemoveRequest> decode_remove_request(Bytes payload);
 Result<RemoveReply> decode_remove_reply(Bytes payload);
 Result<GcReply> decode_gc_reply(Bytes payload);
+// Refuses a list longer than k_max_verify_listed or than entries_removed.
+Result<VerifyReply> decode_verify_reply(Bytes payload);
 // Refuses a stage outside 1..4, a cu_result of 0 and a detail over its limit.
 Result<ReportFailureRequest> decode_report_failure_request(Bytes payload);
 // Refuses an outcome other than 0 or 1.

@@ -31,7 +31,7 @@ enum class Op : std::uint16_t {
   compile = 8,         // needs k_capability_compile
   report_failure = 9,
   gc = 10,             // needs k_capability_gc; trusted callers only
-  verify = 11,         // reserved
+  verify = 11,         // needs k_capability_verify; trusted callers only
   hit_note = 12,       // needs k_capability_hit_note: a hit served from a published file
 };
 
@@ -58,12 +58,15 @@ inline constexpr std::uint64_t k_capability_compile = 1ull << 1;
 inline constexpr std::uint64_t k_capability_report_failure = 1ull << 2;
 // GC (op 10) and LIST's trailing stale_only.
 inline constexpr std::uint64_t k_capability_gc = 1ull << 3;
+// Bit 4 was announced for VERIFY before VERIFY existed and is never used (a persisted number).
 // LOOKUP selector 2 (by fast key) and PUT's trailing content_fast.
 inline constexpr std::uint64_t k_capability_fast_key = 1ull << 5;
 // The header flag k_flag_image_fd: images handed over as a sealed file descriptor.
 inline constexpr std::uint64_t k_capability_image_fd = 1ull << 6;
+// VERIFY (op 11).
+inline constexpr std::uint64_t k_capability_verify = 1ull << 7;
 // HIT_NOTE (op 12), and the published directory beside the socket (PROTOCOL.md §8). Bit 4 is
-// left unused and bit 7 is taken by VERIFY.
+// left unused.
 inline constexpr std::uint64_t k_capability_hit_note = 1ull << 8;
 
 // Header flags (PROTOCOL.md §2). Persisted: never reused. In a request, k_flag_image_fd says "I
@@ -74,7 +77,7 @@ inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd;
 
 std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside the table
 std::string_view status_name(Status s);   // "not_found"; "unknown" outside the table
-bool is_implemented_op(Op op);            // v1 implements HELLO..GC and HIT_NOTE; VERIFY is reserved
+bool is_implemented_op(Op op);            // v1 implements HELLO..HIT_NOTE
 bool is_known_op(std::uint16_t value);    // numbered in the table, implemented or reserved
 
 struct FrameHeader {

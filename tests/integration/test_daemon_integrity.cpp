@@ -1,0 +1,121 @@
+// The real jitcached and a damaged database (design §5 "Integrity"): a file that fails quick_check at
+// start, or that SQLite finds corrupt while the daemon serves, is moved aside under a time-stamped
+// name and replaced by an empty store; the daemon keeps answering and counts store_resets.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "daemon_process.hpp"
+#include "daemon_stats.hpp"
+#include "sample_entries.hpp"
+#include "temp_dir.hpp"
+
+using namespace jitcache;
+using testing::DaemonOptions;
+using testing::DaemonProcess;
+using testing::TempDir;
+using testing::stat_value;
+
+namespace {
+
+constexpr std::uintmax_t k_page_size = 16384;  // the store's page size (daemon/store/pragmas.cpp)
+
+std::filesystem::path database_of(const DaemonProcess& daemon) {
+  return std::filesystem::path(daemon.state_dir()) / "jitcache.db";
+}
+
+// Garbage over every page but the first, which holds the header and the schema.
+void overwrite_pages_after_the_first(const std::filesystem::path& db) {
+  const auto size = std::filesystem::file_size(db);
+  REQUIRE(size > 2 * k_page_size);
+  std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>(k_page_size));
+  for (std::uintmax_t i = k_page_size; i < size; ++i) file.put(static_cast<char>(0x5A ^ (i * 13)));
+  REQUIRE(file.good());
+}
+
+std::vector<std::string> moved_aside(const DaemonProcess& daemon) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(daemon.state_dir())) {
+    const std::string name = entry.path().filename().string();
+    if (std::regex_match(name, std::regex(R"(jitcache\.db\.corrupt-\d{8}T\d{6}Z)"))) names.push_back(name);
+  }
+  return names;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Entries of a few pages' worth, then a clean stop, so that everything is in the main file.
+void fill_and_stop(DaemonProcess& daemon, int count) {
+  daemon.start();
+  auto client = daemon.client();
+  for (int i = 0; i < count; ++i) REQUIRE(client.put(testing::sample_put(i, testing::sample_image(i, 30'000))));
+  REQUIRE(daemon.stop() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("daemon integrity: a database that fails quick_check at start is moved aside and the daemon serves") {
+  TempDir dir;
+  // error: the reset is logged at that level.
+  DaemonProcess daemon(dir, DaemonOptions{{}, {}, "error"});
+  fill_and_stop(daemon, 20);
+  overwrite_pages_after_the_first(database_of(daemon));
+
+  daemon.start();
+  const auto names = moved_aside(daemon);
+  REQUIRE(names.size() == 1);
+  const std::string log = read_all(daemon.log_path());
+  CHECK(log.find("moved aside to") != std::string::npos);
+  CHECK(log.find(names[0]) != std::string::npos);
+
+  auto client = daemon.client();
+  CHECK(stat_value(client, "entries") == 0);
+  auto miss = client.lookup(testing::sample_key(3));
+  REQUIRE(miss);
+  CHECK_FALSE(miss->has_value());
+  const auto image = testing::sample_image(100, 5000);
+  REQUIRE(client.put(testing::sample_put(100, image)));
+  auto hit = client.lookup(testing::sample_key(100));
+  REQUIRE(hit);
+  REQUIRE(hit->has_value());
+  CHECK((*hit)->image == image);
+  // quick_check passing is no reset of a running store.
+  CHECK(stat_value(client, "store_resets") == 0);
+  REQUIRE(daemon.stop() == 0);
+}
+
+TEST_CASE("daemon integrity: corruption found while serving resets the store without the daemon exiting") {
+  TempDir dir;
+  // No hot image cache, so the LOOKUP below reads the damaged file.
+  DaemonProcess daemon(dir, DaemonOptions{{"--hot-cache-size", "0"}, {}, "error"});
+  fill_and_stop(daemon, 40);
+  daemon.start();  // quick_check passes: the file is still healthy
+  REQUIRE(moved_aside(daemon).empty());
+  overwrite_pages_after_the_first(database_of(daemon));
+
+  auto client = daemon.client();
+  // The request that hits the damage fails (internal); its connection and the daemon live on.
+  auto failed = client.lookup(testing::sample_key(7));
+  CHECK_FALSE(failed.ok());
+  REQUIRE(daemon.running());
+  CHECK(moved_aside(daemon).size() == 1);
+
+  auto again = daemon.client();
+  CHECK(stat_value(again, "store_resets") == 1);
+  CHECK(stat_value(again, "entries") == 0);
+  const auto image = testing::sample_image(200, 8000);
+  REQUIRE(again.put(testing::sample_put(200, image)));
+  auto hit = again.lookup(testing::sample_key(200));
+  REQUIRE(hit);
+  REQUIRE(hit->has_value());
+  CHECK((*hit)->image == image);
+  REQUIRE(daemon.stop() == 0);
+}

@@ -1,0 +1,192 @@
+// RecoveringStore (daemon/store/recovering_store.hpp): a corrupt database, found at open or while
+// serving, is set aside under a time-stamped name and replaced by an empty store.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store_dir.hpp"
+#include "store_fixtures.hpp"
+#include <daemon/store/recovering_store.hpp>
+#include <daemon/store/set_aside.hpp>
+
+namespace {
+
+using namespace jitcache;
+using namespace jitcache::testing;
+using daemon::store::RecoveringStore;
+
+constexpr std::size_t k_page_size = 16384;  // pragmas.cpp
+
+SqliteStoreOptions options_for(const StoreDir& dir) {
+  SqliteStoreOptions options;
+  options.path = dir.db();
+  options.hot_cache_bytes = 0;  // every lookup reads the file
+  return options;
+}
+
+std::unique_ptr<RecoveringStore> open_recovering(const StoreDir& dir) {
+  auto store = RecoveringStore::open(options_for(dir));
+  INFO((store ? std::string() : store.error().message));
+  REQUIRE(store.ok());
+  return std::move(*store);
+}
+
+// A closed store file with `count` entries; returns their key ids.
+std::vector<proto::Digest256> fill(const StoreDir& dir, int count) {
+  std::vector<proto::Digest256> keys;
+  auto store = open_store(options_for(dir));
+  for (int i = 0; i < count; ++i) keys.push_back(put_ok(*store, make_put(make_key(i), make_image(i, 20'000))));
+  return keys;
+}
+
+// Garbage over every page but the first (the header and the schema), as a failing disk or a stray
+// write would leave it: the b-tree pages of every table and index are no longer b-tree pages.
+void overwrite_pages_after_the_first(const std::filesystem::path& db) {
+  const auto size = std::filesystem::file_size(db);
+  REQUIRE(size > 2 * k_page_size);
+  std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>(k_page_size));
+  for (std::uintmax_t i = k_page_size; i < size; ++i) file.put(static_cast<char>(0xA5 ^ (i * 31)));
+  REQUIRE(file.good());
+}
+
+std::vector<std::filesystem::path> set_aside_files(const StoreDir& dir) {
+  std::vector<std::filesystem::path> found;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().filename().string().starts_with("store.db.corrupt-")) found.push_back(entry.path());
+  }
+  return found;
+}
+
+void check_set_aside_name(const StoreDir& dir) {
+  auto files = set_aside_files(dir);
+  REQUIRE_FALSE(files.empty());
+  bool has_database = false;
+  for (const auto& path : files) {
+    const std::string name = path.filename().string();
+    INFO(name);
+    CHECK(std::regex_match(name, std::regex(R"(store\.db\.corrupt-\d{8}T\d{6}Z(-wal|-shm)?)")));
+    has_database = has_database || std::regex_match(name, std::regex(R"(store\.db\.corrupt-\d{8}T\d{6}Z)"));
+  }
+  CHECK(has_database);
+}
+
+}  // namespace
+
+TEST_CASE("recovering store: a database that fails quick_check at open is moved aside and replaced by an empty one") {
+  StoreDir dir;
+  const auto keys = fill(dir, 30);
+  overwrite_pages_after_the_first(dir.db());
+  const auto damaged_size = std::filesystem::file_size(dir.db());
+
+  auto store = open_recovering(dir);
+  check_set_aside_name(dir);
+  for (const auto& path : set_aside_files(dir)) {
+    if (!path.string().ends_with("-wal") && !path.string().ends_with("-shm")) {
+      CHECK(std::filesystem::file_size(path) == damaged_size);  // kept as it was, for inspection
+    }
+  }
+  auto totals = store->totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->entries == 0);
+  CHECK_FALSE(lookup_ok(*store, keys[0]).has_value());
+  // It serves: a PUT and a lookup work on the fresh file at the original path.
+  const auto image = make_image(99, 1000);
+  REQUIRE(store->put(make_put(make_key(99), image)).ok());
+  CHECK(lookup_ok(*store, proto::key_id(make_key(99))).has_value());
+  CHECK(ExternalDb(dir.db()).text("PRAGMA quick_check") == "ok");
+}
+
+TEST_CASE("recovering store: a file that is not an SQLite database is moved aside at open") {
+  StoreDir dir;
+  {
+    std::ofstream garbage(dir.db(), std::ios::binary);
+    for (int i = 0; i < 2000; ++i) garbage << "not a database ";
+  }
+  auto store = open_recovering(dir);
+  check_set_aside_name(dir);
+  CHECK(store->totals().ok());
+}
+
+TEST_CASE("recovering store: a healthy database is opened as it is") {
+  StoreDir dir;
+  const auto keys = fill(dir, 3);
+  auto store = open_recovering(dir);
+  CHECK(set_aside_files(dir).empty());
+  CHECK(lookup_ok(*store, keys[2]).has_value());
+  CHECK(store->totals()->store_resets == 0);
+}
+
+TEST_CASE("recovering store: corruption found while serving resets the store and it keeps serving") {
+  StoreDir dir;
+  const auto keys = fill(dir, 30);
+  auto store = open_recovering(dir);
+  overwrite_pages_after_the_first(dir.db());
+
+  // The lookup that reads a damaged page fails (the server answers `internal`) ...
+  auto failed = store->lookup(keys[5], Visibility{});
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.error().code == proto::ErrorCode::corrupt);
+  // ... and every later call is served by an empty store on a new file, writer and readers alike.
+  check_set_aside_name(dir);
+  auto totals = store->totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->store_resets == 1);
+  CHECK(totals->entries == 0);
+  CHECK_FALSE(lookup_ok(*store, keys[6]).has_value());
+  const auto image = make_image(77, 5000);
+  REQUIRE(store->put(make_put(make_key(77), image)).ok());
+  auto found = lookup_ok(*store, proto::key_id(make_key(77)));
+  REQUIRE(found.has_value());
+  CHECK(std::ranges::equal(*found->image, image));
+  CHECK(ExternalDb(dir.db()).text("SELECT COUNT(*) FROM entries") == "1");
+}
+
+TEST_CASE("recovering store: many calls failing on one corruption at once reset the store once and none crashes") {
+  StoreDir dir;
+  const auto keys = fill(dir, 60);
+  auto store = open_recovering(dir);
+  overwrite_pages_after_the_first(dir.db());
+
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 40; ++i) {
+        const auto& key = keys[static_cast<std::size_t>((t * 7 + i) % static_cast<int>(keys.size()))];
+        if (!store->lookup(key, Visibility{}).ok()) ++failures;
+        if (i % 10 == 0) (void)store->put(make_put(make_key(1000 + t * 100 + i), make_image(i, 2000)));
+        (void)store->totals();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  CHECK(failures.load() >= 1);
+  auto totals = store->totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->store_resets == 1);
+  CHECK(ExternalDb(dir.db()).text("PRAGMA quick_check") == "ok");
+}
+
+TEST_CASE("set aside: a second reset within the same second gets its own name") {
+  StoreDir dir;
+  const auto when = std::chrono::system_clock::time_point(std::chrono::seconds(1'796'000'000));
+  CHECK(daemon::store::utc_time_stamp(when) == "20261130T005320Z");
+  for (int i = 0; i < 2; ++i) {
+    std::ofstream(dir.db()) << "x";
+    std::ofstream(dir.db().string() + "-wal") << "w";
+    auto moved = daemon::store::set_aside_database(dir.db(), when);
+    REQUIRE(moved.ok());
+    CHECK(std::filesystem::exists(*moved));
+    CHECK(std::filesystem::exists(moved->string() + "-wal"));
+    CHECK_FALSE(std::filesystem::exists(dir.db()));
+  }
+  CHECK(std::filesystem::exists(dir.path() / "store.db.corrupt-20261130T005320Z"));
+  CHECK(std::filesystem::exists(dir.path() / "store.db.corrupt-20261130T005320Z-2"));
+}
