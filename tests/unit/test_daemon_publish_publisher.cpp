@@ -247,6 +247,22 @@ TEST_CASE("publisher: REMOVE, a quarantine, a replacement and eviction each remo
   }
 }
 
+TEST_CASE("publisher: a store reset (every row gone at once) removes every file") {
+  Fixture f;
+  Entry a(1);
+  Entry b(2);
+  f.put(a);
+  f.put(b);
+  REQUIRE(f.published(a));
+  REQUIRE(f.published(b));
+  f.publisher->row_dropped(daemon::store::k_every_row);
+  CHECK_FALSE(f.published(a));
+  CHECK_FALSE(f.published(b));
+  CHECK(f.publisher->stats().published_images == 0);
+  CHECK(f.publisher->stats().published_bytes == 0);
+  CHECK(std::distance(fs::directory_iterator(f.publisher->dir_path()), fs::directory_iterator()) == 0);
+}
+
 TEST_CASE("publisher: past publish_size the least recently used file goes first") {
   Entry a(11, 4000), b(12, 4000), c(13, 4000);
   // Room for two files of ~4.4 KB, not three.

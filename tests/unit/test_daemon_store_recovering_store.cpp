@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -189,4 +190,30 @@ TEST_CASE("set aside: a second reset within the same second gets its own name") 
   }
   CHECK(std::filesystem::exists(dir.path() / "store.db.corrupt-20261130T005320Z"));
   CHECK(std::filesystem::exists(dir.path() / "store.db.corrupt-20261130T005320Z-2"));
+}
+
+TEST_CASE("recovering store: a reset tells the row listener that every row is gone once the store serves again") {
+  StoreDir dir;
+  const auto keys = fill(dir, 30);
+  auto store = open_recovering(dir);
+  std::vector<std::int64_t> dropped;
+  std::optional<std::uint64_t> entries_seen_by_listener;
+  store->on_row_dropped([&](std::int64_t row_id) {
+    dropped.push_back(row_id);
+    // The publisher asks the store about rows from inside its own lock: the listener must be told
+    // outside the reset's gate, or this call would wait for ever.
+    auto totals = store->totals();
+    if (totals.ok()) entries_seen_by_listener = totals->entries;
+  });
+  overwrite_pages_after_the_first(dir.db());
+  REQUIRE_FALSE(store->lookup(keys[5], Visibility{}).ok());
+  REQUIRE(dropped == std::vector<std::int64_t>{daemon::store::k_every_row});
+  CHECK(entries_seen_by_listener == std::optional<std::uint64_t>(0));
+  // The new store tells the same listener about its own rows (a PUT names its row too: a new row
+  // may reuse a deleted one's id).
+  const auto put = store->put(make_put(make_key(77), make_image(77, 5000)));
+  REQUIRE(put.ok());
+  dropped.clear();
+  REQUIRE(store->remove(proto::to_hex(put->key_id), Visibility{0, true}).ok());
+  CHECK(dropped == std::vector<std::int64_t>{put->row_id});
 }
