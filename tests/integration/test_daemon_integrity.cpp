@@ -12,6 +12,7 @@
 #include "daemon_process.hpp"
 #include "daemon_stats.hpp"
 #include "sample_entries.hpp"
+#include "store_damage.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitcache;
@@ -22,20 +23,8 @@ using testing::stat_value;
 
 namespace {
 
-constexpr std::uintmax_t k_page_size = 16384;  // the store's page size (daemon/store/pragmas.cpp)
-
 std::filesystem::path database_of(const DaemonProcess& daemon) {
   return std::filesystem::path(daemon.state_dir()) / "jitcache.db";
-}
-
-// Garbage over every page but the first, which holds the header and the schema.
-void overwrite_pages_after_the_first(const std::filesystem::path& db) {
-  const auto size = std::filesystem::file_size(db);
-  REQUIRE(size > 2 * k_page_size);
-  std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
-  file.seekp(static_cast<std::streamoff>(k_page_size));
-  for (std::uintmax_t i = k_page_size; i < size; ++i) file.put(static_cast<char>(0x5A ^ (i * 13)));
-  REQUIRE(file.good());
 }
 
 std::vector<std::string> moved_aside(const DaemonProcess& daemon) {
@@ -67,7 +56,7 @@ TEST_CASE("daemon integrity: a database that fails quick_check at start is moved
   // error: the reset is logged at that level.
   DaemonProcess daemon(dir, DaemonOptions{{}, {}, "error"});
   fill_and_stop(daemon, 20);
-  overwrite_pages_after_the_first(database_of(daemon));
+  testing::overwrite_pages_after_the_first(database_of(daemon));
 
   daemon.start();
   const auto names = moved_aside(daemon);
@@ -99,7 +88,7 @@ TEST_CASE("daemon integrity: corruption found while serving resets the store wit
   fill_and_stop(daemon, 40);
   daemon.start();  // quick_check passes: the file is still healthy
   REQUIRE(moved_aside(daemon).empty());
-  overwrite_pages_after_the_first(database_of(daemon));
+  testing::overwrite_pages_after_the_first(database_of(daemon));
 
   auto client = daemon.client();
   // The request that hits the damage fails (internal); its connection and the daemon live on.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "store_dir.hpp"
+#include "store_damage.hpp"
 #include "store_fixtures.hpp"
 #include <daemon/store/recovering_store.hpp>
 #include <daemon/store/set_aside.hpp>
@@ -22,7 +23,6 @@ using namespace jitcache;
 using namespace jitcache::testing;
 using daemon::store::RecoveringStore;
 
-constexpr std::size_t k_page_size = 16384;  // pragmas.cpp
 
 SqliteStoreOptions options_for(const StoreDir& dir) {
   SqliteStoreOptions options;
@@ -44,17 +44,6 @@ std::vector<proto::Digest256> fill(const StoreDir& dir, int count) {
   auto store = open_store(options_for(dir));
   for (int i = 0; i < count; ++i) keys.push_back(put_ok(*store, make_put(make_key(i), make_image(i, 20'000))));
   return keys;
-}
-
-// Garbage over every page but the first (the header and the schema), as a failing disk or a stray
-// write would leave it: the b-tree pages of every table and index are no longer b-tree pages.
-void overwrite_pages_after_the_first(const std::filesystem::path& db) {
-  const auto size = std::filesystem::file_size(db);
-  REQUIRE(size > 2 * k_page_size);
-  std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
-  file.seekp(static_cast<std::streamoff>(k_page_size));
-  for (std::uintmax_t i = k_page_size; i < size; ++i) file.put(static_cast<char>(0xA5 ^ (i * 31)));
-  REQUIRE(file.good());
 }
 
 std::vector<std::filesystem::path> set_aside_files(const StoreDir& dir) {
