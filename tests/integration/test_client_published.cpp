@@ -20,6 +20,7 @@
 
 #include <jitcache/proto/published_image.hpp>
 
+#include <client/src/loader/pending_hit_notes.hpp>
 #include "load_flow_fixture.hpp"
 #include "sample_entries.hpp"
 
@@ -106,7 +107,11 @@ TEST_CASE("published: a compiled entry is published, and a fresh runtime's load 
   CHECK(stat_value(k.live.daemon, "published_images") == 1);
   CHECK(stat_value(k.live.daemon, "published_bytes") == bytes.size());
 
+  const std::uint64_t connections_before = stat_value(k.live.daemon, "connections_total");
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  // The hit opened no connection (the next is this query's own), and its note waits.
+  CHECK(stat_value(k.live.daemon, "connections_total") == connections_before + 1);
+  CHECK(stat_value(k.live.daemon, "published_hits") == 0);
   const auto info = last_info();
   CHECK_THAT(std::string(info.reason), Catch::Contains("published copy"));
   CHECK(info.ns_lookup > 0);
@@ -116,6 +121,8 @@ TEST_CASE("published: a compiled entry is published, and a fresh runtime's load 
   CHECK(fake().counters().cubin_loads_ok == 1);
   CHECK(fake().counters().link_compiles == 0);
 
+  // Configuring the library again sends the notes of the link it replaces (as exit does).
+  use_socket(k.live.daemon.socket_path());
   CHECK(eventually_stat(k.live.daemon, "published_hits", 1) == 1);
   CHECK(stat_value(k.live.daemon, "hits") == 1);
   CHECK(stat_value(k.live.daemon, "fast_key_hits") == 0);  // no LOOKUP was needed
@@ -163,6 +170,33 @@ TEST_CASE("published: a tampered file is refused and counted, and the load still
   CHECK(counters().hits == 1);
   CHECK(stat_value(k.live.daemon, "fast_key_hits") == 1);
   CHECK(stat_value(k.live.daemon, "published_hits") == 0);
+}
+
+TEST_CASE("published: hit notes go out in batches of 64 on their own without a configure") {
+  PublishedKernel k;
+  for (std::size_t i = 0; i + 1 < client::loader::PendingHitNotes::k_batch; ++i) {
+    REQUIRE(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  }
+  CHECK(stat_value(k.live.daemon, "published_hits") == 0);  // 63 notes wait
+  REQUIRE(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(eventually_stat(k.live.daemon, "published_hits", 64) == 64);
+  CHECK(counters().published_hits == 64);
+}
+
+TEST_CASE("published: a child process does not send the hit notes its parent had waiting") {
+  PublishedKernel k;
+  REQUIRE(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) std::exit(0);  // exit(), not _exit(): static destructors run, as at a real exit
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(stat_value(k.live.daemon, "published_hits") == 0);
+  use_socket(k.live.daemon.socket_path());  // the parent sends its note: exactly one
+  CHECK(eventually_stat(k.live.daemon, "published_hits", 1) == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(stat_value(k.live.daemon, "published_hits") == 1);
 }
 
 TEST_CASE("published: a file or directory that others may write, or another uid owns, is ignored") {
@@ -261,7 +295,7 @@ TEST_CASE("published: past publish_size the least recently used file goes first"
   const Put b = put(2);
   // A hit of `a` (noted as a client would after loading its file) makes `b` the least recently used.
   auto noter = live.daemon.client();
-  REQUIRE(noter.send_hit_note(a.fast_key));
+  REQUIRE(noter.hit_note(a.fast_key));
   REQUIRE(eventually([&] { return stat_value(live.daemon, "published_hits") == 1; }));
   const Put c = put(3);
   CHECK(fs::exists(a.name));

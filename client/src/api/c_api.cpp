@@ -3,6 +3,8 @@
 // load with the caller's arguments.
 #include <jitcache/jitcache.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -13,6 +15,7 @@
 #include <client/src/api/module_file.hpp>
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/loader/client_runtime.hpp>
+#include <jitcache/proto/published_image.hpp>
 #include <client/src/loader/load_flow.hpp>
 #include <client/src/loader/load_record.hpp>
 
@@ -34,6 +37,12 @@ constexpr std::size_t k_min_counters_size = offsetof(jitcache_counters, corrupt_
 // The config up to quiet: what 0.1.0 declared (compile_timeout_ms came after).
 constexpr std::size_t k_min_config_size = offsetof(jitcache_config, quiet) + sizeof(int);
 
+// Whether the daemon keeps published copies the flow may read (a stat of their directory).
+bool publishes(const jitcache::client::loader::ClientSettings& settings) {
+  struct stat st {};
+  return settings.published && ::stat(jitcache::proto::published_dir_for(settings.socket_path).c_str(), &st) == 0;
+}
+
 CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_options, CUjit_option* options,
                          void** option_values) {
   ClientRuntime& runtime = ClientRuntime::instance();
@@ -41,13 +50,14 @@ CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_optio
   // Rationale: connecting before anything else lets an idle daemon wake up (a few hundred
   // microseconds on a virtual machine, most of a small module's hit: docs/benchmarks.md) while the
   // driver is resolved and the image classified and keyed. A load that never asks the daemon hands
-  // the connection back to the pool unused.
+  // the connection back to the pool unused. Where the daemon publishes its entries, a hit may need
+  // no connection at all, so the flow connects when it knows it needs one (load_flow.cpp).
   std::shared_ptr<DaemonLink> daemon = [&] {
     auto timer = record.step(&jitcache_load_info::ns_setup);
     return runtime.daemon();
   }();
   std::optional<jitcache::proto::Result<DaemonLease>> early_lease;
-  if (!daemon->settings().disabled && module != nullptr && image != nullptr) {
+  if (!daemon->settings().disabled && module != nullptr && image != nullptr && !publishes(daemon->settings())) {
     auto timer = record.step(&jitcache_load_info::ns_lookup);
     early_lease.emplace(daemon->acquire());
   }

@@ -1,5 +1,7 @@
 #include <client/src/loader/daemon_link.hpp>
 
+#include <client/src/loader/pending_hit_notes.hpp>
+
 namespace jitcache::client::loader {
 
 using proto::ErrorCode;
@@ -46,6 +48,17 @@ void DaemonLease::broken(const proto::Error& why) {
   if (m_link != nullptr) m_link->mark_unavailable(why);
 }
 
+DaemonLink::~DaemonLink() { PendingHitNotes::instance().flush(m_settings.socket_path); }
+
+transport::ConnectOptions DaemonLink::connect_options() const {
+  transport::ConnectOptions options;
+  options.socket_path = m_settings.socket_path;
+  options.connect_timeout = m_settings.connect_timeout;
+  options.io_timeout = m_settings.request_timeout;
+  options.reply_spin = m_settings.reply_spin;
+  return options;
+}
+
 proto::Result<DaemonLease> DaemonLink::acquire() {
   std::optional<Idle> reused;
   {
@@ -61,12 +74,7 @@ proto::Result<DaemonLease> DaemonLink::acquire() {
     }
   }
   if (reused) return DaemonLease(this, std::move(reused->client), reused->capabilities);
-  transport::ConnectOptions options;
-  options.socket_path = m_settings.socket_path;
-  options.connect_timeout = m_settings.connect_timeout;
-  options.io_timeout = m_settings.request_timeout;
-  options.reply_spin = m_settings.reply_spin;
-  auto client = transport::DaemonClient::connect(options);
+  auto client = transport::DaemonClient::connect(connect_options());
   if (!client) {
     mark_unavailable(client.error());
     return client.error();

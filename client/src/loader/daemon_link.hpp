@@ -55,12 +55,17 @@ class DaemonLease {
 class DaemonLink {
  public:
   explicit DaemonLink(ClientSettings settings) : m_settings(std::move(settings)) {}
+  // Sends the hit notes still waiting for this socket (pending_hit_notes.hpp): a configuration
+  // that replaces this link should not keep them until exit.
+  ~DaemonLink();
 
   const ClientSettings& settings() const { return m_settings; }
 
   // A connection (HELLO done), or the reason the daemon cannot be used now (ErrorCode::unavailable
   // during a back-off, else the connect/HELLO error).
   proto::Result<DaemonLease> acquire();
+  // How this link connects (socket, timeouts), for connections of other kinds (hit notes).
+  transport::ConnectOptions connect_options() const;
 
   // Starts a back-off: timeouts and unreadable replies get the long one, refusals the short one.
   void mark_unavailable(const proto::Error& why);

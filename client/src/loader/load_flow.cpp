@@ -139,13 +139,20 @@ CUresult LoadFlow::load(CUmodule* module, const void* image, const CallerOptions
 
 CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOptions& options, PtxSource source,
                             const driver::ComputeCapability& device) {
-  // Rationale: connecting first lets the daemon accept and set up the connection while the key is
-  // being digested; a connection that turns out to be unneeded (an uncacheable load) costs little.
-  auto lease = [&] {
-    if (m_early_lease) return std::move(*m_early_lease);
-    auto timer = m_record.step(&jitcache_load_info::ns_lookup);
-    return m_daemon->acquire();
-  }();
+  // The connection the call opened first thing (c_api.cpp), or one made when first needed: a hit
+  // from the daemon's published copy needs none.
+  std::optional<proto::Result<DaemonLease>> lease_slot;
+  if (m_early_lease) lease_slot = std::move(*m_early_lease);
+  auto connect = [&]() -> proto::Result<DaemonLease>& {
+    if (!lease_slot) {
+      auto timer = m_record.step(&jitcache_load_info::ns_lookup);
+      lease_slot = m_daemon->acquire();
+    }
+    return *lease_slot;
+  };
+  // Rationale: a large module's image is above publish_max_image (1 MiB) and its key takes a
+  // millisecond to digest: connect now so the daemon wakes meanwhile, as when the call connects first.
+  if (source.text().size() >= k_descriptor_worthy_source) (void)connect();
   // The key's content digest (SHA-256 based) is computed on other threads while the entry is looked
   // up by the fast key (XXH3-128 of the same bytes); the entry is trusted only if the content
   // digest it records is ours (design §3).
@@ -194,8 +201,15 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   // Rationale: before the daemon is asked, and whether or not it answers: a published copy is
   // verified like any hit, so it serves a hit without a round trip and with the daemon down.
   if (m_daemon->settings().published) {
-    if (auto result = load_published(module, image, options, source, key, fast_key, record_key, lease)) return *result;
+    const LeaseSource lease_if_any = [&]() -> DaemonLease* {
+      auto& lease = connect();
+      return lease ? &*lease : nullptr;
+    };
+    if (auto result = load_published(module, image, options, source, key, fast_key, record_key, lease_if_any)) {
+      return *result;
+    }
   }
+  proto::Result<DaemonLease>& lease = connect();
   if (!lease) {
     // The key id still names the entry this load would have used, for whoever troubleshoots it.
     record_key();
@@ -251,7 +265,7 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   }
   const StoreHint hint{fast_keys_known ? std::optional(content_fast) : std::nullopt};
   if (fetched->has_value()) {
-    if (auto result = load_hit(module, options, &*lease, **fetched, key)) return *result;
+    if (auto result = load_hit(module, options, [&] { return &*lease; }, **fetched, key)) return *result;
     return compile_locally(module, image, options, source, key, hint, &*lease, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
   }
   return load_miss(module, image, options, source, key, hint, *lease);

@@ -74,10 +74,13 @@ class LoadFlow {
 
   CUresult load_ptx(CUmodule* module, const void* image, const CallerOptions& options, PtxSource source,
                     const driver::ComputeCapability& device);
+  // A connection to the daemon made when first needed, or null when it cannot be had.
+  using LeaseSource = std::function<DaemonLease*()>;
   // The hit path (also for an image the daemon compiled: `success` says which outcome a clean load
   // is); nullopt when the image must be rebuilt (damaged reply, or a bad image reported). `lease`
-  // may be null (a published copy loaded with the daemon down): a bad image is then not reported.
-  std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options, DaemonLease* lease,
+  // is asked for only to report a bad image; null (a published copy loaded with the daemon down):
+  // the bad image is then not reported.
+  std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options, const LeaseSource& lease,
                                    const transport::FetchedImage& fetched, const proto::KeyFields& key,
                                    jitcache_load_outcome success = JITCACHE_OUTCOME_HIT, bool published = false);
   // The published copy (load_flow_published.cpp): the load's result, or nullopt to go on to the
@@ -85,7 +88,7 @@ class LoadFlow {
   std::optional<CUresult> load_published(CUmodule* module, const void* image, const CallerOptions& options,
                                          const PtxSource& source, const proto::KeyFields& key,
                                          const proto::FastKey& fast_key, const std::function<void()>& record_key,
-                                         proto::Result<DaemonLease>& lease);
+                                         const LeaseSource& lease);
   // A miss: COMPILE when the daemon compiles, else (or when it cannot) compile_locally.
   CUresult load_miss(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
                      const proto::KeyFields& key, const StoreHint& hint, DaemonLease& lease);

@@ -9,7 +9,7 @@
 
 namespace jitcache::client::loader {
 
-std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options, DaemonLease* lease,
+std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options, const LeaseSource& lease_source,
                                            const transport::FetchedImage& fetched, const proto::KeyFields& key,
                                            jitcache_load_outcome success, bool published) {
   {
@@ -57,6 +57,7 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
     report.cu_result = static_cast<std::uint32_t>(result);
     report.stage = static_cast<proto::FailureStage>(stage_for(result));
     report.detail = "cuModuleLoadData returned " + driver::describe_result(result);
+    DaemonLease* lease = lease_source();
     auto capabilities = lease != nullptr ? lease->capabilities() : proto::Result<std::uint64_t>(std::uint64_t{0});
     if (lease == nullptr) {
       m_record.append_reason(" (jitcached cannot be reached: not reported)");

@@ -69,7 +69,7 @@ CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOp
   switch (answer->kind) {
     case Kind::compiled: {
       const jitcache_load_outcome success = answer->from_store ? JITCACHE_OUTCOME_HIT : JITCACHE_OUTCOME_COMPILED_BY_DAEMON;
-      if (auto result = load_hit(module, options, &lease, *answer->image, key, success)) return *result;
+      if (auto result = load_hit(module, options, [&] { return &lease; }, *answer->image, key, success)) return *result;
       return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
     }
     case Kind::compile_error:

@@ -3,11 +3,12 @@
 //
 // Rationale: a small module's hit was mostly the LOOKUP round trip, and most of that the wake-up
 // of the daemon's idle CPU on a virtual machine (docs/benchmarks.md "Why the small target is still
-// missed"). Reading a file costs no wake-up. The daemon still learns of the hit (HIT_NOTE on the
-// connection opened at the start of the load), but the client never waits for it.
+// missed"). Reading a file costs no wake-up, and the load opens no connection: the daemon learns of
+// the hit from a HIT_NOTE sent later (pending_hit_notes.hpp).
 #include <client/src/loader/load_flow.hpp>
 
 #include <client/src/loader/cached_image_check.hpp>
+#include <client/src/loader/pending_hit_notes.hpp>
 #include <client/src/transport/published_reader.hpp>
 
 namespace jitcache::client::loader {
@@ -16,7 +17,7 @@ std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* i
                                                  const PtxSource& source, const proto::KeyFields& key,
                                                  const proto::FastKey& fast_key,
                                                  const std::function<void()>& record_key,
-                                                 proto::Result<DaemonLease>& lease) {
+                                                 const LeaseSource& lease) {
   std::optional<transport::FetchedImage> fetched;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
@@ -38,18 +39,12 @@ std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* i
       return std::nullopt;
     }
   }
-  DaemonLease* connection = lease ? &*lease : nullptr;
-  auto result = load_hit(module, options, connection, *fetched, key, JITCACHE_OUTCOME_HIT, true);
+  auto result = load_hit(module, options, lease, *fetched, key, JITCACHE_OUTCOME_HIT, true);
   if (result) {
     if (*result == CUDA_SUCCESS) {
       ++m_counters.published_hits;
-      if (connection != nullptr) {
-        // Rationale: the note is written and the connection closed without reading the reply, so
-        // the load never waits for the daemon to wake up; a note that cannot be sent costs the
-        // daemon one hit in its counts, never the caller anything.
-        (void)connection->client().send_hit_note(fast_key);
-        connection->discard();
-      }
+      // The daemon learns of the hit later, off this load's path (pending_hit_notes.hpp).
+      PendingHitNotes::instance().add(m_daemon->connect_options(), fast_key);
     }
     return result;
   }
@@ -57,7 +52,7 @@ std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* i
   // quarantines the entry and removes its file): rebuilt as after a failed socket hit, and stored
   // when there is a daemon to store it.
   const StoreHint hint{fast_key.content_fast};
-  return compile_locally(module, image, options, source, key, hint, connection,
+  return compile_locally(module, image, options, source, key, hint, lease(),
                          JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
 }
 

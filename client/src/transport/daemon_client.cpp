@@ -198,9 +198,10 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_fast(const proto::FastK
   return lookup_with(request, delivery);
 }
 
-Result<void> DaemonClient::send_hit_note(const proto::FastKey& fast_key) {
-  const proto::Payload frame = proto::encode_frame(Op::hit_note, Status::ok, 0, proto::encode(proto::HitNoteRequest{fast_key}));
-  return m_connection.send_raw(Bytes(frame));
+Result<void> DaemonClient::hit_note(const proto::FastKey& fast_key) {
+  auto reply = ok_reply(Op::hit_note, proto::encode(proto::HitNoteRequest{fast_key}));
+  if (!reply) return reply.error();
+  return {};
 }
 
 Result<proto::PutReply> DaemonClient::put(const proto::PutRequest& request) {

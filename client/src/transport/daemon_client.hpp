@@ -74,9 +74,8 @@ class DaemonClient {
   Result<std::optional<proto::ReportFailureReply>> report_failure(const proto::ReportFailureRequest& request);
 
   // HIT_NOTE (op 12): tells the daemon that the published copy of the entry with this fast key
-  // was loaded. Only sends the frame: the reply is never read, so the caller closes the connection
-  // afterwards (the daemon tolerates that). Costs one write, never a wait for the daemon.
-  Result<void> send_hit_note(const proto::FastKey& fast_key);
+  // was loaded; ok once the daemon has counted it.
+  Result<void> hit_note(const proto::FastKey& fast_key);
 
   // COMPILE, waiting up to `timeout` for the answer (a compile takes seconds). Send it only to a
   // daemon whose HELLO set proto::k_capability_compile.
