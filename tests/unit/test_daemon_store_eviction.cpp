@@ -15,6 +15,7 @@
 #include <jitcache/proto/key.hpp>
 
 #include "store_dir.hpp"
+#include "store_fixtures.hpp"
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
@@ -62,13 +63,7 @@ proto::KeyFields make_key(int seed, const std::string& driver_build = "580.159.0
 }
 
 std::vector<std::uint8_t> make_image(std::uint64_t seed, std::size_t size = k_image_bytes) {
-  std::vector<std::uint8_t> image(size);
-  std::uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
-  for (auto& byte : image) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    byte = static_cast<std::uint8_t>(state >> 56);
-  }
-  return image;
+  return testing::make_image(seed, size);
 }
 
 // Entries of one test: seed -> key and image, put with the clock as it is.
