@@ -25,6 +25,21 @@ struct Config {
   std::chrono::milliseconds usage_flush_interval{5'000};
   unsigned worker_threads = 4;
   unsigned max_connections = 1024;
+  // Tenants (docs/security.md). Lists are comma-separated names or numbers (a TOML array in the
+  // file), resolved at start.
+  std::string trusted_users;
+  std::string trusted_groups;
+  // Rationale: a quarter of max_connections, so four tenants at their limit still leave room; a
+  // program holds one connection (its hit notes a second for a moment), so 256 covers 256
+  // processes of one user at once, more than ranks of a job on one GPU host.
+  unsigned max_connections_per_uid = 256;
+  // Rationale: 1 GiB, a tenth of max_size: its own namespace holds only what a uid built with its
+  // own driver (the daemon's compiles are shared), some thousands of cubins.
+  std::uint64_t namespace_quota = 1ull << 30;  // bytes; 0: none
+  // Rationale: 3, so that two colluding uids cannot take an entry from everyone, while a real
+  // defect is quarantined once a few users hit it; each reporter stops being served it at once.
+  unsigned report_quorum = 3;
+  unsigned reports_per_minute = 60;  // per untrusted uid; 0: unlimited
   std::uint64_t hot_cache_size = 256ull << 20;  // bytes; 0: no hot image cache
   std::uint64_t store_mmap_size = 2ull << 30;  // bytes of the database each reader maps; 0: none
   // Capacity (docs/operations.md "Capacity and eviction").

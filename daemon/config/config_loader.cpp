@@ -37,6 +37,18 @@ std::optional<std::string> toml_scalar_text(const toml::node& node) {
   return std::nullopt;
 }
 
+// A list key's array becomes the comma-separated text its flag would carry.
+std::optional<std::string> toml_list_text(const toml::array& array) {
+  std::string out;
+  for (const auto& item : array) {
+    auto text = toml_scalar_text(item);
+    if (!text || item.is_boolean() || text->find(',') != std::string::npos) return std::nullopt;
+    if (!out.empty()) out += ',';
+    out += *text;
+  }
+  return out;
+}
+
 bool file_exists(const std::string& path) {
   struct stat st {};
   return !path.empty() && ::stat(path.c_str(), &st) == 0;
@@ -67,8 +79,11 @@ void apply_config_file_text(Config& config, const std::string& text, const std::
       throw ConfigError(where + ": unknown key \"" + std::string(name.str()) +
                         "\" (see docs/configuration.md for the keys)");
     }
-    auto value = toml_scalar_text(node);
-    if (!value) throw ConfigError(where + ": " + std::string(name.str()) + ": expected a single value");
+    auto value = is_list_kind(key->kind) && node.is_array() ? toml_list_text(*node.as_array()) : toml_scalar_text(node);
+    if (!value) {
+      throw ConfigError(where + ": " + std::string(name.str()) +
+                        (is_list_kind(key->kind) ? ": expected a list of names or numbers" : ": expected a single value"));
+    }
     apply(config, *key, *value, where);
   }
 }

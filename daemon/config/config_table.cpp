@@ -67,7 +67,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 31> k_config_key_table{{
+const std::array<ConfigKey, 37> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -140,6 +140,51 @@ const std::array<ConfigKey, 31> k_config_key_table{{
      "Connections served at once; one more is answered `busy` and closed.",
      [](Config& c, std::string_view v) { return set_count(c.max_connections, v, 1, 65536); },
      [](const Config& c) { return std::to_string(c.max_connections); }},
+    {"max_connections_per_uid", ValueKind::count,
+     "Connections one uid may have open at once; one more is answered `busy` and closed, and the others' "
+     "connections are not affected. `0`: no limit but max_connections.",
+     [](Config& c, std::string_view v) { return set_count(c.max_connections_per_uid, v, 0, 65536); },
+     [](const Config& c) { return std::to_string(c.max_connections_per_uid); }},
+    {"trusted_users", ValueKind::user_list,
+     "Users (names or uids) trusted like root: their PUTs go to the shared namespace that every client loads "
+     "from, their failure reports quarantine shared entries at once, and they may list, remove, GC and verify "
+     "everything. Root and the daemon's own user are always trusted. Unknown names stop the daemon at start.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       c.trusted_users = std::string(v);
+       return {};
+     },
+     [](const Config& c) { return c.trusted_users; }},
+    {"trusted_groups", ValueKind::group_list,
+     "Groups (names or gids) whose members are trusted as trusted_users are: the peer's primary group or any "
+     "of its supplementary groups when it connected.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       c.trusted_groups = std::string(v);
+       return {};
+     },
+     [](const Config& c) { return c.trusted_groups; }},
+    {"namespace_quota", ValueKind::size,
+     "Most bytes of stored images an untrusted uid's own namespace holds (what it PUT with its own driver). A "
+     "PUT that would go over it first evicts that uid's least recently used entries, down to 90% of it; an "
+     "image larger than it is refused (`too_large`). `0`: no quota.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       auto size = parse_size(v);
+       if (!size) return size.error();
+       if (*size != 0 && *size < (1ull << 20)) return make_error(ErrorCode::invalid_argument, "must be 0 or at least 1MiB");
+       c.namespace_quota = *size;
+       return {};
+     },
+     [](const Config& c) { return format_size(c.namespace_quota); }},
+    {"report_quorum", ValueKind::count,
+     "Distinct untrusted uids that must report a shared entry failing to load before it is quarantined for "
+     "everyone; until then each reporter alone stops being served it. A trusted uid's report quarantines at "
+     "once. `1`: any uid's report quarantines.",
+     [](Config& c, std::string_view v) { return set_count(c.report_quorum, v, 1, 1000); },
+     [](const Config& c) { return std::to_string(c.report_quorum); }},
+    {"reports_per_minute", ValueKind::count,
+     "Failure reports (REPORT_FAILURE) one untrusted uid may send a minute, with as many at once; more are "
+     "answered `busy`. `0`: no limit.",
+     [](Config& c, std::string_view v) { return set_count(c.reports_per_minute, v, 0, 1000000); },
+     [](const Config& c) { return std::to_string(c.reports_per_minute); }},
     {"hot_cache_size", ValueKind::size,
      "Memory for the verified images of recently served entries, so that a repeated LOOKUP hit neither reads "
      "the database nor hashes the image again. Least recently used images go first; each also counts 256 bytes "
@@ -307,6 +352,8 @@ std::string_view kind_name(ValueKind kind) {
     case ValueKind::count: return "count";
     case ValueKind::log_level: return "level";
     case ValueKind::group: return "group";
+    case ValueKind::user_list: return "users";
+    case ValueKind::group_list: return "groups";
   }
   return "value";
 }

@@ -62,23 +62,6 @@ proto::Result<void> check_socket_directory(const std::string& directory) {
   return {};
 }
 
-proto::Result<gid_t> resolve_group(const std::string& name_or_id) {
-  unsigned long number = 0;
-  const char* end = name_or_id.data() + name_or_id.size();
-  if (auto [p, ec] = std::from_chars(name_or_id.data(), end, number); ec == std::errc() && p == end) {
-    return static_cast<gid_t>(number);
-  }
-  group entry {};
-  group* found = nullptr;
-  std::vector<char> buffer(16384);
-  const int rc = ::getgrnam_r(name_or_id.c_str(), &entry, buffer.data(), buffer.size(), &found);
-  if (rc != 0 || found == nullptr) {
-    return make_error(ErrorCode::invalid_argument, "unknown group \"" + name_or_id + "\"" +
-                                                       (rc != 0 ? std::string(": ") + std::strerror(rc) : ""));
-  }
-  return found->gr_gid;
-}
-
 proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_path, std::optional<gid_t> group) {
   sockaddr_un addr{};
   if (socket_path.size() >= sizeof(addr.sun_path)) {

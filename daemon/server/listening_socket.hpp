@@ -31,9 +31,6 @@ proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_p
 // writable by nobody else; otherwise an error that says what is wrong and what to do.
 proto::Result<void> check_socket_directory(const std::string& directory);
 
-// A group by name or number ("jitcache", "1234").
-proto::Result<gid_t> resolve_group(const std::string& name_or_id);
-
 // mkdir -p with `mode` for the directories it creates.
 proto::Result<void> make_directories(const std::string& path, unsigned mode);
 

@@ -1,10 +1,12 @@
-// Who is on the other end of a Unix socket, from the kernel (SO_PEERCRED), never from a request
-// (design §5-§6). Thread safety: free function.
+// Who is on the other end of a Unix socket, from the kernel (SO_PEERCRED and SO_PEERGROUPS), never
+// from a request (design §5-§6). The kernel records them when the peer connects. Thread safety:
+// free function.
 #pragma once
 
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include <jitcache/proto/result.hpp>
 
@@ -14,6 +16,7 @@ struct PeerCredentials {
   uid_t uid = 0;
   gid_t gid = 0;
   pid_t pid = 0;
+  std::vector<gid_t> groups;  // supplementary groups (SO_PEERGROUPS); empty where the kernel has none
 
   std::string describe() const;  // "uid=1000 gid=1000 pid=4242"
 };

@@ -66,16 +66,17 @@ Reply ok_payload(const T& message) {
 }  // namespace
 
 RequestHandler::RequestHandler(store::Store& store, Counters& counters, std::uint64_t max_frame_bytes,
-                               CompileRequests* compile, publish::Publisher* publisher)
+                               CompileRequests* compile, publish::Publisher* publisher, TenantPolicy tenants)
     : m_store(store),
       m_counters(counters),
       m_max_frame_bytes(max_frame_bytes),
-      m_daemon_uid(::geteuid()),
+      m_trust(std::move(tenants.trust)),
+      m_report_limiter(tenants.reports_per_minute),
       m_compile(compile),
       m_publisher(publisher) {}
 
 store::Visibility RequestHandler::visibility_for(const PeerCredentials& peer) const {
-  const bool trusted = peer.uid == 0 || peer.uid == m_daemon_uid;
+  const bool trusted = m_trust.trusts(peer);
   return store::Visibility{trusted ? store::k_shared_namespace : static_cast<std::uint32_t>(peer.uid), trusted};
 }
 
@@ -221,6 +222,7 @@ Reply RequestHandler::stats(proto::Bytes payload) {
                   {"max_size", totals->max_size},
                   {"evictions", totals->evictions},
                   {"evicted_bytes", totals->evicted_bytes},
+                  {"quota_evictions", totals->quota_evictions},
                   {"store_resets", totals->store_resets}};
   const publish::PublisherStats published = m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{};
   reply.values.emplace_back("published_images", published.published_images);
@@ -316,35 +318,54 @@ Reply RequestHandler::report_failure(proto::Bytes payload, const PeerCredentials
   if (!request) return failure(request.error(), "REPORT_FAILURE");
   if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "REPORT_FAILURE");
 
-  // Rationale: any caller that can see an entry may quarantine it, a shared one included, although
-  // an untrusted uid's word then costs every client a rebuild of that key. A false report never
-  // makes anyone load a wrong image, and until the daemon compiles itself (COMPILE) it has no way
-  // to check the claim. Issue 6 re-verifies a shared entry before quarantining it on an untrusted
-  // uid's report, and rate-limits reports per uid.
+  // A trusted caller's word quarantines a shared entry; an untrusted one's hides it from that caller
+  // only, until report_quorum uids agree (store/quarantine.hpp says why).
+  const store::Visibility who = visibility_for(peer);
+  if (!who.trusted && !m_report_limiter.allow(peer.uid)) {
+    Counters::add(m_counters.reports_rate_limited);
+    return error_reply(Status::busy, "uid " + std::to_string(peer.uid) + " sent more than " +
+                                         std::to_string(m_report_limiter.per_minute()) +
+                                         " failure reports in a minute (reports_per_minute); this one was ignored");
+  }
   const proto::Digest256 key_id = proto::key_id(request->key);
   store::FailureReport report;
   report.cu_result = request->cu_result;
   report.stage = request->stage;
   report.detail = std::move(request->detail);
   report.reporter_uid = static_cast<std::uint32_t>(peer.uid);
-  auto outcome = m_store.report_failure(key_id, visibility_for(peer), report);
+  auto outcome = m_store.report_failure(key_id, who, report);
   if (!outcome) return failure(outcome.error(), "REPORT_FAILURE");
 
   Counters::add(m_counters.failure_reports);
   // The detail is not logged: it is the client's free text and stays in the store.
-  const std::string verdict = !outcome->has_value()        ? "no such entry"
-                              : (*outcome)->newly_quarantined ? "quarantined"
-                                                              : "already quarantined";
-  spdlog::warn("REPORT_FAILURE key_id={} uid={} pid={} cu_result={} stage={}: {}{}", proto::to_hex(key_id),
-               peer.uid, peer.pid, request->cu_result, proto::failure_stage_name(request->stage), verdict,
-               outcome->has_value() ? " (namespace " + std::to_string((*outcome)->namespace_id) + ")" : "");
-  if (!outcome->has_value()) return error_reply(Status::not_found, "no entry for this key");
-
-  if ((*outcome)->newly_quarantined) Counters::add(m_counters.quarantines);
+  std::string verdict = "no such entry";
   proto::ReportFailureReply reply;
-  reply.outcome = (*outcome)->newly_quarantined ? proto::ReportFailureOutcome::quarantined
-                                                : proto::ReportFailureOutcome::already_quarantined;
-  reply.namespace_id = (*outcome)->namespace_id;
+  if (outcome->has_value()) {
+    const store::ReportOutcome& applied = **outcome;
+    reply.namespace_id = applied.namespace_id;
+    switch (applied.verdict) {
+      case store::ReportVerdict::quarantined:
+        Counters::add(m_counters.quarantines);
+        reply.outcome = proto::ReportFailureOutcome::quarantined;
+        verdict = applied.reporters > 0 ? "quarantined: reported by " + std::to_string(applied.reporters) + " uids"
+                                        : "quarantined";
+        break;
+      case store::ReportVerdict::already_quarantined:
+        reply.outcome = proto::ReportFailureOutcome::already_quarantined;
+        verdict = "already quarantined";
+        break;
+      case store::ReportVerdict::hidden_from_reporter:
+        Counters::add(m_counters.reports_held);
+        reply.outcome = proto::ReportFailureOutcome::hidden_from_reporter;
+        verdict = "no longer served to this uid; " + std::to_string(applied.reporters) + " of " +
+                  "report_quorum uids have reported it";
+        break;
+    }
+    verdict += " (namespace " + std::to_string(applied.namespace_id) + ")";
+  }
+  spdlog::warn("REPORT_FAILURE key_id={} uid={} pid={} cu_result={} stage={}: {}", proto::to_hex(key_id), peer.uid,
+               peer.pid, request->cu_result, proto::failure_stage_name(request->stage), verdict);
+  if (!outcome->has_value()) return error_reply(Status::not_found, "no entry for this key");
   return ok_payload(reply);
 }
 

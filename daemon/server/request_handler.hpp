@@ -4,11 +4,15 @@
 // Thread safety: handle() may run on many threads at once; the Store and Counters are thread-safe.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <daemon/policy/report_rate_limiter.hpp>
+#include <daemon/policy/trust_policy.hpp>
 #include <daemon/server/peer_credentials.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
@@ -40,6 +44,13 @@ Lane lane_for(proto::Op op);
 
 class CompileRequests;
 
+// Who is trusted and how often an untrusted uid may report failures (docs/security.md). The
+// defaults trust root and the daemon's own uid and limit nothing: a handler for tests.
+struct TenantPolicy {
+  policy::TrustPolicy trust{::geteuid()};
+  unsigned reports_per_minute = 0;
+};
+
 class RequestHandler {
  public:
   // `compile`: the COMPILE op, or null when the daemon cannot compile (capability bit 1 clear, and
@@ -48,12 +59,13 @@ class RequestHandler {
   // the published images, or null when publishing is off; LOOKUP and PUT offer it entries,
   // HIT_NOTE tells it of use.
   RequestHandler(store::Store& store, stats::Counters& counters, std::uint64_t max_frame_bytes,
-                 CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr);
+                 CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
+                 TenantPolicy tenants = {});
 
   Reply handle(proto::Op op, proto::Bytes payload, const PeerCredentials& peer);
 
-  // Who may see and write what (design §6): root and the daemon's own uid are trusted and write the
-  // shared namespace; everyone else writes the namespace of their uid.
+  // Who may see and write what (design §6): trusted peers (TrustPolicy) write the shared namespace;
+  // everyone else writes the namespace of their uid.
   store::Visibility visibility_for(const PeerCredentials& peer) const;
 
  private:
@@ -71,7 +83,8 @@ class RequestHandler {
   store::Store& m_store;
   stats::Counters& m_counters;
   std::uint64_t m_max_frame_bytes;
-  uid_t m_daemon_uid;
+  policy::TrustPolicy m_trust;
+  policy::ReportRateLimiter m_report_limiter;
   CompileRequests* m_compile;
   publish::Publisher* m_publisher;
 };

@@ -33,12 +33,14 @@ using asio::use_awaitable;
 using stats::Counters;
 
 Server::Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
-               CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks)
+               policy::TrustPolicy trust, CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks)
     : m_config(config),
       m_store(store),
       m_compile(compile),
       m_counters(counters),
-      m_handler(store, m_counters, config.max_frame_bytes, compile, publisher),
+      m_handler(store, m_counters, config.max_frame_bytes, compile, publisher,
+                TenantPolicy{std::move(trust), config.reports_per_minute}),
+      m_uid_connections(config.max_connections_per_uid),
       m_listen_fd(listen_fd),
       m_signals(m_accept_io, SIGTERM, SIGINT),
       m_flush_timer(m_accept_io),
@@ -82,14 +84,12 @@ void Server::untrack(const Connection* connection) {
   m_connections.erase(connection);
 }
 
-awaitable<void> Server::refuse_busy(asio::local::stream_protocol::socket socket) {
+awaitable<void> Server::refuse_busy(asio::local::stream_protocol::socket socket, std::string message) {
   // Answer before closing so the client reports "busy" instead of a mysterious disconnect.
   Counters::add(m_counters.connections_refused);
   m_counters.count_error(proto::Status::busy);
-  const proto::Payload frame = proto::encode_frame(
-      proto::Op::none, proto::Status::busy, 0,
-      proto::encode_error_message("jitcached is at max_connections (" + std::to_string(m_config.max_connections) +
-                                  "); try again later"));
+  const proto::Payload frame =
+      proto::encode_frame(proto::Op::none, proto::Status::busy, 0, proto::encode_error_message(message));
   boost::system::error_code ec;
   co_await asio::async_write(socket, asio::buffer(frame), asio::redirect_error(use_awaitable, ec));
   socket.close(ec);
@@ -112,7 +112,10 @@ awaitable<void> Server::accept_loop(Worker& worker) {
     // Workers accept concurrently, so at the limit a few may each let one more in before the count
     // catches up; the limit protects file descriptors and memory, not an exact number.
     if (m_counters.connections.load() >= m_config.max_connections) {
-      asio::co_spawn(strand, refuse_busy(std::move(socket)), asio::detached);
+      asio::co_spawn(strand,
+                     refuse_busy(std::move(socket), "jitcached is at max_connections (" +
+                                                        std::to_string(m_config.max_connections) + "); try again later"),
+                     asio::detached);
       continue;
     }
     auto peer = read_peer_credentials(socket.native_handle());
@@ -120,12 +123,24 @@ awaitable<void> Server::accept_loop(Worker& worker) {
       spdlog::warn("dropping a connection: {}", peer.error().message);
       continue;
     }
-    auto connection = std::make_shared<Connection>(std::move(socket), strand, m_context, *peer);
+    const uid_t uid = peer->uid;
+    if (!m_uid_connections.try_acquire(uid)) {
+      Counters::add(m_counters.connections_refused_per_uid);
+      spdlog::debug("refusing a connection of {}: at max_connections_per_uid", peer->describe());
+      asio::co_spawn(strand,
+                     refuse_busy(std::move(socket), "uid " + std::to_string(uid) + " has " +
+                                                        std::to_string(m_uid_connections.limit()) +
+                                                        " connections open (max_connections_per_uid); try again later"),
+                     asio::detached);
+      continue;
+    }
+    auto connection = std::make_shared<Connection>(std::move(socket), strand, m_context, std::move(*peer));
     track(connection);
     asio::co_spawn(
         strand, [this, connection]() -> awaitable<void> { co_await connection->run(); },
-        [this, raw = connection.get()](std::exception_ptr error) {
+        [this, raw = connection.get(), uid](std::exception_ptr error) {
           untrack(raw);
+          m_uid_connections.release(uid);
           if (error) {
             try {
               std::rethrow_exception(error);

@@ -33,6 +33,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <daemon/config/config.hpp>
+#include <daemon/policy/uid_connection_counts.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/server/server_context.hpp>
 #include <daemon/stats/counters.hpp>
@@ -57,9 +58,11 @@ class Server {
   // Takes ownership of `listen_fd`, a bound and listening Unix stream socket. `counters` (which the
   // compile path counts into too) and `compile` (the COMPILE op, or null when the daemon cannot
   // compile) must outlive the server.
-  // `publisher` (null when publishing is off) must outlive the server too.
+  // `publisher` (null when publishing is off) must outlive the server too. `trust`: who is trusted
+  // (config keys trusted_users and trusted_groups, resolved).
   Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
-         CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr, ServiceHooks hooks = {});
+         policy::TrustPolicy trust, CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
+         ServiceHooks hooks = {});
   ~Server();
 
   // Serves until drained; returns the process exit status (0 after a clean drain).
@@ -68,7 +71,7 @@ class Server {
  private:
   struct Worker;
   boost::asio::awaitable<void> accept_loop(Worker& worker);
-  boost::asio::awaitable<void> refuse_busy(boost::asio::local::stream_protocol::socket socket);
+  boost::asio::awaitable<void> refuse_busy(boost::asio::local::stream_protocol::socket socket, std::string message);
   void schedule_usage_flush();
   void start_watchdog();
   void post_heartbeats();
@@ -83,6 +86,7 @@ class Server {
   CompileRequests* m_compile;
   stats::Counters& m_counters;
   RequestHandler m_handler;
+  policy::UidConnectionCounts m_uid_connections;
   boost::asio::io_context m_accept_io;
   // Rationale: every worker accepts on the shared listening socket itself and serves what it
   // accepted, so a new connection wakes one sleeping thread, not an accept thread and then a worker:

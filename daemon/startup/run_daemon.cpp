@@ -11,6 +11,7 @@
 
 #include <daemon/config/config_loader.hpp>
 #include <daemon/config/config_table.hpp>
+#include <daemon/policy/account_names.hpp>
 #include <daemon/publish/published_dir.hpp>
 #include <daemon/publish/publisher.hpp>
 #include <daemon/server/instance_lock.hpp>
@@ -72,6 +73,9 @@ std::unique_ptr<publish::Publisher> make_publisher(const config::Config& config,
 }
 
 int serve(config::Config config, std::optional<InheritedSocket> inherited, std::optional<Detacher>& detacher) {
+  // Before anything is created: a name that does not resolve stops the start with the reason.
+  policy::TrustPolicy trust(::geteuid(), must(policy::resolve_users(config.trusted_users), "trusted_users"),
+                            must(policy::resolve_groups(config.trusted_groups), "trusted_groups"));
   must(server::make_directories(config.state_dir, 0700), "state directory");
   auto state_lock = must(server::InstanceLock::acquire(config.state_dir + "/jitcached.lock",
                                                        "state directory " + config.state_dir),
@@ -86,7 +90,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
     spdlog::info("listening on the socket systemd passed ({})", config.socket_path);
   } else {
     std::optional<gid_t> socket_group;
-    if (!config.socket_group.empty()) socket_group = must(server::resolve_group(config.socket_group), "socket_group");
+    if (!config.socket_group.empty()) socket_group = must(policy::resolve_group(config.socket_group), "socket_group");
     own_socket.emplace(must(server::open_listening_socket(config.socket_path, socket_group), "socket"));
     listen_fd = own_socket->fd;
   }
@@ -99,6 +103,8 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   store_options.max_size_bytes = config.max_size;
   store_options.stale_driver_after = config.stale_driver_after;
   store_options.compression_level = static_cast<int>(config.compression_level);
+  store_options.namespace_quota_bytes = config.namespace_quota;
+  store_options.report_quorum = config.report_quorum;
   // RecoveringStore: a corrupt database is set aside and replaced, at start and while serving.
   auto store = must(store::RecoveringStore::open(store_options), "store " + config.database_path());
 
@@ -113,8 +119,8 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
     hooks.watchdog_interval = *interval;
   }
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
-  server::Server server(config, *store, listen_fd, counters, compile_path ? compile_path->requests.get() : nullptr,
-                        publisher.get(), std::move(hooks));
+  server::Server server(config, *store, listen_fd, counters, std::move(trust),
+                        compile_path ? compile_path->requests.get() : nullptr, publisher.get(), std::move(hooks));
   spdlog::info("jitcached {} ready on {} (state {}, pid {})", JITCACHE_VERSION, config.socket_path, config.state_dir,
                ::getpid());
   if (detacher) detacher->report_ready();

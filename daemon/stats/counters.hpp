@@ -28,12 +28,17 @@ class Counters {
   Counter removes{0};
   Counter failure_reports{0};  // REPORT_FAILURE requests with a valid payload and key
   Counter quarantines{0};      // of those, the ones that quarantined a live entry
+  // Of those, an untrusted uid's first report of a shared entry short of report_quorum: the entry
+  // is no longer served to that uid only.
+  Counter reports_held{0};
+  Counter reports_rate_limited{0};  // REPORT_FAILUREs over reports_per_minute, answered busy
   Counter bytes_served{0};
   Counter images_by_descriptor{0};  // LOOKUP hits whose image went to the client as a sealed memfd
   Counter published_hits{0};        // HIT_NOTEs of a live entry: hits of a published file (also in hits)
   Counter connections{0};          // open now
   Counter connections_total{0};    // accepted since start
-  Counter connections_refused{0};  // over max_connections
+  Counter connections_refused{0};  // over max_connections or max_connections_per_uid
+  Counter connections_refused_per_uid{0};  // of those, over max_connections_per_uid
   Counter dropped_idle{0};         // closed by idle_timeout
   Counter dropped_deadline{0};     // closed by read_deadline or write_deadline
   Counter dropped_protocol{0};     // closed after an unreadable frame header

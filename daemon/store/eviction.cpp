@@ -45,14 +45,14 @@ Result<std::vector<Candidate>> candidates(SqliteDb& db, std::string_view sql, st
   return out;
 }
 
+}  // namespace
+
 Result<void> remove_entry(SqliteDb& db, std::int64_t id) {
   auto stmt = db.statement(k_delete_sql);
   if (!stmt) return stmt.error();
   (*stmt)->bind(1, id);
   return (*stmt)->run("evicting an entry");
 }
-
-}  // namespace
 
 const char k_stale_condition_sql[] =
     "EXISTS (SELECT 1 FROM drivers AS d WHERE d.driver_api = entries.driver_api"

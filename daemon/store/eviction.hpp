@@ -65,6 +65,10 @@ inline bool over_limit(const EvictionPolicy& policy, std::uint64_t bytes, std::u
   return policy.max_size_bytes != 0 && bytes + incoming_bytes > policy.max_size_bytes;
 }
 
+// Deletes one entry (its image and failure reports go with it); writer.changes() says whether it
+// was still there.
+Result<void> remove_entry(SqliteDb& writer, std::int64_t id);
+
 // Evicts within the caller's IMMEDIATE transaction. Does nothing when neither the limit nor
 // `request.all_stale` calls for it.
 Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, const EvictionRequest& request,

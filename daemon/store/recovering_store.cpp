@@ -22,6 +22,7 @@ void carry(Totals& into, const Totals& from) {
   into.hot_cache_hits += from.hot_cache_hits;
   into.hot_cache_misses += from.hot_cache_misses;
   into.evictions += from.evictions;
+  into.quota_evictions += from.quota_evictions;
   into.evicted_bytes += from.evicted_bytes;
 }
 

@@ -10,6 +10,7 @@
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/list_cursor.hpp>
 #include <daemon/store/migrator.hpp>
+#include <daemon/store/namespace_quota.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/quarantine.hpp>
 #include <daemon/store/verified_image.hpp>
@@ -21,16 +22,21 @@ using proto::make_error;
 
 namespace {
 
-// A quarantined entry is never served: with the shared one quarantined, the caller's own live entry is.
+// A quarantined entry is never served: with the shared one quarantined, the caller's own live entry
+// is. Nor is a shared entry the caller itself reported failing (quarantine.hpp); ?2 is the caller's
+// namespace, its uid when untrusted, and the shared namespace (never a reporter) when trusted.
+const std::string k_servable =
+    " AND quarantined_at_ms IS NULL AND NOT (namespace = 0 AND EXISTS (SELECT 1 FROM failure_reports"
+    " WHERE entry_id = entries.id AND reporter_uid = ?2))";
 const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns +
-                                 " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2)"
-                                 " AND quarantined_at_ms IS NULL ORDER BY namespace ASC LIMIT 1";
+                                 " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2)" + k_servable +
+                                 " ORDER BY namespace ASC LIMIT 1";
 // The same by fast key. Two live rows of one namespace share a fast key only if their sources
 // collide under XXH3 (by accident or on purpose): the newest is offered, and the client's check of
 // the content digest turns a wrong one into a lookup by key.
 const std::string k_lookup_fast_sql = std::string("SELECT ") + k_entry_columns +
-                                      " FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)"
-                                      " AND quarantined_at_ms IS NULL ORDER BY namespace ASC, id DESC LIMIT 1";
+                                      " FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)" + k_servable +
+                                      " ORDER BY namespace ASC, id DESC LIMIT 1";
 
 // Distinct key ids under a prefix range within what a caller sees; LIMIT 2 is enough to tell
 // "one" from "ambiguous".
@@ -222,16 +228,18 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
   const EvictionPolicy policy{options.max_size_bytes, options.stale_driver_after.count()};
   return std::unique_ptr<SqliteStore>(
       new SqliteStore(std::move(*writer), std::move(readers), std::move(clock), options.hot_cache_bytes, policy,
-                      options.compression_level));
+                      options.compression_level, options.namespace_quota_bytes, options.report_quorum));
 }
 
 SqliteStore::SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers,
                          std::function<std::int64_t()> clock, std::uint64_t hot_cache_bytes, EvictionPolicy policy,
-                         int compression_level)
+                         int compression_level, std::uint64_t namespace_quota_bytes, unsigned report_quorum)
     : m_writer(std::move(writer)),
       m_readers(std::move(readers)),
       m_policy(policy),
       m_compression_level(compression_level),
+      m_namespace_quota(namespace_quota_bytes),
+      m_report_quorum(report_quorum),
       m_clock(std::move(clock)),
       m_hot(hot_cache_bytes) {}
 
@@ -380,9 +388,18 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
                                                 " bytes stored, more than the store's max_size of " +
                                                 std::to_string(m_policy.max_size_bytes));
   }
+  const bool quota_applies = m_namespace_quota != 0 && input.namespace_id != k_shared_namespace;
+  if (quota_applies && stored.size() > m_namespace_quota) {
+    return make_error(ErrorCode::too_large, what + ": the image takes " + std::to_string(stored.size()) +
+                                                " bytes stored, more than the namespace_quota of " +
+                                                std::to_string(m_namespace_quota) + " bytes per uid");
+  }
   m_drivers.record(input.key.driver_api, input.key.driver_build, now);
 
   std::lock_guard lock(m_writer_mutex);
+  if (quota_applies) {
+    if (auto r = evict_over_quota_locked(input.namespace_id, stored.size()); !r) return r.error();
+  }
   if (m_policy.max_size_bytes != 0) {
     // Rationale: eviction commits before the PUT's own transaction starts, so a PUT that then fails
     // (a full disk) still leaves the store within its limit; the room made is not lost, only early.
@@ -455,11 +472,12 @@ Result<std::optional<ReportOutcome>> SqliteStore::report_failure(const proto::Di
                                                                  const FailureReport& report) {
   const std::int64_t now = m_clock();
   std::lock_guard lock(m_writer_mutex);
-  auto quarantined = quarantine_entry(m_writer, key_id, who, report, now);
+  auto quarantined = quarantine_entry(m_writer, key_id, who, report, now, m_report_quorum);
   if (!quarantined) return quarantined.error();
   if (!quarantined->has_value()) return std::optional<ReportOutcome>();
-  // Lookups skip a quarantined row, so its cached image would only hold memory until evicted.
-  drop_row((*quarantined)->entry_id);
+  // Lookups skip a quarantined row, so its cached image would only hold memory until evicted; a
+  // row hidden from one uid is still served to the others.
+  if ((*quarantined)->outcome.verdict == ReportVerdict::quarantined) drop_row((*quarantined)->entry_id);
   return std::optional<ReportOutcome>((*quarantined)->outcome);
 }
 
@@ -544,6 +562,26 @@ Result<void> SqliteStore::flush_usage_locked() {
 
 void SqliteStore::note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) {
   m_drivers.record(driver_api, driver_build, m_clock());
+}
+
+Result<void> SqliteStore::evict_over_quota_locked(std::uint32_t namespace_id, std::uint64_t incoming_bytes) {
+  auto bytes = namespace_bytes(m_writer, namespace_id);
+  if (!bytes) return bytes.error();
+  if (*bytes + incoming_bytes <= m_namespace_quota) return {};
+  // As evict_locked: the namespace's hits so far order its entries.
+  if (auto r = flush_usage_locked(); !r) return r.error();
+  const std::string what = "evicting over the quota of namespace " + std::to_string(namespace_id);
+  auto transaction = Transaction::begin(m_writer, TransactionKind::immediate, what);
+  if (!transaction) return transaction.error();
+  auto result = evict_over_quota(m_writer, namespace_id, m_namespace_quota, incoming_bytes);
+  if (!result) return result.error();
+  if (result->removed_ids.empty()) return {};
+  if (auto r = transaction->commit(what); !r) return r.error();
+  for (std::int64_t id : result->removed_ids) drop_row(id);
+  m_quota_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
+  spdlog::info("store: namespace {} reached its quota: evicted {} entries ({} bytes stored)", namespace_id,
+               result->removed_ids.size(), result->removed_bytes);
+  return {};
 }
 
 Result<EvictionResult> SqliteStore::evict_locked(const EvictionRequest& request) {
@@ -672,6 +710,7 @@ Result<Totals> SqliteStore::totals() {
   totals.max_size = counted.max_size;
   totals.evictions = counted.evictions;
   totals.evicted_bytes = counted.evicted_bytes;
+  totals.quota_evictions = counted.quota_evictions;
   return totals;
 }
 
@@ -686,6 +725,7 @@ Totals SqliteStore::session_counters() const {
   totals.max_size = m_policy.max_size_bytes;
   totals.evictions = m_evictions.load(std::memory_order_relaxed);
   totals.evicted_bytes = m_evicted_bytes.load(std::memory_order_relaxed);
+  totals.quota_evictions = m_quota_evictions.load(std::memory_order_relaxed);
   return totals;
 }
 

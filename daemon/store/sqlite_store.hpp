@@ -57,6 +57,11 @@ struct SqliteStoreOptions {
   // zstd level for new images (config key compression_level; image_codec.hpp); 0: store raw.
   // Entries already stored keep their codec: a store may hold raw and zstd images side by side.
   int compression_level = 0;
+  // Tenants (docs/security.md): the stored bytes an untrusted uid's own namespace may hold
+  // (namespace_quota.hpp; 0: no quota), and how many distinct untrusted uids must report a shared
+  // image failing before it is quarantined for everyone (quarantine.hpp).
+  std::uint64_t namespace_quota_bytes = 0;
+  unsigned report_quorum = 3;
   // PRAGMA quick_check before anything else is done with the file; a failure is a corrupt error,
   // which RecoveringStore answers by setting the file aside.
   bool quick_check_at_open = false;
@@ -116,13 +121,16 @@ class SqliteStore final : public Store {
 
  private:
   SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock,
-              std::uint64_t hot_cache_bytes, EvictionPolicy policy, int compression_level);
+              std::uint64_t hot_cache_bytes, EvictionPolicy policy, int compression_level,
+              std::uint64_t namespace_quota_bytes, unsigned report_quorum);
 
   // Both under m_writer_mutex. Eviction writes the usage kept in memory first, so that an entry hit
   // since the last flush is ordered by that hit, and drops the evicted rows' cached images.
   // Images already handed out stay valid: they are shared_ptr buffers the reply owns.
   Result<void> flush_usage_locked();
   Result<EvictionResult> evict_locked(const EvictionRequest& request);
+  // Makes room for `incoming_bytes` within an untrusted namespace's quota (namespace_quota.hpp).
+  Result<void> evict_over_quota_locked(std::uint32_t namespace_id, std::uint64_t incoming_bytes);
 
   // Reads the visible row and its image in one snapshot and verifies the image.
   // The row `sql` selects for (id, caller's namespace), its image verified; ?1 is `id`, ?2 the namespace.
@@ -144,7 +152,10 @@ class SqliteStore final : public Store {
   DriverLog m_drivers;
   const EvictionPolicy m_policy;
   const int m_compression_level;
+  const std::uint64_t m_namespace_quota;
+  const unsigned m_report_quorum;
   std::atomic<std::uint64_t> m_corrupt_entries{0};
+  std::atomic<std::uint64_t> m_quota_evictions{0};
   std::atomic<std::uint64_t> m_evictions{0};
   std::atomic<std::uint64_t> m_evicted_bytes{0};
   std::function<std::int64_t()> m_clock;

@@ -28,7 +28,8 @@ using proto::Result;
 inline constexpr std::uint32_t k_shared_namespace = 0;
 
 // Which namespaces a caller can see and touch (design §6). Lookups see the shared namespace and the
-// caller's own, shared first. A trusted caller lists and removes in every namespace.
+// caller's own, shared first, except shared entries the caller has reported failing (report_failure).
+// A trusted caller lists and removes in every namespace.
 struct Visibility {
   std::uint32_t own_namespace = k_shared_namespace;
   bool trusted = false;
@@ -103,6 +104,9 @@ struct Totals {
   std::uint64_t max_size = 0;  // 0: no limit
   std::uint64_t evictions = 0;
   std::uint64_t evicted_bytes = 0;  // stored bytes
+  // Entries evicted from an untrusted uid's namespace to keep it within namespace_quota (not
+  // counted in evictions, which are the store-wide limit's).
+  std::uint64_t quota_evictions = 0;
   // Times the database was found corrupt while the daemon ran, set aside and replaced by an empty
   // one (recovering_store.hpp); the counters above then carry on across the new database.
   std::uint64_t store_resets = 0;
@@ -139,9 +143,20 @@ struct FailureReport {
   std::uint32_t reporter_uid = 0;  // from SO_PEERCRED
 };
 
+// What a failure report did (docs/security.md "Failure reports").
+enum class ReportVerdict {
+  quarantined,          // now quarantined, for every client
+  already_quarantined,  // it was; the first reason is kept
+  // A shared entry reported by an untrusted uid: no longer served to that uid, still served to
+  // everyone else until report_quorum distinct uids have reported the same image.
+  hidden_from_reporter,
+};
+
 struct ReportOutcome {
   std::uint32_t namespace_id = k_shared_namespace;  // of the entry the report applied to
-  bool newly_quarantined = false;                   // false: it was quarantined already
+  ReportVerdict verdict = ReportVerdict::quarantined;
+  // Distinct untrusted uids that have reported this shared image so far (0 for other entries).
+  std::uint32_t reporters = 0;
 };
 
 class Store {
@@ -167,10 +182,14 @@ class Store {
   // A prefix matching more than one key id is an "ambiguous" invalid_argument error.
   virtual Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) = 0;
   virtual Result<Totals> totals() = 0;
-  // Quarantines the entry a lookup by `who` would serve (shared first, then the caller's own), so no
-  // lookup serves it again until a PUT replaces it. When no visible entry of the key is live, the
-  // report applies to the first quarantined one (shared first) and keeps its first reason.
-  // nullopt: no entry of the key is visible to `who`. A write: runs on the single writer.
+  // Applies a failure report to the entry a lookup by `who` would serve (shared first, then the
+  // caller's own). A trusted caller's report, or one on the caller's own entry, quarantines it, so
+  // no lookup serves it again until a PUT replaces it. An untrusted caller's report on a shared
+  // entry hides that entry from the caller's lookups at once and quarantines it only once
+  // report_quorum distinct uids have reported it (SqliteStoreOptions). When no visible entry of
+  // the key is live, the report applies to the first quarantined one (shared first) and keeps its
+  // first reason. nullopt: no entry of the key is visible to `who`. A write: runs on the single
+  // writer (a repeated report by the same uid writes nothing).
   virtual Result<std::optional<ReportOutcome>> report_failure(const proto::Digest256& key_id, const Visibility& who,
                                                               const FailureReport& report) = 0;
   // Hits and last-used times are kept in memory by lookup() and written here in one transaction,

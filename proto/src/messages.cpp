@@ -626,10 +626,10 @@ Result<ReportFailureReply> decode_report_failure_reply(Bytes payload) {
   ReportFailureReply m;
   JC_READ(outcome, r.u8("outcome"));
   JC_READ(namespace_id, r.u32("namespace"));
-  if (outcome > static_cast<std::uint8_t>(ReportFailureOutcome::already_quarantined)) {
+  if (outcome > static_cast<std::uint8_t>(ReportFailureOutcome::hidden_from_reporter)) {
     return make_error(ErrorCode::invalid_argument,
                       "REPORT_FAILURE reply outcome " + std::to_string(outcome) +
-                          " is neither 0 (quarantined) nor 1 (already quarantined)");
+                          " is not 0 (quarantined), 1 (already quarantined) or 2 (hidden from the reporter)");
   }
   m.outcome = static_cast<ReportFailureOutcome>(outcome);
   m.namespace_id = namespace_id;

@@ -115,3 +115,37 @@ TEST_CASE("config file: compression_level is 3 by default, 0 stores raw, and lev
                     Catch::Contains("c.toml:1") && Catch::Contains("0..19"));
   CHECK_THROWS_WITH(apply_config_file_text(config, "compression_level = -1\n", "d.toml"), Catch::Contains("d.toml:1"));
 }
+
+TEST_CASE("config file: trusted_users and trusted_groups take a TOML array or comma-separated text") {
+  Config config;
+  CHECK(config.trusted_users.empty());
+  apply_config_file_text(config, "trusted_users = [\"alice\", 1002]\ntrusted_groups = \"builders, 3000\"\n", "a.toml");
+  CHECK(config.trusted_users == "alice,1002");
+  CHECK(config.trusted_groups == "builders, 3000");
+  apply_config_file_text(config, "trusted_users = []\n", "b.toml");
+  CHECK(config.trusted_users.empty());
+  CHECK_THROWS_WITH(apply_config_file_text(config, "trusted_users = [\"a,b\"]\n", "c.toml"),
+                    Catch::Contains("c.toml:1") && Catch::Contains("list of names or numbers"));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "trusted_groups = [true]\n", "d.toml"),
+                    Catch::Contains("list of names or numbers"));
+  // A scalar key still refuses an array.
+  CHECK_THROWS_WITH(apply_config_file_text(config, "max_size = [1]\n", "e.toml"),
+                    Catch::Contains("expected a single value"));
+}
+
+TEST_CASE("config file: the tenant limits have their defaults and their bounds") {
+  Config config;
+  CHECK(config.max_connections_per_uid == 256);
+  CHECK(config.namespace_quota == 1ull << 30);
+  CHECK(config.report_quorum == 3);
+  CHECK(config.reports_per_minute == 60);
+  apply_config_file_text(config,
+                         "max_connections_per_uid = 8\nnamespace_quota = \"0\"\nreport_quorum = 1\nreports_per_minute = 0\n",
+                         "a.toml");
+  CHECK(config.max_connections_per_uid == 8);
+  CHECK(config.namespace_quota == 0);
+  CHECK(config.report_quorum == 1);
+  CHECK(config.reports_per_minute == 0);
+  CHECK_THROWS_WITH(apply_config_file_text(config, "report_quorum = 0\n", "b.toml"), Catch::Contains("1..1000"));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "namespace_quota = \"4KiB\"\n", "c.toml"), Catch::Contains("1MiB"));
+}

@@ -34,10 +34,13 @@ using proto::Status;
 uid_t untrusted_uid() { return ::geteuid() == 0 ? 50001 : ::geteuid() + 1; }
 
 struct Fixture {
+  explicit Fixture(daemon::server::TenantPolicy tenants = {}) : handler{*store, counters, proto::k_default_max_frame_bytes,
+                                                                        nullptr, nullptr, std::move(tenants)} {}
+
   testing::StoreDir dir{"jitcache-handler-test"};
   std::unique_ptr<daemon::store::SqliteStore> store = open();
   daemon::stats::Counters counters;
-  RequestHandler handler{*store, counters, proto::k_default_max_frame_bytes};
+  RequestHandler handler;
   const PeerCredentials trusted{::geteuid(), ::getegid(), 100};
   const PeerCredentials untrusted{untrusted_uid(), 100, 4242};
 
@@ -110,7 +113,7 @@ TEST_CASE("request handler: REPORT_FAILURE runs on the writer lane and HELLO ann
   CHECK((decoded->capabilities & proto::k_capability_store) != 0);
 }
 
-TEST_CASE("request handler: an untrusted uid that sees a shared entry quarantines it, and its uid is recorded") {
+TEST_CASE("request handler: an untrusted uid's report hides a shared entry from it only, and its uid is recorded") {
   Fixture f;
   const auto image = testing::sample_image(1, 1000);
   REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.trusted).status == Status::ok);
@@ -119,18 +122,64 @@ TEST_CASE("request handler: an untrusted uid that sees a shared entry quarantine
   REQUIRE(reply.status == Status::ok);
   auto decoded = proto::decode_report_failure_reply(proto::Bytes(reply.payload));
   REQUIRE(decoded.ok());
-  CHECK(decoded->outcome == proto::ReportFailureOutcome::quarantined);
+  CHECK(decoded->outcome == proto::ReportFailureOutcome::hidden_from_reporter);
   CHECK(decoded->namespace_id == 0);
 
   proto::LookupRequest lookup;
   lookup.key = testing::sample_key(1);
-  CHECK(f.call(Op::lookup, proto::encode(lookup), f.trusted).status == Status::not_found);
-  CHECK(f.column("SELECT quarantine_reporter_uid || ',' || quarantine_result || ',' || quarantine_stage || ',' ||"
-                 " quarantine_detail FROM entries") ==
+  CHECK(f.call(Op::lookup, proto::encode(lookup), f.untrusted).status == Status::not_found);
+  CHECK(f.call(Op::lookup, proto::encode(lookup), f.trusted).status == Status::ok);
+  CHECK(f.column("SELECT reporter_uid || ',' || cu_result || ',' || stage || ',' || detail FROM failure_reports") ==
         std::to_string(untrusted_uid()) + ",200,4,error   : Invalid ELF");
   CHECK(f.stat("failure_reports") == 1);
+  CHECK(f.stat("reports_held") == 1);
+  CHECK(f.stat("quarantines") == 0);
+  CHECK(f.stat("entries_quarantined") == 0);
+}
+
+TEST_CASE("request handler: a trusted peer's report quarantines a shared entry, and its uid is recorded") {
+  Fixture f;
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, testing::sample_image(1, 1000))), f.trusted).status ==
+          Status::ok);
+  Reply reply = f.call(Op::report_failure, proto::encode(report_for(1)), f.trusted);
+  REQUIRE(reply.status == Status::ok);
+  CHECK(proto::decode_report_failure_reply(proto::Bytes(reply.payload))->outcome ==
+        proto::ReportFailureOutcome::quarantined);
+  proto::LookupRequest lookup;
+  lookup.key = testing::sample_key(1);
+  CHECK(f.call(Op::lookup, proto::encode(lookup), f.untrusted).status == Status::not_found);
+  CHECK(f.column("SELECT quarantine_reporter_uid || ',' || quarantine_result FROM entries") ==
+        std::to_string(::geteuid()) + ",200");
   CHECK(f.stat("quarantines") == 1);
   CHECK(f.stat("entries_quarantined") == 1);
+}
+
+TEST_CASE("request handler: an untrusted uid over reports_per_minute is answered busy, a trusted one never is") {
+  Fixture f(daemon::server::TenantPolicy{daemon::policy::TrustPolicy(::geteuid()), 2});
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, testing::sample_image(1, 1000))), f.trusted).status ==
+          Status::ok);
+  CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), f.untrusted).status == Status::ok);
+  CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), f.untrusted).status == Status::ok);
+  Reply over = f.call(Op::report_failure, proto::encode(report_for(1)), f.untrusted);
+  CHECK(over.status == Status::busy);
+  CHECK_THAT(*proto::decode_error_message(proto::Bytes(over.payload)), Catch::Contains("reports_per_minute"));
+  const PeerCredentials other{untrusted_uid() + 1, 100, 4343};
+  CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), other).status == Status::ok);
+  for (int i = 0; i < 5; ++i) CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), f.trusted).status == Status::ok);
+  CHECK(f.stat("reports_rate_limited") == 1);
+}
+
+TEST_CASE("request handler: a uid in trusted_users, or with a trusted supplementary group, writes the shared namespace") {
+  const uid_t listed = untrusted_uid();
+  Fixture f(daemon::server::TenantPolicy{daemon::policy::TrustPolicy(::geteuid(), {listed}, {4444}), 0});
+  auto put_as = [&](const PeerCredentials& peer, std::uint64_t seed) {
+    Reply reply = f.call(Op::put, proto::encode(testing::sample_put(seed, testing::sample_image(seed, 100))), peer);
+    REQUIRE(reply.status == Status::ok);
+    return proto::decode_put_reply(proto::Bytes(reply.payload))->namespace_id;
+  };
+  CHECK(put_as(f.untrusted, 1) == 0);
+  CHECK(put_as(PeerCredentials{listed + 1, 100, 1, {27, 4444}}, 2) == 0);
+  CHECK(put_as(PeerCredentials{listed + 2, 100, 1, {27}}, 3) == listed + 2);
 }
 
 TEST_CASE("request handler: another uid's private entry cannot be reported: it is not found") {

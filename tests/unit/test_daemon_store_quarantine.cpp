@@ -27,6 +27,7 @@ using daemon::store::FailureReport;
 using daemon::store::ListQuery;
 using daemon::store::PutInput;
 using daemon::store::ReportOutcome;
+using daemon::store::ReportVerdict;
 using daemon::store::SqliteStore;
 using daemon::store::SqliteStoreOptions;
 using daemon::store::Visibility;
@@ -48,7 +49,11 @@ FailureReport sample_report(std::uint32_t cu_result = 209, FailureStage stage = 
   return report;
 }
 
+// quorum 1 (any uid's report quarantines) unless a test is about the quorum itself.
 struct Fixture {
+  explicit Fixture(unsigned quorum = 1) : report_quorum(quorum) {}
+
+  unsigned report_quorum;
   StoreDir dir{"jitcache-quarantine-test"};
   std::shared_ptr<std::atomic<std::int64_t>> now = std::make_shared<std::atomic<std::int64_t>>(k_start_ms);
   std::unique_ptr<SqliteStore> store = open();
@@ -57,6 +62,7 @@ struct Fixture {
     SqliteStoreOptions options;
     options.path = dir.db();
     options.reader_count = 2;
+    options.report_quorum = report_quorum;
     options.clock = [now = now] { return now->load(); };
     auto opened = SqliteStore::open(options);
     INFO((opened ? std::string() : opened.error().message));
@@ -142,7 +148,7 @@ TEST_CASE("quarantine: a reported entry is no longer served by key or by prefix,
 
   auto outcome = f.report(key_id, k_uid_1000);
   REQUIRE(outcome.has_value());
-  CHECK(outcome->newly_quarantined);
+  CHECK(outcome->verdict == ReportVerdict::quarantined);
   CHECK(outcome->namespace_id == 0);
 
   CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
@@ -177,12 +183,12 @@ TEST_CASE("quarantine: a live entry lists with quarantined_at_ms 0 and a hit car
 TEST_CASE("quarantine: a second report says already quarantined, keeps the first reason and counts the failure") {
   Fixture f;
   const auto key_id = f.put(2, 0, testing::sample_image(2, 100));
-  REQUIRE(f.report(key_id, k_uid_1000)->newly_quarantined);
+  REQUIRE(f.report(key_id, k_uid_1000)->verdict == ReportVerdict::quarantined);
   *f.now += 5000;
 
   auto second = f.report(key_id, k_trusted, sample_report(218, FailureStage::jit, 0, "ptxas fatal"));
   REQUIRE(second.has_value());
-  CHECK_FALSE(second->newly_quarantined);
+  CHECK_FALSE(second->verdict == ReportVerdict::quarantined);
   CHECK(second->namespace_id == 0);
   CHECK(f.quarantine_row(key_id, 0) == std::to_string(k_start_ms) + "|209|1|1000|no kernel image for sm_90|2");
   CHECK(f.totals().entries_quarantined == 1);
@@ -209,7 +215,7 @@ TEST_CASE("quarantine: with the shared entry quarantined the caller's own live e
   // The report applies to what uid 1000 was served: the shared entry.
   auto first = f.report(key_id, k_uid_1000);
   REQUIRE(first.has_value());
-  CHECK(first->newly_quarantined);
+  CHECK(first->verdict == ReportVerdict::quarantined);
   CHECK(first->namespace_id == 0);
 
   auto served = f.lookup(key_id, k_uid_1000);
@@ -222,14 +228,14 @@ TEST_CASE("quarantine: with the shared entry quarantined the caller's own live e
   // uid 1000 is now served its own entry, so its next report quarantines that one.
   auto second = f.report(key_id, k_uid_1000);
   REQUIRE(second.has_value());
-  CHECK(second->newly_quarantined);
+  CHECK(second->verdict == ReportVerdict::quarantined);
   CHECK(second->namespace_id == 1000);
   CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
 
   // With nothing live left, a report lands on the shared entry again, already quarantined.
   auto third = f.report(key_id, k_uid_1000);
   REQUIRE(third.has_value());
-  CHECK_FALSE(third->newly_quarantined);
+  CHECK_FALSE(third->verdict == ReportVerdict::quarantined);
   CHECK(third->namespace_id == 0);
   CHECK(f.totals().entries_quarantined == 2);
 }
@@ -237,7 +243,7 @@ TEST_CASE("quarantine: with the shared entry quarantined the caller's own live e
 TEST_CASE("quarantine: a PUT that replaces a quarantined entry makes it live again and keeps load_failures") {
   Fixture f;
   const auto key_id = f.put(5, 0, testing::sample_image(50, 300));
-  REQUIRE(f.report(key_id, k_uid_1000)->newly_quarantined);
+  REQUIRE(f.report(key_id, k_uid_1000)->verdict == ReportVerdict::quarantined);
   REQUIRE_FALSE(f.lookup(key_id, k_trusted).has_value());
 
   const auto rebuilt = testing::sample_image(51, 500);
@@ -253,7 +259,7 @@ TEST_CASE("quarantine: a PUT that replaces a quarantined entry makes it live aga
   // The rebuilt image can be quarantined afresh, with the new reason.
   auto again = f.report(key_id, k_uid_1000, sample_report(200, FailureStage::load, 1000, ""));
   REQUIRE(again.has_value());
-  CHECK(again->newly_quarantined);
+  CHECK(again->verdict == ReportVerdict::quarantined);
   CHECK(f.quarantine_row(key_id, 0) == std::to_string(k_start_ms) + "|200|4|1000||2");
 }
 
@@ -290,7 +296,105 @@ TEST_CASE("quarantine: a report at clock 0 still marks the entry, since 0 means 
   Fixture f;
   const auto key_id = f.put(9, 0, testing::sample_image(9, 100));
   f.now->store(0);
-  REQUIRE(f.report(key_id, k_trusted)->newly_quarantined);
+  REQUIRE(f.report(key_id, k_trusted)->verdict == ReportVerdict::quarantined);
   CHECK(f.list(k_trusted).at(0).quarantined_at_ms == 1);
   CHECK_FALSE(f.lookup(key_id, k_trusted).has_value());
+}
+
+TEST_CASE("quarantine: an untrusted report hides a shared entry from its reporter only, until report_quorum uids agree") {
+  Fixture f(3);
+  const auto image = testing::sample_image(60, 700);
+  const auto key_id = f.put(60, 0, image);
+  const Visibility uid_3000{3000, false};
+
+  auto first = f.report(key_id, k_uid_1000);
+  REQUIRE(first.has_value());
+  CHECK(first->verdict == ReportVerdict::hidden_from_reporter);
+  CHECK(first->reporters == 1);
+  CHECK(first->namespace_id == 0);
+  CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
+  CHECK(std::ranges::equal(*f.lookup(key_id, k_uid_2000)->image, image));
+  CHECK(f.lookup(key_id, k_trusted).has_value());
+  CHECK(f.list(k_uid_1000).at(0).quarantined_at_ms == 0);
+  CHECK(f.quarantine_row(key_id, 0) == "NULL|NULL|NULL|NULL|NULL|1");
+
+  // The same uid again (a flood) adds nothing: neither a reporter nor a counted failure.
+  for (int i = 0; i < 5; ++i) {
+    auto again = f.report(key_id, k_uid_1000);
+    CHECK(again->verdict == ReportVerdict::hidden_from_reporter);
+  }
+  CHECK(f.quarantine_row(key_id, 0) == "NULL|NULL|NULL|NULL|NULL|1");
+  CHECK(f.query("SELECT COUNT(*) FROM failure_reports") == "1");
+
+  auto second = f.report(key_id, k_uid_2000, sample_report(209, FailureStage::image, 2000));
+  CHECK(second->verdict == ReportVerdict::hidden_from_reporter);
+  CHECK(second->reporters == 2);
+  CHECK(f.lookup(key_id, uid_3000).has_value());
+  CHECK(f.totals().entries_quarantined == 0);
+
+  *f.now += 1000;
+  auto third = f.report(key_id, uid_3000, sample_report(218, FailureStage::jit, 3000, "third"));
+  CHECK(third->verdict == ReportVerdict::quarantined);
+  CHECK(third->reporters == 3);
+  CHECK_FALSE(f.lookup(key_id, k_trusted).has_value());
+  CHECK(f.totals().entries_quarantined == 1);
+  CHECK(f.quarantine_row(key_id, 0) == std::to_string(k_start_ms + 1000) + "|218|3|3000|third|3");
+}
+
+TEST_CASE("quarantine: a trusted report quarantines a shared entry at once, whatever the quorum") {
+  Fixture f(3);
+  const auto key_id = f.put(61, 0, testing::sample_image(61, 300));
+  auto outcome = f.report(key_id, k_trusted, sample_report(209, FailureStage::image, 0));
+  CHECK(outcome->verdict == ReportVerdict::quarantined);
+  CHECK(outcome->reporters == 0);
+  CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
+  CHECK(f.query("SELECT COUNT(*) FROM failure_reports") == "0");
+}
+
+TEST_CASE("quarantine: with the shared entry hidden the reporter is served its own entry, and its next report lands there") {
+  Fixture f(3);
+  const auto own_image = testing::sample_image(63, 400);
+  const auto key_id = f.put(62, 0, testing::sample_image(62, 300));
+  f.put(62, 1000, own_image);
+
+  REQUIRE(f.report(key_id, k_uid_1000)->verdict == ReportVerdict::hidden_from_reporter);
+  auto served = f.lookup(key_id, k_uid_1000);
+  REQUIRE(served.has_value());
+  CHECK(served->info.namespace_id == 1000);
+  CHECK(std::ranges::equal(*served->image, own_image));
+
+  auto second = f.report(key_id, k_uid_1000);
+  CHECK(second->verdict == ReportVerdict::quarantined);
+  CHECK(second->namespace_id == 1000);
+  CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
+  CHECK(f.lookup(key_id, k_uid_2000)->info.namespace_id == 0);
+}
+
+TEST_CASE("quarantine: a new image over a reported shared entry clears its reports, and removing it drops them") {
+  Fixture f(3);
+  const auto key_id = f.put(64, 0, testing::sample_image(64, 300));
+  REQUIRE(f.report(key_id, k_uid_1000)->verdict == ReportVerdict::hidden_from_reporter);
+  REQUIRE(f.report(key_id, k_uid_2000, sample_report(209, FailureStage::image, 2000))->reporters == 2);
+
+  const auto rebuilt = testing::sample_image(65, 500);
+  f.put(64, 0, rebuilt);
+  CHECK(f.query("SELECT COUNT(*) FROM failure_reports") == "0");
+  CHECK(std::ranges::equal(*f.lookup(key_id, k_uid_1000)->image, rebuilt));
+  // A report of the new image starts the count again.
+  CHECK(f.report(key_id, k_uid_2000, sample_report(209, FailureStage::image, 2000))->reporters == 1);
+
+  REQUIRE(f.store->remove(proto::to_hex(key_id), k_trusted).value() == 1);
+  CHECK(f.query("SELECT COUNT(*) FROM failure_reports") == "0");
+}
+
+TEST_CASE("quarantine: the same bytes written again keep an entry's reports, so the quorum still counts") {
+  Fixture f(2);
+  const auto image = testing::sample_image(66, 300);
+  const auto key_id = f.put(66, 0, image);
+  REQUIRE(f.report(key_id, k_uid_1000)->verdict == ReportVerdict::hidden_from_reporter);
+  f.put(66, 0, image);  // a recompile for the reporter that came out identical
+  CHECK(f.query("SELECT COUNT(*) FROM failure_reports") == "1");
+  CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
+  CHECK(f.report(key_id, k_uid_2000, sample_report(209, FailureStage::image, 2000))->verdict ==
+        ReportVerdict::quarantined);
 }

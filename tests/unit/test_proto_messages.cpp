@@ -318,8 +318,9 @@ TEST_CASE("messages: a REPORT_FAILURE request round-trips for every stage, with 
   CHECK(decoded->detail.empty());
 }
 
-TEST_CASE("messages: a REPORT_FAILURE reply round-trips in both outcomes") {
-  for (auto outcome : {ReportFailureOutcome::quarantined, ReportFailureOutcome::already_quarantined}) {
+TEST_CASE("messages: a REPORT_FAILURE reply round-trips in every outcome, and outcome 3 is refused") {
+  for (auto outcome : {ReportFailureOutcome::quarantined, ReportFailureOutcome::already_quarantined,
+                       ReportFailureOutcome::hidden_from_reporter}) {
     ReportFailureReply m;
     m.outcome = outcome;
     m.namespace_id = 1000;
@@ -328,6 +329,11 @@ TEST_CASE("messages: a REPORT_FAILURE reply round-trips in both outcomes") {
     CHECK(decoded->outcome == outcome);
     CHECK(decoded->namespace_id == 1000);
   }
+  Payload out;
+  ByteWriter w(out);
+  w.u8(3);
+  w.u32(0);
+  require_error(decode_report_failure_reply(out), ErrorCode::invalid_argument, "outcome 3");
 }
 
 TEST_CASE("messages: failure stages have the names the daemon's log uses") {
@@ -340,6 +346,7 @@ TEST_CASE("messages: failure stages have the names the daemon's log uses") {
   STATIC_REQUIRE(static_cast<int>(FailureStage::load) == 4);
   STATIC_REQUIRE(static_cast<int>(ReportFailureOutcome::quarantined) == 0);
   STATIC_REQUIRE(static_cast<int>(ReportFailureOutcome::already_quarantined) == 1);
+  STATIC_REQUIRE(static_cast<int>(ReportFailureOutcome::hidden_from_reporter) == 2);
 }
 
 TEST_CASE("messages: a PUT reply round-trips in both replaced states") {
@@ -603,14 +610,6 @@ TEST_CASE("messages: a REPORT_FAILURE detail over 1024 bytes is refused with too
   ByteWriter w(claimed);
   w.u16(0xFFFF);
   require_error(decode_report_failure_request(claimed), ErrorCode::too_large, "detail");
-}
-
-TEST_CASE("messages: a REPORT_FAILURE reply outcome other than 0 or 1 is refused") {
-  Payload out;
-  ByteWriter w(out);
-  w.u8(2);
-  w.u32(0);
-  require_error(decode_report_failure_reply(out), ErrorCode::invalid_argument, "outcome 2");
 }
 
 TEST_CASE("messages: a PUT whose image length claims more bytes than follow is refused, not over-read") {

@@ -177,7 +177,9 @@ struct ReportFailureRequest {
 };
 
 // Persisted on the wire: numbered explicitly, never reused.
-enum class ReportFailureOutcome : std::uint8_t { quarantined = 0, already_quarantined = 1 };
+// hidden_from_reporter: a shared entry reported by an untrusted uid is no longer served to that uid
+// and is quarantined for everyone once enough distinct uids report it (PROTOCOL.md §5).
+enum class ReportFailureOutcome : std::uint8_t { quarantined = 0, already_quarantined = 1, hidden_from_reporter = 2 };
 
 struct ReportFailureReply {
   ReportFailureOutcome outcome = ReportFailureOutcome::quarantined;
