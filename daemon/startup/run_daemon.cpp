@@ -76,6 +76,10 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   // Before anything is created: a name that does not resolve stops the start with the reason.
   policy::TrustPolicy trust(::geteuid(), must(policy::resolve_users(config.trusted_users), "trusted_users"),
                             must(policy::resolve_groups(config.trusted_groups), "trusted_groups"));
+  if (!config.trusted_users.empty() || !config.trusted_groups.empty()) {
+    spdlog::info("trusted besides root and uid {}: users [{}], groups [{}]", ::geteuid(), config.trusted_users,
+                 config.trusted_groups);
+  }
   must(server::make_directories(config.state_dir, 0700), "state directory");
   auto state_lock = must(server::InstanceLock::acquire(config.state_dir + "/jitcached.lock",
                                                        "state directory " + config.state_dir),

@@ -149,3 +149,13 @@ TEST_CASE("config file: the tenant limits have their defaults and their bounds")
   CHECK_THROWS_WITH(apply_config_file_text(config, "report_quorum = 0\n", "b.toml"), Catch::Contains("1..1000"));
   CHECK_THROWS_WITH(apply_config_file_text(config, "namespace_quota = \"4KiB\"\n", "c.toml"), Catch::Contains("1MiB"));
 }
+
+TEST_CASE("config file: the packaged example parses, and every value it sets is the default") {
+  Config config;
+  apply_config_file_text(config, read_doc("packaging/jitcached.toml"), "packaging/jitcached.toml");
+  const Config defaults;
+  for (const auto& key : config_keys()) {
+    INFO(key.name);
+    if (key.in_file) CHECK(key.get(config) == key.get(defaults));
+  }
+}
