@@ -24,7 +24,7 @@ proto::Error errno_error(const std::string& what, int error) {
 
 }  // namespace
 
-proto::Result<DirectoryFd> prepare_published_dir(const std::string& dir, const std::string& socket_path) {
+proto::Result<proto::UniqueFd> prepare_published_dir(const std::string& dir, const std::string& socket_path) {
   struct stat socket_st {};
   if (::stat(socket_path.c_str(), &socket_st) != 0) return errno_error("cannot stat the socket " + socket_path, errno);
 
@@ -40,7 +40,7 @@ proto::Result<DirectoryFd> prepare_published_dir(const std::string& dir, const s
   ::umask(old_umask);
   if (made != 0) return errno_error("cannot create the published directory " + dir, mkdir_errno);
 
-  DirectoryFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  proto::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) return errno_error("cannot open the published directory " + dir, errno);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errno_error("cannot stat the published directory " + dir, errno);

@@ -16,7 +16,7 @@ constexpr std::size_t k_max_queued = 64;
 constexpr auto k_failure_log_interval = std::chrono::minutes(1);
 }  // namespace
 
-Publisher::Publisher(DirectoryFd dir, std::string dir_path, store::Store& store, PublishSettings settings)
+Publisher::Publisher(proto::UniqueFd dir, std::string dir_path, store::Store& store, PublishSettings settings)
     : m_dir(std::move(dir)), m_dir_path(std::move(dir_path)), m_store(store), m_settings(settings) {
   m_store.on_row_dropped([this](std::int64_t row_id) { row_dropped(row_id); });
   m_thread = std::thread([this] { run(); });

@@ -35,7 +35,7 @@
 
 #include <jitcache/proto/key.hpp>
 
-#include <daemon/publish/directory_fd.hpp>
+#include <jitcache/proto/unique_fd.hpp>
 #include <daemon/store/store.hpp>
 
 namespace jitcache::daemon::publish {
@@ -59,7 +59,7 @@ class Publisher {
  public:
   // Registers itself as the store's RowDropped listener (and unregisters on destruction), and
   // starts its thread. `dir` is the prepared directory (prepare_published_dir).
-  Publisher(DirectoryFd dir, std::string dir_path, store::Store& store, PublishSettings settings);
+  Publisher(proto::UniqueFd dir, std::string dir_path, store::Store& store, PublishSettings settings);
   ~Publisher();
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
@@ -101,7 +101,7 @@ class Publisher {
   void remove_locked(std::map<proto::Digest256, File>::iterator file);
   void count_failure(const std::string& message);
 
-  DirectoryFd m_dir;
+  proto::UniqueFd m_dir;
   std::string m_dir_path;
   store::Store& m_store;
   const PublishSettings m_settings;

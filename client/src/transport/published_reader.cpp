@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <client/src/transport/unique_fd.hpp>
+#include <jitcache/proto/unique_fd.hpp>
 #include <jitcache/proto/published_image.hpp>
 
 namespace jitcache::client::transport {
@@ -34,7 +34,7 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
     return std::optional<FetchedImage>();
   }
   const std::string dir_path = proto::published_dir_for(socket_path);
-  UniqueFd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  proto::UniqueFd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dir.get() < 0) {
     // Not readable by this uid (not in the socket's group): the socket is the way, not a rejection.
     if (errno == ENOENT || errno == EACCES) return std::optional<FetchedImage>();
@@ -49,7 +49,7 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
   }
 
   const std::string name = proto::published_file_name(fast_key_id);
-  UniqueFd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  proto::UniqueFd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (file.get() < 0) {
     if (errno == ENOENT) return std::optional<FetchedImage>();
     return make_error(ErrorCode::corrupt, "the published image " + name + " cannot be opened: " + std::strerror(errno));

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include <client/src/transport/byte_buffer.hpp>
-#include <client/src/transport/unique_fd.hpp>
+#include <jitcache/proto/unique_fd.hpp>
 #include <jitcache/proto/messages.hpp>
 #include <jitcache/proto/result.hpp>
 #include <jitcache/proto/wire.hpp>
@@ -36,7 +36,7 @@ struct ConnectOptions {
 struct Reply {
   proto::FrameHeader header;
   ByteBuffer payload;
-  UniqueFd descriptor;  // the file descriptor that came with the frame, if any (SCM_RIGHTS)
+  proto::UniqueFd descriptor;  // the file descriptor that came with the frame, if any (SCM_RIGHTS)
 };
 
 class UnixConnection {
@@ -76,7 +76,7 @@ class UnixConnection {
   // With `descriptor`, reads with recvmsg and keeps a file descriptor that arrives with the bytes
   // (a second one, which the protocol never sends, is closed).
   Result<void> read_exact(std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline,
-                          std::chrono::microseconds spin = {}, UniqueFd* descriptor = nullptr);
+                          std::chrono::microseconds spin = {}, proto::UniqueFd* descriptor = nullptr);
 
   int m_fd = -1;
   ConnectOptions m_options;

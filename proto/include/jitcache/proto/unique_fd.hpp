@@ -1,4 +1,6 @@
-// UniqueFd: owns one file descriptor and closes it, like std::unique_ptr for memory.
+// UniqueFd: owns one file descriptor and closes it, like std::unique_ptr for memory. It lives in
+// proto because the client (sockets, published files) and the daemon (the published directory) both
+// need it and proto is all they share (design §2).
 // Thread safety: a move-only value type.
 #pragma once
 
@@ -6,7 +8,7 @@
 
 #include <utility>
 
-namespace jitcache::client::transport {
+namespace jitcache::proto {
 
 class UniqueFd {
  public:
@@ -32,4 +34,4 @@ class UniqueFd {
   int m_fd = -1;
 };
 
-}  // namespace jitcache::client::transport
+}  // namespace jitcache::proto
