@@ -1,6 +1,6 @@
-#include <daemon/config/toml_non_ascii.hpp>
+#include <jitcache/proto/toml_non_ascii.hpp>
 
-namespace jitcache::daemon::config {
+namespace jitcache::proto {
 
 namespace {
 
@@ -71,4 +71,4 @@ std::optional<std::size_t> find_misplaced_non_ascii(std::string_view text) {
   return std::nullopt;
 }
 
-}  // namespace jitcache::daemon::config
+}  // namespace jitcache::proto
