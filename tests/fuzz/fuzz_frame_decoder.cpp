@@ -5,7 +5,9 @@
 //   - nothing reads out of bounds, leaks or hits UB (ASan, UBSan, LeakSanitizer);
 //   - a refused header yields bad_request or too_large, and the error reply built from it is
 //     readable by a client;
-//   - every decoded payload passes the round-trip checks of message_round_trip.hpp.
+//   - every decoded payload passes the round-trip checks of message_round_trip.hpp;
+//   - the client's reply header decoder, fed the same headers, refuses with a message or accepts
+//     nothing longer than its limit.
 //
 // Growing a field here takes three matching edits (the bytes, the field's length, payload_length),
 // which mutations rarely make at once; fuzz_payload_decoders drops the framing for that reason.
@@ -47,6 +49,20 @@ void check_error_reply(const HeaderError& error) {
   }
 }
 
+// The client reads headers a confused or hostile daemon may send (transport/unix_connection.cpp).
+void check_reply_header(const HeaderBytes& raw) {
+  auto header = decode_reply_header(raw, k_fuzz_max_frame_bytes);
+  if (!header) {
+    const ErrorCode code = header.error().code;
+    if (code != ErrorCode::corrupt && code != ErrorCode::unsupported && code != ErrorCode::too_large) {
+      fuzz::fail("a refused reply header is not corrupt, unsupported or too_large");
+    }
+    if (header.error().message.empty()) fuzz::fail("a refused reply header has no message");
+    return;
+  }
+  if (header->payload_length > k_fuzz_max_frame_bytes) fuzz::fail("an accepted reply header exceeds its limit");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -56,6 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     HeaderBytes raw{};
     std::copy_n(stream.begin(), k_header_size, raw.begin());
     stream = stream.subspan(k_header_size);
+    check_reply_header(raw);
 
     FrameHeader header;
     if (auto error = check_request_header(raw, k_fuzz_max_frame_bytes, header)) {

@@ -1,19 +1,26 @@
 // Writes the seed corpora of the fuzz targets under tests/fuzz/corpus/: frame_decoder/ (valid frames
 // of every op, as a client or daemon would put them on the socket), payload_decoders/ (the same
-// messages as op byte + payload) and option_text/.
+// messages as op byte + payload), option_text/, config/ (config files and one value per key) and
+// fatbin/ (wrapped, truncated and concatenated forms of the nvcc-made images already there).
 //
 // The seeds are committed so a fuzz run starts from well-formed inputs without building this
-// first; rebuild them after a protocol or option change with `cmake --build <fuzz build> --target
-// jitcache_fuzz_seeds`. Usage: make_seed_corpus <corpus dir>
+// first; rebuild them after a protocol, option or config change with `cmake --build <fuzz build>
+// --target jitcache_fuzz_seeds`. Usage: make_seed_corpus <corpus dir> <example config file>
+#include <client/src/fatbin/fatbin_format.hpp>
+#include <daemon/config/config.hpp>
+#include <daemon/config/config_table.hpp>
 #include <jitcache/proto/compile_messages.hpp>
 #include <jitcache/proto/jit_options.hpp>
 #include <jitcache/proto/messages.hpp>
 #include <jitcache/proto/published_image.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -211,6 +218,8 @@ std::vector<SeedMessage> seed_messages() {
       {"hello_reply", Op::hello, encode(hello_reply)},
       {"hello_reply_at_limits", Op::hello, encode(hello_reply_at_limits)},
       {"lookup_reply", Op::lookup, lookup_reply},
+      {"lookup_reply_by_descriptor", Op::lookup,
+       encode(LookupReplyByDescriptor{entry_at_limits, std::uint64_t{1} << 20})},
       {"put_reply", Op::put, encode(PutReply{sample_entry(0).key_id, 0, true})},
       {"stats_reply", Op::stats, encode(stats)},
       {"list_reply", Op::list, encode(list_reply)},
@@ -257,20 +266,139 @@ void write_option_seeds(const std::filesystem::path& dir) {
   write_text(dir / "largest_values", "maxrreg=4294967295;tpb=4294967295;mincta=4294967295;maxtpb=2147483647");
 }
 
+Payload read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "make_seed_corpus: cannot read %s\n", path.c_str());
+    std::exit(1);
+  }
+  return Payload((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// fuzz_config's input: a selector byte (below 0x80: a TOML file; 0x80 + i: a value for key i), then text.
+constexpr std::uint8_t k_config_file_selector = 0x00;
+constexpr std::uint8_t k_config_first_key_selector = 0x80;
+
+void write_config_text(const std::filesystem::path& path, std::uint8_t selector, const std::string& text) {
+  Payload input{selector};
+  input.insert(input.end(), text.begin(), text.end());
+  write_file(path, input);
+}
+
+std::vector<std::string> typical_values(jitcache::daemon::config::ValueKind kind) {
+  using jitcache::daemon::config::ValueKind;
+  switch (kind) {
+    case ValueKind::size: return {"1.5GiB", "64 MB", "4096", "0"};
+    case ValueKind::duration: return {"500ms", "1.5h", "7d", "90"};
+    case ValueKind::count: return {"0", "4", "65536"};
+    case ValueKind::boolean: return {"yes", "off"};
+    case ValueKind::log_level: return {"warn"};
+    case ValueKind::group: return {"video", "44"};
+    case ValueKind::path: return {"/var/lib/jitcache"};
+  }
+  return {};
+}
+
+void write_config_seeds(const std::filesystem::path& dir, const std::filesystem::path& example_file) {
+  namespace config = jitcache::daemon::config;
+  const Payload example = read_file(example_file);
+  write_config_text(dir / "file_packaged_example", k_config_file_selector, std::string(example.begin(), example.end()));
+  const config::Config defaults;
+  std::string every_default = "# every key at its default, as printed\n";
+  const auto keys = config::config_keys();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const config::ConfigKey& key = keys[i];
+    const std::string printed = key.get(defaults);
+    if (key.in_file && !printed.empty()) every_default += std::string(key.name) + " = \"" + printed + "\"\n";
+    const auto selector = static_cast<std::uint8_t>(k_config_first_key_selector + i);
+    if (!printed.empty()) write_config_text(dir / ("value_" + std::string(key.name) + "_default"), selector, printed);
+    const std::vector<std::string> values = typical_values(key.kind);
+    for (std::size_t v = 0; v < values.size(); ++v) {
+      write_config_text(dir / ("value_" + std::string(key.name) + "_" + std::to_string(v)), selector, values[v]);
+    }
+  }
+  write_config_text(dir / "file_every_default", k_config_file_selector, every_default);
+  write_config_text(dir / "file_bare_scalars", k_config_file_selector,
+                    "max_size = 1048576\nforeground = true\ncompile_cpu_time = 60\nmax_frame_bytes = 1.5e6\n"
+                    "worker_threads = 0x10\nsocket_group = 'video'\nstate_dir = '''/tmp/x'''\n");
+  write_config_text(dir / "file_refused_shapes", k_config_file_selector,
+                    "log_level = [\"info\"]\n[compile]\njobs = 2\nmax_size = { a = 1 }\n");
+  write_config_text(dir / "file_syntax_error", k_config_file_selector, "worker_threads = \"4\nlog_level = info\n");
+}
+
+void put_le(Payload& bytes, std::size_t offset, std::uint64_t value, std::size_t width) {
+  for (std::size_t i = 0; i < width; ++i) bytes[offset + i] = static_cast<std::uint8_t>(value >> (8 * i));
+}
+
+// A 24-byte nvcc wrapper before the container. fuzz_fatbin aims a non-null data pointer at the bytes
+// after the wrapper; its low three bits are kept, so 8 stays aligned.
+Payload wrapped(const Payload& container, std::uint32_t version, std::uint64_t data_pointer) {
+  namespace fb = jitcache::client::fatbin;
+  Payload out(fb::k_wrapper_size, 0);
+  put_le(out, 0, fb::k_wrapper_magic, 4);
+  put_le(out, 4, version, 4);
+  put_le(out, fb::k_wrapper_data_offset, data_pointer, 8);
+  out.insert(out.end(), container.begin(), container.end());
+  return out;
+}
+
+Payload padded_to_8(Payload bytes) {
+  bytes.resize((bytes.size() + 7) / 8 * 8, 0);
+  return bytes;
+}
+
+// Derived from the nvcc-made images (jitcache_fuzz_nvcc_seeds) already in `dir`.
+void write_fatbin_seeds(const std::filesystem::path& dir) {
+  namespace fb = jitcache::client::fatbin;
+  std::vector<std::filesystem::path> images;
+  for (const auto& file : std::filesystem::directory_iterator(dir)) {
+    if (file.path().filename().string().starts_with("nvcc_")) images.push_back(file.path());
+  }
+  std::sort(images.begin(), images.end());
+  if (images.empty()) {
+    std::fprintf(stderr, "make_seed_corpus: no nvcc_* images in %s (build jitcache_fuzz_nvcc_seeds)\n", dir.c_str());
+    std::exit(1);
+  }
+  std::vector<Payload> containers;
+  for (const auto& path : images) {
+    const Payload bytes = read_file(path);
+    const std::string name = path.filename().string();
+    write_file(dir / ("truncated_" + name), Payload(bytes.begin(), bytes.begin() + bytes.size() / 2));
+    if (path.extension() != ".fatbin") continue;
+    containers.push_back(bytes);
+    write_file(dir / ("wrapper_v1_" + name), wrapped(bytes, fb::k_wrapper_version_min, 8));
+  }
+  write_file(dir / "wrapper_v2", wrapped(containers.front(), fb::k_wrapper_version_max, 8));
+  write_file(dir / "wrapper_null_pointer", wrapped(containers.front(), fb::k_wrapper_version_min, 0));
+  write_file(dir / "wrapper_misaligned_pointer", wrapped(containers.front(), fb::k_wrapper_version_min, 12));
+  Payload back_to_back;
+  for (const Payload& container : containers) {
+    const Payload padded = padded_to_8(container);
+    back_to_back.insert(back_to_back.end(), padded.begin(), padded.end());
+  }
+  write_file(dir / "containers_back_to_back", back_to_back);
+  Payload old_style(fb::k_container_header_min, 0);
+  put_le(old_style, 0, fb::k_old_style_magic, 4);
+  write_file(dir / "old_style_magic", old_style);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: make_seed_corpus <corpus dir, e.g. tests/fuzz/corpus>\n");
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: make_seed_corpus <corpus dir, e.g. tests/fuzz/corpus> "
+                         "<example config, e.g. packaging/jitcached.toml>\n");
     return 2;
   }
   const std::filesystem::path root = argv[1];
-  for (const char* target : {"frame_decoder", "payload_decoders", "option_text"}) {
+  for (const char* target : {"frame_decoder", "payload_decoders", "option_text", "config", "fatbin"}) {
     std::filesystem::create_directories(root / target);
   }
   const std::vector<SeedMessage> messages = seed_messages();
   write_frame_seeds(root / "frame_decoder", messages);
   write_payload_seeds(root / "payload_decoders", messages);
   write_option_seeds(root / "option_text");
+  write_config_seeds(root / "config", argv[2]);
+  write_fatbin_seeds(root / "fatbin");
   return 0;
 }

@@ -46,6 +46,9 @@ inline bool same(const LookupRequest& a, const LookupRequest& b) {
   return a.selector == b.selector && a.key == b.key && a.key_id_prefix == b.key_id_prefix && a.fast_key == b.fast_key;
 }
 inline bool same(const LookupReply& a, const LookupReply& b) { return same(a.info, b.info) && same_bytes(a.image, b.image); }
+inline bool same(const LookupReplyByDescriptor& a, const LookupReplyByDescriptor& b) {
+  return same(a.info, b.info) && a.image_size == b.image_size;
+}
 inline bool same(const PutRequest& a, const PutRequest& b) {
   return a.key == b.key && a.producer == b.producer && a.compile_time_us == b.compile_time_us &&
          same_bytes(a.image, b.image) && a.content_fast == b.content_fast;
@@ -185,6 +188,8 @@ inline void check_reply_decoders(Bytes payload) {
         out.insert(out.end(), m.image.begin(), m.image.end());
         return out;
       });
+  // The same reply when the image travels as a descriptor (header flag k_flag_image_fd).
+  check_round_trip(payload, decode_lookup_reply_by_descriptor, k_encode);
   // `replaced` is read as "non-zero means true", so its one byte form is 0 or 1.
   Payload put_reply_form(payload.begin(), payload.end());
   if (!put_reply_form.empty() && put_reply_form.back() > 1) put_reply_form.back() = 1;

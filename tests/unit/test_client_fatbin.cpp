@@ -454,6 +454,37 @@ TEST_CASE("fatbin reader: empty input and bad magic are invalid arguments", "[fa
   CHECK(second.error().message.find("offset " + std::to_string(good_size)) != std::string::npos);
 }
 
+// Regression (fuzz_fatbin): fewer than 16 bytes of something else were a "truncated" container
+// (corrupt) rather than not a fat binary at all (invalid_argument), as the reader's contract says.
+TEST_CASE("fatbin reader: a few bytes that are not a fat binary are an invalid argument, not a truncated one",
+          "[fatbin]") {
+  const auto read = [](Bytes bytes) { return fb::read_fatbin(bytes); };
+  const auto text = [](std::string_view s) {
+    Bytes bytes(s.size());
+    std::memcpy(bytes.data(), s.data(), s.size());
+    return bytes;
+  };
+  for (const auto& short_text : {text("PT"), text("PTX"), text(".version 9")}) {
+    auto result = read(short_text);
+    REQUIRE_FALSE(result.ok());
+    CHECK(result.error().code == ErrorCode::invalid_argument);
+  }
+  Bytes old_style(12);
+  put<std::uint32_t>(old_style, 0, fb::k_old_style_magic);
+  auto old = read(old_style);
+  REQUIRE_FALSE(old.ok());
+  CHECK(old.error().code == ErrorCode::invalid_argument);
+  CHECK(old.error().message.find("pre-CUDA-4") != std::string::npos);
+
+  // A container's magic with too little after it is still a truncated container.
+  Bytes cut(12);
+  put<std::uint32_t>(cut, 0, fb::k_container_magic);
+  auto truncated = read(cut);
+  REQUIRE_FALSE(truncated.ok());
+  CHECK(truncated.error().code == ErrorCode::corrupt);
+  CHECK(truncated.error().message.find("truncated") != std::string::npos);
+}
+
 TEST_CASE("fatbin reader: every truncation of every fixture is an error", "[fatbin]") {
   if (!have_fixtures()) return;
   for (const auto& name : k_all_fixtures) {

@@ -88,3 +88,23 @@ TEST_CASE("settings: published copies are read unless JITCACHE_PUBLISHED says no
   ::setenv("JITCACHE_PUBLISHED", "1", 1);
   CHECK(ld::resolve_settings(nullptr).published);
 }
+
+// Regression (fuzz_config): toml++ 3.3.0 has undefined behaviour on some non-ASCII text outside
+// comments and quoted values (proto/toml_non_ascii.hpp); every CUDA process reads this file.
+TEST_CASE("settings: a config file with non-ASCII text outside comments and quoted values is noted and ignored") {
+  CleanEnvironment env;
+  TempDir dir;
+  write_file(dir.file("jitcached.toml"), "socket = \"/from/config.sock\"\n \xEF\xBB\xBB B\n");
+  ::setenv("JITCACHE_CONFIG", dir.file("jitcached.toml").c_str(), 1);
+  auto settings = ld::resolve_settings(nullptr);
+  CHECK(settings.socket_source == "default");
+  CHECK_THAT(settings.notes, Catch::Contains("jitcached.toml") && Catch::Contains("non-ASCII"));
+}
+
+TEST_CASE("settings: non-ASCII text in the config file's comments and quoted socket path is read") {
+  CleanEnvironment env;
+  TempDir dir;
+  write_file(dir.file("jitcached.toml"), "# \xD1\x81\xD0\xBE\xD0\xBA\xD0\xB5\xD1\x82\nsocket = \"/run/\xC3\xA9quipe.sock\"\n");
+  ::setenv("JITCACHE_CONFIG", dir.file("jitcached.toml").c_str(), 1);
+  CHECK(ld::resolve_settings(nullptr).socket_path == "/run/\xC3\xA9quipe.sock");
+}

@@ -159,3 +159,30 @@ TEST_CASE("config file: the packaged example parses, and every value it sets is 
     if (key.in_file) CHECK(key.get(config) == key.get(defaults));
   }
 }
+
+// Regression (fuzz_config): toml++ 3.3.0 reaches __builtin_unreachable on some non-ASCII code points
+// where it tests for whitespace (toml_non_ascii.hpp); the loader refuses that text before parsing.
+TEST_CASE("config file: non-ASCII text outside comments and quoted values is refused with file and line") {
+  Config config;
+  // U+FEFB at the start of a line: the input the fuzzer found.
+  CHECK_THROWS_WITH(apply_config_file_text(config, "worker_threads = 2\n \xEF\xBB\xBB B\n", "a.toml"),
+                    Catch::Contains("a.toml:2") && Catch::Contains("non-ASCII"));
+  // U+00A7 after a line-ending backslash in a multi-line string (toml++ issue #190).
+  CHECK_THROWS_WITH(apply_config_file_text(config, "state_dir = \"\"\"\\\n\xC2\xA7\"\"\"\n", "b.toml"),
+                    Catch::Contains("b.toml:2") && Catch::Contains("non-ASCII"));
+  // In a quoted key, and after a value.
+  CHECK_THROWS_WITH(apply_config_file_text(config, "\"cl\xC3\xA9\" = 1\n", "c.toml"), Catch::Contains("non-ASCII"));
+  CHECK_THROWS_WITH(apply_config_file_text(config, "worker_threads = 2\xCC\xAA\n", "d.toml"),
+                    Catch::Contains("non-ASCII"));
+}
+
+TEST_CASE("config file: non-ASCII text in comments and quoted values is read as before") {
+  Config config;
+  apply_config_file_text(config,
+                         "\xEF\xBB\xBF# Gr\xC3\xB6\xC3\x9F" "e und Pfade\n"
+                         "state_dir = \"/srv/jos\xC3\xA9/jitcache\"  # \xD0\xBA\xD1\x8D\xD1\x88\n"
+                         "socket_group = '\xC3\xA9quipe'\n",
+                         "a.toml");
+  CHECK(config.state_dir == "/srv/jos\xC3\xA9/jitcache");
+  CHECK(config.socket_group == "\xC3\xA9quipe");
+}

@@ -175,15 +175,23 @@ proto::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const Rea
   std::size_t offset = 0;
   while (offset < bytes.size()) {
     const std::size_t left = bytes.size() - offset;
+    // The magic first, so that a few bytes of something else are "not a fat binary" rather than a
+    // truncated one.
+    const auto code = offset == 0 ? ErrorCode::invalid_argument : ErrorCode::corrupt;
+    if (left < sizeof(std::uint32_t) && offset == 0) {
+      return make_error(code, "fat binary container " + at(offset) + ": " + std::to_string(left) +
+                                  " bytes, too few for its magic");
+    }
+    if (left >= sizeof(std::uint32_t)) {
+      const auto magic = load_le<std::uint32_t>(bytes, offset);
+      if (magic != k_container_magic) {
+        std::string why = magic == k_old_style_magic ? "a pre-CUDA-4 fat binary, not supported" : "bad magic";
+        return make_error(code, "fat binary container " + at(offset) + ": " + why);
+      }
+    }
     if (left < k_container_header_min) {
       return make_error(ErrorCode::corrupt, "fat binary container " + at(offset) + ": truncated header (" +
                                                 std::to_string(left) + " bytes left, 16 needed)");
-    }
-    const auto magic = load_le<std::uint32_t>(bytes, offset);
-    if (magic != k_container_magic) {
-      const auto code = offset == 0 ? ErrorCode::invalid_argument : ErrorCode::corrupt;
-      std::string why = magic == k_old_style_magic ? "a pre-CUDA-4 fat binary, not supported" : "bad magic";
-      return make_error(code, "fat binary container " + at(offset) + ": " + why);
     }
     const auto version = load_le<std::uint16_t>(bytes, offset + 4);
     const auto header_size = load_le<std::uint16_t>(bytes, offset + 6);

@@ -4,11 +4,14 @@
 
 #include <cstddef>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string_view>
 
 #include <toml++/toml.h>
 
 #include <jitcache/proto/default_paths.hpp>
+#include <jitcache/proto/toml_non_ascii.hpp>
 
 namespace jitcache::client::loader {
 
@@ -40,7 +43,19 @@ std::string config_file_path() {
 // The `socket` key of a daemon config file; "" when absent. Problems go to `notes`.
 std::string socket_from_config_file(const std::string& path, std::string& notes) {
   try {
-    toml::table table = toml::parse_file(path);
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (!in) {
+      notes += "config file " + path + " ignored: cannot read it; ";
+      return {};
+    }
+    // toml++ must not see the text its whitespace test has undefined behaviour on (toml_non_ascii.hpp).
+    if (proto::find_misplaced_non_ascii(text.str())) {
+      notes += "config file " + path + " ignored: non-ASCII text outside a comment or a quoted value; ";
+      return {};
+    }
+    toml::table table = toml::parse(text.str(), path);
     if (auto socket = table["socket"].value<std::string>()) return *socket;
   } catch (const toml::parse_error& error) {
     notes += "config file " + path + " ignored: " + std::string(error.description()) + "; ";
