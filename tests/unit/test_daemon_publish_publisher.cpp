@@ -3,7 +3,9 @@
 // eviction) removes its file; the publish_size budget; a full file system; start-up wiping.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -22,6 +24,7 @@
 #include "tmpfs_mount.hpp"
 #include <daemon/publish/publish_policy.hpp>
 #include <daemon/publish/published_dir.hpp>
+#include <daemon/publish/published_file.hpp>
 #include <daemon/publish/publisher.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
@@ -337,4 +340,31 @@ TEST_CASE("published directory: whatever an earlier run left is removed, and the
   REQUIRE(again);
   CHECK_FALSE(fs::is_symlink(dir));
   CHECK(fs::exists(elsewhere + "/keep"));
+}
+
+TEST_CASE("published file: takes the directory's group (the socket's) and not the daemon's own") {
+  // A sidecar's daemon runs as gid 10001 with the socket's group 10010 as a supplementary one: its
+  // files must carry 10010 or the application cannot read them. Root may give a file any group, so
+  // only root can play both parts here.
+  if (::geteuid() != 0) {
+    WARN("skipped: needs root to give the directory a group the test process is not running as");
+    return;
+  }
+  testing::TempDir temp;
+  const std::string dir = temp.file("jitcached.sock.published");
+  fs::create_directory(dir);
+  const gid_t socket_group = ::getegid() + 61010;
+  REQUIRE(::chown(dir.c_str(), static_cast<uid_t>(-1), socket_group) == 0);
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  REQUIRE(dir_fd >= 0);
+  const std::string head = "head";
+  const std::string image = "image";
+  auto file = daemon::publish::write_temporary(dir_fd, std::string(64, 'b'), proto::as_bytes(head), proto::as_bytes(image));
+  REQUIRE(file);
+  REQUIRE(daemon::publish::rename_into_place(dir_fd, *file));
+  struct stat st {};
+  REQUIRE(::fstatat(dir_fd, std::string(64, 'b').c_str(), &st, 0) == 0);
+  ::close(dir_fd);
+  CHECK(st.st_gid == socket_group);
+  CHECK((st.st_mode & 07777) == 0640);
 }
