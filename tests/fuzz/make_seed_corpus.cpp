@@ -295,6 +295,8 @@ std::vector<std::string> typical_values(jitcache::daemon::config::ValueKind kind
     case ValueKind::log_level: return {"warn"};
     case ValueKind::group: return {"video", "44"};
     case ValueKind::path: return {"/var/lib/jitcache"};
+    case ValueKind::user_list: return {"alice, 1002", ""};
+    case ValueKind::group_list: return {"video,44", "builders"};
   }
   return {};
 }
