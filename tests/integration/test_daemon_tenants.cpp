@@ -508,12 +508,18 @@ TEST_CASE("tenants: the jitcache CLI run as B with setpriv lists only what B may
   auto root = daemon.client();
   REQUIRE(root.put(put_request(1, shared_image(1))));
 
-  const std::vector<std::string> as_b{"setpriv", "--reuid", std::to_string(users.b().uid), "--regid",
+  // A copy B can run: the build tree may lie where other uids cannot reach (a checkout under /root).
+  TempDir bin("jitcache-tenants-bin");
+  ::chmod(bin.path().c_str(), 0755);
+  const std::string cli_copy = bin.file("jitcache");
+  std::filesystem::copy_file(testing::cli_executable(), cli_copy);
+  ::chmod(cli_copy.c_str(), 0755);
+  const std::vector<std::string> as_b{"--reuid", std::to_string(users.b().uid), "--regid",
                                       std::to_string(users.b().gid), "--groups", std::to_string(users.group())};
   auto cli = [&](std::vector<std::string> args) {
     std::vector<std::string> argv{"/usr/bin/setpriv"};
-    argv.insert(argv.end(), as_b.begin() + 1, as_b.end());
-    argv.push_back(testing::cli_executable());
+    argv.insert(argv.end(), as_b.begin(), as_b.end());
+    argv.push_back(cli_copy);
     argv.push_back("--socket");
     argv.push_back(daemon.socket_path());
     argv.insert(argv.end(), args.begin(), args.end());

@@ -17,6 +17,7 @@
 #include <jitcache/schema/migrations.hpp>
 
 #include "sample_entries.hpp"
+#include "sqlite_text_query.hpp"
 #include "store_dir.hpp"
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
@@ -39,20 +40,7 @@ SqliteDb open_db(const std::filesystem::path& path) {
 }
 
 // Reads with a separate plain connection, so the checks do not depend on the code under test.
-std::string query(const std::filesystem::path& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
-  std::string out;
-  if (rc == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
-    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  REQUIRE(rc == SQLITE_OK);
-  return out;
-}
+std::string query(const std::filesystem::path& path, const std::string& sql) { return testing::query_text(path, sql); }
 
 void exec(const std::filesystem::path& path, const std::string& sql) {
   sqlite3* db = nullptr;

@@ -14,6 +14,7 @@
 #include <jitcache/proto/key.hpp>
 
 #include "sample_entries.hpp"
+#include "sqlite_text_query.hpp"
 #include "store_dir.hpp"
 #include <daemon/store/sqlite_store.hpp>
 
@@ -64,23 +65,7 @@ struct Fixture {
                  " AND key_id = x'" + proto::to_hex(proto::key_id(testing::sample_key(seed))) + "'") == "1";
   }
 
-  std::string query(const std::string& sql) {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(dir.db().c_str(), &db) == SQLITE_OK);
-    sqlite3_stmt* stmt = nullptr;
-    const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
-    std::string out;
-    while (rc == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
-      if (!out.empty()) out += '\n';
-      const unsigned char* text = sqlite3_column_text(stmt, 0);
-      out += text ? reinterpret_cast<const char*>(text) : "NULL";
-    }
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    INFO(sql);
-    REQUIRE(rc == SQLITE_OK);
-    return out;
-  }
+  std::string query(const std::string& sql) { return testing::query_text(dir.db(), sql); }
 
   // namespace_totals against a sum over the entries, for every namespace.
   void check_totals_exact() {

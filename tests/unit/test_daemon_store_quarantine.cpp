@@ -17,6 +17,7 @@
 #include <jitcache/proto/key.hpp>
 
 #include "sample_entries.hpp"
+#include "sqlite_text_query.hpp"
 #include "store_dir.hpp"
 #include <daemon/store/sqlite_store.hpp>
 
@@ -109,24 +110,8 @@ struct Fixture {
     return *totals;
   }
 
-  // One text value through a connection of its own, so checks do not rely on the code under test.
-  std::string query(const std::string& sql) {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(dir.db().c_str(), &db) == SQLITE_OK);
-    sqlite3_stmt* stmt = nullptr;
-    const int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr);
-    std::string out;
-    while (rc == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
-      const unsigned char* text = sqlite3_column_text(stmt, sqlite3_column_count(stmt) - 1);
-      if (!out.empty()) out += '\n';
-      out += text ? reinterpret_cast<const char*>(text) : "NULL";
-    }
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    INFO(sql);
-    REQUIRE(rc == SQLITE_OK);
-    return out;
-  }
+  // Through a connection of its own, so checks do not rely on the code under test.
+  std::string query(const std::string& sql) { return testing::query_text(dir.db(), sql, -1); }
 
   // The quarantine columns of one entry, as "at|result|stage|uid|detail|load_failures".
   std::string quarantine_row(const proto::Digest256& key_id, std::uint32_t namespace_id) {

@@ -1,5 +1,7 @@
-/* Loads a PTX file through the installed libjitcache and the daemon at $JITCACHE_SOCKET, the way a
- * user's program would, and prints what happened. Exit 0 only for a loaded module. */
+/* Loads a PTX file through libjitcache and the daemon at $JITCACHE_SOCKET, the way a user's program
+ * would, and prints what happened and the process's published-image counters. Built against the
+ * installed package (check_debian_package.sh, outside/CMakeLists.txt) and against the build tree for
+ * the sidecar test (check_sidecar_namespaces.sh). Exit 0 only for a loaded module. */
 #include <jitcache/jitcache.h>
 #include <stdio.h>
 
@@ -12,7 +14,11 @@ int main(int argc, char** argv) {
   CUresult result = jitcache_module_load(&module, argv[1]);
   jitcache_load_info info = {.struct_size = sizeof info};
   jitcache_last_load_info(&info);
-  printf("result %d outcome %s reason %s\n", (int)result, jitcache_outcome_name(info.outcome), info.reason);
+  jitcache_counters counters = {.struct_size = sizeof counters};
+  jitcache_get_counters(&counters);
+  printf("result %d outcome %s published_hits %llu published_rejects %llu reason %s\n", (int)result,
+         jitcache_outcome_name(info.outcome), (unsigned long long)counters.published_hits,
+         (unsigned long long)counters.published_rejects, info.reason);
   if (result != CUDA_SUCCESS) return 1;
   jitcache_module_unload(module);
   return 0;
