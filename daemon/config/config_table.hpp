@@ -14,7 +14,7 @@
 
 namespace jitcache::daemon::config {
 
-enum class ValueKind { path, boolean, size, duration, count, log_level, group };
+enum class ValueKind { path, boolean, size, duration, count, log_level, group, address };
 
 struct ConfigKey {
   std::string_view name;

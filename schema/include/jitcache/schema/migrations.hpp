@@ -19,7 +19,7 @@ struct Migration {
 // The newest migration: a database migrated by this code reports this version. The generated
 // source static_asserts that it equals the number of the last schema/*.sql file, so adding a
 // migration without bumping it (or the reverse) fails the build.
-inline constexpr int k_schema_version = 4;
+inline constexpr int k_schema_version = 5;
 
 // The oldest schema version whose code can still read and write a database at k_schema_version.
 // Bump it to k_schema_version when a migration changes something older code relies on (a renamed
@@ -33,6 +33,8 @@ inline constexpr int k_schema_version = 4;
 // replaces keeps the same content (one key id, one content digest), so its fast key stays true.
 // 0004 (drivers) keeps it: older code never evicts and never touches the table; the drivers of the
 // entries it writes get a row at the next start of newer code (eviction.hpp backfill_drivers).
+// 0005 (namespace totals) keeps it: its triggers live in the database, so older code's writes keep
+// the table exact, and older code never reads it.
 inline constexpr int k_compatible_version = 2;
 
 // Every migration, in version order starting at 1.
