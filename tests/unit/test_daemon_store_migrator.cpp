@@ -137,7 +137,7 @@ TEST_CASE("migrator: a new database gets every migration and its version rows") 
 
   CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == std::to_string(schema::k_compatible_version));
-  CHECK(table_names(dir.db()) == "blobs,drivers,entries,meta,totals");
+  CHECK(table_names(dir.db()) == "blobs,drivers,entries,meta,namespace_totals,totals");
   CHECK(query(dir.db(), "SELECT entries || ',' || bytes_raw || ',' || bytes_stored FROM totals") == "0,0,0");
 }
 
@@ -340,7 +340,7 @@ TEST_CASE("migrator: schema 2 is not compatible with code of schema 1, which wou
   auto outcome = daemon::store::migrate(db, version_1);
   REQUIRE_FALSE(outcome.ok());
   CHECK(outcome.error().code == ErrorCode::unsupported);
-  CHECK(table_names(dir.db()) == "blobs,drivers,entries,meta,totals");
+  CHECK(table_names(dir.db()) == "blobs,drivers,entries,meta,namespace_totals,totals");
 }
 
 TEST_CASE("migrator: a version-3 database gets a drivers table seeded from its entries (0004)") {
@@ -364,10 +364,39 @@ TEST_CASE("migrator: a version-3 database gets a drivers table seeded from its e
     REQUIRE(outcome.ok());
     CHECK(outcome->version_before == 3);
   }
-  CHECK(meta(dir.db(), "version") == "4");
+  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == "2");
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM drivers") == "2");
   CHECK(query(dir.db(), "SELECT last_asked_at_ms FROM drivers WHERE driver_build = '580.159.04'") == "5000");
   CHECK(query(dir.db(), "SELECT last_asked_at_ms FROM drivers WHERE driver_build = '590.10'") == "2000");
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM sqlite_master WHERE name = 'entries_by_driver'") == "1");
+}
+
+TEST_CASE("migrator: a version-4 database gets namespace_totals seeded from its entries, kept by triggers (0005)") {
+  StoreDir dir{"jitcache-migrator-test"};
+  {
+    auto db = open_db(dir.db());
+    const MigrationPlan version_4{schema::migrations().first(4), 4, 2};
+    REQUIRE(daemon::store::migrate(db, version_4).ok());
+  }
+  REQUIRE(meta(dir.db(), "version") == "4");
+  insert_version_1_entry(dir.db(), testing::sample_key(1), 0, testing::sample_image(1, 100));
+  insert_version_1_entry(dir.db(), testing::sample_key(2), 1000, testing::sample_image(2, 300));
+  insert_version_1_entry(dir.db(), testing::sample_key(3), 1000, testing::sample_image(3, 500));
+
+  {
+    auto db = open_db(dir.db());
+    auto outcome = daemon::store::migrate(db);
+    REQUIRE(outcome.ok());
+    CHECK(outcome->version_before == 4);
+  }
+  CHECK(meta(dir.db(), "version") == "5");
+  CHECK(meta(dir.db(), "compatible_version") == "2");
+  const std::string per_namespace =
+      "SELECT group_concat(namespace || ':' || entries || ':' || bytes_stored, ',') FROM "
+      "(SELECT * FROM namespace_totals ORDER BY namespace)";
+  CHECK(query(dir.db(), per_namespace) == "0:1:100,1000:2:800");
+  // The triggers keep it from then on, whoever writes (an older jitcached included).
+  exec(dir.db(), "DELETE FROM entries WHERE namespace = 0");
+  CHECK(query(dir.db(), per_namespace) == "1000:2:800");
 }
