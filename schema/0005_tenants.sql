@@ -6,35 +6,47 @@
 -- Released migrations are never edited: a change is a new NNNN_name.sql file. This file runs inside
 -- the migrator's transaction, so it must not contain BEGIN, COMMIT or PRAGMA statements.
 
--- One row per namespace that holds entries, kept exact by the triggers below (as totals is for the
--- whole store), so a PUT checks its uid's quota without summing that uid's entries.
+-- One row per namespace that holds entries (a row whose last entry goes is deleted), kept exact by
+-- the triggers below as totals is for the whole store: a PUT checks its uid's quota, and the metrics
+-- endpoint reports bytes by namespace (docs/operations.md "Monitoring"), without summing entries.
 CREATE TABLE namespace_totals (
   namespace INTEGER PRIMARY KEY NOT NULL CHECK (namespace BETWEEN 0 AND 4294967295),
   entries INTEGER NOT NULL CHECK (entries >= 0),
+  bytes_raw INTEGER NOT NULL CHECK (bytes_raw >= 0),
   bytes_stored INTEGER NOT NULL CHECK (bytes_stored >= 0)
 ) STRICT;
 
-INSERT INTO namespace_totals (namespace, entries, bytes_stored)
-  SELECT namespace, COUNT(*), SUM(stored_size) FROM entries GROUP BY namespace;
+INSERT INTO namespace_totals (namespace, entries, bytes_raw, bytes_stored)
+  SELECT namespace, COUNT(*), SUM(raw_size), SUM(stored_size) FROM entries GROUP BY namespace;
 
 CREATE TRIGGER entries_namespace_totals_after_insert AFTER INSERT ON entries
 BEGIN
-  INSERT INTO namespace_totals (namespace, entries, bytes_stored) VALUES (NEW.namespace, 1, NEW.stored_size)
-    ON CONFLICT (namespace) DO UPDATE SET entries = entries + 1, bytes_stored = bytes_stored + excluded.bytes_stored;
+  INSERT INTO namespace_totals (namespace, entries, bytes_raw, bytes_stored)
+    VALUES (NEW.namespace, 1, NEW.raw_size, NEW.stored_size)
+    ON CONFLICT (namespace) DO UPDATE
+    SET entries = entries + 1,
+        bytes_raw = bytes_raw + excluded.bytes_raw,
+        bytes_stored = bytes_stored + excluded.bytes_stored;
 END;
 
 CREATE TRIGGER entries_namespace_totals_after_delete AFTER DELETE ON entries
 BEGIN
-  UPDATE namespace_totals SET entries = entries - 1, bytes_stored = bytes_stored - OLD.stored_size
-    WHERE namespace = OLD.namespace;
+  UPDATE namespace_totals
+  SET entries = entries - 1,
+      bytes_raw = bytes_raw - OLD.raw_size,
+      bytes_stored = bytes_stored - OLD.stored_size
+  WHERE namespace = OLD.namespace;
   DELETE FROM namespace_totals WHERE namespace = OLD.namespace AND entries = 0;
 END;
 
--- No code moves an entry between namespaces; stored_size changes when a PUT replaces an image.
-CREATE TRIGGER entries_namespace_totals_after_update AFTER UPDATE OF stored_size ON entries
+-- An entry never changes namespace ((key id, namespace) is its identity); a PUT over it changes
+-- its sizes.
+CREATE TRIGGER entries_namespace_totals_after_update AFTER UPDATE OF raw_size, stored_size ON entries
 BEGIN
-  UPDATE namespace_totals SET bytes_stored = bytes_stored - OLD.stored_size + NEW.stored_size
-    WHERE namespace = NEW.namespace;
+  UPDATE namespace_totals
+  SET bytes_raw = bytes_raw - OLD.raw_size + NEW.raw_size,
+      bytes_stored = bytes_stored - OLD.stored_size + NEW.stored_size
+  WHERE namespace = OLD.namespace;
 END;
 
 -- One row per (shared entry, untrusted uid that reported it failing to load). The entry is no

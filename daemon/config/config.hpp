@@ -17,6 +17,7 @@ struct Config {
   std::string state_dir;
   bool foreground = false;
   std::string log_level = "info";
+  std::string metrics_listen;     // empty: no metrics endpoint (daemon/metrics/)
   std::uint64_t max_frame_bytes = 64ull << 20;
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds read_deadline{30'000};

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include <daemon/config/units.hpp>
+#include <daemon/metrics/listen_address.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -67,7 +68,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 37> k_config_key_table{{
+const std::array<ConfigKey, 38> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -98,6 +99,18 @@ const std::array<ConfigKey, 37> k_config_key_table{{
     {"log_level", ValueKind::log_level, "trace, debug, info, warn, error, critical or off.",
      [](Config& c, std::string_view v) { return set_log_level(c.log_level, v); },
      [](const Config& c) { return c.log_level; }},
+    {"metrics_listen", ValueKind::address,
+     "Serve Prometheus metrics over HTTP at `http://<address>/metrics` (docs/operations.md \"Monitoring\"). "
+     "Loopback only: `127.0.0.1:9464`, `[::1]:9464` or `localhost:9464`; port `0` picks a free one (logged). "
+     "Empty: no endpoint.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       if (!v.empty()) {
+         if (auto parsed = metrics::parse_listen_address(v); !parsed) return parsed.error();
+       }
+       c.metrics_listen = std::string(v);
+       return {};
+     },
+     [](const Config& c) { return c.metrics_listen; }},
     {"max_frame_bytes", ValueKind::size,
      "Largest request payload accepted (and so the largest image); checked before anything is allocated.",
      [](Config& c, std::string_view v) -> Result<void> {
@@ -354,6 +367,7 @@ std::string_view kind_name(ValueKind kind) {
     case ValueKind::group: return "group";
     case ValueKind::user_list: return "users";
     case ValueKind::group_list: return "groups";
+    case ValueKind::address: return "address";
   }
   return "value";
 }

@@ -14,7 +14,7 @@
 
 namespace jitcache::daemon::config {
 
-enum class ValueKind { path, boolean, size, duration, count, log_level, group, user_list, group_list };
+enum class ValueKind { path, boolean, size, duration, count, log_level, group, user_list, group_list, address };
 
 // List kinds take a TOML array in the file and comma-separated text from a flag or variable.
 inline bool is_list_kind(ValueKind kind) { return kind == ValueKind::user_list || kind == ValueKind::group_list; }

@@ -238,8 +238,11 @@ awaitable<void> Connection::run() {
   while (!m_context.draining.load() || m_requests_served == 0) {
     proto::FrameHeader header;
     if (!co_await read_request(header)) break;
+    const auto started = Clock::now();
     Reply reply = co_await dispatch(header);
     if (!co_await write_reply(header, reply)) break;
+    m_context.counters.latency.record(
+        header.op, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
     ++m_requests_served;
     if (m_payload.capacity() > k_retained_buffer_bytes) std::vector<std::uint8_t>().swap(m_payload);
   }

@@ -139,10 +139,11 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
   proto::Result<std::optional<store::StoredImage>> found = std::optional<store::StoredImage>();
   const bool by_fast_key = request->selector == proto::LookupSelector::fast_key;
   proto::Digest256 fast_key_id;
+  store::MissReason why = store::MissReason::not_found;
   if (request->selector == proto::LookupSelector::key) {
     if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "LOOKUP");
     m_store.note_driver_asked(request->key.driver_api, request->key.driver_build);
-    found = m_store.lookup(proto::key_id(request->key), who);
+    found = m_store.lookup_explained(proto::key_id(request->key), who, why);
   } else if (by_fast_key) {
     if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "LOOKUP");
     Counters::add(m_counters.fast_key_lookups);
@@ -156,7 +157,11 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) 
   if (!found->has_value()) {
     // A fast-key miss is followed by a lookup by key (entries written without a fast key are found
     // only so), which counts the miss once.
-    if (!by_fast_key) Counters::add(m_counters.misses);
+    if (!by_fast_key) {
+      Counters::add(m_counters.misses);
+      if (why == store::MissReason::quarantined) Counters::add(m_counters.misses_quarantined);
+      if (why == store::MissReason::corrupt) Counters::add(m_counters.misses_corrupt);
+    }
     return error_reply(Status::not_found, "no entry for this key");
   }
   store::StoredImage& hit = **found;
@@ -337,6 +342,7 @@ Reply RequestHandler::report_failure(proto::Bytes payload, const PeerCredentials
   if (!outcome) return failure(outcome.error(), "REPORT_FAILURE");
 
   Counters::add(m_counters.failure_reports);
+  m_counters.load_failures.count(request->cu_result);
   // The detail is not logged: it is the client's free text and stays in the store.
   std::string verdict = "no such entry";
   proto::ReportFailureReply reply;

@@ -21,6 +21,7 @@
 #include <daemon/startup/daemonize.hpp>
 #include <daemon/startup/logging.hpp>
 #include <daemon/startup/mapped_store_fault.hpp>
+#include <daemon/startup/metrics_setup.hpp>
 #include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <jitcache/proto/published_image.hpp>
@@ -125,11 +126,18 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
   server::Server server(config, *store, listen_fd, counters, std::move(trust),
                         compile_path ? compile_path->requests.get() : nullptr, publisher.get(), std::move(hooks));
+  // Bound before readiness, so a port in use fails the start; scraped through the drain too, and
+  // stopped after it (before the counters and the store it reads go).
+  auto metrics = must(start_metrics(config, counters, *store,
+                                    compile_path ? &compile_path->service->counters() : nullptr, publisher.get()),
+                      "metrics_listen");
   spdlog::info("jitcached {} ready on {} (state {}, pid {})", JITCACHE_VERSION, config.socket_path, config.state_dir,
                ::getpid());
   if (detacher) detacher->report_ready();
   ServiceManager::ready("serving " + config.socket_path);
-  return server.run();
+  const int status = server.run();
+  if (metrics) metrics->server->stop();
+  return status;
 }
 
 }  // namespace

@@ -13,6 +13,8 @@ std::vector<std::pair<std::string, std::uint64_t>> Counters::snapshot() const {
       {"requests", value(requests)},
       {"hits", value(hits)},
       {"misses", value(misses)},
+      {"misses_quarantined", value(misses_quarantined)},
+      {"misses_corrupt", value(misses_corrupt)},
       {"fast_key_lookups", value(fast_key_lookups)},
       {"fast_key_hits", value(fast_key_hits)},
       {"images_by_descriptor", value(images_by_descriptor)},

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <daemon/stats/load_failures.hpp>
+#include <daemon/stats/op_latency.hpp>
 #include <jitcache/proto/wire.hpp>
 
 namespace jitcache::daemon::stats {
@@ -21,6 +23,8 @@ class Counters {
   Counter requests{0};
   Counter hits{0};
   Counter misses{0};             // LOOKUP by key or key id prefix that found nothing
+  Counter misses_quarantined{0};  // of those, where the key's only visible entry was quarantined
+  Counter misses_corrupt{0};      // of those, where the entry failed its checksum and was deleted
   Counter fast_key_lookups{0};   // LOOKUP by fast key (selector 2), found or not
   Counter fast_key_hits{0};      // of those, the ones that served an entry (also counted in hits)
   Counter puts{0};
@@ -48,6 +52,9 @@ class Counters {
   Counter compile_requests{0};     // COMPILE requests with a valid payload and key
   Counter compile_store_hits{0};   // of those, answered from an entry already stored
   Counter compile_stored{0};       // compiled images written to the store
+  // For the metrics endpoint (daemon/metrics/); STATS does not report them.
+  LoadFailures load_failures;  // REPORT_FAILUREs by their CUresult
+  OpLatency latency;           // per op, from a request's frame read to its reply written
 
   static void add(Counter& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
   static void sub(Counter& c, std::uint64_t n = 1) { c.fetch_sub(n, std::memory_order_relaxed); }

@@ -115,6 +115,11 @@ Result<std::optional<StoredImage>> RecoveringStore::lookup(const proto::Digest25
   return call([&](SqliteStore& s) { return s.lookup(key_id, who); });
 }
 
+Result<std::optional<StoredImage>> RecoveringStore::lookup_explained(const proto::Digest256& key_id,
+                                                                     const Visibility& who, MissReason& why) {
+  return call([&](SqliteStore& s) { return s.lookup_explained(key_id, who, why); });
+}
+
 Result<std::optional<StoredImage>> RecoveringStore::lookup_fast(const proto::Digest256& fast_key_id,
                                                                 const Visibility& who) {
   return call([&](SqliteStore& s) { return s.lookup_fast(fast_key_id, who); });
@@ -122,6 +127,10 @@ Result<std::optional<StoredImage>> RecoveringStore::lookup_fast(const proto::Dig
 
 Result<std::optional<StoredImage>> RecoveringStore::lookup_prefix(const std::string& prefix, const Visibility& who) {
   return call([&](SqliteStore& s) { return s.lookup_prefix(prefix, who); });
+}
+
+Result<NamespaceTotals> RecoveringStore::namespace_totals(unsigned top) {
+  return call([&](SqliteStore& s) { return s.namespace_totals(top); });
 }
 
 Result<PutOutcome> RecoveringStore::put(const PutInput& input) {

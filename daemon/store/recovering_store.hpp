@@ -41,12 +41,15 @@ class RecoveringStore final : public Store {
   static Result<std::unique_ptr<RecoveringStore>> open(SqliteStoreOptions options);
 
   Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) override;
+  Result<std::optional<StoredImage>> lookup_explained(const proto::Digest256& key_id, const Visibility& who,
+                                                      MissReason& why) override;
   Result<std::optional<StoredImage>> lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) override;
   Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) override;
   Result<PutOutcome> put(const PutInput& input) override;
   Result<ListPage> list(const ListQuery& query, const Visibility& who) override;
   Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) override;
   Result<Totals> totals() override;
+  Result<NamespaceTotals> namespace_totals(unsigned top) override;
   Result<std::optional<ReportOutcome>> report_failure(const proto::Digest256& key_id, const Visibility& who,
                                                       const FailureReport& report) override;
   Result<void> flush_usage() override;

@@ -37,6 +37,9 @@ const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns +
 const std::string k_lookup_fast_sql = std::string("SELECT ") + k_entry_columns +
                                       " FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)" + k_servable +
                                       " ORDER BY namespace ASC, id DESC LIMIT 1";
+// After a miss by key: was there an entry, quarantined (lookup_explained)?
+constexpr char k_visible_quarantined_sql[] =
+    "SELECT 1 FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2) AND quarantined_at_ms IS NOT NULL LIMIT 1";
 
 // Distinct key ids under a prefix range within what a caller sees; LIMIT 2 is enough to tell
 // "one" from "ambiguous".
@@ -259,6 +262,15 @@ Result<std::optional<StoredImage>> SqliteStore::lookup(const proto::Digest256& k
   return found;
 }
 
+Result<std::optional<StoredImage>> SqliteStore::lookup_explained(const proto::Digest256& key_id,
+                                                                 const Visibility& who, MissReason& why) {
+  auto found = read_verified(k_lookup_sql, key_id, who, "looking up " + proto::to_hex(key_id), &why);
+  if (found && found->has_value()) {
+    m_usage.record(key_id, (*found)->info.namespace_id, m_clock());
+  }
+  return found;
+}
+
 Result<std::optional<StoredImage>> SqliteStore::lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) {
   auto found = read_verified(k_lookup_fast_sql, fast_key_id, who, "looking up fast key " + proto::to_hex(fast_key_id));
   if (found && found->has_value()) {
@@ -268,7 +280,8 @@ Result<std::optional<StoredImage>> SqliteStore::lookup_fast(const proto::Digest2
 }
 
 Result<std::optional<StoredImage>> SqliteStore::read_verified(const std::string& sql, const proto::Digest256& id,
-                                                              const Visibility& who, const std::string& what) {
+                                                              const Visibility& who, const std::string& what,
+                                                              MissReason* why) {
   EntryRow row;
   std::optional<ImageBuffer> image;
   std::uint64_t ticket = 0;
@@ -288,7 +301,20 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const std::string&
       (*stmt)->bind(2, who.own_namespace);
       auto has_row = (*stmt)->step(what);
       if (!has_row) return has_row.error();
-      if (!*has_row) return std::optional<StoredImage>();
+      if (!*has_row) {
+        // Only lookup_explained asks, so a plain lookup's miss costs no second query; this one
+        // walks the same unique index (key id, namespace) in the same snapshot.
+        if (why != nullptr) {
+          auto probe = db->statement(k_visible_quarantined_sql);
+          if (!probe) return probe.error();
+          (*probe)->bind_blob(1, id.bytes);
+          (*probe)->bind(2, who.own_namespace);
+          auto quarantined = (*probe)->step(what);
+          if (!quarantined) return quarantined.error();
+          *why = *quarantined ? MissReason::quarantined : MissReason::not_found;
+        }
+        return std::optional<StoredImage>();
+      }
       auto read = read_entry_row(**stmt);
       if (!read) {
         return make_error(ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
@@ -315,6 +341,7 @@ Result<std::optional<StoredImage>> SqliteStore::read_verified(const std::string&
   auto checked = verified_image(row.info, std::move(image));
   if (auto* failure = std::get_if<DecodeFailure>(&checked)) {
     discard_corrupt_entry(row.id, row.info, failure->reason);
+    if (why != nullptr) *why = MissReason::corrupt;
     return std::optional<StoredImage>();
   }
   const proto::EntryInfo& info = row.info;

@@ -87,6 +87,9 @@ class SqliteStore final : public Store {
   // Totals::corrupt_entries, logs a warning with its key id and returns "not found". The image
   // returned, and the one the hot image cache keeps, is always the raw one.
   Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) override;
+  // On a miss of a live entry, one more read in the same snapshot tells a quarantined entry apart.
+  Result<std::optional<StoredImage>> lookup_explained(const proto::Digest256& key_id, const Visibility& who,
+                                                      MissReason& why) override;
   Result<std::optional<StoredImage>> lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) override;
   Result<std::optional<StoredImage>> lookup_prefix(const std::string& prefix, const Visibility& who) override;
   // Compresses the image (compression_level) before taking the writer mutex; stores it raw when that
@@ -100,6 +103,8 @@ class SqliteStore final : public Store {
   Result<ListPage> list(const ListQuery& query, const Visibility& who) override;
   Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) override;
   Result<Totals> totals() override;
+  // sqlite_store_namespaces.cpp.
+  Result<NamespaceTotals> namespace_totals(unsigned top) override;
   // quarantine.hpp does the work, on the writer.
   Result<std::optional<ReportOutcome>> report_failure(const proto::Digest256& key_id, const Visibility& who,
                                                       const FailureReport& report) override;
@@ -134,8 +139,10 @@ class SqliteStore final : public Store {
 
   // Reads the visible row and its image in one snapshot and verifies the image.
   // The row `sql` selects for (id, caller's namespace), its image verified; ?1 is `id`, ?2 the namespace.
+  // `why` (lookups by key id only): set on a miss.
   Result<std::optional<StoredImage>> read_verified(const std::string& sql, const proto::Digest256& id,
-                                                   const Visibility& who, const std::string& what);
+                                                   const Visibility& who, const std::string& what,
+                                                   MissReason* why = nullptr);
   // true when this call deleted it (false: already gone or replaced, or the delete failed).
   bool discard_corrupt_entry(std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
   // Under m_writer_mutex, after the commit that replaced or deleted the row: drops its cached image

@@ -112,6 +112,28 @@ struct Totals {
   std::uint64_t store_resets = 0;
 };
 
+// Why a lookup by key found nothing to serve (lookup_explained), for the metrics endpoint.
+enum class MissReason {
+  not_found,    // no entry of the key in a namespace the caller sees
+  quarantined,  // only quarantined ones (report_failure)
+  corrupt,      // the entry's image failed its checksum: it was deleted (Totals::corrupt_entries)
+};
+
+// Entries and stored bytes of one namespace (k_shared_namespace, or a uid).
+struct NamespaceUsage {
+  std::uint32_t namespace_id = k_shared_namespace;
+  std::uint64_t entries = 0;
+  std::uint64_t bytes_stored = 0;
+};
+
+// The namespaces that hold entries, bounded for the metrics endpoint: the shared one (always, even
+// empty) and the `top` largest others by stored bytes; the rest summed in `other`.
+struct NamespaceTotals {
+  std::vector<NamespaceUsage> largest;  // shared first, then by bytes_stored, largest first
+  NamespaceUsage other;                 // namespace_id unused
+  std::uint64_t other_namespaces = 0;   // how many namespaces `other` sums
+};
+
 // What a GC removed, and the store afterwards.
 struct GcOutcome {
   std::uint64_t evicted_entries = 0;
@@ -166,6 +188,13 @@ class Store {
   // By key fields: the daemon computes key_id = proto::key_id(key) itself. Lookups never serve a
   // quarantined entry (report_failure).
   virtual Result<std::optional<StoredImage>> lookup(const proto::Digest256& key_id, const Visibility& who) = 0;
+  // lookup(), and on a miss why (`why` is left alone on a hit or an error). A store that cannot tell
+  // says not_found.
+  virtual Result<std::optional<StoredImage>> lookup_explained(const proto::Digest256& key_id, const Visibility& who,
+                                                              MissReason& why) {
+    why = MissReason::not_found;
+    return lookup(key_id, who);
+  }
   // By proto::fast_key_id (LOOKUP selector 2): the live entry with that fast key the caller sees,
   // shared first. The caller must check the entry's content digest before trusting it (key.hpp).
   virtual Result<std::optional<StoredImage>> lookup_fast(const proto::Digest256& fast_key_id,
@@ -182,6 +211,8 @@ class Store {
   // A prefix matching more than one key id is an "ambiguous" invalid_argument error.
   virtual Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) = 0;
   virtual Result<Totals> totals() = 0;
+  // Reads one row per namespace (schema 5's namespace_totals), never the entries.
+  virtual Result<NamespaceTotals> namespace_totals(unsigned top) = 0;
   // Applies a failure report to the entry a lookup by `who` would serve (shared first, then the
   // caller's own). A trusted caller's report, or one on the caller's own entry, quarantines it, so
   // no lookup serves it again until a PUT replaces it. An untrusted caller's report on a shared

@@ -1,0 +1,38 @@
+// What GET /metrics answers: the daemon's figures in the Prometheus text format, every metric named
+// jitcache_*. They are the STATS counters (stats/counters.hpp, the compile service's, the store's
+// totals, the publisher's) plus what only the endpoint shows: misses by reason, load failures by
+// CUresult, bytes by namespace and request latency per op. docs/operations.md "Monitoring" lists
+// them. Thread safety: render() from one thread (the metrics thread); everything it reads is
+// atomic or read through the thread-safe Store.
+#pragma once
+
+#include <string>
+
+#include <daemon/compile/compile_counters.hpp>
+#include <daemon/metrics/store_figures.hpp>
+#include <daemon/stats/counters.hpp>
+#include <daemon/store/store.hpp>
+
+namespace jitcache::daemon::publish {
+class Publisher;
+}
+
+namespace jitcache::daemon::metrics {
+
+class DaemonMetrics {
+ public:
+  // `engine`: the compile service's counters, null when the daemon cannot compile (its figures are
+  // then 0). `publisher`: null when publishing is off. All must outlive this object.
+  DaemonMetrics(const stats::Counters& counters, store::Store& store, const compile::CompileCounters* engine,
+                const publish::Publisher* publisher);
+
+  std::string render();
+
+ private:
+  const stats::Counters& m_counters;
+  const compile::CompileCounters* m_engine;
+  const publish::Publisher* m_publisher;
+  StoreFiguresCache m_store_figures;
+};
+
+}  // namespace jitcache::daemon::metrics

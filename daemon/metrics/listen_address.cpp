@@ -1,0 +1,52 @@
+#include <daemon/metrics/listen_address.hpp>
+
+#include <charconv>
+
+#include <boost/asio/ip/address.hpp>
+
+namespace jitcache::daemon::metrics {
+
+using proto::ErrorCode;
+using proto::make_error;
+
+proto::Result<ListenAddress> parse_listen_address(std::string_view text) {
+  const std::string quoted = "\"" + std::string(text) + "\"";
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) {
+    return make_error(ErrorCode::invalid_argument,
+                      quoted + " is not host:port (e.g. 127.0.0.1:9464 or [::1]:9464)");
+  }
+  std::string_view host = text.substr(0, colon);
+  const std::string_view port_text = text.substr(colon + 1);
+  if (host.front() == '[') {
+    if (host.back() != ']') return make_error(ErrorCode::invalid_argument, quoted + ": unbalanced [ ] around the host");
+    host = host.substr(1, host.size() - 2);
+  }
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port > 65535) {
+    return make_error(ErrorCode::invalid_argument, quoted + ": the port must be a number in 0..65535");
+  }
+  ListenAddress out;
+  out.port = static_cast<std::uint16_t>(port);
+  if (host == "localhost") {
+    out.host = "127.0.0.1";
+    return out;
+  }
+  boost::system::error_code parse_error;
+  const auto address = boost::asio::ip::make_address(std::string(host), parse_error);
+  if (parse_error) {
+    return make_error(ErrorCode::invalid_argument,
+                      quoted + ": \"" + std::string(host) + "\" is not an IP address (or localhost)");
+  }
+  if (!address.is_loopback()) {
+    return make_error(ErrorCode::invalid_argument,
+                      quoted + " is not a loopback address: the metrics endpoint has no authentication, so it "
+                               "listens on 127.0.0.0/8 or ::1 only (put an authenticating proxy in front to "
+                               "scrape from elsewhere)");
+  }
+  out.host = address.to_string();
+  return out;
+}
+
+}  // namespace jitcache::daemon::metrics

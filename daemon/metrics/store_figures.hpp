@@ -1,0 +1,40 @@
+// The store's part of a scrape (totals and bytes by namespace), read at most once per
+// k_store_figures_ttl however often the endpoint is scraped.
+// Rationale: both reads borrow one of the store's read connections, which the worker threads use
+// for LOOKUPs. Each read is cheap (one row of `totals`, one row per namespace of `namespace_totals`),
+// but a scraper gone wrong (a tight loop, several Prometheus replicas) must not turn into a steady
+// share of the readers; two seconds is far below any useful scrape interval.
+// Thread safety: get() from one thread (the metrics thread).
+#pragma once
+
+#include <chrono>
+#include <optional>
+
+#include <daemon/store/store.hpp>
+
+namespace jitcache::daemon::metrics {
+
+inline constexpr auto k_store_figures_ttl = std::chrono::seconds(2);
+// Namespaces named one by one besides the shared one; the rest are summed as "other".
+// Rationale: one series per uid is fine on a host with a few users; 20 bounds what a host with
+// thousands of batch uids costs Prometheus.
+inline constexpr unsigned k_top_namespaces = 20;
+
+struct StoreFigures {
+  std::optional<store::Totals> totals;               // nullopt: the read failed (logged)
+  std::optional<store::NamespaceTotals> namespaces;  // nullopt: the read failed (logged)
+};
+
+class StoreFiguresCache {
+ public:
+  explicit StoreFiguresCache(store::Store& store) : m_store(store) {}
+  const StoreFigures& get();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  store::Store& m_store;
+  StoreFigures m_figures;
+  std::optional<Clock::time_point> m_read_at;
+};
+
+}  // namespace jitcache::daemon::metrics

@@ -1,0 +1,31 @@
+// Starts the metrics endpoint (daemon/metrics/) when `metrics_listen` is set: binds it (a failure
+// is a start-up error), logs its URL at info level ("metrics on http://127.0.0.1:9464/metrics",
+// with the port the kernel chose for port 0) and starts its thread.
+// Thread safety: called once on the main thread at start-up.
+#pragma once
+
+#include <memory>
+
+#include <daemon/compile/compile_counters.hpp>
+#include <daemon/config/config.hpp>
+#include <daemon/metrics/daemon_metrics.hpp>
+#include <daemon/metrics/metrics_server.hpp>
+#include <daemon/stats/counters.hpp>
+#include <daemon/store/store.hpp>
+#include <jitcache/proto/result.hpp>
+
+namespace jitcache::daemon::startup {
+
+// Destroying it stops the server (its thread first), then the figures it renders from.
+struct MetricsEndpoint {
+  std::unique_ptr<metrics::DaemonMetrics> figures;
+  std::unique_ptr<metrics::MetricsServer> server;
+};
+
+// Null when metrics_listen is empty. Everything passed in must outlive the result.
+proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
+                                                              const stats::Counters& counters, store::Store& store,
+                                                              const compile::CompileCounters* engine,
+                                                              const publish::Publisher* publisher);
+
+}  // namespace jitcache::daemon::startup
