@@ -5,7 +5,7 @@
 #include <charconv>
 
 #include <daemon/config/units.hpp>
-#include <daemon/metrics/listen_address.hpp>
+#include <daemon/config/listen_address.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -105,7 +105,7 @@ const std::array<ConfigKey, 38> k_config_key_table{{
      "Empty: no endpoint.",
      [](Config& c, std::string_view v) -> Result<void> {
        if (!v.empty()) {
-         if (auto parsed = metrics::parse_listen_address(v); !parsed) return parsed.error();
+         if (auto parsed = config::parse_listen_address(v); !parsed) return parsed.error();
        }
        c.metrics_listen = std::string(v);
        return {};

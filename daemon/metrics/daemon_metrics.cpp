@@ -111,6 +111,11 @@ std::string DaemonMetrics::render() {
                row.count);
   }
   single(out, "jitcache_quarantines_total", counter, "Entries quarantined by a failure report.", value(c.quarantines));
+  single(out, "jitcache_failure_reports_held_total", counter,
+         "Untrusted reports of a shared entry short of report_quorum: hidden from the reporter only.",
+         value(c.reports_held));
+  single(out, "jitcache_failure_reports_rate_limited_total", counter,
+         "Failure reports refused over reports_per_minute.", value(c.reports_rate_limited));
 
   // The store.
   const StoreFigures& figures = m_store_figures.get();
@@ -124,6 +129,8 @@ std::string DaemonMetrics::render() {
     single(out, "jitcache_evictions_total", counter, "Entries evicted to stay within max_size, and by GC.",
            t.evictions);
     single(out, "jitcache_evicted_bytes_total", counter, "Stored bytes evicted.", t.evicted_bytes);
+    single(out, "jitcache_quota_evictions_total", counter,
+           "Entries evicted to keep an untrusted uid's namespace within namespace_quota.", t.quota_evictions);
     single(out, "jitcache_corrupt_entries_total", counter,
            "Entries whose image failed its checksum (found by a lookup or VERIFY) and was deleted.",
            t.corrupt_entries);
@@ -161,8 +168,10 @@ std::string DaemonMetrics::render() {
   // Connections.
   single(out, "jitcache_connections", gauge, "Client connections open now.", value(c.connections));
   single(out, "jitcache_connections_total", counter, "Client connections accepted.", value(c.connections_total));
-  single(out, "jitcache_connections_refused_total", counter, "Connections answered busy at max_connections.",
-         value(c.connections_refused));
+  single(out, "jitcache_connections_refused_total", counter,
+         "Connections answered busy at max_connections or max_connections_per_uid.", value(c.connections_refused));
+  single(out, "jitcache_connections_refused_per_uid_total", counter,
+         "Of those, connections over max_connections_per_uid.", value(c.connections_refused_per_uid));
   out.family("jitcache_connections_dropped_total", counter,
              "Connections the daemon closed: idle (idle_timeout), deadline (read or write deadline), protocol "
              "(an unreadable frame).");

@@ -71,7 +71,7 @@ class ActiveScrape {
 
 MetricsServer::MetricsServer(Render render) : m_render(std::move(render)), m_acceptor(m_io) {}
 
-proto::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const ListenAddress& address, Render render) {
+proto::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config::ListenAddress& address, Render render) {
   std::unique_ptr<MetricsServer> server(new MetricsServer(std::move(render)));
   const std::string where = address.host + ":" + std::to_string(address.port);
   boost::system::error_code ec;

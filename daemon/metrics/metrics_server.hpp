@@ -27,7 +27,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
-#include <daemon/metrics/listen_address.hpp>
+#include <daemon/config/listen_address.hpp>
 #include <jitcache/proto/result.hpp>
 
 namespace jitcache::daemon::metrics {
@@ -44,7 +44,7 @@ class MetricsServer {
   using Render = std::function<std::string()>;
 
   // Binds and listens now, so a port in use is a start-up error; serves only after start().
-  static proto::Result<std::unique_ptr<MetricsServer>> open(const ListenAddress& address, Render render);
+  static proto::Result<std::unique_ptr<MetricsServer>> open(const config::ListenAddress& address, Render render);
   ~MetricsServer();  // stop()
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

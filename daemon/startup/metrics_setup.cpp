@@ -10,7 +10,7 @@ proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Conf
                                                               const publish::Publisher* publisher) {
   if (config.metrics_listen.empty()) return std::unique_ptr<MetricsEndpoint>();
   // The config table checked it already; parsed again here for the address itself.
-  auto address = metrics::parse_listen_address(config.metrics_listen);
+  auto address = config::parse_listen_address(config.metrics_listen);
   if (!address) return address.error();
   auto endpoint = std::make_unique<MetricsEndpoint>();
   endpoint->figures = std::make_unique<metrics::DaemonMetrics>(counters, store, engine, publisher);

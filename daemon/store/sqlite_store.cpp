@@ -37,9 +37,12 @@ const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns +
 const std::string k_lookup_fast_sql = std::string("SELECT ") + k_entry_columns +
                                       " FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)" + k_servable +
                                       " ORDER BY namespace ASC, id DESC LIMIT 1";
-// After a miss by key: was there an entry, quarantined (lookup_explained)?
+// After a miss by key: was there an entry, quarantined, or shared and reported by this caller (which
+// is quarantined as far as it is concerned) (lookup_explained)?
 constexpr char k_visible_quarantined_sql[] =
-    "SELECT 1 FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2) AND quarantined_at_ms IS NOT NULL LIMIT 1";
+    "SELECT 1 FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2) AND (quarantined_at_ms IS NOT NULL OR"
+    " (namespace = 0 AND EXISTS (SELECT 1 FROM failure_reports WHERE entry_id = entries.id AND reporter_uid = ?2)))"
+    " LIMIT 1";
 
 // Distinct key ids under a prefix range within what a caller sees; LIMIT 2 is enough to tell
 // "one" from "ambiguous".

@@ -93,8 +93,8 @@ void insert_version_1_entry(const std::filesystem::path& path, const proto::KeyF
 }
 
 std::string table_names(const std::filesystem::path& path) {
-  return query(path, "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_schema WHERE type = 'table' "
-                     "ORDER BY name)");
+  return query(path, "SELECT coalesce(group_concat(name, ','), '') FROM (SELECT name FROM sqlite_schema"
+                     " WHERE type = 'table' ORDER BY name)");
 }
 
 }  // namespace

@@ -50,7 +50,7 @@ TEST_CASE("miss reason: a key whose only visible entry is quarantined misses as 
   const auto key_id = put_ok(*store, make_put(make_key(3), make_image(3, 4096)));
   daemon::store::FailureReport report;
   report.cu_result = 209;
-  auto reported = store->report_failure(key_id, Visibility{}, report);
+  auto reported = store->report_failure(key_id, Visibility{0, true}, report);
   REQUIRE(reported.ok());
   REQUIRE(reported->has_value());
   const auto missed = explain(*store, key_id);
@@ -62,6 +62,20 @@ TEST_CASE("miss reason: a key whose only visible entry is quarantined misses as 
   REQUIRE(store->report_failure(own, Visibility{2000, false}, report).ok());
   CHECK(explain(*store, own, Visibility{1000, false}).why == MissReason::not_found);
   CHECK(explain(*store, own, Visibility{2000, false}).why == MissReason::quarantined);
+}
+
+TEST_CASE("miss reason: a shared entry hidden from its reporter misses as quarantined for it only") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  const auto key_id = put_ok(*store, make_put(make_key(6), make_image(6, 4096)));
+  daemon::store::FailureReport report;
+  report.cu_result = 209;
+  report.reporter_uid = 1000;
+  auto reported = store->report_failure(key_id, Visibility{1000, false}, report);
+  REQUIRE(reported.ok());
+  REQUIRE((*reported)->verdict == daemon::store::ReportVerdict::hidden_from_reporter);
+  CHECK(explain(*store, key_id, Visibility{1000, false}).why == MissReason::quarantined);
+  CHECK(explain(*store, key_id, Visibility{2000, false}).found);
 }
 
 TEST_CASE("miss reason: an image that fails its checksum misses as corrupt, then as not_found") {

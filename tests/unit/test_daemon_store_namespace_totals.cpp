@@ -121,6 +121,8 @@ TEST_CASE("namespace totals: migration 5 seeds the table from the entries alread
     external.exec("DROP TRIGGER entries_namespace_totals_after_delete");
     external.exec("DROP TRIGGER entries_namespace_totals_after_update");
     external.exec("DROP TABLE namespace_totals");
+    external.exec("DROP TRIGGER entries_failure_reports_after_replace");
+    external.exec("DROP TABLE failure_reports");
     external.exec("UPDATE meta SET value = '4' WHERE key = 'version'");
   }
   auto store = open_store(dir);

@@ -1,4 +1,4 @@
-// metrics_listen values (daemon/metrics/listen_address.hpp): loopback host:port forms are accepted,
+// metrics_listen values (daemon/config/listen_address.hpp): loopback host:port forms are accepted,
 // anything else is refused with a message that says why.
 #include <catch2/catch.hpp>
 
@@ -6,22 +6,22 @@
 
 #include <daemon/config/config.hpp>
 #include <daemon/config/config_table.hpp>
-#include <daemon/metrics/listen_address.hpp>
+#include <daemon/config/listen_address.hpp>
 
 using namespace jitcache::daemon;
 
 TEST_CASE("metrics listen address: loopback IPv4, IPv6 and localhost are accepted, port 0 included") {
-  auto v4 = metrics::parse_listen_address("127.0.0.1:9464");
+  auto v4 = config::parse_listen_address("127.0.0.1:9464");
   REQUIRE(v4.ok());
   CHECK(v4->host == "127.0.0.1");
   CHECK(v4->port == 9464);
-  auto other_loopback = metrics::parse_listen_address("127.3.2.1:0");
+  auto other_loopback = config::parse_listen_address("127.3.2.1:0");
   REQUIRE(other_loopback.ok());
   CHECK(other_loopback->port == 0);
-  auto v6 = metrics::parse_listen_address("[::1]:9464");
+  auto v6 = config::parse_listen_address("[::1]:9464");
   REQUIRE(v6.ok());
   CHECK(v6->host == "::1");
-  auto named = metrics::parse_listen_address("localhost:1");
+  auto named = config::parse_listen_address("localhost:1");
   REQUIRE(named.ok());
   CHECK(named->host == "127.0.0.1");
 }
@@ -29,19 +29,19 @@ TEST_CASE("metrics listen address: loopback IPv4, IPv6 and localhost are accepte
 TEST_CASE("metrics listen address: a non-loopback address is refused and the message says loopback") {
   for (const char* text : {"0.0.0.0:9464", "10.1.2.3:9464", "[::]:9464", "[2001:db8::1]:9464", "192.168.0.1:80"}) {
     INFO(text);
-    auto parsed = metrics::parse_listen_address(text);
+    auto parsed = config::parse_listen_address(text);
     REQUIRE_FALSE(parsed.ok());
     CHECK_THAT(parsed.error().message, Catch::Contains("not a loopback address"));
   }
 }
 
 TEST_CASE("metrics listen address: malformed values are refused with what is wrong") {
-  CHECK_THAT(metrics::parse_listen_address("127.0.0.1").error().message, Catch::Contains("host:port"));
-  CHECK_THAT(metrics::parse_listen_address("127.0.0.1:").error().message, Catch::Contains("host:port"));
-  CHECK_THAT(metrics::parse_listen_address("127.0.0.1:65536").error().message, Catch::Contains("0..65535"));
-  CHECK_THAT(metrics::parse_listen_address("127.0.0.1:http").error().message, Catch::Contains("0..65535"));
-  CHECK_THAT(metrics::parse_listen_address("example.org:9464").error().message, Catch::Contains("not an IP address"));
-  CHECK_THAT(metrics::parse_listen_address("[::1:9464").error().message, Catch::Contains("unbalanced"));
+  CHECK_THAT(config::parse_listen_address("127.0.0.1").error().message, Catch::Contains("host:port"));
+  CHECK_THAT(config::parse_listen_address("127.0.0.1:").error().message, Catch::Contains("host:port"));
+  CHECK_THAT(config::parse_listen_address("127.0.0.1:65536").error().message, Catch::Contains("0..65535"));
+  CHECK_THAT(config::parse_listen_address("127.0.0.1:http").error().message, Catch::Contains("0..65535"));
+  CHECK_THAT(config::parse_listen_address("example.org:9464").error().message, Catch::Contains("not an IP address"));
+  CHECK_THAT(config::parse_listen_address("[::1:9464").error().message, Catch::Contains("unbalanced"));
 }
 
 TEST_CASE("metrics listen address: the config key is off by default and refuses non-loopback when set") {

@@ -1,10 +1,10 @@
-#include <daemon/metrics/listen_address.hpp>
+#include <daemon/config/listen_address.hpp>
 
 #include <charconv>
 
 #include <boost/asio/ip/address.hpp>
 
-namespace jitcache::daemon::metrics {
+namespace jitcache::daemon::config {
 
 using proto::ErrorCode;
 using proto::make_error;
@@ -49,4 +49,4 @@ proto::Result<ListenAddress> parse_listen_address(std::string_view text) {
   return out;
 }
 
-}  // namespace jitcache::daemon::metrics
+}  // namespace jitcache::daemon::config

@@ -13,7 +13,7 @@
 
 #include <jitcache/proto/result.hpp>
 
-namespace jitcache::daemon::metrics {
+namespace jitcache::daemon::config {
 
 struct ListenAddress {
   std::string host;  // a numeric IPv4 or IPv6 address, without brackets
@@ -24,4 +24,4 @@ struct ListenAddress {
 // port outside 0..65535, or an address that is not loopback.
 proto::Result<ListenAddress> parse_listen_address(std::string_view text);
 
-}  // namespace jitcache::daemon::metrics
+}  // namespace jitcache::daemon::config
