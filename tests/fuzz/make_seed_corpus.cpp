@@ -297,6 +297,7 @@ std::vector<std::string> typical_values(jitcache::daemon::config::ValueKind kind
     case ValueKind::path: return {"/var/lib/jitcache"};
     case ValueKind::user_list: return {"alice, 1002", ""};
     case ValueKind::group_list: return {"video,44", "builders"};
+    case ValueKind::address: return {"127.0.0.1:9464", "[::1]:0", ""};
   }
   return {};
 }
