@@ -43,6 +43,30 @@ Result<void> set_count(unsigned& target, std::string_view value, unsigned min, u
   return {};
 }
 
+// Bytes within [min, max]; with `zero_allowed`, 0 too (meaning "none" or "unlimited").
+struct SizeBounds {
+  std::uint64_t min = 0;
+  std::uint64_t max = 1ull << 40;
+  bool zero_allowed = false;
+};
+
+Result<void> set_size(std::uint64_t& target, std::string_view value, SizeBounds bounds) {
+  auto size = parse_size(value);
+  if (!size) return size.error();
+  if (*size == 0 && bounds.zero_allowed) {
+    target = 0;
+    return {};
+  }
+  if (*size < bounds.min || *size > bounds.max) {
+    std::string range = bounds.min == 0 ? "at most " + format_size(bounds.max)
+                                        : "between " + format_size(bounds.min) + " and " + format_size(bounds.max);
+    if (bounds.zero_allowed) range = "0 or " + range;
+    return make_error(ErrorCode::invalid_argument, "must be " + range);
+  }
+  target = *size;
+  return {};
+}
+
 Result<void> set_duration(std::chrono::milliseconds& target, std::string_view value,
                           std::chrono::milliseconds min) {
   auto parsed = parse_duration(value);
@@ -113,15 +137,7 @@ const std::array<ConfigKey, 38> k_config_key_table{{
      [](const Config& c) { return c.metrics_listen; }},
     {"max_frame_bytes", ValueKind::size,
      "Largest request payload accepted (and so the largest image); checked before anything is allocated.",
-     [](Config& c, std::string_view v) -> Result<void> {
-       auto size = parse_size(v);
-       if (!size) return size.error();
-       if (*size < (1u << 20) || *size > (1ull << 30)) {
-         return make_error(ErrorCode::invalid_argument, "must be between 1MiB and 1GiB");
-       }
-       c.max_frame_bytes = *size;
-       return {};
-     },
+     [](Config& c, std::string_view v) { return set_size(c.max_frame_bytes, v, SizeBounds{1u << 20, 1ull << 30}); },
      [](const Config& c) { return format_size(c.max_frame_bytes); }},
     {"idle_timeout", ValueKind::duration, "A connection with no request for this long is closed.",
      [](Config& c, std::string_view v) { return set_duration(c.idle_timeout, v, std::chrono::milliseconds(100)); },
@@ -179,13 +195,7 @@ const std::array<ConfigKey, 38> k_config_key_table{{
      "Most bytes of stored images an untrusted uid's own namespace holds (what it PUT with its own driver). A "
      "PUT that would go over it first evicts that uid's least recently used entries, down to 90% of it; an "
      "image larger than it is refused (`too_large`). `0`: no quota.",
-     [](Config& c, std::string_view v) -> Result<void> {
-       auto size = parse_size(v);
-       if (!size) return size.error();
-       if (*size != 0 && *size < (1ull << 20)) return make_error(ErrorCode::invalid_argument, "must be 0 or at least 1MiB");
-       c.namespace_quota = *size;
-       return {};
-     },
+     [](Config& c, std::string_view v) { return set_size(c.namespace_quota, v, SizeBounds{1u << 20, 1ull << 50, true}); },
      [](const Config& c) { return format_size(c.namespace_quota); }},
     {"report_quorum", ValueKind::count,
      "Distinct untrusted uids that must report a shared entry failing to load before it is quarantined for "
@@ -202,38 +212,20 @@ const std::array<ConfigKey, 38> k_config_key_table{{
      "Memory for the verified images of recently served entries, so that a repeated LOOKUP hit neither reads "
      "the database nor hashes the image again. Least recently used images go first; each also counts 256 bytes "
      "of bookkeeping. `0` turns the cache off.",
-     [](Config& c, std::string_view v) -> Result<void> {
-       auto size = parse_size(v);
-       if (!size) return size.error();
-       if (*size > (1ull << 40)) return make_error(ErrorCode::invalid_argument, "must be at most 1TiB");
-       c.hot_cache_size = *size;
-       return {};
-     },
+     [](Config& c, std::string_view v) { return set_size(c.hot_cache_size, v, SizeBounds{}); },
      [](const Config& c) { return format_size(c.hot_cache_size); }},
     {"store_mmap_size", ValueKind::size,
      "How much of the database file each read connection maps into memory (SQLite `mmap_size`), so a lookup "
      "reads pages in place instead of copying them through `pread`. `0`: no mapping. SQLite maps at most "
      "2 GiB however large this is. With a mapping, an I/O error reading the file ends the daemon (SIGBUS) "
      "instead of failing one request: docs/operations.md.",
-     [](Config& c, std::string_view v) -> Result<void> {
-       auto size = parse_size(v);
-       if (!size) return size.error();
-       if (*size > (1ull << 40)) return make_error(ErrorCode::invalid_argument, "must be at most 1TiB");
-       c.store_mmap_size = *size;
-       return {};
-     },
+     [](Config& c, std::string_view v) { return set_size(c.store_mmap_size, v, SizeBounds{}); },
      [](const Config& c) { return format_size(c.store_mmap_size); }},
     {"max_size", ValueKind::size,
      "Most bytes of stored images the database holds. A PUT that would go over it first evicts the entries of "
      "stale drivers, then the least recently used ones, down to 90% of it; a single image larger than it is "
      "refused (`too_large`). Quarantined entries count. `0`: unlimited.",
-     [](Config& c, std::string_view v) -> Result<void> {
-       auto size = parse_size(v);
-       if (!size) return size.error();
-       if (*size != 0 && *size < (1ull << 20)) return make_error(ErrorCode::invalid_argument, "must be 0 or at least 1MiB");
-       c.max_size = *size;
-       return {};
-     },
+     [](Config& c, std::string_view v) { return set_size(c.max_size, v, SizeBounds{1u << 20, 1ull << 50, true}); },
      [](const Config& c) { return format_size(c.max_size); }},
     {"stale_driver_after", ValueKind::duration,
      "Entries keyed to a driver (driver_api and driver_build) that no LOOKUP, COMPILE or PUT has named for this "
@@ -252,24 +244,12 @@ const std::array<ConfigKey, 38> k_config_key_table{{
     {"publish_size", ValueKind::size,
      "Most bytes of published files. They live on the socket's filesystem, usually a tmpfs (memory); the "
      "least recently used go first.",
-     [](Config& c, std::string_view v) -> Result<void> {
-       auto size = parse_size(v);
-       if (!size) return size.error();
-       if (*size > (1ull << 40)) return make_error(ErrorCode::invalid_argument, "must be at most 1TiB");
-       c.publish_size = *size;
-       return {};
-     },
+     [](Config& c, std::string_view v) { return set_size(c.publish_size, v, SizeBounds{}); },
      [](const Config& c) { return format_size(c.publish_size); }},
     {"publish_max_image", ValueKind::size,
      "Largest image published; larger ones are served through the socket only (where a round trip is a "
      "small share of the load).",
-     [](Config& c, std::string_view v) -> Result<void> {
-       auto size = parse_size(v);
-       if (!size) return size.error();
-       if (*size > (1ull << 30)) return make_error(ErrorCode::invalid_argument, "must be at most 1GiB");
-       c.publish_max_image = *size;
-       return {};
-     },
+     [](Config& c, std::string_view v) { return set_size(c.publish_max_image, v, SizeBounds{0, 1ull << 30}); },
      [](const Config& c) { return format_size(c.publish_max_image); }},
     {"compression_level", ValueKind::count,
      "zstd level (1..19) at which new images are stored; `0` stores them raw. An image that compression would "
@@ -312,13 +292,7 @@ const std::array<ConfigKey, 38> k_config_key_table{{
     {"compile_memory", ValueKind::size,
      "Address space one compile worker may map (RLIMIT_AS); an allocation over it ends the compile as "
      "`worker_failed`. `0`: unlimited.",
-     [](Config& c, std::string_view v) -> Result<void> {
-       auto size = parse_size(v);
-       if (!size) return size.error();
-       if (*size != 0 && *size < (64ull << 20)) return make_error(ErrorCode::invalid_argument, "must be 0 or at least 64MiB");
-       c.compile_memory = *size;
-       return {};
-     },
+     [](Config& c, std::string_view v) { return set_size(c.compile_memory, v, SizeBounds{64ull << 20, 1ull << 50, true}); },
      [](const Config& c) { return format_size(c.compile_memory); }},
     {"compile_failure_ttl", ValueKind::duration,
      "How long a failed compile (compile error, crashed or over-limit worker) is remembered: the same key "
