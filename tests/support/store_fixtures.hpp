@@ -69,6 +69,7 @@ struct FakeClock {
   std::function<std::int64_t()> function() const {
     return [now = now] { return now->load(); };
   }
+  void advance(std::int64_t ms) const { now->fetch_add(ms); }
 };
 
 inline std::unique_ptr<SqliteStore> open_store(const SqliteStoreOptions& options) {

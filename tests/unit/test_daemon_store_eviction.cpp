@@ -33,33 +33,22 @@ using testing::StoreDir;
 constexpr std::int64_t k_day_ms = 24 * 3'600'000LL;
 constexpr std::size_t k_image_bytes = 100'000;
 
-struct FakeClock {
-  std::shared_ptr<std::atomic<std::int64_t>> now = std::make_shared<std::atomic<std::int64_t>>(1'700'000'000'000);
-  void advance(std::int64_t ms) const { now->fetch_add(ms); }
-};
+using testing::FakeClock;
 
-std::unique_ptr<SqliteStore> open_store(const StoreDir& dir, const FakeClock& clock, std::uint64_t max_size,
-                                        std::chrono::milliseconds stale_after = std::chrono::milliseconds(0)) {
+// A store with a byte limit and a stale-driver interval, on the test's clock.
+std::unique_ptr<SqliteStore> open_limited_store(const StoreDir& dir, const FakeClock& clock, std::uint64_t max_size,
+                                                std::chrono::milliseconds stale_after = std::chrono::milliseconds(0)) {
   SqliteStoreOptions options;
   options.path = dir.db();
   options.reader_count = 2;
-  options.clock = [now = clock.now] { return now->load(); };
+  options.clock = clock.function();
   options.max_size_bytes = max_size;
   options.stale_driver_after = stale_after;
-  auto store = SqliteStore::open(options);
-  INFO((store ? std::string() : store.error().message));
-  REQUIRE(store.ok());
-  return std::move(*store);
+  return testing::open_store(options);
 }
 
 proto::KeyFields make_key(int seed, const std::string& driver_build = "580.159.04") {
-  proto::KeyFields key;
-  key.content = proto::sha256(proto::as_bytes("ptx source " + std::to_string(seed)));
-  key.arch = "sm_90";
-  key.driver_api = 13000;
-  key.driver_build = driver_build;
-  key.options = "-O3";
-  return key;
+  return testing::make_key(seed, "sm_90", 13000, driver_build);
 }
 
 std::vector<std::uint8_t> make_image(std::uint64_t seed, std::size_t size = k_image_bytes) {
@@ -113,7 +102,7 @@ TEST_CASE("store eviction: the low-water mark is 90% of max_size") {
 TEST_CASE("store eviction: a PUT over max_size evicts the least recently used, and a hit not yet flushed counts") {
   StoreDir dir;
   FakeClock clock;
-  auto store = open_store(dir, clock, 10 * k_image_bytes);
+  auto store = open_limited_store(dir, clock, 10 * k_image_bytes);
   Entries entries{*store};
   for (int seed = 0; seed < 10; ++seed) {
     entries.put(seed);
@@ -146,7 +135,7 @@ TEST_CASE("store eviction: a PUT over max_size evicts the least recently used, a
 TEST_CASE("store eviction: it works in batches, so the PUTs after one do not evict until the store is full again") {
   StoreDir dir;
   FakeClock clock;
-  auto store = open_store(dir, clock, 10 * k_image_bytes);
+  auto store = open_limited_store(dir, clock, 10 * k_image_bytes);
   Entries entries{*store};
   for (int seed = 0; seed < 11; ++seed) {
     entries.put(seed);
@@ -166,7 +155,7 @@ TEST_CASE("store eviction: it works in batches, so the PUTs after one do not evi
 TEST_CASE("store eviction: an image handed out before its entry is evicted stays byte-identical, and is not served again") {
   StoreDir dir;
   FakeClock clock;
-  auto store = open_store(dir, clock, 3 * k_image_bytes);
+  auto store = open_limited_store(dir, clock, 3 * k_image_bytes);
   Entries entries{*store};
   entries.put(0);
   clock.advance(1000);
@@ -194,7 +183,7 @@ TEST_CASE("store eviction: an image handed out before its entry is evicted stays
 TEST_CASE("store eviction: an image larger than max_size alone is too_large, and evicts nothing") {
   StoreDir dir;
   FakeClock clock;
-  auto store = open_store(dir, clock, 2 * k_image_bytes);
+  auto store = open_limited_store(dir, clock, 2 * k_image_bytes);
   Entries entries{*store};
   entries.put(0);
   const auto big = make_image(99, 2 * k_image_bytes + 1);
@@ -212,7 +201,7 @@ TEST_CASE("store eviction: an image larger than max_size alone is too_large, and
 TEST_CASE("store eviction: quarantined entries count towards the size and are evicted by last use") {
   StoreDir dir;
   FakeClock clock;
-  auto store = open_store(dir, clock, 3 * k_image_bytes);
+  auto store = open_limited_store(dir, clock, 3 * k_image_bytes);
   Entries entries{*store};
   for (int seed = 0; seed < 3; ++seed) {
     entries.put(seed);
@@ -231,7 +220,7 @@ TEST_CASE("store eviction: quarantined entries count towards the size and are ev
 TEST_CASE("store eviction: entries of a driver no client asked for go first, before older entries of a driver in use") {
   StoreDir dir;
   FakeClock clock;
-  auto store = open_store(dir, clock, 6 * k_image_bytes, std::chrono::hours(24));
+  auto store = open_limited_store(dir, clock, 6 * k_image_bytes, std::chrono::hours(24));
   Entries entries{*store};
   // The driver in use wrote first: its entries are the least recently used.
   for (int seed = 0; seed < 3; ++seed) entries.put(seed, "590.10");
@@ -264,7 +253,7 @@ TEST_CASE("store eviction: entries of a driver no client asked for go first, bef
 TEST_CASE("store gc: removes every stale entry under max_size too, then the least recently used over it") {
   StoreDir dir;
   FakeClock clock;
-  auto store = open_store(dir, clock, 100 * k_image_bytes, std::chrono::hours(24));
+  auto store = open_limited_store(dir, clock, 100 * k_image_bytes, std::chrono::hours(24));
   Entries entries{*store};
   entries.put(0, "580.159.04");
   entries.put(1, "590.10");
@@ -289,7 +278,7 @@ TEST_CASE("store gc: removes every stale entry under max_size too, then the leas
 TEST_CASE("store gc: without a limit or stale drivers it removes nothing") {
   StoreDir dir;
   FakeClock clock;
-  auto store = open_store(dir, clock, 0);
+  auto store = open_limited_store(dir, clock, 0);
   Entries entries{*store};
   for (int seed = 0; seed < 5; ++seed) entries.put(seed);
   clock.advance(365 * k_day_ms);
@@ -308,13 +297,13 @@ TEST_CASE("store eviction: the drivers asked for survive a reopen (they are writ
   StoreDir dir;
   FakeClock clock;
   {
-    auto store = open_store(dir, clock, 0, std::chrono::hours(24));
+    auto store = open_limited_store(dir, clock, 0, std::chrono::hours(24));
     Entries entries{*store};
     entries.put(0, "580.159.04");
     clock.advance(2 * k_day_ms);
     store->note_driver_asked(13000, "580.159.04");
   }  // closing flushes
-  auto store = open_store(dir, clock, 0, std::chrono::hours(24));
+  auto store = open_limited_store(dir, clock, 0, std::chrono::hours(24));
   ListQuery stale;
   stale.stale_only = true;
   auto listed = store->list(stale, Visibility{0, true});
@@ -330,7 +319,7 @@ TEST_CASE("store eviction: a driver without a drivers row (an older jitcached wr
   StoreDir dir;
   FakeClock clock;
   {
-    auto store = open_store(dir, clock, 0, std::chrono::hours(24));
+    auto store = open_limited_store(dir, clock, 0, std::chrono::hours(24));
     Entries entries{*store};
     entries.put(0, "580.159.04");
   }
@@ -340,7 +329,7 @@ TEST_CASE("store eviction: a driver without a drivers row (an older jitcached wr
   sqlite3_close(db);
   clock.advance(2 * k_day_ms);
 
-  auto store = open_store(dir, clock, 0, std::chrono::hours(24));
+  auto store = open_limited_store(dir, clock, 0, std::chrono::hours(24));
   ListQuery stale;
   stale.stale_only = true;
   auto listed = store->list(stale, Visibility{0, true});
