@@ -1,6 +1,9 @@
 #include <client/cli/app.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
@@ -43,6 +46,20 @@ ExitCode fail_parse(const CLI::App& app, const CLI::ParseError& error, const std
   return fail(ExitCode::usage, std::string(error.what()) + " (see jitcache --help)");
 }
 
+// Rationale: output that never reached standard output (a full disk, /dev/full, a broken pipe
+// with SIGPIPE ignored) must not end in exit 0, or a script keeps a truncated listing as if it
+// were whole. The output is buffered, so the check is the final flush.
+ExitCode check_standard_output(ExitCode code) {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (std::cout.good() && flushed && std::ferror(stdout) == 0) return code;
+  const int error = errno;
+  if (code != ExitCode::ok) return code;  // already reported, with its own status
+  return fail(ExitCode::local_io,
+              "cannot write to standard output" + (error != 0 ? std::string(": ") + std::strerror(error) : ""));
+}
+
 ExitCode parse_and_run(int argc, char** argv) {
   CLI::App app{"Inspect and manage the jitcached JIT cache", "jitcache"};
   GlobalOptions global;
@@ -70,7 +87,7 @@ ExitCode parse_and_run(int argc, char** argv) {
   }
 
   for (const auto& command : commands) {
-    if (command.parser->parsed()) return command.run(global);
+    if (command.parser->parsed()) return check_standard_output(command.run(global));
   }
   return fail(ExitCode::usage, "a command is required: " + command_names(commands));
 }

@@ -1,6 +1,7 @@
 // `jitcache get`: fetch an image by key id (prefix) or by the key fields of a PTX source, and write
-// it to a file atomically. DaemonClient has already checked the image against its size and
-// checksum, so what reaches the file is what was stored.
+// it to a file atomically, or into standard output, a device or a FIFO (file_io.hpp). DaemonClient
+// has already checked the image against its size and checksum, so what is written is what was
+// stored.
 #include <iostream>
 #include <memory>
 
@@ -10,6 +11,7 @@
 #include <client/cli/format.hpp>
 #include <client/cli/json_output.hpp>
 #include <client/cli/key_input.hpp>
+#include <client/cli/terminal_text.hpp>
 
 namespace jitcache::client::cli {
 
@@ -33,6 +35,10 @@ ExitCode run_get(const GetOptions& options, const GlobalOptions& global) {
   }
   if (by_fields && (options.key.source_path.empty() || options.key.arch.empty() || options.key.driver.empty())) {
     return fail(ExitCode::usage, "get by key fields needs all of --source, --arch and --driver");
+  }
+  const bool to_stdout = options.output_path == k_standard_output;
+  if (to_stdout && global.json) {
+    return fail(ExitCode::usage, "-o - and --json both want standard output: give -o a file");
   }
 
   std::string prefix;
@@ -62,7 +68,7 @@ ExitCode run_get(const GetOptions& options, const GlobalOptions& global) {
   }
   const transport::FetchedImage& image = **fetched;
 
-  if (auto written = write_file_atomically(options.output_path, proto::Bytes(image.image)); !written) {
+  if (auto written = write_output(options.output_path, proto::Bytes(image.image)); !written) {
     return fail_local(written.error());
   }
   if (global.json) {
@@ -70,8 +76,11 @@ ExitCode run_get(const GetOptions& options, const GlobalOptions& global) {
     json["output"] = options.output_path;
     print_json(std::cout, json);
   } else {
-    std::cout << "wrote " << human_bytes(image.image.size()) << " to " << options.output_path << " (key id "
-              << proto::to_hex(image.info.key_id) << ")\n";
+    // With -o -, standard output carries the image: the summary goes to stderr.
+    std::ostream& out = to_stdout ? std::cerr : std::cout;
+    out << "wrote " << human_bytes(image.image.size()) << " to "
+        << (to_stdout ? std::string("standard output") : terminal_text(options.output_path)) << " (key id "
+        << proto::to_hex(image.info.key_id) << ")\n";
   }
   return ExitCode::ok;
 }
@@ -87,7 +96,8 @@ Command add_get_command(CLI::App& app) {
   command.parser->add_option("--arch", options->key.arch, "Target arch, e.g. sm_90");
   command.parser->add_option("--driver", options->key.driver, "Driver API version and build, e.g. 13000/580.159.04");
   command.parser->add_option("--options", options->key.options, "JIT options (default: all defaults)");
-  command.parser->add_option("-o,--output", options->output_path, "Where to write the image")->required();
+  command.parser->add_option("-o,--output", options->output_path, "Where to write the image; - for standard output")
+      ->required();
   command.run = [options](const GlobalOptions& global) { return run_get(*options, global); };
   return command;
 }

@@ -2,6 +2,7 @@
 // daemon says there is no more or --limit entries were collected.
 #include <algorithm>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include <client/cli/commands.hpp>
@@ -9,6 +10,7 @@
 #include <client/cli/format.hpp>
 #include <client/cli/json_output.hpp>
 #include <client/cli/key_input.hpp>
+#include <client/cli/number_option.hpp>
 #include <client/cli/text_table.hpp>
 
 namespace jitcache::client::cli {
@@ -18,21 +20,20 @@ namespace {
 // The table shows this much of a key id: enough to pass to get/rm unambiguously in any realistic
 // cache, short enough to leave room for the other columns.
 constexpr std::size_t k_short_key_id_length = 16;
+// Rationale: any count a signed 64-bit integer holds, far beyond what a store holds; above it a
+// typo is more likely than a wish.
+constexpr std::uint64_t k_max_ls_limit = std::numeric_limits<std::int64_t>::max();
 
 struct LsOptions {
   std::string arch;
   std::string driver;
   std::string prefix;
-  std::uint64_t limit = 0;  // 0: no limit
-  bool limit_given = false;
+  std::uint64_t limit = 0;  // 0: no limit (--limit itself is at least 1)
   bool stale = false;  // only entries of drivers no client has asked for within stale_driver_after
 };
 
 proto::Result<proto::ListRequest> build_request(const LsOptions& options) {
   proto::ListRequest request;
-  if (options.limit_given && options.limit == 0) {
-    return proto::make_error(proto::ErrorCode::invalid_argument, "--limit must be at least 1");
-  }
   if (!options.arch.empty()) {
     if (auto arch = check_arch(options.arch); !arch) return arch.error();
     request.arch = options.arch;
@@ -134,11 +135,9 @@ Command add_ls_command(CLI::App& app) {
   command.parser->add_flag("--stale", options->stale,
                            "Only entries of drivers no client has asked for within stale_driver_after "
                            "(what eviction removes first)");
-  CLI::Option* limit = command.parser->add_option("--limit", options->limit, "Stop after N entries (at least 1)");
-  command.run = [options, limit](const GlobalOptions& global) {
-    options->limit_given = limit->count() > 0;
-    return run_ls(*options, global);
-  };
+  command.parser->add_option("--limit", options->limit, "Stop after N entries (at least 1)")
+      ->check(whole_number(1, k_max_ls_limit));
+  command.run = [options](const GlobalOptions& global) { return run_ls(*options, global); };
   return command;
 }
 

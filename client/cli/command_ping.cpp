@@ -9,6 +9,7 @@
 #include <client/cli/failure.hpp>
 #include <client/cli/format.hpp>
 #include <client/cli/json_output.hpp>
+#include <client/cli/terminal_text.hpp>
 
 namespace jitcache::client::cli {
 
@@ -39,8 +40,9 @@ ExitCode run_ping(const GlobalOptions& global) {
     print_json(std::cout, json);
   } else {
     // The daemon names itself in its version string ("jitcached 0.1.0"); add the name only if not.
-    const std::string& version = hello->daemon_version;
-    std::cout << (version.starts_with("jitcached") ? version : "jitcached " + version) << " at " << socket << ": protocol " << hello->version
+    const std::string version = terminal_text(hello->daemon_version);
+    std::cout << (version.starts_with("jitcached") ? version : "jitcached " + version) << " at "
+              << terminal_text(socket) << ": protocol " << hello->version
               << ", round trip " << human_duration_us(round_trip_us) << '\n';
   }
   return ExitCode::ok;

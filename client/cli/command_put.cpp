@@ -10,6 +10,8 @@
 #include <client/cli/format.hpp>
 #include <client/cli/json_output.hpp>
 #include <client/cli/key_input.hpp>
+#include <client/cli/number_option.hpp>
+#include <jitcache/proto/request_fields.hpp>
 
 namespace jitcache::client::cli {
 
@@ -29,6 +31,10 @@ struct PutOptions {
 ExitCode run_put(const PutOptions& options, const GlobalOptions& global) {
   if (options.producer.size() > proto::k_max_producer_length) {
     return fail(ExitCode::usage, "--producer is longer than " + std::to_string(proto::k_max_producer_length) + " bytes");
+  }
+  // The daemon refuses the same (PROTOCOL.md §4 "Field rules"); said here, it is a usage error.
+  if (auto text = proto::check_printable_field("--producer", options.producer); !text) {
+    return fail(ExitCode::usage, text.error().message);
   }
   proto::Checksum128 content_fast;
   auto key = build_key(options.key, &content_fast);
@@ -84,7 +90,8 @@ Command add_put_command(CLI::App& app) {
   command.parser->add_option("--producer", options->producer, "What produced the image")
       ->capture_default_str();
   command.parser->add_option("--compile-time-us", options->compile_time_us,
-                             "What producing the image cost, in microseconds (default 0: unknown)");
+                             "What producing the image cost, in microseconds (default 0: unknown)")
+      ->check(whole_number(0, proto::k_max_compile_time_us));
   command.run = [options](const GlobalOptions& global) { return run_put(*options, global); };
   return command;
 }

@@ -10,6 +10,8 @@
 #include <client/cli/failure.hpp>
 #include <client/cli/format.hpp>
 #include <client/cli/json_output.hpp>
+#include <client/cli/number_option.hpp>
+#include <client/cli/terminal_text.hpp>
 
 namespace jitcache::client::cli {
 
@@ -19,6 +21,8 @@ namespace {
 // even a store of 100 GB finishes well within it, while a daemon that stopped answering is still
 // noticed eventually; --timeout changes it.
 constexpr int k_default_timeout_s = 3600;
+// A week: past it, a daemon that has not answered will not.
+constexpr int k_max_timeout_s = 7 * 24 * 3600;
 
 ExitCode run_verify(const GlobalOptions& global, int timeout_s) {
   auto client = connect_to_daemon(global);
@@ -52,7 +56,7 @@ ExitCode run_verify(const GlobalOptions& global, int timeout_s) {
     json["damage_found"] = damaged;
     print_json(std::cout, json);
   } else {
-    std::cout << "integrity_check: " << verify->integrity << "\n"
+    std::cout << "integrity_check: " << terminal_text(verify->integrity) << "\n"
               << "checked " << verify->entries_checked << (verify->entries_checked == 1 ? " entry" : " entries")
               << " in " << verify->duration_ms << " ms; removed " << verify->entries_removed << " damaged\n";
     for (const auto& entry : verify->removed) {
@@ -78,7 +82,7 @@ Command add_verify_command(CLI::App& app) {
       "verify", "Check the whole store now: SQLite's integrity_check and every image's checksum; damaged entries are removed");
   auto timeout_s = std::make_shared<int>(k_default_timeout_s);
   command.parser->add_option("--timeout", *timeout_s, "Seconds to wait for the daemon's answer")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, k_max_timeout_s))
       ->capture_default_str();
   command.run = [timeout_s](const GlobalOptions& global) { return run_verify(global, *timeout_s); };
   return command;

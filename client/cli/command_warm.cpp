@@ -14,6 +14,7 @@
 #include <client/cli/failure.hpp>
 #include <client/cli/json_output.hpp>
 #include <client/cli/key_input.hpp>
+#include <client/cli/terminal_text.hpp>
 #include <client/cli/warm_sources.hpp>
 #include <client/src/driver/driver_api.hpp>
 #include <client/src/driver/driver_identity.hpp>
@@ -96,7 +97,8 @@ proto::Result<SourceKey> source_key(const WarmSource& source, const WarmOptions&
 void show_progress(std::size_t done, std::size_t total, const std::string& label) {
   constexpr std::size_t k_width = 30;
   const std::size_t filled = total == 0 ? k_width : done * k_width / total;
-  std::string shown = label.size() > 40 ? "…" + label.substr(label.size() - 39) : label;
+  const std::string printable = terminal_text(label);
+  std::string shown = printable.size() > 40 ? "…" + printable.substr(printable.size() - 39) : printable;
   std::cerr << "\r\033[K[" << std::string(filled, '#') << std::string(k_width - filled, '.') << "] " << done << '/'
             << total << ' ' << shown << std::flush;
 }
@@ -182,13 +184,13 @@ ExitCode run_warm(const WarmOptions& options, const GlobalOptions& global) {
     const bool noteworthy = item.result == Result::refused || item.result == Result::failed;
     if (!global.json && (!bar || noteworthy)) {
       if (bar) std::cerr << "\r\033[K";
-      std::cout << std::left << std::setw(9) << result_name(item.result) << ' ' << item.label;
+      std::cout << std::left << std::setw(9) << result_name(item.result) << ' ' << terminal_text(item.label);
       if (!item.arch.empty()) std::cout << "  " << item.arch;
       if (!item.key_id.empty()) std::cout << "  " << item.key_id.substr(0, 16);
       if (!item.reason.empty()) {
         std::string reason = item.reason;
         for (char& c : reason) c = (c == '\n' || c == '\r') ? ' ' : c;
-        std::cout << ": " << reason;
+        std::cout << ": " << terminal_text(reason);
       }
       std::cout << '\n' << std::flush;
     }

@@ -3,6 +3,8 @@
 #include <iostream>
 #include <string>
 
+#include <client/cli/terminal_text.hpp>
+
 namespace jitcache::client::cli {
 
 ExitCode fail(ExitCode code, std::string_view message) {
@@ -10,7 +12,7 @@ ExitCode fail(ExitCode code, std::string_view message) {
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  std::cerr << "jitcache: " << line << '\n';
+  std::cerr << "jitcache: " << terminal_text(line) << '\n';
   return code;
 }
 

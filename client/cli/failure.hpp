@@ -11,7 +11,8 @@
 namespace jitcache::client::cli {
 
 // Prints "jitcache: <message>" as one line (newlines in the message become spaces, so a daemon's
-// message can never break a script that reads the first line) and returns `code`.
+// message can never break a script that reads the first line; other control characters are escaped,
+// terminal_text.hpp) and returns `code`.
 ExitCode fail(ExitCode code, std::string_view message);
 
 // For errors from local helpers (file reading, key building): ErrorCode::io is a local I/O failure

@@ -63,17 +63,67 @@ proto::Result<void> write_all(int fd, proto::Bytes bytes, const std::string& pat
   return {};
 }
 
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISREG(mode)) return "a regular file";
+  return "a special file";
+}
+
+// Writes all of `bytes` into an open descriptor that is not a regular file (standard output, a
+// device, a FIFO): no temporary file, no rename, no fsync (which such files do not support).
+proto::Result<void> write_directly(int fd, proto::Bytes bytes, const std::string& name) {
+  if (::isatty(fd) == 1) {
+    return proto::make_error(proto::ErrorCode::io, "not writing an image to " + name +
+                                                       ": it is a terminal (redirect it, or give -o a file)");
+  }
+  return write_all(fd, bytes, name);
+}
+
+// An existing file that is not a regular file: opened without O_CREAT or O_TRUNC and written
+// into. O_NONBLOCK makes a FIFO that no process reads an error (ENXIO) instead of a wait that may
+// never end; it is cleared once open, so a slow reader only slows the write.
+proto::Result<void> write_into_special_file(const std::string& path, proto::Bytes bytes, bool& was_regular) {
+  FdGuard fd(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENXIO) {
+      return proto::make_error(proto::ErrorCode::io, "cannot write " + path +
+                                                         ": no process has it open for reading (a FIFO or a socket)");
+    }
+    return io_error("cannot write", path, errno);
+  }
+  struct stat info {};
+  if (::fstat(fd.get(), &info) != 0) return io_error("cannot write", path, errno);
+  // Replaced by a regular file since it was looked at: that one gets the atomic write.
+  if (S_ISREG(info.st_mode)) {
+    was_regular = true;
+    return {};
+  }
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) return io_error("cannot write", path, errno);
+  if (auto written = write_directly(fd.get(), bytes, path); !written) return written;
+  if (::close(fd.release()) != 0) return io_error("cannot write", path, errno);
+  return {};
+}
+
 }  // namespace
 
 proto::Result<std::vector<std::uint8_t>> read_whole_file(const std::string& path) {
-  FdGuard fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it makes no difference to a regular file.
+  FdGuard fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (fd.get() < 0) return io_error("cannot read", path, errno);
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) return io_error("cannot read", path, errno);
-  if (S_ISDIR(info.st_mode)) return proto::make_error(proto::ErrorCode::io, "cannot read " + path + ": it is a directory");
+  if (!S_ISREG(info.st_mode)) {
+    return proto::make_error(proto::ErrorCode::io, "cannot read " + path + ": it is " + file_kind(info.st_mode) +
+                                                       ", not a regular file");
+  }
 
   std::vector<std::uint8_t> bytes;
-  if (S_ISREG(info.st_mode)) bytes.reserve(static_cast<std::size_t>(info.st_size));
+  bytes.reserve(static_cast<std::size_t>(info.st_size));
   std::uint8_t buffer[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
@@ -110,6 +160,20 @@ proto::Result<void> write_file_atomically(const std::string& path, proto::Bytes 
   FdGuard directory(::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (directory.get() >= 0) ::fsync(directory.get());
   return {};
+}
+
+proto::Result<void> write_output(const std::string& path, proto::Bytes bytes) {
+  if (path == k_standard_output) return write_directly(STDOUT_FILENO, bytes, "standard output");
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    if (S_ISDIR(info.st_mode)) {
+      return proto::make_error(proto::ErrorCode::io, "cannot write " + path + ": it is a directory");
+    }
+    bool was_regular = false;
+    auto written = write_into_special_file(path, bytes, was_regular);
+    if (!written || !was_regular) return written;
+  }
+  return write_file_atomically(path, bytes);
 }
 
 }  // namespace jitcache::client::cli

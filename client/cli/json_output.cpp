@@ -62,7 +62,7 @@ Json stats_to_json(const proto::StatsReply& stats) {
 }
 
 void print_json(std::ostream& out, const Json& document) {
-  out << document.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+  out << document.dump(2, ' ', true, Json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace jitcache::client::cli

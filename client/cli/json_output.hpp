@@ -23,7 +23,10 @@ Json entry_to_json(const proto::EntryInfo& entry);
 Json stats_to_json(const proto::StatsReply& stats);
 
 // Prints the document, indented, followed by a newline. Invalid UTF-8 in a daemon-supplied string
-// is replaced rather than thrown on: output must not fail because a producer name is odd.
+// is replaced (U+FFFD) rather than thrown on: output must not fail because a producer name is odd.
+// The output is ASCII: control characters and everything beyond U+007F are written as \uXXXX
+// escapes, so a document shown on a terminal cannot carry an escape sequence (terminal_text.hpp
+// says why); every JSON parser reads them back as the same text.
 void print_json(std::ostream& out, const Json& document);
 
 }  // namespace jitcache::client::cli

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include <client/cli/terminal_text.hpp>
+
 namespace jitcache::client::cli {
 
 namespace {
@@ -23,6 +25,7 @@ TextTable::TextTable(std::vector<Column> columns) : m_columns(std::move(columns)
 void TextTable::add_row(std::vector<std::string> cells) {
   assert(cells.size() == m_columns.size());
   cells.resize(m_columns.size());
+  for (std::string& cell : cells) cell = terminal_text(cell);
   m_rows.push_back(std::move(cells));
 }
 

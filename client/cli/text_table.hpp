@@ -1,6 +1,7 @@
 // A plain-text table with aligned columns for the CLI's human output (ls, stats). Numbers read
 // best right-aligned, text left-aligned; the last column is never padded so lines carry no
-// trailing spaces. Thread safety: one owner.
+// trailing spaces. Every cell is shown through terminal_text(), since cells hold what the daemon
+// sent. Thread safety: one owner.
 #pragma once
 
 #include <ostream>

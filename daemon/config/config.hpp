@@ -18,6 +18,9 @@ struct Config {
   bool foreground = false;
   std::string log_level = "info";
   std::string metrics_listen;     // empty: no metrics endpoint (daemon/metrics/)
+  // Rationale: off, because any local user can scrape a loopback port, and bytes by uid say who
+  // compiles what; an operator who wants them per uid says so (or serves metrics on a Unix socket).
+  bool metrics_per_uid = false;
   std::uint64_t max_frame_bytes = 64ull << 20;
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds read_deadline{30'000};

@@ -92,7 +92,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 38> k_config_key_table{{
+const std::array<ConfigKey, 39> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -126,7 +126,8 @@ const std::array<ConfigKey, 38> k_config_key_table{{
     {"metrics_listen", ValueKind::address,
      "Serve Prometheus metrics over HTTP at `http://<address>/metrics` (docs/operations.md \"Monitoring\"). "
      "Loopback only: `127.0.0.1:9464`, `[::1]:9464` or `localhost:9464`; port `0` picks a free one (logged). "
-     "Empty: no endpoint.",
+     "Or `unix:/run/jitcache/metrics.sock`: a Unix socket, mode 0660 with the group of the main socket, so "
+     "only that group can scrape (any local user can reach a loopback port). Empty: no endpoint.",
      [](Config& c, std::string_view v) -> Result<void> {
        if (!v.empty()) {
          if (auto parsed = config::parse_listen_address(v); !parsed) return parsed.error();
@@ -135,6 +136,12 @@ const std::array<ConfigKey, 38> k_config_key_table{{
        return {};
      },
      [](const Config& c) { return c.metrics_listen; }},
+    {"metrics_per_uid", ValueKind::boolean,
+     "Label the metrics' bytes and entries by namespace with each uid (the 20 largest, the rest as `other`). "
+     "`false`: only `shared` and `users` (every uid's namespace summed), so a scrape tells nothing about "
+     "what one user stores.",
+     [](Config& c, std::string_view v) { return set_bool(c.metrics_per_uid, v); },
+     [](const Config& c) { return std::string(c.metrics_per_uid ? "true" : "false"); }},
     {"max_frame_bytes", ValueKind::size,
      "Largest request payload accepted (and so the largest image); checked before anything is allocated.",
      [](Config& c, std::string_view v) { return set_size(c.max_frame_bytes, v, SizeBounds{1u << 20, 1ull << 30}); },

@@ -32,8 +32,13 @@ std::string namespace_label(std::uint32_t namespace_id) {
 }  // namespace
 
 DaemonMetrics::DaemonMetrics(const stats::Counters& counters, store::Store& store,
-                             const compile::CompileCounters* engine, const publish::Publisher* publisher)
-    : m_counters(counters), m_engine(engine), m_publisher(publisher), m_store_figures(store) {}
+                             const compile::CompileCounters* engine, const publish::Publisher* publisher,
+                             bool per_uid)
+    : m_counters(counters),
+      m_engine(engine),
+      m_publisher(publisher),
+      m_per_uid(per_uid),
+      m_store_figures(store, per_uid ? k_top_namespaces : 0) {}
 
 std::string DaemonMetrics::render() {
   using enum MetricType;
@@ -144,18 +149,24 @@ std::string DaemonMetrics::render() {
   }
   if (figures.namespaces) {
     const store::NamespaceTotals& n = *figures.namespaces;
+    // Without per_uid the store was asked for no uid by name (top 0): `largest` is the shared
+    // namespace alone and `other` sums every uid's.
+    const std::string_view rest = m_per_uid ? "other" : "users";
     out.family("jitcache_namespace_stored_bytes", gauge,
-               "Stored bytes by namespace: shared, a uid's own, or other (the namespaces beyond the largest few).");
+               m_per_uid
+                   ? "Stored bytes by namespace: shared, a uid's own, or other (the namespaces beyond the largest few)."
+                   : "Stored bytes by namespace: shared, or users (every uid's own namespace summed; metrics_per_uid "
+                     "names them).");
     for (const auto& usage : n.largest) {
       out.sample("jitcache_namespace_stored_bytes", {{"namespace", namespace_label(usage.namespace_id)}},
                  usage.bytes_stored);
     }
-    out.sample("jitcache_namespace_stored_bytes", {{"namespace", "other"}}, n.other.bytes_stored);
+    out.sample("jitcache_namespace_stored_bytes", {{"namespace", std::string(rest)}}, n.other.bytes_stored);
     out.family("jitcache_namespace_entries", gauge, "Entries by namespace, as jitcache_namespace_stored_bytes.");
     for (const auto& usage : n.largest) {
       out.sample("jitcache_namespace_entries", {{"namespace", namespace_label(usage.namespace_id)}}, usage.entries);
     }
-    out.sample("jitcache_namespace_entries", {{"namespace", "other"}}, n.other.entries);
+    out.sample("jitcache_namespace_entries", {{"namespace", std::string(rest)}}, n.other.entries);
   }
 
   // Published images.

@@ -1,9 +1,9 @@
 // What GET /metrics answers: the daemon's figures in the Prometheus text format, every metric named
 // jitcache_*. They are the STATS counters (stats/counters.hpp, the compile service's, the store's
 // totals, the publisher's) plus what only the endpoint shows: misses by reason, load failures by
-// CUresult, bytes by namespace and request latency per op. docs/operations.md "Monitoring" lists
-// them. Thread safety: render() from one thread (the metrics thread); everything it reads is
-// atomic or read through the thread-safe Store.
+// CUresult, bytes by namespace (shared and users, or by uid with metrics_per_uid) and request
+// latency per op. docs/operations.md "Monitoring" lists them. Thread safety: render() from one
+// thread (the metrics thread); everything it reads is atomic or read through the thread-safe Store.
 #pragma once
 
 #include <string>
@@ -22,9 +22,11 @@ namespace jitcache::daemon::metrics {
 class DaemonMetrics {
  public:
   // `engine`: the compile service's counters, null when the daemon cannot compile (its figures are
-  // then 0). `publisher`: null when publishing is off. All must outlive this object.
+  // then 0). `publisher`: null when publishing is off. All must outlive this object. `per_uid`
+  // (metrics_per_uid): bytes and entries by namespace name each uid; otherwise they are "shared"
+  // and "users", every uid's namespace summed.
   DaemonMetrics(const stats::Counters& counters, store::Store& store, const compile::CompileCounters* engine,
-                const publish::Publisher* publisher);
+                const publish::Publisher* publisher, bool per_uid);
 
   std::string render();
 
@@ -32,6 +34,7 @@ class DaemonMetrics {
   const stats::Counters& m_counters;
   const compile::CompileCounters* m_engine;
   const publish::Publisher* m_publisher;
+  bool m_per_uid;
   StoreFiguresCache m_store_figures;
 };
 

@@ -1,16 +1,21 @@
 #include <daemon/metrics/metrics_server.hpp>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
@@ -55,50 +60,82 @@ http::response<http::string_body> respond(const http::request<http::empty_body>&
   return response;
 }
 
-// Counts a connection being served for as long as it lives.
-class ActiveScrape {
- public:
-  explicit ActiveScrape(std::atomic<unsigned>& active) : m_active(active) { m_active.fetch_add(1); }
-  ~ActiveScrape() { m_active.fetch_sub(1); }
-  ActiveScrape(const ActiveScrape&) = delete;
-  ActiveScrape& operator=(const ActiveScrape&) = delete;
-
- private:
-  std::atomic<unsigned>& m_active;
-};
+// The port of a bound TCP endpoint held as a generic one.
+std::uint16_t port_of(const asio::generic::stream_protocol::endpoint& endpoint) {
+  const sockaddr* address = endpoint.data();
+  if (address->sa_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(address)->sin_port);
+  if (address->sa_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(address)->sin6_port);
+  return 0;
+}
 
 }  // namespace
 
+// One connection, from its accept to its end; counted in m_active and listed in m_connections for
+// as long as it lives.
+struct MetricsServer::Connection {
+  Connection(MetricsServer& server, Protocol::socket socket) : owner(server), stream(std::move(socket)) {
+    owner.m_active.fetch_add(1);
+    owner.m_connections.push_back(this);
+  }
+  ~Connection() {
+    owner.m_connections.remove(this);
+    owner.m_active.fetch_sub(1);
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  MetricsServer& owner;
+  beast::basic_stream<Protocol> stream;
+  bool writing = false;  // its reply is being written: not to be dropped for a newcomer
+};
+
 MetricsServer::MetricsServer(Render render) : m_render(std::move(render)), m_acceptor(m_io) {}
 
-proto::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config::ListenAddress& address, Render render) {
+proto::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config::ListenAddress& address, Render render,
+                                                                  std::optional<gid_t> unix_group) {
   std::unique_ptr<MetricsServer> server(new MetricsServer(std::move(render)));
-  const std::string where = address.host + ":" + std::to_string(address.port);
   boost::system::error_code ec;
+  if (address.is_unix()) {
+    auto listening = server::open_listening_socket(address.unix_path, unix_group);
+    if (!listening) {
+      return proto::make_error(listening.error().code, "metrics socket: " + listening.error().message);
+    }
+    server->m_unix_lock.emplace(std::move(listening->lock));
+    if (server->m_acceptor.assign(Protocol(AF_UNIX, 0), listening->fd, ec); ec) {
+      ::close(listening->fd);
+      return proto::make_error(proto::ErrorCode::io,
+                               "cannot serve metrics on " + address.unix_path + ": " + ec.message());
+    }
+    server->m_unix_path = address.unix_path;
+    return server;
+  }
+
+  const std::string where = address.host + ":" + std::to_string(address.port);
   const auto ip = asio::ip::make_address(address.host, ec);
   if (ec) return proto::make_error(proto::ErrorCode::invalid_argument, where + " is not an IP address");
-  const tcp::endpoint endpoint(ip, address.port);
+  const Protocol::endpoint endpoint(tcp::endpoint(ip, address.port));
   auto fail = [&](std::string_view step) {
     return proto::make_error(proto::ErrorCode::io, "cannot " + std::string(step) + " " + where +
                                                        " for metrics: " + ec.message());
   };
-  tcp::acceptor& acceptor = server->m_acceptor;
+  auto& acceptor = server->m_acceptor;
   if (acceptor.open(endpoint.protocol(), ec); ec) return fail("open a socket for");
   // The compile workers the daemon starts must not inherit the listening socket.
   ::fcntl(acceptor.native_handle(), F_SETFD, FD_CLOEXEC);
-  if (acceptor.set_option(tcp::acceptor::reuse_address(true), ec); ec) return fail("set SO_REUSEADDR on");
+  if (acceptor.set_option(asio::socket_base::reuse_address(true), ec); ec) return fail("set SO_REUSEADDR on");
   if (acceptor.bind(endpoint, ec); ec) return fail("bind");
   if (acceptor.listen(asio::socket_base::max_listen_connections, ec); ec) return fail("listen on");
-  const tcp::endpoint bound = acceptor.local_endpoint(ec);
+  const Protocol::endpoint bound = acceptor.local_endpoint(ec);
   if (ec) return fail("read the port of");
   server->m_host = address.host;
-  server->m_port = bound.port();
+  server->m_port = port_of(bound);
   return server;
 }
 
 MetricsServer::~MetricsServer() { stop(); }
 
 std::string MetricsServer::url() const {
+  if (!m_unix_path.empty()) return std::string(config::k_unix_listen_prefix) + m_unix_path;
   const bool v6 = m_host.find(':') != std::string::npos;
   return "http://" + (v6 ? "[" + m_host + "]" : m_host) + ":" + std::to_string(m_port) + "/metrics";
 }
@@ -124,31 +161,43 @@ void MetricsServer::stop() {
   m_thread.join();
 }
 
+bool MetricsServer::drop_oldest_waiting() {
+  const auto oldest = std::find_if(m_connections.begin(), m_connections.end(),
+                                   [](const Connection* connection) { return !connection->writing; });
+  if (oldest == m_connections.end()) return false;
+  // Its pending read or linger ends with operation_aborted, and its coroutine returns.
+  Connection* dropped = *oldest;
+  m_connections.erase(oldest);
+  dropped->stream.close();
+  return true;
+}
+
 awaitable<void> MetricsServer::accept_loop() {
   for (;;) {
     boost::system::error_code ec;
-    tcp::socket socket = co_await m_acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
+    Protocol::socket socket = co_await m_acceptor.async_accept(asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted || !m_acceptor.is_open()) co_return;
       spdlog::warn("metrics: accept failed: {}", ec.message());
       continue;
     }
-    if (m_active.load() >= k_max_scrapes) {
-      spdlog::debug("metrics: {} scrapes in progress, closing one more", k_max_scrapes);
+    if (m_connections.size() >= k_max_connections && !drop_oldest_waiting()) {
+      spdlog::debug("metrics: {} replies being written, closing one more connection", k_max_connections);
       continue;  // the socket closes as it goes out of scope
     }
-    asio::co_spawn(m_io, serve(std::move(socket)), asio::detached);
+    asio::co_spawn(m_io, serve(std::make_shared<Connection>(*this, std::move(socket))), asio::detached);
   }
 }
 
-awaitable<void> MetricsServer::serve(tcp::socket socket) {
-  ActiveScrape counted(m_active);
-  beast::tcp_stream stream(std::move(socket));
+awaitable<void> MetricsServer::serve(std::shared_ptr<Connection> connection) {
+  auto& stream = connection->stream;
   beast::flat_buffer buffer(k_max_request_bytes);
   http::request_parser<http::empty_body> parser;
   parser.header_limit(k_max_request_bytes);
   boost::system::error_code ec;
-  stream.expires_after(k_read_deadline);
+  // One deadline for the whole request, counted from the accept: a header sent a byte at a time
+  // gets no more time than one that never comes.
+  stream.expires_after(k_request_deadline);
   co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
   http::response<http::string_body> response;
   const bool bad_request = ec.category() == http::make_error_code(http::error::header_limit).category() &&
@@ -166,13 +215,15 @@ awaitable<void> MetricsServer::serve(tcp::socket socket) {
     spdlog::debug("metrics: no request read: {}", ec.message());
     co_return;
   }
+  connection->writing = true;
   stream.expires_after(k_write_deadline);
   co_await http::async_write(stream, response, asio::redirect_error(use_awaitable, ec));
+  connection->writing = false;
   if (ec) {
     spdlog::debug("metrics: reply not delivered: {}", ec.message());
     co_return;
   }
-  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  stream.socket().shutdown(Protocol::socket::shutdown_send, ec);
   if (!bad_request) co_return;
   // Rationale: closing with unread request bytes makes the kernel answer with a reset, which can
   // destroy the 400 before the client has read it; read and drop what it still sends, within a

@@ -15,9 +15,9 @@
 namespace jitcache::daemon::metrics {
 
 inline constexpr auto k_store_figures_ttl = std::chrono::seconds(2);
-// Namespaces named one by one besides the shared one; the rest are summed as "other".
-// Rationale: one series per uid is fine on a host with a few users; 20 bounds what a host with
-// thousands of batch uids costs Prometheus.
+// With metrics_per_uid, the namespaces named one by one besides the shared one; the rest are summed
+// as "other". Rationale: one series per uid is fine on a host with a few users; 20 bounds what a
+// host with thousands of batch uids costs Prometheus.
 inline constexpr unsigned k_top_namespaces = 20;
 
 struct StoreFigures {
@@ -27,12 +27,14 @@ struct StoreFigures {
 
 class StoreFiguresCache {
  public:
-  explicit StoreFiguresCache(store::Store& store) : m_store(store) {}
+  // `top`: how many uid namespaces to read one by one (Store::namespace_totals); 0 sums them all.
+  StoreFiguresCache(store::Store& store, unsigned top) : m_store(store), m_top(top) {}
   const StoreFigures& get();
 
  private:
   using Clock = std::chrono::steady_clock;
   store::Store& m_store;
+  unsigned m_top;
   StoreFigures m_figures;
   std::optional<Clock::time_point> m_read_at;
 };

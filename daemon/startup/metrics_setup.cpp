@@ -1,8 +1,24 @@
 #include <daemon/startup/metrics_setup.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 namespace jitcache::daemon::startup {
+
+namespace {
+
+// The main socket's group when it is not the daemon's own: socket_group, or under socket
+// activation the group systemd gave jitcached.socket (SocketGroup=). Read from the socket itself,
+// which exists by now, so both cases are one.
+std::optional<gid_t> main_socket_group(const std::string& socket_path) {
+  struct stat st {};
+  if (::stat(socket_path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_gid == ::getegid()) return std::nullopt;
+  return st.st_gid;
+}
+
+}  // namespace
 
 proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
                                                               const stats::Counters& counters, store::Store& store,
@@ -13,8 +29,11 @@ proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Conf
   auto address = config::parse_listen_address(config.metrics_listen);
   if (!address) return address.error();
   auto endpoint = std::make_unique<MetricsEndpoint>();
-  endpoint->figures = std::make_unique<metrics::DaemonMetrics>(counters, store, engine, publisher);
-  auto server = metrics::MetricsServer::open(*address, [figures = endpoint->figures.get()] { return figures->render(); });
+  endpoint->figures =
+      std::make_unique<metrics::DaemonMetrics>(counters, store, engine, publisher, config.metrics_per_uid);
+  auto server = metrics::MetricsServer::open(
+      *address, [figures = endpoint->figures.get()] { return figures->render(); },
+      address->is_unix() ? main_socket_group(config.socket_path) : std::nullopt);
   if (!server) return server.error();
   endpoint->server = std::move(*server);
   endpoint->server->start();

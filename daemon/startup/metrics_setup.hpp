@@ -1,6 +1,8 @@
 // Starts the metrics endpoint (daemon/metrics/) when `metrics_listen` is set: binds it (a failure
 // is a start-up error), logs its URL at info level ("metrics on http://127.0.0.1:9464/metrics",
-// with the port the kernel chose for port 0) and starts its thread.
+// with the port the kernel chose for port 0, or "metrics on unix:/run/jitcache/metrics.sock") and
+// starts its thread. A Unix socket gets the group of the main socket (config.socket_path), so the
+// users who may use the cache are the ones who may scrape it.
 // Thread safety: called once on the main thread at start-up.
 #pragma once
 

@@ -12,6 +12,7 @@
 
 #include <daemon/stats/load_failures.hpp>
 #include <daemon/stats/op_latency.hpp>
+#include <daemon/stats/saturating_add.hpp>
 #include <jitcache/proto/wire.hpp>
 
 namespace jitcache::daemon::stats {
@@ -56,7 +57,8 @@ class Counters {
   LoadFailures load_failures;  // REPORT_FAILUREs by their CUresult
   OpLatency latency;           // per op, from a request's frame read to its reply written
 
-  static void add(Counter& c, std::uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
+  // Saturates at 2^64 - 1 instead of wrapping (saturating_add.hpp says why).
+  static void add(Counter& c, std::uint64_t n = 1) { saturating_add(c, n); }
   static void sub(Counter& c, std::uint64_t n = 1) { c.fetch_sub(n, std::memory_order_relaxed); }
 
   // Counts a reply that was not ok, under errors.<status name>.

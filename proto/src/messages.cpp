@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include <jitcache/proto/request_fields.hpp>
+
 // Rationale: every field read can fail, and spelling out "if (!x) return x.error();" for each of the
 // ~20 fields of an entry would bury the field order, which is the thing a reader compares with
 // PROTOCOL.md. The macro is local to this file.
@@ -195,6 +197,7 @@ Result<HelloRequest> decode_hello_request(Bytes payload) {
   JC_READ(min_version, r.u16("min_version"));
   JC_READ(max_version, r.u16("max_version"));
   JC_READ(name, r.str16("client_name", k_max_client_name_length));
+  if (auto text = check_printable_field("client_name", name); !text) return text.error();
   m.min_version = min_version;
   m.max_version = max_version;
   m.client_name = name;
@@ -333,6 +336,8 @@ Result<PutRequest> decode_put_request(Bytes payload) {
   JC_READ(producer, r.str16("producer", k_max_producer_length));
   JC_READ(compile_time, r.u64("compile_time_us"));
   JC_READ(image, r.blob32("image"));
+  if (auto text = check_printable_field("producer", producer); !text) return text.error();
+  if (auto time = check_compile_time_us(compile_time); !time) return time.error();
   m.key = std::move(key);
   m.producer = producer;
   m.compile_time_us = compile_time;
@@ -599,6 +604,7 @@ Result<ReportFailureRequest> decode_report_failure_request(Bytes payload) {
   JC_READ(cu_result, r.u32("cu_result"));
   JC_READ(stage, r.u8("stage"));
   JC_READ(detail, r.str16("detail", k_max_failure_detail_length));
+  if (auto text = check_printable_field("detail", detail); !text) return text.error();
   if (cu_result == 0) {
     return make_error(ErrorCode::invalid_argument, "REPORT_FAILURE cu_result 0 is CUDA_SUCCESS, not a failure");
   }

@@ -8,6 +8,8 @@
 #include <poll.h>
 #include <sqlite3.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,8 +46,9 @@ struct CliRun {
 };
 
 // Runs the CLI with `args`, JITCACHE_SOCKET set to `socket`, and collects both output streams
-// (polled together, so a chatty stderr cannot block the child while we wait on stdout).
-CliRun run_cli(const std::vector<std::string>& args, const std::string& socket) {
+// (polled together, so a chatty stderr cannot block the child while we wait on stdout). With
+// `stdout_path`, the CLI's stdout is that file instead (opened for writing), and `out` stays empty.
+CliRun run_cli(const std::vector<std::string>& args, const std::string& socket, const std::string& stdout_path = "") {
   int out_pipe[2];
   int err_pipe[2];
   REQUIRE(::pipe2(out_pipe, O_CLOEXEC) == 0);
@@ -59,6 +63,10 @@ CliRun run_cli(const std::vector<std::string>& args, const std::string& socket) 
   REQUIRE(pid >= 0);
   if (pid == 0) {
     ::dup2(out_pipe[1], 1);
+    if (!stdout_path.empty()) {
+      const int file = ::open(stdout_path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (file < 0 || ::dup2(file, 1) < 0) ::_exit(126);
+    }
     ::dup2(err_pipe[1], 2);
     ::setenv("JITCACHE_SOCKET", socket.c_str(), 1);
     ::execv(argv[0], argv.data());
@@ -142,6 +150,62 @@ std::string expected_key_id() {
   key.options = proto::default_option_text();
   return proto::to_hex(proto::key_id(key));
 }
+
+bool is_char_device(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+bool is_fifo(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+// A character device node in `directory` with the numbers of /dev/null (1,3) or /dev/full (1,7), so
+// that a CLI that replaced its output would replace this node, never the system's. nullopt where
+// nodes cannot be made or used (not root, a nodev mount).
+std::optional<std::string> make_device(const TempDir& directory, const std::string& name, unsigned minor) {
+  const std::string path = directory.file(name);
+  if (::mknod(path.c_str(), S_IFCHR | 0666, ::makedev(1, minor)) != 0) return std::nullopt;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  ::close(fd);
+  return path;
+}
+
+// Reads a FIFO on a thread of its own, as a program reading the image would: open (for reading)
+// once constructed, then until a writer has come and gone, or 30 s.
+class FifoReader {
+ public:
+  explicit FifoReader(const std::string& path) : m_fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC)) {
+    REQUIRE(m_fd >= 0);
+    m_thread = std::thread([this] {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      char buffer[4096];
+      while (std::chrono::steady_clock::now() < deadline) {
+        // Readable only once a writer has written or closed: before that, poll waits.
+        pollfd ready{m_fd, POLLIN, 0};
+        if (::poll(&ready, 1, 200) <= 0) continue;
+        const ssize_t n = ::read(m_fd, buffer, sizeof buffer);
+        if (n == 0) break;
+        if (n > 0) m_bytes.append(buffer, static_cast<std::size_t>(n));
+      }
+    });
+  }
+  ~FifoReader() {
+    if (m_thread.joinable()) m_thread.join();
+    ::close(m_fd);
+  }
+  std::string take() {
+    m_thread.join();
+    return m_bytes;
+  }
+
+ private:
+  int m_fd;
+  std::string m_bytes;
+  std::thread m_thread;
+};
 
 bool only_file_in(const std::string& directory, const std::string& name) {
   std::vector<std::string> names;
@@ -401,6 +465,18 @@ TEST_CASE("cli: usage errors exit 2 before anything is sent to the daemon") {
       {"get", "--source", k_corpus_ptx, "-o", dir.file("x")},
       {"rm", "not-hex!"},
       {"rm"},
+      // Numbers: decimal digits within the option's range only (CLI11 alone read "-5" as 2^64 - 5).
+      put_with("--compile-time-us", "-5"),
+      put_with("--compile-time-us", "9223372036854775808"),
+      put_with("--compile-time-us", "0x10"),
+      {"ls", "--limit", "-1"},
+      {"ls", "--limit", "99999999999999999999"},
+      {"ls", "--limit", "1e3"},
+      {"verify", "--timeout", "99999999999"},
+      // Text the daemon would refuse (PROTOCOL.md §4 "Field rules").
+      put_with("--producer", "red \x1b[31m"),
+      // Standard output cannot carry both the image and the JSON document.
+      {"--json", "get", "0123456789abcdef", "-o", "-"},
   };
   for (const auto& args : cases) {
     std::string joined;
@@ -668,4 +744,171 @@ TEST_CASE("cli: verify reports a clean store with exit 0, and removes and names 
   auto gone = client.lookup(testing::sample_key(2));
   REQUIRE(gone);
   CHECK_FALSE(gone->has_value());
+}
+
+TEST_CASE("cli: put, get and warm refuse a FIFO or a device as input at once instead of waiting on it") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string socket = daemon.socket_path();
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, as_string(image_bytes(1000)));
+  const std::string fifo = dir.file("input.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+
+  // No process ever writes to the FIFO: a CLI that opened or read it would wait until run_cli's
+  // deadline.
+  const auto started = std::chrono::steady_clock::now();
+  const CliRun fifo_image = run_cli(put_args(fifo), socket);
+  CHECK(fifo_image.status == 5);
+  check_one_line_error(fifo_image);
+  CHECK_THAT(fifo_image.err, Catch::Contains(fifo) && Catch::Contains("a FIFO, not a regular file"));
+
+  auto fifo_source = put_args(image_path);
+  fifo_source[2] = fifo;
+  CHECK(run_cli(fifo_source, socket).status == 5);
+  const CliRun zero_image = run_cli(put_args("/dev/zero"), socket);
+  CHECK(zero_image.status == 5);
+  CHECK_THAT(zero_image.err, Catch::Contains("a character device, not a regular file"));
+  const CliRun get_source =
+      run_cli({"get", "--source", fifo, "--arch", "sm_90", "--driver", k_driver, "-o", dir.file("out.cubin")}, socket);
+  CHECK(get_source.status == 5);
+  // warm reads its sources before it talks to the daemon; the FIFO is one that failed (exit 4).
+  const CliRun warm = run_cli({"warm", fifo, "--arch", "sm_90", "--driver", k_driver}, socket);
+  CHECK(warm.status == 4);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  CHECK(is_fifo(fifo));
+}
+
+TEST_CASE("cli: get -o writes into a device or a FIFO without replacing it, and a write error on /dev/full exits 5") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string socket = daemon.socket_path();
+  const auto image = image_bytes(5000);
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, as_string(image));
+  REQUIRE(run_cli(put_args(image_path), socket).status == 0);
+  const std::string key_id = expected_key_id().substr(0, 16);
+
+  SECTION("character devices: /dev/null takes the image, /dev/full is a write error; both stay devices") {
+    // Nodes of our own with the numbers of /dev/null and /dev/full: the old CLI replaced its
+    // output with a regular file, and it must never get the chance to do that to /dev.
+    TempDir devices("jitcache-cli-dev");
+    const auto null_device = make_device(devices, "null", 3);
+    const auto full_device = make_device(devices, "full", 7);
+    if (!null_device || !full_device) {
+      WARN("skipped: cannot make and open device nodes here (needs root and a mount without nodev)");
+      return;
+    }
+    const CliRun to_null = run_cli({"get", key_id, "-o", *null_device}, socket);
+    CHECK(to_null.status == 0);
+    CHECK(is_char_device(*null_device));
+
+    const CliRun to_full = run_cli({"get", key_id, "-o", *full_device}, socket);
+    CHECK(to_full.status == 5);
+    check_one_line_error(to_full);
+    CHECK_THAT(to_full.err, Catch::Contains("cannot write " + *full_device) &&
+                                Catch::Contains("No space left on device"));
+    CHECK(is_char_device(*full_device));
+    std::size_t names = 0;  // no temporary file left beside them
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(devices.path())) ++names;
+    CHECK(names == 2);
+  }
+
+  SECTION("a FIFO with a reader gets the image written into it; one without a reader is refused at once") {
+    const std::string fifo = dir.file("out.fifo");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    {
+      FifoReader reader(fifo);
+      const CliRun to_fifo = run_cli({"get", key_id, "-o", fifo}, socket);
+      CHECK(to_fifo.status == 0);
+      CHECK(reader.take() == as_string(image));
+    }
+    CHECK(is_fifo(fifo));
+
+    const CliRun no_reader = run_cli({"get", key_id, "-o", fifo}, socket);
+    CHECK(no_reader.status == 5);
+    check_one_line_error(no_reader);
+    CHECK_THAT(no_reader.err, Catch::Contains("no process has it open for reading"));
+    CHECK(is_fifo(fifo));
+  }
+}
+
+TEST_CASE("cli: get -o - writes the image to stdout, and a command whose stdout cannot be written exits 5") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string socket = daemon.socket_path();
+  const auto image = image_bytes(70000);
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, as_string(image));
+  REQUIRE(run_cli(put_args(image_path), socket).status == 0);
+  const std::string key_id = expected_key_id().substr(0, 16);
+
+  const CliRun to_stdout = run_cli({"get", key_id, "-o", "-"}, socket);
+  REQUIRE(to_stdout.status == 0);
+  CHECK(to_stdout.out == as_string(image));  // the image alone: the summary went to stderr
+  CHECK_THAT(to_stdout.err, Catch::Contains("wrote 68.4 KiB to standard output"));
+
+  // /dev/full as stdout: every write fails with ENOSPC.
+  const CliRun image_full = run_cli({"get", key_id, "-o", "-"}, socket, "/dev/full");
+  CHECK(image_full.status == 5);
+  CHECK_THAT(image_full.err, Catch::Contains("standard output") && Catch::Contains("No space left on device"));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"ls"}, {"--json", "ls"}, {"stats"}, {"ping"}, {"get", key_id, "-o", dir.file("x")}}) {
+    INFO(args.front() << " " << args.back());
+    const CliRun full = run_cli(args, socket, "/dev/full");
+    CHECK(full.status == 5);
+    check_one_line_error(full);
+    CHECK_THAT(full.err, Catch::Contains("cannot write to standard output: No space left on device"));
+  }
+}
+
+TEST_CASE("cli: text and JSON output show control characters, bidi controls and bad UTF-8 from the daemon escaped") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+  const std::string socket = daemon.socket_path();
+  const std::string image_path = dir.file("kernel.cubin");
+  testing::write_file(image_path, as_string(image_bytes(1000)));
+  REQUIRE(run_cli(put_args(image_path), socket).status == 0);
+
+  // The daemon refuses such a producer now; an entry stored before that (or by a daemon that did
+  // not check) still holds one: put it there from outside.
+  const std::string odd = "red \x1b[31mX\x1b[0m c1 \xc2\x9b" "2J rlo \xe2\x80\xae bad \xff back\\slash Jos\xc3\xa9";
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open((daemon.state_dir() + "/jitcache.db").c_str(), &db) == SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt* stmt = nullptr;
+    REQUIRE(sqlite3_prepare_v2(db, "UPDATE entries SET producer = ?", -1, &stmt, nullptr) == SQLITE_OK);
+    sqlite3_bind_text(stmt, 1, odd.data(), static_cast<int>(odd.size()), SQLITE_TRANSIENT);
+    CHECK(sqlite3_step(stmt) == SQLITE_DONE);
+    sqlite3_finalize(stmt);
+    CHECK(sqlite3_changes(db) == 1);
+    sqlite3_close(db);
+  }
+
+  const CliRun ls = run_cli({"ls"}, socket);
+  REQUIRE(ls.status == 0);
+  INFO(ls.out);
+  CHECK(ls.out.find('\x1b') == std::string::npos);
+  CHECK(ls.out.find("\xc2\x9b") == std::string::npos);
+  CHECK(ls.out.find("\xe2\x80\xae") == std::string::npos);
+  CHECK(ls.out.find('\xff') == std::string::npos);
+  CHECK_THAT(ls.out,
+             Catch::Contains("red \\x1b[31mX\\x1b[0m c1 \\u{009b}2J rlo \\u{202e} bad \\xff back\\\\slash Jos\xc3\xa9"));
+
+  const CliRun json = run_cli({"--json", "ls"}, socket);
+  REQUIRE(json.status == 0);
+  CHECK(std::none_of(json.out.begin(), json.out.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte >= 0x80 || (byte < 0x20 && c != '\n');
+  }));
+  const Json listed = Json::parse(json.out);
+  REQUIRE(listed.size() == 1);
+  // JSON escapes read back as the stored text; the invalid byte became U+FFFD.
+  CHECK(listed[0].at("producer") ==
+        "red \x1b[31mX\x1b[0m c1 \xc2\x9b" "2J rlo \xe2\x80\xae bad \xef\xbf\xbd back\\slash Jos\xc3\xa9");
 }

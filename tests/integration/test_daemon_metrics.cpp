@@ -1,8 +1,15 @@
 // The metrics endpoint (metrics_listen, docs/operations.md "Monitoring") against the real jitcached:
 // off by default, refused on a non-loopback address, and, when on, scraped over plain HTTP before
 // and after protocol traffic (PUT, LOOKUP hits and misses, REPORT_FAILURE) to check that the
-// figures move as they should; it stops with the daemon.
+// figures move as they should; it stops with the daemon. Silent and trickling connections cannot
+// keep a scrape out; a Unix socket endpoint has the main socket's mode and group; uids appear as
+// labels only with metrics_per_uid.
 #include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -11,10 +18,12 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon_process.hpp"
 #include "http_get.hpp"
 #include "sample_entries.hpp"
+#include "system_users.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitcache;
@@ -249,4 +258,145 @@ TEST_CASE("metrics: a port already in use fails the start and the error names th
   CHECK(result.status == 1);
   CHECK_THAT(result.output, Catch::Contains("cannot bind " + taken + " for metrics"));
   CHECK(first.stop() == 0);
+}
+
+TEST_CASE("metrics: silent and trickling connections do not keep a scrape out, and are closed after a short deadline") {
+  TempDir dir;
+  DaemonProcess daemon(dir, with_metrics("127.0.0.1:0"));
+  daemon.start();
+  const auto port = logged_metrics_port(daemon);
+  REQUIRE(port.has_value());
+
+  // What any local user can do for free: connect and say nothing, or send a request line and stop.
+  std::vector<int> idle;
+  for (int i = 0; i < 8; ++i) {
+    idle.push_back(testing::connect_loopback(*port));
+    REQUIRE(idle.back() >= 0);
+  }
+  const int trickle = testing::connect_loopback(*port);
+  REQUIRE(trickle >= 0);
+  const auto trickle_opened = std::chrono::steady_clock::now();
+  const std::string partial = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  REQUIRE(::send(trickle, partial.data(), partial.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(partial.size()));
+
+  auto first = testing::http_get(*port, "/metrics");  // gives up after 5 s
+  REQUIRE(first.has_value());
+  CHECK(first->status == 200);
+
+  // The daemon closes the trickling connection (recv sees the end or a reset) once its 2 s for the
+  // request are over; the bound leaves room for a busy machine.
+  timeval wait{10, 0};
+  ::setsockopt(trickle, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  char byte = 0;
+  const ssize_t got = ::recv(trickle, &byte, 1, 0);
+  const auto open_for = std::chrono::steady_clock::now() - trickle_opened;
+  CHECK(got <= 0);
+  CHECK(open_for < std::chrono::seconds(4));
+  ::close(trickle);
+
+  // More silent connections than the endpoint serves at once: each newcomer closes the oldest one
+  // still waiting for its request, so a scrape still gets in.
+  for (int i = 0; i < 40; ++i) {
+    idle.push_back(testing::connect_loopback(*port));
+    REQUIRE(idle.back() >= 0);
+  }
+  auto second = testing::http_get(*port, "/metrics");
+  REQUIRE(second.has_value());
+  CHECK(second->status == 200);
+  for (int fd : idle) ::close(fd);
+  CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("metrics: a unix: address serves the metrics on a Unix socket of mode 0660 with the main socket's group") {
+  testing::SystemUsers users("jcm");
+  TempDir dir("jitcache-metrics-unix");
+  ::chmod(dir.path().c_str(), 0755);  // users may reach the sockets below it
+  const std::string metrics_socket = dir.path() + "/metrics/metrics.sock";
+  DaemonOptions options = with_metrics("unix:" + metrics_socket);
+  if (users.available()) {
+    options.extra_args.push_back("--socket-group");
+    options.extra_args.push_back(users.group_name());
+  }
+  DaemonProcess daemon(dir, options);
+  daemon.start();
+  CHECK_THAT(read_file(daemon.log_path()), Catch::Contains("metrics on unix:" + metrics_socket));
+
+  struct stat st {};
+  REQUIRE(::stat(metrics_socket.c_str(), &st) == 0);
+  CHECK(S_ISSOCK(st.st_mode));
+  CHECK((st.st_mode & 07777) == 0660);
+  auto reply = testing::http_get_unix(metrics_socket, "/metrics");
+  REQUIRE(reply.has_value());
+  CHECK(reply->status == 200);
+  CHECK(reply->headers.find("content-type: text/plain; version=0.0.4") != std::string::npos);
+  CHECK(sample(reply->body, "jitcache_requests_total").has_value());
+
+  if (!users.available()) {
+    WARN("group checks skipped: " << users.why());
+  } else {
+    struct stat main_socket {};
+    REQUIRE(::stat(daemon.socket_path().c_str(), &main_socket) == 0);
+    CHECK(st.st_gid == users.group());
+    CHECK(st.st_gid == main_socket.st_gid);
+    const auto scrape_as = [&](const testing::SystemUser& user, const std::vector<gid_t>& groups) {
+      return testing::as_user(user, groups, [&] {
+        auto got = testing::http_get_unix(metrics_socket, "/metrics");
+        return got && got->status == 200 ? 0 : 1;
+      });
+    };
+    CHECK(scrape_as(users.a(), {users.group()}) == 0);  // a member of the socket's group
+    CHECK(scrape_as(users.b(), {}) != 0);               // a user outside it
+  }
+  CHECK(daemon.stop() == 0);
+}
+
+TEST_CASE("metrics: bytes and entries by namespace name uids only with metrics_per_uid") {
+  testing::SystemUsers users("jcp");
+  if (!users.available()) {
+    WARN("skipped: " << users.why());
+    return;
+  }
+  const std::string uid = std::to_string(users.a().uid);
+  for (const bool per_uid : {false, true}) {
+    INFO("metrics_per_uid " << per_uid);
+    TempDir dir("jitcache-metrics-uid");
+    ::chmod(dir.path().c_str(), 0755);
+    DaemonOptions options = with_metrics("127.0.0.1:0");
+    options.extra_args.insert(options.extra_args.end(), {"--socket-group", users.group_name()});
+    if (per_uid) options.extra_args.push_back("--metrics-per-uid");
+    DaemonProcess daemon(dir, options);
+    daemon.start();
+    const auto port = logged_metrics_port(daemon);
+    REQUIRE(port.has_value());
+    // An untrusted uid's PUT lands in its own namespace.
+    const int put = testing::as_user(users.a(), {users.group()}, [&] {
+      auto client = client::transport::DaemonClient::connect(daemon.connect_options());
+      if (!client) return 1;
+      const auto image = testing::sample_image(7, 3000);
+      auto stored = client->put(testing::sample_put(7, image));
+      return stored && stored->namespace_id != 0 ? 0 : 2;
+    });
+    REQUIRE(put == 0);
+
+    const std::string own = "jitcache_namespace_entries{namespace=\"" + uid + "\"}";
+    const std::string summed = "jitcache_namespace_entries{namespace=\"users\"}";
+    const std::string& expected = per_uid ? own : summed;
+    std::string body;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    do {
+      body = scrape(*port);
+      if (sample(body, expected) == 1.0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    } while (std::chrono::steady_clock::now() < deadline);
+    CHECK(value(body, expected) == 1);
+    CHECK(value(body, "jitcache_namespace_entries{namespace=\"shared\"}") == 0);
+    if (per_uid) {
+      CHECK(value(body, "jitcache_namespace_entries{namespace=\"other\"}") == 0);
+      CHECK_FALSE(sample(body, summed).has_value());
+    } else {
+      CHECK(value(body, "jitcache_namespace_stored_bytes{namespace=\"users\"}") > 0);
+      CHECK(body.find("namespace=\"" + uid + "\"") == std::string::npos);
+    }
+    CHECK(daemon.stop() == 0);
+  }
 }

@@ -1,5 +1,5 @@
 // A deliberately plain HTTP/1.1 client for the metrics endpoint's tests: one request over a fresh
-// TCP connection to 127.0.0.1, the whole reply read until the server closes, split into status,
+// TCP connection to 127.0.0.1 (or a Unix socket), the whole reply read until the server closes, split into status,
 // headers and body. Not a general client (no chunked bodies, no redirects). Header-only so the
 // integration tests need no new library. Thread safety: free functions.
 #pragma once
@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -23,21 +24,12 @@ struct HttpReply {
   std::string body;
 };
 
-// nullopt: no connection (refused), or no complete reply within 5 s.
-inline std::optional<HttpReply> http_request(std::uint16_t port, const std::string& raw_request) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::nullopt;
+// Sends the request on a connected socket, then reads the reply until the server closes; closes
+// `fd`. nullopt: no complete reply within 5 s.
+inline std::optional<HttpReply> http_exchange(int fd, const std::string& raw_request) {
   timeval timeout{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return std::nullopt;
-  }
   std::size_t sent = 0;
   while (sent < raw_request.size()) {
     const ssize_t n = ::send(fd, raw_request.data() + sent, raw_request.size() - sent, MSG_NOSIGNAL);
@@ -63,8 +55,58 @@ inline std::optional<HttpReply> http_request(std::uint16_t port, const std::stri
   return reply;
 }
 
+// A TCP connection to 127.0.0.1:port; -1 when refused.
+inline int connect_loopback(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A connection to a Unix stream socket; -1 when refused or absent.
+inline int connect_unix(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) {
+    ::close(fd);
+    return -1;
+  }
+  path.copy(address.sun_path, path.size());
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// nullopt: no connection (refused), or no complete reply within 5 s.
+inline std::optional<HttpReply> http_request(std::uint16_t port, const std::string& raw_request) {
+  const int fd = connect_loopback(port);
+  if (fd < 0) return std::nullopt;
+  return http_exchange(fd, raw_request);
+}
+
+inline std::optional<HttpReply> http_request_unix(const std::string& path, const std::string& raw_request) {
+  const int fd = connect_unix(path);
+  if (fd < 0) return std::nullopt;
+  return http_exchange(fd, raw_request);
+}
+
 inline std::optional<HttpReply> http_get(std::uint16_t port, const std::string& path) {
   return http_request(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+}
+
+inline std::optional<HttpReply> http_get_unix(const std::string& path, const std::string& target) {
+  return http_request_unix(path, "GET " + target + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
 }
 
 }  // namespace jitcache::testing

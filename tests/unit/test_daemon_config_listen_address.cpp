@@ -57,3 +57,35 @@ TEST_CASE("metrics listen address: the config key is off by default and refuses 
   REQUIRE(key->set(c, "").ok());
   CHECK(c.metrics_listen.empty());
 }
+
+TEST_CASE("metrics listen address: unix: names a Unix socket by its absolute path") {
+  auto parsed = config::parse_listen_address("unix:/run/jitcache/metrics.sock");
+  REQUIRE(parsed.ok());
+  CHECK(parsed->is_unix());
+  CHECK(parsed->unix_path == "/run/jitcache/metrics.sock");
+  CHECK(parsed->host.empty());
+  CHECK_FALSE(config::parse_listen_address("127.0.0.1:9464")->is_unix());
+
+  for (const char* text : {"unix:", "unix:metrics.sock", "unix:run/metrics.sock", "unix:/run/jitcache/"}) {
+    INFO(text);
+    auto refused = config::parse_listen_address(text);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.error().message, Catch::Contains("absolute file path"));
+  }
+  auto too_long = config::parse_listen_address("unix:/" + std::string(200, 'a'));
+  REQUIRE_FALSE(too_long.ok());
+  CHECK_THAT(too_long.error().message, Catch::Contains("longer than 107 bytes"));
+  config::Config c;
+  REQUIRE(config::find_config_key("metrics_listen")->set(c, "unix:/tmp/m.sock").ok());
+  CHECK(c.metrics_listen == "unix:/tmp/m.sock");
+}
+
+TEST_CASE("metrics per uid: off by default, a boolean key") {
+  CHECK_FALSE(config::Config{}.metrics_per_uid);
+  const config::ConfigKey* key = config::find_config_key("metrics_per_uid");
+  REQUIRE(key != nullptr);
+  config::Config c;
+  REQUIRE(key->set(c, "true").ok());
+  CHECK(c.metrics_per_uid);
+  CHECK_FALSE(key->set(c, "sometimes").ok());
+}

@@ -298,6 +298,27 @@ TEST_CASE("messages: a PUT request round-trips and its image is a view into the 
   CHECK(points_into(decoded->image, payload));
 }
 
+TEST_CASE("messages: request decoders refuse unprintable free text and a compile_time_us above 2^63 - 1") {
+  Payload image(16, 0x5A);
+  PutRequest put;
+  put.key = sample_key();
+  put.producer = "nvcc \x1b[2J";
+  put.image = image;
+  require_error(decode_put_request(encode(put)), ErrorCode::invalid_argument, "producer is not printable text");
+  put.producer = "nvcc";
+  put.compile_time_us = std::uint64_t{1} << 63;
+  require_error(decode_put_request(encode(put)), ErrorCode::invalid_argument, "compile_time_us");
+  put.compile_time_us = (std::uint64_t{1} << 63) - 1;
+  CHECK(decode_put_request(encode(put)).ok());
+
+  ReportFailureRequest report = sample_report();
+  report.detail = "line one\nline two";
+  require_error(decode_report_failure_request(encode(report)), ErrorCode::invalid_argument, "detail is not printable");
+  HelloRequest hello;
+  hello.client_name = "tool\xe2\x80\xae";
+  require_error(decode_hello_request(encode(hello)), ErrorCode::invalid_argument, "client_name is not printable");
+}
+
 TEST_CASE("messages: a REPORT_FAILURE request round-trips for every stage, with a detail at its limit") {
   for (FailureStage stage : {FailureStage::image, FailureStage::ptx_version, FailureStage::jit, FailureStage::load}) {
     CAPTURE(failure_stage_name(stage));

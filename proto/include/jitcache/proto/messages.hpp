@@ -227,6 +227,8 @@ Payload encode_lookup_reply_head(const EntryInfo& info, std::uint32_t image_size
 // The whole payload of a LOOKUP reply whose image travels as a descriptor.
 Payload encode(const LookupReplyByDescriptor& m);
 
+// The request decoders apply request_fields.hpp: client_name (HELLO), producer (PUT) and detail
+// (REPORT_FAILURE) must be printable text, and PUT's compile_time_us at most 2^63 - 1.
 Result<HelloRequest> decode_hello_request(Bytes payload);
 Result<HelloReply> decode_hello_reply(Bytes payload);
 Result<LookupRequest> decode_lookup_request(Bytes payload);
@@ -243,7 +245,7 @@ Result<RemoveReply> decode_remove_reply(Bytes payload);
 Result<GcReply> decode_gc_reply(Bytes payload);
 // Refuses a list longer than k_max_verify_listed or than entries_removed.
 Result<VerifyReply> decode_verify_reply(Bytes payload);
-// Refuses a stage outside 1..4, a cu_result of 0 and a detail over its limit.
+// Refuses a stage outside 1..4, a cu_result of 0 and a detail over its limit or not printable.
 Result<ReportFailureRequest> decode_report_failure_request(Bytes payload);
 // Refuses an outcome other than 0 or 1.
 Result<ReportFailureReply> decode_report_failure_reply(Bytes payload);
