@@ -1,10 +1,11 @@
 #include <client/cli/daemon_session.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <string_view>
 
 #include <client/cli/failure.hpp>
-#include <jitcache/proto/default_paths.hpp>
+#include <client/src/transport/default_socket.hpp>
 #include <jitcache/proto/wire.hpp>
 
 namespace jitcache::client::cli {
@@ -21,7 +22,9 @@ constexpr std::chrono::milliseconds k_io_timeout{60000};
 }  // namespace
 
 std::string resolve_socket_path(const GlobalOptions& options) {
-  return options.socket_path.empty() ? proto::client_socket_path() : options.socket_path;
+  if (!options.socket_path.empty()) return options.socket_path;
+  if (const char* named = std::getenv("JITCACHE_SOCKET"); named != nullptr && *named != '\0') return named;
+  return transport::default_socket(transport::DaemonTrust::from_environment());
 }
 
 proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& options) {
@@ -29,6 +32,7 @@ proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& op
   connect.socket_path = resolve_socket_path(options);
   connect.connect_timeout = k_connect_timeout;
   connect.io_timeout = k_io_timeout;
+  connect.trust = transport::DaemonTrust::from_environment();
   auto client = transport::DaemonClient::connect(connect);
   if (!client) {
     std::string message = client.error().message;

@@ -14,11 +14,14 @@ struct GlobalOptions {
   bool json = false;        // --json
 };
 
-// --socket when given, else proto::client_socket_path() (which honours $JITCACHE_SOCKET).
+// --socket when given, else $JITCACHE_SOCKET, else the user daemon's socket or the system socket,
+// whichever exists and is trusted first (transport/default_socket.hpp).
 std::string resolve_socket_path(const GlobalOptions& options);
 
-// Connects to the daemon. The error message names the socket path, so "no daemon there" and
-// "wrong path" read the same way to the user: both are exit 3.
+// Connects to the daemon, if it is one the CLI trusts (transport/daemon_trust.hpp: the caller, root
+// and the users $JITCACHE_DAEMON_USER names, default jitcache). The error message names the socket
+// path, so "no daemon there", "wrong path" and "not a daemon to trust" read the same way to the
+// user: all are exit 3.
 proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& options);
 
 // Reports a failed call and returns its exit code: not_found is 1; a reply carrying a status is 4

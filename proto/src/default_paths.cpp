@@ -35,12 +35,9 @@ std::string default_config_file() {
   return {};
 }
 
-std::string client_socket_path() {
-  if (std::string explicit_path = non_empty_env("JITCACHE_SOCKET"); !explicit_path.empty()) return explicit_path;
-  if (::getuid() == 0) return k_system_socket_path;
-  std::string user = user_socket_path();
-  if (exists(user) || !exists(k_system_socket_path)) return user;
-  return k_system_socket_path;
+std::vector<std::string> default_client_sockets() {
+  if (::getuid() == 0) return {k_system_socket_path};
+  return {user_socket_path(), k_system_socket_path};
 }
 
 }  // namespace jitcache::proto

@@ -2,17 +2,20 @@
 # The container sidecar's shape (packaging/container, issue 7) without a container engine: jitcached
 # runs as one unprivileged uid in a mount namespace of its own, its state on a mount only that
 # namespace has; each client runs as another uid in a mount namespace of its own. The two share
-# nothing but one directory, bind-mounted into both at /run/jitcache-shared (read-only for clients),
-# as the pod example shares an emptyDir volume (made like one: root-owned, mode 2777, the pod's
-# fsGroup as its group).
+# nothing but one directory made like the pod example's emptyDir volume (root-owned, mode 2777, the
+# pod's fsGroup as its group): an init step as the daemon's uid makes jitcache/ in it (0750), and
+# that subdirectory alone is bind-mounted into both at /run/jitcache (read-only for clients), as
+# the pod mounts it with subPath.
 #
-# Checks: the daemon refuses the shared volume's root as its socket directory and serves from a
-# subdirectory (0750, socket 0660, both in the shared group); a client uid in that group is served,
-# by the CLI and by libjitcache loading a PTX through the fake CUDA driver (compiled by the daemon,
-# then, in a new process and namespace, a hit read from the published directory without a round
-# trip); the client's namespace cannot reach the daemon's state nor write into the shared volume; a
-# uid outside the group is refused (the CLI cannot connect, the library falls back to the driver,
-# the published directory is closed to it).
+# Checks: the daemon refuses the shared volume's root as its socket directory and serves from the
+# subdirectory (0750, socket 0660, both in the shared group); a client uid in that group that
+# trusts the daemon's uid (JITCACHE_DAEMON_USER) is served, by the CLI and by libjitcache loading a
+# PTX through the fake CUDA driver (compiled by the daemon, then, in a new process and namespace, a
+# hit read from the published directory without a round trip); without JITCACHE_DAEMON_USER, or
+# through the volume's root (writable by everyone), the client refuses the daemon; the client's
+# namespace cannot reach the daemon's state nor write into the shared volume; a uid outside the
+# group is refused (the CLI cannot connect, the library falls back to the driver, the published
+# directory is closed to it).
 #
 # Usage: check_sidecar_namespaces.sh JITCACHED JITCACHE_CLI LOAD_PROGRAM LIBJITCACHE FAKE_DRIVER PTX
 # Needs root (unshare --mount, mount, setpriv from util-linux); exits 77, which CTest reports as
@@ -66,18 +69,22 @@ export work jitcached cli load_program libjitcache fake_driver ptx
 layout='
 role="$1"; shift
 mount -t tmpfs -o mode=0755 jitcache-run /run
-mkdir -p /run/jitcache-shared /run/jitcache-test
-mount --bind "$work/shared" /run/jitcache-shared
+mkdir -p /run/jitcache-test
 bind_dir() { mkdir -p "/run/jitcache-test/$1"; mount --bind "$2" "/run/jitcache-test/$1"; }
+# The volume: its root (volume roles), or the subdirectory the daemon made (subPath: jitcache).
 case "$role" in
-  daemon)
+  *-volume) volume=/run/jitcache-shared; mkdir -p "$volume"; mount --bind "$work/shared" "$volume" ;;
+  *) volume=/run/jitcache; mkdir -p "$volume"; mount --bind "$work/shared/jitcache" "$volume" ;;
+esac
+case "$role" in
+  daemon|daemon-volume)
     bind_dir daemon "$(dirname "$jitcached")"   # jitcached and jitcache-compile beside it
     mount -t tmpfs -o mode=0755 jitcache-var-lib /var/lib
     mkdir /var/lib/jitcache
     mount --bind "$work/state" /var/lib/jitcache ;;
-  client)
+  client|client-volume)
     # As the pod mounts it into the application: read-only (a Unix socket connects all the same).
-    mount -o remount,bind,ro /run/jitcache-shared
+    mount -o remount,bind,ro "$volume"
     bind_dir cli "$(dirname "$cli")"
     bind_dir program "$(dirname "$load_program")"
     bind_dir lib "$(dirname "$libjitcache")"
@@ -99,12 +106,14 @@ exec_in_namespace() {
   local role="$1"; shift
   exec unshare --mount --propagation private -- bash -euo pipefail -c "$layout" "namespace-$role" "$role" "$@"
 }
-socket=/run/jitcache-shared/jitcache/jitcached.sock
+socket=/run/jitcache/jitcached.sock
 daemon_env=(env -i PATH=/usr/bin:/bin HOME=/var/lib/jitcache)
 as_daemon=(setpriv --reuid="$daemon_uid" --regid="$daemon_uid" --groups="$shared_gid" --no-new-privs --)
-client_env=(env -i PATH=/usr/bin:/bin HOME=/tmp JITCACHE_SOCKET="$socket"
-            JITCACHE_CUDA_DRIVER="/run/jitcache-test/fakes/$(basename "$fake_driver")"
-            LD_LIBRARY_PATH=/run/jitcache-test/lib)
+# The application's environment in the pod: the socket, and the daemon's uid as the one it trusts.
+untrusting_env=(env -i PATH=/usr/bin:/bin HOME=/tmp JITCACHE_SOCKET="$socket"
+                JITCACHE_CUDA_DRIVER="/run/jitcache-test/fakes/$(basename "$fake_driver")"
+                LD_LIBRARY_PATH=/run/jitcache-test/lib)
+client_env=("${untrusting_env[@]}" JITCACHE_DAEMON_USER="$daemon_uid")
 as_client=(setpriv --reuid="$client_uid" --regid="$client_uid" --groups="$shared_gid" --no-new-privs --)
 as_outsider=(setpriv --reuid="$outsider_uid" --regid="$outsider_uid" --clear-groups --no-new-privs --)
 jitcache_cli="/run/jitcache-test/cli/$(basename "$cli")"
@@ -112,7 +121,7 @@ load="/run/jitcache-test/program/$(basename "$load_program")"
 ptx_inside="/run/jitcache-test/data/$(basename "$ptx")"
 
 echo "== the daemon refuses the shared volume's root as its socket directory"
-if in_namespace daemon "${as_daemon[@]}" "${daemon_env[@]}" "/run/jitcache-test/daemon/$(basename "$jitcached")" \
+if in_namespace daemon-volume "${as_daemon[@]}" "${daemon_env[@]}" "/run/jitcache-test/daemon/$(basename "$jitcached")" \
      --foreground --socket /run/jitcache-shared/jitcached.sock --socket-group "$shared_gid" \
      --state-dir /tmp/state > "$work/refused.log" 2>&1; then
   cat "$work/refused.log"; fail "jitcached started with its socket in the root of a world-writable volume"
@@ -121,7 +130,11 @@ grep -q 'insecure socket directory /run/jitcache-shared' "$work/refused.log" ||
   { cat "$work/refused.log"; fail "the refusal does not name the insecure socket directory"; }
 sed -n '1p' "$work/refused.log"
 
-echo "== the daemon: uid $daemon_uid, its own mount namespace, socket in a subdirectory of the shared volume"
+echo "== an init step as uid $daemon_uid makes the socket's directory in the volume (the pod's make-socket-dir)"
+in_namespace daemon-volume "${as_daemon[@]}" mkdir -p -m 0750 /run/jitcache-shared/jitcache ||
+  fail "uid $daemon_uid cannot make its directory in the volume"
+
+echo "== the daemon: uid $daemon_uid, its own mount namespace, socket in the volume's subdirectory mounted at /run/jitcache"
 exec_in_namespace daemon "${as_daemon[@]}" "${daemon_env[@]}" "/run/jitcache-test/daemon/$(basename "$jitcached")" \
   --foreground --socket "$socket" --socket-group "$shared_gid" --state-dir /var/lib/jitcache \
   > "$work/daemon.log" 2>&1 &
@@ -146,7 +159,21 @@ echo "== a client (uid $client_uid, in group $shared_gid) in another mount names
 in_namespace client "${as_client[@]}" "${client_env[@]}" "$jitcache_cli" ping ||
   fail "jitcache ping from the client's namespace"
 
-if in_namespace client "${as_client[@]}" touch /run/jitcache-shared/planted 2>/dev/null; then
+echo "== the same client without JITCACHE_DAEMON_USER, or through the volume's root, refuses the daemon"
+set +e
+in_namespace client "${as_client[@]}" "${untrusting_env[@]}" "$jitcache_cli" ping > "$work/untrusting_ping.txt" 2>&1
+status=$?
+in_namespace client-volume "${as_client[@]}" "${client_env[@]}" JITCACHE_SOCKET=/run/jitcache-shared/jitcache/jitcached.sock \
+  "$jitcache_cli" ping > "$work/volume_ping.txt" 2>&1
+volume_status=$?
+set -e
+cat "$work/untrusting_ping.txt" "$work/volume_ping.txt"
+[ "$status" -eq 3 ] && grep -q "is not trusted: .*uid $daemon_uid" "$work/untrusting_ping.txt" ||
+  fail "without JITCACHE_DAEMON_USER the client did not refuse a daemon of uid $daemon_uid (exit $status)"
+[ "$volume_status" -eq 3 ] && grep -q 'is not trusted: /run/jitcache-shared may be written by everyone' "$work/volume_ping.txt" ||
+  fail "the client did not refuse a socket below the world-writable volume root (exit $volume_status)"
+
+if in_namespace client "${as_client[@]}" touch /run/jitcache/planted 2>/dev/null; then
   fail "the client can write into the shared volume mounted read-only"
 fi
 
@@ -159,11 +186,11 @@ in_namespace client bash -c '
     if [ -e "$path" ] && [ "$(stat -c %d:%i "$path")" = "$1" ]; then echo "$path is the daemon'\''s store"; exit 1; fi
   done
   [ ! -e "$work/daemon.log" ] || { echo "the test directory is visible"; exit 1; }
-  cd /run/jitcache-shared && find . | sort' sh "$db_inode" > "$work/client_view.txt" ||
+  cd /run/jitcache && find . | sort' sh "$db_inode" > "$work/client_view.txt" ||
   { cat "$work/client_view.txt"; fail "the client's namespace reaches the daemon's state"; }
 echo "the client sees of the daemon: $(tr '\n' ' ' < "$work/client_view.txt")"
-grep -qx './jitcache/jitcached.sock' "$work/client_view.txt" || fail "the client does not see the socket"
-if grep -vxE '\.|\./jitcache|\./jitcache/jitcached\.sock(\.lock|\.published)?' "$work/client_view.txt"; then
+grep -qx './jitcached.sock' "$work/client_view.txt" || fail "the client does not see the socket"
+if grep -vxE '\.|\./jitcached\.sock(\.lock|\.published)?' "$work/client_view.txt"; then
   fail "the shared directory holds more than the socket, its lock and the published directory"
 fi
 
@@ -213,7 +240,7 @@ in_namespace client "${as_outsider[@]}" "${client_env[@]}" JITCACHE_QUIET=1 "$lo
   fail "the outsider's load failed: the library must fall back to the driver"
 grep -q 'outcome uncached_fallback published_hits 0 .*cannot be used.*Permission denied' "$work/load3.txt" ||
   fail "the outsider's load was not an uncached fallback for want of the daemon"
-if in_namespace client "${as_outsider[@]}" ls "/run/jitcache-shared/jitcache/jitcached.sock.published" >/dev/null 2>&1; then
+if in_namespace client "${as_outsider[@]}" ls "/run/jitcache/jitcached.sock.published" >/dev/null 2>&1; then
   fail "uid $outsider_uid can list the published directory"
 fi
 

@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "temp_dir.hpp"
@@ -20,7 +22,7 @@ struct CleanEnvironment {
   ~CleanEnvironment() { clear(); }
   static void clear() {
     for (const char* name : {"JITCACHE_SOCKET", "JITCACHE_CONFIG", "JITCACHE_DISABLE", "JITCACHE_QUIET",
-                             "JITCACHE_PUBLISHED"}) {
+                             "JITCACHE_PUBLISHED", "JITCACHE_DAEMON_USER"}) {
       ::unsetenv(name);
     }
   }
@@ -107,4 +109,17 @@ TEST_CASE("settings: non-ASCII text in the config file's comments and quoted soc
   write_file(dir.file("jitcached.toml"), "# \xD1\x81\xD0\xBE\xD0\xBA\xD0\xB5\xD1\x82\nsocket = \"/run/\xC3\xA9quipe.sock\"\n");
   ::setenv("JITCACHE_CONFIG", dir.file("jitcached.toml").c_str(), 1);
   CHECK(ld::resolve_settings(nullptr).socket_path == "/run/\xC3\xA9quipe.sock");
+}
+
+TEST_CASE("settings: JITCACHE_DAEMON_USER names the daemon users the library trusts besides the caller and root") {
+  CleanEnvironment env;
+  CHECK(ld::resolve_settings(nullptr).daemon_trust.trusts(::geteuid()));
+  CHECK(ld::resolve_settings(nullptr).daemon_trust.trusts(0));
+  CHECK_FALSE(ld::resolve_settings(nullptr).daemon_trust.trusts(10001));
+  // The default, jitcache, is named whether or not such a user exists here.
+  CHECK_THAT(ld::resolve_settings(nullptr).daemon_trust.describe(), Catch::Contains("jitcache"));
+  ::setenv("JITCACHE_DAEMON_USER", "10001", 1);
+  auto settings = ld::resolve_settings(nullptr);
+  CHECK(settings.daemon_trust.trusts(10001));
+  CHECK_THAT(settings.daemon_trust.describe(), !Catch::Contains("jitcache"));
 }

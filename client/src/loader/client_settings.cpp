@@ -10,6 +10,7 @@
 
 #include <toml++/toml.h>
 
+#include <client/src/transport/default_socket.hpp>
 #include <jitcache/proto/default_paths.hpp>
 #include <jitcache/proto/toml_non_ascii.hpp>
 
@@ -69,6 +70,7 @@ std::string socket_from_config_file(const std::string& path, std::string& notes)
 
 ClientSettings resolve_settings(const jitcache_config* config) {
   ClientSettings settings;
+  settings.daemon_trust = transport::DaemonTrust::from_environment();
   if (env_flag("JITCACHE_DISABLE")) {
     settings.disabled = true;
     settings.disabled_by = "JITCACHE_DISABLE=" + env("JITCACHE_DISABLE");
@@ -130,7 +132,7 @@ ClientSettings resolve_settings(const jitcache_config* config) {
       return settings;
     }
   }
-  settings.socket_path = proto::client_socket_path();
+  settings.socket_path = transport::default_socket(settings.daemon_trust);
   settings.socket_source = "default";
   return settings;
 }

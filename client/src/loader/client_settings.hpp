@@ -2,7 +2,10 @@
 //
 // Precedence for the socket: jitcache_configure()'s socket_path, then $JITCACHE_SOCKET, then the
 // `socket` key of the TOML config file ($JITCACHE_CONFIG, else the user's jitcached.toml, else
-// /etc/jitcache/jitcached.toml), then the default the daemon uses (proto/default_paths.hpp).
+// /etc/jitcache/jitcached.toml), then the default: the first of the user daemon's socket and the
+// system socket that exists and is trusted (transport/default_socket.hpp). Whichever it is, the
+// library uses it only if it trusts it (transport/daemon_trust.hpp): JITCACHE_DAEMON_USER names the
+// daemon's users besides the caller and root (default: jitcache).
 // JITCACHE_DISABLE=1 (or config.disable) turns caching off; JITCACHE_QUIET=1 (or config.quiet)
 // silences the one warning; JITCACHE_REPLY_SPIN_US sets how long a reply is awaited on the CPU;
 // JITCACHE_COMPILE_TIMEOUT_MS (or config.compile_timeout_ms, when the caller's struct has it) how
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <string>
 
+#include <client/src/transport/daemon_trust.hpp>
 #include <jitcache/jitcache.h>
 
 namespace jitcache::client::loader {
@@ -33,6 +37,8 @@ inline constexpr std::chrono::microseconds k_max_reply_spin{10000};
 struct ClientSettings {
   std::string socket_path;
   std::string socket_source;  // "jitcache_configure", "JITCACHE_SOCKET", "<file>", "default"
+  // Who may own the socket's path and listen on it (and own the published directory).
+  transport::DaemonTrust daemon_trust = transport::DaemonTrust::callers_own();
   bool disabled = false;
   std::string disabled_by;    // "JITCACHE_DISABLE=1" or "jitcache_configure"
   std::chrono::milliseconds connect_timeout = k_default_connect_timeout;

@@ -56,6 +56,7 @@ transport::ConnectOptions DaemonLink::connect_options() const {
   options.connect_timeout = m_settings.connect_timeout;
   options.io_timeout = m_settings.request_timeout;
   options.reply_spin = m_settings.reply_spin;
+  options.trust = m_settings.daemon_trust;
   return options;
 }
 

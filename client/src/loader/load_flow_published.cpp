@@ -21,7 +21,8 @@ std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* i
   std::optional<transport::FetchedImage> fetched;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
-    auto read = transport::read_published(m_daemon->settings().socket_path, fast_key, proto::fast_key_id(fast_key));
+    auto read = transport::read_published(m_daemon->settings().socket_path, m_daemon->settings().daemon_trust, fast_key,
+                                          proto::fast_key_id(fast_key));
     if (!read) {
       ++m_counters.published_rejects;
       return std::nullopt;

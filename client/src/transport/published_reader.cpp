@@ -27,12 +27,10 @@ bool writable_by_others(const struct stat& st) { return (st.st_mode & (S_IWGRP |
 
 }  // namespace
 
-Result<std::optional<FetchedImage>> read_published(const std::string& socket_path, const proto::FastKey& fast_key,
-                                                   const proto::Digest256& fast_key_id) {
-  struct stat socket_st {};
-  if (::stat(socket_path.c_str(), &socket_st) != 0 || !S_ISSOCK(socket_st.st_mode)) {
-    return std::optional<FetchedImage>();
-  }
+Result<std::optional<FetchedImage>> read_published(const std::string& socket_path, const DaemonTrust& trust,
+                                                   const proto::FastKey& fast_key, const proto::Digest256& fast_key_id) {
+  auto socket_owner = check_socket_path(socket_path, trust);
+  if (!socket_owner) return std::optional<FetchedImage>();
   const std::string dir_path = proto::published_dir_for(socket_path);
   proto::UniqueFd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dir.get() < 0) {
@@ -43,7 +41,7 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
   }
   struct stat dir_st {};
   if (::fstat(dir.get(), &dir_st) != 0) return make_error(ErrorCode::io, "cannot stat " + dir_path);
-  if (!trusted_owner(dir_st, socket_st.st_uid) || writable_by_others(dir_st)) {
+  if (!trusted_owner(dir_st, *socket_owner) || writable_by_others(dir_st)) {
     return make_error(ErrorCode::corrupt, "the published directory " + dir_path +
                                               " is not owned by the daemon's uid or is writable by others");
   }
@@ -57,7 +55,7 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
   struct stat st {};
   if (::fstat(file.get(), &st) != 0) return make_error(ErrorCode::io, "cannot stat the published image " + name);
   if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::corrupt, "the published image " + name + " is not a regular file");
-  if (!trusted_owner(st, socket_st.st_uid) || writable_by_others(st)) {
+  if (!trusted_owner(st, *socket_owner) || writable_by_others(st)) {
     return make_error(ErrorCode::corrupt,
                       "the published image " + name + " is not owned by the daemon's uid or is writable by others");
   }

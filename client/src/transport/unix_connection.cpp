@@ -80,6 +80,8 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
     return make_error(ErrorCode::invalid_argument, "socket path \"" + options.socket_path + "\" is empty or too long");
   }
   std::memcpy(addr.sun_path, options.socket_path.c_str(), options.socket_path.size() + 1);
+  // Before connecting, so that a planted socket does not even see a connection.
+  if (auto path = check_socket_path(options.socket_path, options.trust); !path) return path.error();
 
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return errno_error(ErrorCode::io, "socket");
@@ -100,6 +102,8 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
       return errno_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path);
     }
   }
+  // Whoever listens is who serves: checked on this very connection, before anything is sent.
+  if (auto peer = check_peer(fd, options.socket_path, options.trust); !peer) return peer.error();
   return connection;
 }
 

@@ -3,7 +3,9 @@
 // This is the client side of the framing in proto/PROTOCOL.md: it writes one request frame, reads
 // one reply frame, and never waits longer than its timeouts, so a hung daemon costs a caller a
 // bounded delay. It lives inside other people's processes: no exceptions escape, no signals are
-// touched (MSG_NOSIGNAL instead of SIGPIPE handlers). Thread safety: one object per thread; move-only.
+// touched (MSG_NOSIGNAL instead of SIGPIPE handlers). It speaks only to a daemon it trusts
+// (daemon_trust.hpp): the socket's path is checked before connecting, the peer before the first
+// byte is sent. Thread safety: one object per thread; move-only.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include <client/src/transport/byte_buffer.hpp>
+#include <client/src/transport/daemon_trust.hpp>
 #include <jitcache/proto/unique_fd.hpp>
 #include <jitcache/proto/messages.hpp>
 #include <jitcache/proto/result.hpp>
@@ -31,6 +34,9 @@ struct ConnectOptions {
   // sleeps while the daemon works is woken by an interrupt when the reply lands, which costs tens
   // to hundreds of microseconds on a virtual machine; a cache hit is a few of those. 0: never spin.
   std::chrono::microseconds reply_spin{0};
+  // Who may own the socket's path and listen on it. libjitcache and the CLI add the system daemon's
+  // users (DaemonTrust::from_environment()).
+  DaemonTrust trust = DaemonTrust::callers_own();
 };
 
 struct Reply {
