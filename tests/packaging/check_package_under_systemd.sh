@@ -46,8 +46,15 @@ status=0
 base="$("$here/cached_debian_root.sh" "$cache")" || status=$?
 [ "$status" -eq 0 ] || exit "$status"
 
+# A run killed outright (CTest's timeout) leaves its overlay mounted: undo those of dead runs.
+for stale in /var/tmp/jitcache-systemd.*; do
+  if [ ! -f "$stale/pid" ] || kill -0 "$(cat "$stale/pid")" 2>/dev/null; then continue; fi
+  if mountpoint -q "$stale/root"; then umount "$stale/root" || continue; fi
+  rm -rf "$stale"
+done
 start_time=$SECONDS
 work="$(mktemp -d /var/tmp/jitcache-systemd.XXXXXX)"
+echo $$ > "$work/pid"
 root="$work/root"
 nspawn_pid=""
 leader=""
