@@ -16,12 +16,24 @@ set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "devel")
-# Rationale: listed by hand rather than by dpkg-shlibdeps, which stops at libnvJitLink (the CUDA
-# toolkit in /usr/local/cuda is not a Debian package). Debian 12's package names.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6, libstdc++6, libgcc-s1, libsqlite3-0, libssl3, libxxhash0, libzstd1, liblz4-1, libsystemd0, libspdlog1.10, libfmt9")
+# Depends comes from the binaries themselves: dpkg-shlibdeps maps every shared library that
+# jitcached, jitcache-compile, the CLI and libjitcache need to the Debian package that ships it
+# (a list kept by hand missed libtomlplusplus3, and the daemon then could not start: issue 14).
+# Rationale: nvJitLink is the exception. It comes from the CUDA toolkit (/usr/local/cuda, or NVIDIA's
+# libnvjitlink-<major>-<minor> package), which is no Debian package, so no Depends can name it:
+# CPack runs dpkg-shlibdeps with --ignore-missing-info, which lets it pass with a warning, and the
+# toolkit's library directory is searched so that it is found at all. The package expects the
+# toolkit's libnvJitLink.so.<major> at the directory it was built against (the worker's RUNPATH) or on
+# the loader's path (docs/operations.md "Installing the Debian package").
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+if(JITCACHE_NVJITLINK_LIBRARY)
+  get_filename_component(jitcache_nvjitlink_dir "${JITCACHE_NVJITLINK_LIBRARY}" DIRECTORY)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${jitcache_nvjitlink_dir}")
+endif()
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "systemd")
+# triggers: ldconfig after an install or removal (libjitcache.so.0), as Debian's shared libraries do;
+# CPack's own ldconfig calls are only in the maintainer scripts it writes when none are given.
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
-    "${CMAKE_CURRENT_LIST_DIR}/debian/postinst;${CMAKE_CURRENT_LIST_DIR}/debian/prerm;${CMAKE_CURRENT_LIST_DIR}/debian/postrm")
+    "${CMAKE_CURRENT_LIST_DIR}/debian/postinst;${CMAKE_CURRENT_LIST_DIR}/debian/prerm;${CMAKE_CURRENT_LIST_DIR}/debian/postrm;${CMAKE_CURRENT_LIST_DIR}/debian/triggers")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)
