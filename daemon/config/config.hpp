@@ -83,6 +83,7 @@ struct Config {
 // STATE_DIRECTORY win when set).
 std::string default_socket_path();
 std::string default_state_dir();
+// $CONFIGURATION_DIRECTORY/jitcached.toml under systemd (ConfigurationDirectory=), else
 // $XDG_CONFIG_HOME/jitcache/jitcached.toml for a user, /etc/jitcache/jitcached.toml for root.
 std::string default_config_file();
 

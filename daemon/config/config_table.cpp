@@ -96,7 +96,8 @@ const std::array<ConfigKey, 39> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
-     "`$XDG_CONFIG_HOME/jitcache/jitcached.toml` (user) or `/etc/jitcache/jitcached.toml` (root), if present",
+     "`$XDG_CONFIG_HOME/jitcache/jitcached.toml` (user), `/etc/jitcache/jitcached.toml` (root), "
+     "`$CONFIGURATION_DIRECTORY/jitcached.toml` under systemd; if present",
      false},
     {"socket", ValueKind::path, "Unix socket the daemon listens on (clients use the same variable).",
      [](Config& c, std::string_view v) { return set_path(c.socket_path, v); },

@@ -41,6 +41,14 @@ std::string default_state_dir() {
   return "/tmp/jitcache-" + std::to_string(::getuid()) + "/state";
 }
 
-std::string default_config_file() { return proto::default_config_file(); }
+// Rationale: the system service runs as its own user, for whom proto::default_config_file() is a
+// file under its HOME; `ConfigurationDirectory=jitcache` (packaging/systemd/jitcached.service) is how
+// systemd tells the daemon that /etc/jitcache is its configuration directory.
+std::string default_config_file() {
+  if (std::string config = first_systemd_directory("CONFIGURATION_DIRECTORY"); !config.empty()) {
+    return config + "/jitcached.toml";
+  }
+  return proto::default_config_file();
+}
 
 }  // namespace jitcache::daemon::config

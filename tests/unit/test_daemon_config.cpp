@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include <daemon/config/config.hpp>
 #include <daemon/config/config_loader.hpp>
 #include <daemon/config/config_table.hpp>
 #include <daemon/config/units.hpp>
@@ -185,4 +187,16 @@ TEST_CASE("config file: non-ASCII text in comments and quoted values is read as 
                          "a.toml");
   CHECK(config.state_dir == "/srv/jos\xC3\xA9/jitcache");
   CHECK(config.socket_group == "\xC3\xA9quipe");
+}
+
+TEST_CASE("config defaults: under systemd the config file is the one in CONFIGURATION_DIRECTORY") {
+  // The packaged service runs as user jitcache with ConfigurationDirectory=jitcache: without this,
+  // /etc/jitcache/jitcached.toml was never read (it looked under the service user's HOME).
+  const char* before = std::getenv("CONFIGURATION_DIRECTORY");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("CONFIGURATION_DIRECTORY", "/srv/jitcache-conf:/etc/other", 1);  // several: the first is ours
+  CHECK(default_config_file() == "/srv/jitcache-conf/jitcached.toml");
+  ::unsetenv("CONFIGURATION_DIRECTORY");
+  CHECK(default_config_file().find("/srv/jitcache-conf") == std::string::npos);
+  if (before != nullptr) ::setenv("CONFIGURATION_DIRECTORY", saved.c_str(), 1);
 }
