@@ -9,7 +9,7 @@
 // compile thread, and the outcome is shared with the compile's other waiters (read-only). A waiter
 // whose client went away still gets its completion; it just has nobody to answer. input.ptx must
 // stay valid until the operation is initiated (with use_awaitable: until the co_await starts);
-// the service copies what it keeps.
+// the service copies what it keeps (only a new compile keeps anything: its job's PTX).
 // Thread safety: as CompileService::submit.
 #pragma once
 
@@ -22,7 +22,10 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include <jitcache/proto/result.hpp>
 
@@ -32,12 +35,17 @@ namespace jitcache::daemon::compile {
 
 using CompileResult = proto::Result<CompileOutcomePtr>;
 
+// `tenant` and `ptx_owner` as CompileService::submit's tenant, and the buffer input.ptx views:
+// it is freed as soon as submit returns, so a request that waits for its compile (a join above all)
+// holds no copy of its source while it waits.
 template <class CompletionToken>
 auto async_compile(CompileService& service, const proto::Digest256& key_id, const CompileInput& input,
-                   Priority priority, CompletionToken&& token) {
+                   Priority priority, std::optional<std::uint32_t> tenant, std::vector<std::uint8_t> ptx_owner,
+                   CompletionToken&& token) {
   namespace asio = boost::asio;
   return asio::async_initiate<CompletionToken, void(CompileResult)>(
-      [&service](auto handler, const proto::Digest256& key, const CompileInput& in, Priority p) {
+      [&service](auto handler, const proto::Digest256& key, const CompileInput& in, Priority p,
+                 std::optional<std::uint32_t> who, [[maybe_unused]] std::vector<std::uint8_t> owner) {
         using Handler = decltype(handler);
         // Rationale: the work guard (outstanding_work.tracked) keeps the caller's io_context running
         // while a compile thread holds the completion; std::function needs a copyable callable,
@@ -47,11 +55,20 @@ auto async_compile(CompileService& service, const proto::Digest256& key_id, cons
         auto complete = [shared, executor](CompileResult result) {
           asio::post(executor, [shared, result = std::move(result)]() mutable { std::move(*shared)(std::move(result)); });
         };
-        auto ticket =
-            service.submit(key, in, p, [complete](CompileOutcomePtr outcome) { complete(CompileResult(std::move(outcome))); });
+        auto ticket = service.submit(
+            key, in, p, [complete](CompileOutcomePtr outcome) { complete(CompileResult(std::move(outcome))); }, who);
         if (!ticket) complete(CompileResult(ticket.error()));
+        // `owner` dies here. Rationale: it is taken by value because asio moves the arguments into
+        // this call (use_awaitable keeps only the moved-from copies in its frame until the
+        // completion), so the buffer goes now, not after the wait.
       },
-      token, key_id, input, priority);
+      token, key_id, input, priority, tenant, std::move(ptx_owner));
+}
+
+template <class CompletionToken>
+auto async_compile(CompileService& service, const proto::Digest256& key_id, const CompileInput& input,
+                   Priority priority, CompletionToken&& token) {
+  return async_compile(service, key_id, input, priority, std::nullopt, {}, std::forward<CompletionToken>(token));
 }
 
 }  // namespace jitcache::daemon::compile

@@ -16,7 +16,8 @@ struct CompileCounters {
   Counter compile_microseconds{0};  // wall time of those runs, worker start to reap, summed
   Counter single_flight_joins{0};  // submissions that joined a compile already queued or running
   Counter refused{0};              // submissions refused (before compiling, or by nvJitLink itself)
-  Counter busy_rejections{0};      // submissions turned away because the queue was full
+  Counter busy_rejections{0};      // submissions turned away `busy`: the queue was full, or as below
+  Counter busy_per_tenant{0};      // of those, because their tenant had its share of slots or PTX bytes
   Counter negative_hits{0};        // submissions answered from a remembered failure
   Counter queue_length{0};         // compiles waiting for a worker now (gauge)
   Counter running{0};              // compiles running now (gauge)

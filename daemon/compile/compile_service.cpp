@@ -26,6 +26,8 @@ struct CompileService::Flight {
   CompileJob job;
   Priority priority = Priority::warm;
   bool running = false;
+  std::optional<std::uint32_t> tenant;  // who started it, charged for its slot and job.ptx
+  std::uint64_t charged_bytes = 0;
   std::vector<std::pair<std::uint64_t, CompletionHandler>> waiters;
 };
 
@@ -68,15 +70,26 @@ std::optional<CompileService::EarlyAnswer> CompileService::answer_locked(const p
 }
 
 proto::Result<CompileTicket> CompileService::submit(const proto::Digest256& key_id, const CompileInput& input,
-                                                    Priority priority, CompletionHandler handler) {
+                                                    Priority priority, CompletionHandler handler,
+                                                    std::optional<std::uint32_t> tenant) {
   const auto answer = [&](EarlyAnswer early) {
     if (early.outcome) handler(early.outcome);
     return early.ticket;
+  };
+  const auto tenant_busy = [&](std::string message) {
+    CompileCounters::add(m_counters.busy_rejections);
+    CompileCounters::add(m_counters.busy_per_tenant);
+    return answer({busy(std::move(message)), {key_id, 0}});
   };
   std::unique_lock lock(m_mutex);
   if (auto early = answer_locked(key_id, priority, handler)) {
     lock.unlock();
     return answer(std::move(*early));
+  }
+  // Checked again below; here it spares the copy of a PTX that would only be refused.
+  if (std::string refusal = tenant_refusal_locked(tenant, input.ptx.size()); !refusal.empty()) {
+    lock.unlock();
+    return tenant_busy(std::move(refusal));
   }
   // Rationale: preparing copies the PTX (megabytes), so it happens outside the lock and only for a
   // key nobody is compiling; the check is repeated after, for a flight that started meanwhile.
@@ -92,6 +105,10 @@ proto::Result<CompileTicket> CompileService::submit(const proto::Digest256& key_
     lock.unlock();
     return answer(std::move(*early));
   }
+  if (std::string refusal = tenant_refusal_locked(tenant, input.ptx.size()); !refusal.empty()) {
+    lock.unlock();
+    return tenant_busy(std::move(refusal));
+  }
   std::vector<FlightPtr> displaced;
   if (!queue_has_room_for(priority, displaced)) {
     CompileCounters::add(m_counters.busy_rejections);
@@ -104,6 +121,8 @@ proto::Result<CompileTicket> CompileService::submit(const proto::Digest256& key_
   flight->key_id = key_id;
   flight->job = std::move(std::get<CompileJob>(*prepared));
   flight->priority = priority;
+  flight->tenant = tenant;
+  charge_locked(*flight);
   const std::uint64_t waiter = m_next_waiter++;
   flight->waiters.emplace_back(waiter, std::move(handler));
   m_flights.emplace(key_id, flight);
@@ -120,6 +139,42 @@ proto::Result<CompileTicket> CompileService::submit(const proto::Digest256& key_
   return CompileTicket{key_id, waiter};
 }
 
+std::string CompileService::tenant_refusal_locked(std::optional<std::uint32_t> tenant, std::uint64_t bytes) const {
+  if (!tenant) return {};
+  const auto found = m_tenants.find(*tenant);
+  const TenantLoad load = found == m_tenants.end() ? TenantLoad{} : found->second;
+  const std::string who = "uid " + std::to_string(*tenant);
+  if (m_config.max_queued_per_tenant != 0 && load.flights >= m_config.max_queued_per_tenant) {
+    return who + " has " + std::to_string(load.flights) +
+           " compiles queued or running (compile_queue_per_uid); build it yourself or try again later";
+  }
+  if (m_config.max_bytes_per_tenant != 0 &&
+      (bytes > m_config.max_bytes_per_tenant || load.bytes > m_config.max_bytes_per_tenant - bytes)) {
+    return who + "'s queued and running compiles hold " + std::to_string(load.bytes) + " bytes of PTX; " +
+           std::to_string(bytes) + " more would pass compile_bytes_per_uid (" +
+           std::to_string(m_config.max_bytes_per_tenant) + "); build it yourself or try again later";
+  }
+  return {};
+}
+
+void CompileService::charge_locked(Flight& flight) {
+  if (!flight.tenant) return;
+  flight.charged_bytes = flight.job.ptx.size();
+  TenantLoad& load = m_tenants[*flight.tenant];
+  ++load.flights;
+  load.bytes += flight.charged_bytes;
+}
+
+void CompileService::discharge_locked(Flight& flight) {
+  if (!flight.tenant) return;
+  const auto found = m_tenants.find(*flight.tenant);
+  flight.tenant.reset();  // once only, whichever way the flight ends
+  if (found == m_tenants.end()) return;
+  --found->second.flights;
+  found->second.bytes -= flight.charged_bytes;
+  if (found->second.flights == 0) m_tenants.erase(found);
+}
+
 bool CompileService::queue_has_room_for(Priority priority, std::vector<FlightPtr>& displaced) {
   auto& warm = m_queue[index(Priority::warm)];
   if (m_queue[0].size() + m_queue[1].size() < m_config.max_queued) return true;
@@ -129,6 +184,7 @@ bool CompileService::queue_has_room_for(Priority priority, std::vector<FlightPtr
   displaced.push_back(warm.back());
   warm.pop_back();
   m_flights.erase(displaced.back()->key_id);
+  discharge_locked(*displaced.back());
   CompileCounters::sub(m_counters.queue_length);
   return true;
 }
@@ -179,6 +235,7 @@ void CompileService::finish(const FlightPtr& flight, const CompileOutcomePtr& ou
   {
     std::lock_guard lock(m_mutex);
     m_flights.erase(flight->key_id);
+    discharge_locked(*flight);
     CompileCounters::sub(m_counters.running);
     if (worth_remembering(*outcome)) m_negative.remember(flight->key_id, *outcome, Clock::now());
     for (auto& [id, handler] : flight->waiters) handlers.push_back(std::move(handler));
@@ -202,6 +259,7 @@ void CompileService::stop() {
     for (auto& queue : m_queue) {
       for (FlightPtr& flight : queue) {
         m_flights.erase(flight->key_id);
+        discharge_locked(*flight);
         CompileCounters::sub(m_counters.queue_length);
         abandoned.push_back(std::move(flight));
       }

@@ -4,6 +4,7 @@
 //   submit → refused?            → the handler gets `refused` at once
 //          → remembered failure? → the handler gets it at once (negative_hits)
 //          → same key queued or running → joins it (single_flight_joins)
+//          → its tenant at its share of slots or PTX bytes → `busy` at once (busy_per_tenant)
 //          → queue full?         → `busy` at once (busy_rejections)
 //          → queued; interactive ahead of warm; at most max_concurrent compiles run at a time
 //
@@ -28,7 +29,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <jitcache/proto/digest.hpp>
@@ -49,6 +52,11 @@ enum class Priority : std::uint8_t { interactive = 0, warm = 1 };
 struct CompileServiceConfig {
   unsigned max_concurrent = 0;  // compiles at once; 0 = std::thread::hardware_concurrency()
   std::size_t max_queued = 256;  // compiles waiting for a slot; one more is `busy`
+  // Per tenant (the daemon's tenants are uids): compiles it started that are queued or running, and
+  // the PTX bytes their jobs hold; one more is `busy` (busy_per_tenant). A join needs neither.
+  // 0 = no limit. A submit without a tenant is not limited this way.
+  std::size_t max_queued_per_tenant = 0;
+  std::uint64_t max_bytes_per_tenant = 0;
   std::chrono::milliseconds negative_ttl{60'000};  // 0 = failures are not remembered
   std::size_t max_negative_entries = 4096;
 };
@@ -75,9 +83,11 @@ class CompileService {
   // `key_id` must be the key id of (content digest of input.ptx, input.arch, input.driver_api, the
   // driver build, input.options): one key, one job. A non-canonical option string is
   // ErrorCode::invalid_argument and the handler is not called; otherwise it is called exactly once
-  // unless the ticket leaves first.
+  // unless the ticket leaves first. input.ptx is copied into the job of a new compile and not kept
+  // otherwise: once submit returns, the caller may free it. `tenant`: who asked, for the per-tenant
+  // limits (none: not limited).
   proto::Result<CompileTicket> submit(const proto::Digest256& key_id, const CompileInput& input, Priority priority,
-                                      CompletionHandler handler);
+                                      CompletionHandler handler, std::optional<std::uint32_t> tenant = std::nullopt);
 
   // The waiter's handler will not be called; the compile goes on for the others and for the sink.
   // False when the handler has already run or is running.
@@ -105,6 +115,10 @@ class CompileService {
   FlightPtr next_flight();  // blocks; null when stopping
   void finish(const FlightPtr& flight, const CompileOutcomePtr& outcome);
   bool queue_has_room_for(Priority priority, std::vector<FlightPtr>& displaced);
+  // The busy message when `tenant` may not start a compile of `bytes` more PTX; empty when it may.
+  std::string tenant_refusal_locked(std::optional<std::uint32_t> tenant, std::uint64_t bytes) const;
+  void charge_locked(Flight& flight);     // the flight's tenant takes a slot and its job's PTX bytes
+  void discharge_locked(Flight& flight);  // and gives them back (once, however the flight ends)
   static void deliver(std::vector<CompletionHandler>& handlers, const CompileOutcomePtr& outcome);
 
   CompileServiceConfig m_config;
@@ -117,6 +131,11 @@ class CompileService {
   std::condition_variable m_work;
   std::map<proto::Digest256, FlightPtr> m_flights;  // queued or running
   std::deque<FlightPtr> m_queue[2];                   // by Priority
+  struct TenantLoad {
+    std::size_t flights = 0;
+    std::uint64_t bytes = 0;
+  };
+  std::unordered_map<std::uint32_t, TenantLoad> m_tenants;  // of the flights queued or running
   NegativeCache m_negative;
   std::uint64_t m_next_waiter = 1;
   std::atomic<bool> m_stopping{false};

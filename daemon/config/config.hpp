@@ -37,6 +37,12 @@ struct Config {
   // program holds one connection (its hit notes a second for a moment), so 256 covers 256
   // processes of one user at once, more than ranks of a job on one GPU host.
   unsigned max_connections_per_uid = 256;
+  // Payload bytes of requests being received or held at once (policy/request_bytes_budget.hpp).
+  // Rationale: per uid, four frames of the largest default size, or a hundred PUTs of the 0.2 to
+  // 2 MB cubins a program makes, at once; in total, four such uids. A request of at most 64 KiB
+  // (every LOOKUP, STATS, ...) needs no budget, so a uid at its budget can still look up.
+  std::uint64_t request_bytes_per_uid = 256ull << 20;  // 0: none
+  std::uint64_t request_bytes_total = 1ull << 30;      // 0: none
   // Rationale: 1 GiB, a tenth of max_size: its own namespace holds only what a uid built with its
   // own driver (the daemon's compiles are shared), some thousands of cubins.
   std::uint64_t namespace_quota = 1ull << 30;  // bytes; 0: none
@@ -69,6 +75,13 @@ struct Config {
   bool compile = true;                  // false: no COMPILE (capability bit 1 clear)
   unsigned compile_jobs = 0;            // compiles at once; 0: one per core
   unsigned compile_queue = 256;         // compiles waiting for a slot; one more is `busy`
+  // Per uid (CompileServiceConfig): a quarter of compile_queue, so one tenant cannot fill it; and
+  // PTX bytes held for its compiles, eight of the largest PTX allowed.
+  unsigned compile_queue_per_uid = 64;                 // 0: none but compile_queue
+  std::uint64_t compile_bytes_per_uid = 256ull << 20;  // 0: none
+  // Rationale: ten times cub_kernels.ptx (3.2 MB, 65 kernels), the largest module seen; a larger
+  // PTX is most likely padding, and the compile would hold its bytes for minutes.
+  std::uint64_t compile_max_ptx = 32ull << 20;
   std::chrono::milliseconds compile_cpu_time{120'000};   // RLIMIT_CPU, rounded up to whole seconds
   std::chrono::milliseconds compile_wall_time{120'000};
   std::uint64_t compile_memory = 4ull << 30;             // RLIMIT_AS; 0: unlimited

@@ -92,7 +92,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 39> k_config_key_table{{
+const std::array<ConfigKey, 44> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -182,6 +182,21 @@ const std::array<ConfigKey, 39> k_config_key_table{{
      "connections are not affected. `0`: no limit but max_connections.",
      [](Config& c, std::string_view v) { return set_count(c.max_connections_per_uid, v, 0, 65536); },
      [](const Config& c) { return std::to_string(c.max_connections_per_uid); }},
+    {"request_bytes_per_uid", ValueKind::size,
+     "Payload bytes of the requests one uid's connections may be sending or having served at once, counted "
+     "from each request's header (before anything is allocated for it) until its reply is ready. A request "
+     "over it is answered `busy` (its payload is read and dropped, the connection stays usable); a request "
+     "of at most 64 KiB needs no budget. `0`: no limit but request_bytes_total.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.request_bytes_per_uid, v, SizeBounds{1u << 20, 1ull << 40, true});
+     },
+     [](const Config& c) { return format_size(c.request_bytes_per_uid); }},
+    {"request_bytes_total", ValueKind::size,
+     "As request_bytes_per_uid, for all uids together. `0`: no limit.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.request_bytes_total, v, SizeBounds{1u << 20, 1ull << 40, true});
+     },
+     [](const Config& c) { return format_size(c.request_bytes_total); }},
     {"trusted_users", ValueKind::user_list,
      "Users (names or uids) trusted like root: their PUTs go to the shared namespace that every client loads "
      "from, their failure reports quarantine shared entries at once, and they may list, remove, GC and verify "
@@ -287,6 +302,24 @@ const std::array<ConfigKey, 39> k_config_key_table{{
      "the place of queued `jitcache warm` work).",
      [](Config& c, std::string_view v) { return set_count(c.compile_queue, v, 1, 1000000); },
      [](const Config& c) { return std::to_string(c.compile_queue); }},
+    {"compile_queue_per_uid", ValueKind::count,
+     "Compiles one uid may have queued or running at once; one more is answered `busy` and the other uids' "
+     "requests are not affected. A request that joins a compile of its key already under way needs no "
+     "place. `0`: no limit but compile_queue.",
+     [](Config& c, std::string_view v) { return set_count(c.compile_queue_per_uid, v, 0, 1000000); },
+     [](const Config& c) { return std::to_string(c.compile_queue_per_uid); }},
+    {"compile_bytes_per_uid", ValueKind::size,
+     "PTX bytes one uid's queued and running compiles may hold; a compile that would go over it is "
+     "answered `busy`. `0`: no limit.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.compile_bytes_per_uid, v, SizeBounds{1u << 20, 1ull << 40, true});
+     },
+     [](const Config& c) { return format_size(c.compile_bytes_per_uid); }},
+    {"compile_max_ptx", ValueKind::size,
+     "Largest PTX a COMPILE may carry; a larger one is answered `too_large` (build it with the driver's own "
+     "JIT). Frames are limited by max_frame_bytes before this.",
+     [](Config& c, std::string_view v) { return set_size(c.compile_max_ptx, v, SizeBounds{1u << 20, 1ull << 30}); },
+     [](const Config& c) { return format_size(c.compile_max_ptx); }},
     {"compile_cpu_time", ValueKind::duration,
      "CPU time one compile may use (RLIMIT_CPU of its worker, in whole seconds, rounded up); over it the "
      "worker is killed and the request answered `worker_failed`.",

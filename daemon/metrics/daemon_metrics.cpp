@@ -101,6 +101,9 @@ std::string DaemonMetrics::render() {
          engine(&CompileCounters::single_flight_joins));
   single(out, "jitcache_compile_busy_total", counter, "COMPILE requests turned away because the queue was full.",
          engine(&CompileCounters::busy_rejections));
+  single(out, "jitcache_compile_busy_per_uid_total", counter,
+         "Of those, requests over compile_queue_per_uid or compile_bytes_per_uid.",
+         engine(&CompileCounters::busy_per_tenant));
   single(out, "jitcache_compile_queue_length", gauge, "Compiles waiting for a worker.",
          engine(&CompileCounters::queue_length));
   single(out, "jitcache_compile_running", gauge, "Compiles running.", engine(&CompileCounters::running));
@@ -183,6 +186,15 @@ std::string DaemonMetrics::render() {
          "Connections answered busy at max_connections or max_connections_per_uid.", value(c.connections_refused));
   single(out, "jitcache_connections_refused_per_uid_total", counter,
          "Of those, connections over max_connections_per_uid.", value(c.connections_refused_per_uid));
+  single(out, "jitcache_accept_failures_total", counter, "Accepts that failed (out of descriptors); accepting paused.",
+         value(c.accept_failures));
+  single(out, "jitcache_requests_refused_bytes_total", counter,
+         "Requests answered busy over request_bytes_per_uid or request_bytes_total.", value(c.requests_refused_bytes));
+  single(out, "jitcache_requests_refused_bytes_per_uid_total", counter,
+         "Of those, requests over request_bytes_per_uid.", value(c.requests_refused_bytes_per_uid));
+  single(out, "jitcache_images_by_descriptor_failed_total", counter,
+         "LOOKUP hits asked for by descriptor that were sent as bytes: no memfd could be made.",
+         value(c.images_by_descriptor_failed));
   out.family("jitcache_connections_dropped_total", counter,
              "Connections the daemon closed: idle (idle_timeout), deadline (read or write deadline), protocol "
              "(an unreadable frame).");

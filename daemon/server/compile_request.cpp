@@ -39,6 +39,12 @@ std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload,
   auto request = proto::decode_compile_request(payload);
   if (!request) return counted(error_reply(status_for(request.error()), request.error().message));
   if (request->ptx.empty()) return counted(error_reply(Status::bad_request, "COMPILE carries an empty PTX"));
+  if (request->ptx.size() > m_max_ptx_bytes) {
+    return counted(error_reply(Status::too_large, "the COMPILE PTX is " + std::to_string(request->ptx.size()) +
+                                                      " bytes, over compile_max_ptx (" +
+                                                      std::to_string(m_max_ptx_bytes) +
+                                                      "); build it with the driver's own JIT"));
+  }
   if (const void* nul = std::memchr(request->ptx.data(), 0, request->ptx.size()); nul != nullptr) {
     // PTX is text: a NUL byte means binary data (a cubin, a fat binary) or a buffer sent with its
     // terminator, and the key's digest would not be of what a driver loads.

@@ -11,6 +11,7 @@
 // sink and the service are thread-safe).
 #pragma once
 
+#include <cstdint>
 #include <variant>
 
 #include <daemon/compile/async_compile.hpp>
@@ -24,8 +25,9 @@
 
 namespace jitcache::daemon::server {
 
-// A request the compile service must answer. input.ptx views the connection's payload, which the
-// connection keeps until finish().
+// A request the compile service must answer. input.ptx views the request's payload, which the
+// connection hands to async_compile to free once the service has taken what it keeps: after that,
+// only key_id, key and priority are valid.
 struct PendingCompile {
   proto::Digest256 key_id;
   proto::KeyFields key;
@@ -35,9 +37,10 @@ struct PendingCompile {
 
 class CompileRequests {
  public:
+  // `max_ptx_bytes`: a larger PTX is `too_large` (config key compile_max_ptx).
   CompileRequests(store::Store& store, stats::Counters& counters, compile::CompileService& service,
-                  CompileStoreSink& sink)
-      : m_store(store), m_counters(counters), m_service(service), m_sink(sink) {}
+                  CompileStoreSink& sink, std::uint64_t max_ptx_bytes)
+      : m_store(store), m_counters(counters), m_service(service), m_sink(sink), m_max_ptx_bytes(max_ptx_bytes) {}
 
   // A reply now (a bad request, an entry already stored, a store failure), or a compile to await.
   // A PendingCompile must be followed by finish(), whatever the compile's result.
@@ -55,6 +58,7 @@ class CompileRequests {
   stats::Counters& m_counters;
   compile::CompileService& m_service;
   CompileStoreSink& m_sink;
+  const std::uint64_t m_max_ptx_bytes;
 };
 
 }  // namespace jitcache::daemon::server

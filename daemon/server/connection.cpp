@@ -1,5 +1,6 @@
 #include <daemon/server/connection.hpp>
 
+#include <algorithm>
 #include <array>
 
 #include <boost/asio/buffer.hpp>
@@ -27,8 +28,11 @@ using stats::Counters;
 
 namespace {
 // Rationale: a connection keeps its payload buffer between requests to avoid reallocating for every
-// LOOKUP, but gives back anything above this after a large PUT so idle connections stay small.
-constexpr std::size_t k_retained_buffer_bytes = 1 << 20;
+// LOOKUP, but gives back anything above this after a larger request so idle connections stay
+// small. A request up to this size takes no request bytes budget: max_connections connections hold
+// at most max_connections times this (64 MiB at the default), and a uid at its budget can still
+// LOOKUP. It is also the first step in which a larger payload's buffer grows.
+constexpr std::size_t k_retained_buffer_bytes = 64 << 10;
 // Rationale: below this, streaming the bytes costs less than a memfd and a mapping on each side.
 constexpr std::size_t k_min_image_by_descriptor = 64 << 10;
 }  // namespace
@@ -93,51 +97,130 @@ awaitable<void> Connection::watchdog() {
 }
 
 awaitable<bool> Connection::read_request(proto::FrameHeader& header) {
-  proto::HeaderBytes raw{};
+  for (;;) {
+    proto::HeaderBytes raw{};
+    boost::system::error_code ec;
+
+    // Draining, only a connection that has not been served yet reads, and only within the grace.
+    enter(Phase::idle, m_context.draining.load()
+                           ? std::chrono::duration_cast<Clock::duration>(k_first_request_grace)
+                           : std::chrono::duration_cast<Clock::duration>(m_context.config.idle_timeout));
+    std::size_t got = co_await m_socket.async_read_some(asio::buffer(raw), asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return false;  // the peer left, or the idle deadline closed the socket
+
+    enter(Phase::reading, m_context.config.read_deadline);
+    if (got < raw.size()) {
+      co_await asio::async_read(m_socket, asio::buffer(raw.data() + got, raw.size() - got),
+                                asio::redirect_error(use_awaitable, ec));
+      if (ec) co_return false;
+    }
+
+    if (auto refused = proto::check_request_header(raw, m_context.config.max_frame_bytes, header)) {
+      // The stream can no longer be trusted to be framed: answer, then close (PROTOCOL.md §1).
+      Counters::add(m_context.counters.dropped_protocol);
+      m_context.counters.count_error(refused->status);
+      spdlog::debug("refusing a frame from {}: {}", m_peer.describe(), refused->message);
+      proto::FrameHeader reply_header;
+      reply_header.op = static_cast<proto::Op>(refused->op_echo);
+      reply_header.request_id = refused->request_id_echo;
+      Reply reply = error_reply(refused->status, refused->message);
+      proto::FrameHeader request_echo = reply_header;
+      co_await write_reply(request_echo, reply);
+      co_return false;
+    }
+
+    auto over_budget = reserve_payload(header.payload_length);
+    if (!over_budget) co_return co_await read_payload(header.payload_length);
+    // Answered before its payload is read, so a client gets `busy` at once; the payload is then
+    // read and dropped within the request's own read deadline, and the connection stays usable.
+    const Clock::time_point read_by = m_deadline;
+    m_context.counters.count_error(Status::busy);
+    if (!co_await write_reply(header, error_reply(Status::busy, *over_budget))) co_return false;
+    if (!co_await discard_payload(header.payload_length, read_by)) co_return false;
+    if (m_context.draining.load()) co_return false;
+  }
+}
+
+std::optional<std::string> Connection::reserve_payload(std::uint64_t length) {
+  if (length <= k_retained_buffer_bytes) return std::nullopt;
+  policy::RequestBytesBudget& budget = m_context.request_bytes;
+  const auto refusal = budget.try_reserve(m_peer.uid, length);
+  if (refusal == policy::RequestBytesBudget::Refusal::none) {
+    m_payload_budget = policy::RequestBytesBudget::Hold(budget, m_peer.uid, length);
+    return std::nullopt;
+  }
+  Counters::add(m_context.counters.requests_refused_bytes);
+  std::string message;
+  if (refusal == policy::RequestBytesBudget::Refusal::per_uid) {
+    Counters::add(m_context.counters.requests_refused_bytes_per_uid);
+    message = "uid " + std::to_string(m_peer.uid) + " has " + std::to_string(budget.reserved(m_peer.uid)) +
+              " bytes of requests in flight; this one's " + std::to_string(length) +
+              " would pass request_bytes_per_uid (" + std::to_string(budget.per_uid_limit()) + "); try again later";
+  } else {
+    message = "the daemon has " + std::to_string(budget.reserved_total()) +
+              " bytes of requests in flight; this one's " + std::to_string(length) + " would pass request_bytes_total (" +
+              std::to_string(budget.total_limit()) + "); try again later";
+  }
+  spdlog::debug("refusing a request of {}: {}", m_peer.describe(), message);
+  return message;
+}
+
+awaitable<bool> Connection::read_payload(std::uint64_t length) {
+  // Rationale: the buffer at most doubles per step and each step is read in full before the next,
+  // so what a request holds is at most twice what it has sent (plus the first step), never what
+  // its header claims (16 connections sending only a header once took the daemon to 1 GiB).
+  m_payload.clear();
   boost::system::error_code ec;
-
-  // Draining, only a connection that has not been served yet reads, and only within the grace.
-  enter(Phase::idle, m_context.draining.load() ? std::chrono::duration_cast<Clock::duration>(k_first_request_grace)
-                                               : std::chrono::duration_cast<Clock::duration>(m_context.config.idle_timeout));
-  std::size_t got = co_await m_socket.async_read_some(asio::buffer(raw), asio::redirect_error(use_awaitable, ec));
-  if (ec) co_return false;  // the peer left, or the idle deadline closed the socket
-
-  enter(Phase::reading, m_context.config.read_deadline);
-  if (got < raw.size()) {
-    co_await asio::async_read(m_socket, asio::buffer(raw.data() + got, raw.size() - got),
+  std::size_t have = 0;
+  while (have < length) {
+    const std::size_t next = static_cast<std::size_t>(
+        std::min<std::uint64_t>(length, std::max<std::uint64_t>(k_retained_buffer_bytes, 2 * std::uint64_t{have})));
+    m_payload.resize(next);
+    co_await asio::async_read(m_socket, asio::buffer(m_payload.data() + have, next - have),
                               asio::redirect_error(use_awaitable, ec));
     if (ec) co_return false;
-  }
-
-  if (auto refused = proto::check_request_header(raw, m_context.config.max_frame_bytes, header)) {
-    // The stream can no longer be trusted to be framed: answer, then close (PROTOCOL.md §1).
-    Counters::add(m_context.counters.dropped_protocol);
-    m_context.counters.count_error(refused->status);
-    spdlog::debug("refusing a frame from {}: {}", m_peer.describe(), refused->message);
-    proto::FrameHeader reply_header;
-    reply_header.op = static_cast<proto::Op>(refused->op_echo);
-    reply_header.request_id = refused->request_id_echo;
-    Reply reply = error_reply(refused->status, refused->message);
-    proto::FrameHeader request_echo = reply_header;
-    co_await write_reply(request_echo, reply);
-    co_return false;
-  }
-
-  m_payload.resize(header.payload_length);
-  if (!m_payload.empty()) {
-    co_await asio::async_read(m_socket, asio::buffer(m_payload), asio::redirect_error(use_awaitable, ec));
-    if (ec) co_return false;
+    have = next;
   }
   co_return true;
 }
 
+awaitable<bool> Connection::discard_payload(std::uint64_t length, Clock::time_point read_by) {
+  const auto now = Clock::now();
+  enter(Phase::reading, read_by > now ? read_by - now : Clock::duration::zero());
+  m_payload.resize(static_cast<std::size_t>(std::min<std::uint64_t>(length, k_retained_buffer_bytes)));
+  boost::system::error_code ec;
+  for (std::uint64_t left = length; left > 0;) {
+    const std::size_t step = static_cast<std::size_t>(std::min<std::uint64_t>(left, m_payload.size()));
+    co_await asio::async_read(m_socket, asio::buffer(m_payload.data(), step), asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return false;
+    left -= step;
+  }
+  co_return true;
+}
+
+void Connection::release_payload() {
+  m_payload_budget.reset();
+  if (m_payload.capacity() > k_retained_buffer_bytes) std::vector<std::uint8_t>().swap(m_payload);
+}
+
 awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   enter(Phase::processing, Clock::duration::max());
+  Reply reply;
+  if (header.op == proto::Op::compile && m_context.compile != nullptr) {
+    reply = co_await compile();
+  } else {
+    reply = co_await handle(header.op);
+  }
+  // The reply owns what it sends (a LOOKUP's image is the store's buffer), so the request's bytes
+  // and their budget go before the reply is written, however slowly the client reads.
+  release_payload();
+  co_return reply;
+}
+
+awaitable<Reply> Connection::handle(proto::Op op) {
   RequestHandler& handler = m_context.handler;
   const proto::Bytes payload(m_payload);
   const PeerCredentials peer = m_peer;
-  const proto::Op op = header.op;
-  if (op == proto::Op::compile && m_context.compile != nullptr) co_return co_await compile(payload);
   auto work = [&handler, op, payload, peer] { return handler.handle(op, payload, peer); };
   // Rationale: a read runs right here, on the worker thread that serves this connection: handing it
   // to a pool and back cost two thread wake-ups per LOOKUP, more than the SQLite read itself
@@ -147,19 +230,25 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   co_return work();
 }
 
-awaitable<Reply> Connection::compile(proto::Bytes payload) {
+awaitable<Reply> Connection::compile() {
   CompileRequests& requests = *m_context.compile;
+  // The request's bytes leave the connection: async_compile frees them once the service has taken
+  // what it keeps (a new compile's job copies the PTX; a join keeps nothing), so no request holds
+  // its source while it waits, which may be minutes. From then on the compile service's per-uid
+  // limits (compile_queue_per_uid, compile_bytes_per_uid) count what is held, not this budget.
+  std::vector<std::uint8_t> request = std::exchange(m_payload, {});
   // Decoding, digesting and the store lookup run here, as a LOOKUP does; the compile itself runs on
   // the service's threads while this coroutine is suspended, so the worker thread serves others.
-  auto step = requests.begin(payload, m_context.handler.visibility_for(m_peer), m_peer);
+  auto step = requests.begin(request, m_context.handler.visibility_for(m_peer), m_peer);
   if (auto* reply = std::get_if<Reply>(&step)) co_return std::move(*reply);
   const PendingCompile& pending = std::get<PendingCompile>(step);
+  m_payload_budget.reset();
   // Rationale: nothing watches the socket while the compile runs, so a client that leaves is
   // noticed only when its reply cannot be written: it cancels nothing, and the compile is stored
-  // for the next request (PROTOCOL.md §5 COMPILE). m_payload, which input.ptx views, is not touched
-  // until this returns.
+  // for the next request (PROTOCOL.md §5 COMPILE).
   compile::CompileResult result =
-      co_await compile::async_compile(requests.service(), pending.key_id, pending.input, pending.priority, use_awaitable);
+      co_await compile::async_compile(requests.service(), pending.key_id, pending.input, pending.priority,
+                                      static_cast<std::uint32_t>(m_peer.uid), std::move(request), use_awaitable);
   co_return requests.finish(pending, result);
 }
 
@@ -172,7 +261,13 @@ awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const
       Counters::add(m_context.counters.images_by_descriptor);
       co_return co_await write_with_descriptor(request, reply, **sealed);
     }
-    spdlog::warn("image sent as bytes, not by descriptor: {}", sealed.error().message);
+    // Out of descriptors or memory for a memfd: the bytes go through the socket as for any client
+    // that did not ask for a descriptor, which the client takes the same way.
+    Counters::add(m_context.counters.images_by_descriptor_failed);
+    if (const std::uint64_t failures = m_context.descriptor_warnings.admit()) {
+      spdlog::warn("image sent as bytes, not by descriptor: {} ({} time(s) since the last warning)",
+                   sealed.error().message, failures);
+    }
   }
   proto::FrameHeader header;
   header.op = request.op;
@@ -244,7 +339,6 @@ awaitable<void> Connection::run() {
     m_context.counters.latency.record(
         header.op, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
     ++m_requests_served;
-    if (m_payload.capacity() > k_retained_buffer_bytes) std::vector<std::uint8_t>().swap(m_payload);
   }
   close();
   Counters::sub(m_context.counters.connections);

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -21,6 +23,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/server/peer_credentials.hpp>
 #include <daemon/server/sealed_image.hpp>
 #include <daemon/server/server_context.hpp>
@@ -48,10 +51,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Clock = std::chrono::steady_clock;
 
   boost::asio::awaitable<void> watchdog();
-  // false when the connection must end (peer gone, deadline, or an unreadable header answered).
+  // false when the connection must end (peer gone, deadline, or an unreadable header answered). A
+  // request over the request bytes budget is answered `busy` here and the next one read.
   boost::asio::awaitable<bool> read_request(proto::FrameHeader& header);
+  // Takes the budget for a payload of `length` bytes; the `busy` message when over it.
+  std::optional<std::string> reserve_payload(std::uint64_t length);
+  // Reads the payload into m_payload, which grows as the bytes arrive, not to the header's length.
+  boost::asio::awaitable<bool> read_payload(std::uint64_t length);
+  // Reads and drops a refused request's payload, by `read_by` (its read deadline).
+  boost::asio::awaitable<bool> discard_payload(std::uint64_t length, Clock::time_point read_by);
   boost::asio::awaitable<Reply> dispatch(const proto::FrameHeader& header);
-  boost::asio::awaitable<Reply> compile(proto::Bytes payload);  // COMPILE: awaits the compile service
+  boost::asio::awaitable<Reply> handle(proto::Op op);
+  boost::asio::awaitable<Reply> compile();  // COMPILE: awaits the compile service
+  void release_payload();                   // the request no longer needs its bytes
   boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply);
   // A LOOKUP hit whose image goes as a sealed memfd (PROTOCOL.md §4 "Images by descriptor").
   boost::asio::awaitable<bool> write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,
@@ -68,6 +80,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::uint64_t m_requests_served = 0;
   Clock::time_point m_deadline = Clock::time_point::max();
   std::vector<std::uint8_t> m_payload;
+  policy::RequestBytesBudget::Hold m_payload_budget;  // what the current request reserved
 };
 
 }  // namespace jitcache::daemon::server

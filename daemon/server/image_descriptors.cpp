@@ -23,7 +23,7 @@ proto::Result<std::shared_ptr<const SealedImage>> ImageDescriptors::get(
   if (!sealed) return sealed.error();
   std::lock_guard lock(m_mutex);
   ++m_created;
-  if ((*sealed)->size() > m_budget) return sealed;  // served once, not kept
+  if ((*sealed)->size() > m_budget || m_max_count == 0) return sealed;  // served once, not kept
   if (auto found = m_index.find(image.get()); found != m_index.end()) {
     m_bytes -= found->second->sealed->size();
     m_lru.erase(found->second);
@@ -37,7 +37,7 @@ proto::Result<std::shared_ptr<const SealedImage>> ImageDescriptors::get(
 }
 
 void ImageDescriptors::evict_to_budget() {
-  while (m_bytes > m_budget && !m_lru.empty()) {
+  while ((m_bytes > m_budget || m_lru.size() > m_max_count) && !m_lru.empty()) {
     m_bytes -= m_lru.back().sealed->size();
     m_index.erase(m_lru.back().key);
     m_lru.pop_back();
@@ -47,6 +47,11 @@ void ImageDescriptors::evict_to_budget() {
 std::uint64_t ImageDescriptors::bytes() const {
   std::lock_guard lock(m_mutex);
   return m_bytes;
+}
+
+std::size_t ImageDescriptors::count() const {
+  std::lock_guard lock(m_mutex);
+  return m_lru.size();
 }
 
 std::uint64_t ImageDescriptors::created() const {

@@ -32,8 +32,18 @@ using asio::awaitable;
 using asio::use_awaitable;
 using stats::Counters;
 
+namespace {
+// Rationale: a warning that repeats (accept failing at the descriptor limit) is worth a line every
+// few seconds while it lasts, not one per failure; STATS counts every one.
+constexpr std::chrono::seconds k_warning_interval{10};
+// How long a worker stops accepting after accept failed: long enough for connections to end and
+// give descriptors back, short enough that the clients waiting in the backlog hardly notice.
+constexpr std::chrono::milliseconds k_accept_pause{100};
+}  // namespace
+
 Server::Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
-               policy::TrustPolicy trust, CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks)
+               policy::TrustPolicy trust, CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks,
+               DescriptorPlan descriptors)
     : m_config(config),
       m_store(store),
       m_compile(compile),
@@ -52,8 +62,12 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd,
       m_maintenance(1),
       // Rationale: as much again as the hot image cache: the images worth a memfd are the ones
       // served often, which are the ones that cache holds.
-      m_descriptors(config.hot_cache_size),
-      m_context{config, m_handler, compile, m_counters, m_writer, m_maintenance, m_descriptors, {}} {
+      m_descriptors(config.hot_cache_size, descriptors.cached_image_descriptors),
+      m_request_bytes(config.request_bytes_per_uid, config.request_bytes_total),
+      m_descriptor_warnings(k_warning_interval),
+      m_accept_warnings(k_warning_interval),
+      m_context{config,        m_handler,       compile,  m_counters, m_writer, m_maintenance,
+                m_descriptors, m_request_bytes, m_descriptor_warnings, {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
   // Only the workers' duplicates hold the socket from here on, so when draining closes them the
   // socket stops listening at once (a connect is refused, not left waiting in the backlog) —
@@ -103,9 +117,17 @@ awaitable<void> Server::accept_loop(Worker& worker) {
     co_await worker.acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted || m_context.draining.load()) break;
-      // EMFILE and friends: keep serving the connections we have and try again shortly.
-      spdlog::warn("accept failed: {}", ec.message());
-      asio::steady_timer pause(worker.io, std::chrono::milliseconds(100));
+      // EMFILE and friends: keep serving the connections we have, stop accepting for a moment
+      // (the new connections wait in the backlog) rather than spin on a failing accept, and say so
+      // once in a while, not once a failure.
+      Counters::add(m_counters.accept_failures);
+      if (const std::uint64_t failures = m_accept_warnings.admit()) {
+        const bool descriptors = ec == asio::error::no_descriptors || ec.value() == ENFILE;
+        spdlog::warn("accept failed: {} ({} time(s) since the last warning); pausing accepts for {} ms{}", ec.message(),
+                     failures, k_accept_pause.count(),
+                     descriptors ? ": out of file descriptors, raise LimitNOFILE or lower max_connections" : "");
+      }
+      asio::steady_timer pause(worker.io, k_accept_pause);
       co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
       continue;
     }

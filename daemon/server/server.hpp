@@ -33,9 +33,12 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <daemon/config/config.hpp>
+#include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/policy/uid_connection_counts.hpp>
+#include <daemon/server/descriptor_plan.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/server/server_context.hpp>
+#include <daemon/server/warning_throttle.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
 
@@ -60,9 +63,11 @@ class Server {
   // compile) must outlive the server.
   // `publisher` (null when publishing is off) must outlive the server too. `trust`: who is trusted
   // (config keys trusted_users and trusted_groups, resolved).
+  // `descriptors`: how many memfds to keep (startup/descriptor_limit.hpp plans it from the limit;
+  // config.max_connections must already be the plan's).
   Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
          policy::TrustPolicy trust, CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
-         ServiceHooks hooks = {});
+         ServiceHooks hooks = {}, DescriptorPlan descriptors = {});
   ~Server();
 
   // Serves until drained; returns the process exit status (0 after a clean drain).
@@ -110,6 +115,9 @@ class Server {
   boost::asio::thread_pool m_writer;
   boost::asio::thread_pool m_maintenance;  // VERIFY (Lane::maintenance)
   ImageDescriptors m_descriptors;
+  policy::RequestBytesBudget m_request_bytes;
+  WarningThrottle m_descriptor_warnings;
+  WarningThrottle m_accept_warnings;
   ServerContext m_context;
   std::mutex m_connections_mutex;
   std::unordered_map<const Connection*, std::weak_ptr<Connection>> m_connections;

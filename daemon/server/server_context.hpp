@@ -1,5 +1,6 @@
 // What every connection shares with the server: configuration, the request handler, counters, the
-// store's executors and the drain flag. Owned by Server; outlives every connection.
+// store's executors, the request bytes budget and the drain flag. Owned by Server; outlives every
+// connection.
 // Thread safety: all members are thread-safe or immutable after start-up.
 #pragma once
 
@@ -8,8 +9,10 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <daemon/config/config.hpp>
+#include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/server/image_descriptors.hpp>
 #include <daemon/server/request_handler.hpp>
+#include <daemon/server/warning_throttle.hpp>
 #include <daemon/stats/counters.hpp>
 
 namespace jitcache::daemon::server {
@@ -24,6 +27,8 @@ struct ServerContext {
   boost::asio::thread_pool& writer;
   boost::asio::thread_pool& maintenance;
   ImageDescriptors& descriptors;
+  policy::RequestBytesBudget& request_bytes;  // request_bytes_per_uid and request_bytes_total
+  WarningThrottle& descriptor_warnings;       // images that could not go by descriptor
   std::atomic<bool> draining{false};
 };
 

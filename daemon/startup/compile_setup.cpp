@@ -26,6 +26,8 @@ compile::CompileServiceConfig compile_service_config(const config::Config& confi
   compile::CompileServiceConfig service;
   service.max_concurrent = config.compile_jobs;
   service.max_queued = config.compile_queue;
+  service.max_queued_per_tenant = config.compile_queue_per_uid;
+  service.max_bytes_per_tenant = config.compile_bytes_per_uid;
   service.negative_ttl = config.compile_failure_ttl;
   return service;
 }
@@ -50,9 +52,11 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
   path->service = std::make_unique<compile::CompileService>(
       compile_service_config(config), *toolkit, runner,
       [&sink](const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome) { sink(key_id, outcome); });
-  path->requests = std::make_unique<server::CompileRequests>(store, counters, *path->service, sink);
-  spdlog::info("compiling with {} ({}): {} jobs, queue {}, limits cpu {} s / wall {} ms / memory {} bytes",
+  path->requests =
+      std::make_unique<server::CompileRequests>(store, counters, *path->service, sink, config.compile_max_ptx);
+  spdlog::info("compiling with {} ({}): {} jobs, queue {} ({} per uid), limits cpu {} s / wall {} ms / memory {} bytes",
                compile::producer_name(*toolkit), worker, path->service->max_concurrent(), config.compile_queue,
+               config.compile_queue_per_uid,
                compile_limits(config).cpu_time.count(), config.compile_wall_time.count(), config.compile_memory);
   return path;
 }

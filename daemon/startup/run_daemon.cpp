@@ -19,6 +19,7 @@
 #include <daemon/server/server.hpp>
 #include <daemon/startup/compile_setup.hpp>
 #include <daemon/startup/daemonize.hpp>
+#include <daemon/startup/descriptor_limit.hpp>
 #include <daemon/startup/logging.hpp>
 #include <daemon/startup/mapped_store_fault.hpp>
 #include <daemon/startup/metrics_setup.hpp>
@@ -74,6 +75,7 @@ std::unique_ptr<publish::Publisher> make_publisher(const config::Config& config,
 }
 
 int serve(config::Config config, std::optional<InheritedSocket> inherited, std::optional<Detacher>& detacher) {
+  const std::uint64_t descriptor_limit = raise_descriptor_limit();
   // Before anything is created: a name that does not resolve stops the start with the reason.
   policy::TrustPolicy trust(::geteuid(), must(policy::resolve_users(config.trusted_users), "trusted_users"),
                             must(policy::resolve_groups(config.trusted_groups), "trusted_groups"));
@@ -118,6 +120,10 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   auto publisher = make_publisher(config, *store);
   // Before the server, which takes compile requests into the service, and destroyed after it.
   auto compile_path = make_compile_path(config, *store, counters, publisher.get());
+  // After the store and the compile path have opened their files: what is left is shared out.
+  const server::DescriptorPlan descriptors = plan_descriptors_at_start(
+      config, compile_path ? compile_path->service->max_concurrent() : 0, descriptor_limit);
+  config.max_connections = descriptors.max_connections;
   server::ServiceHooks hooks;
   if (auto interval = ServiceManager::watchdog_interval()) {
     hooks.watchdog = [] { ServiceManager::watchdog(); };
@@ -125,7 +131,8 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   }
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
   server::Server server(config, *store, listen_fd, counters, std::move(trust),
-                        compile_path ? compile_path->requests.get() : nullptr, publisher.get(), std::move(hooks));
+                        compile_path ? compile_path->requests.get() : nullptr, publisher.get(), std::move(hooks),
+                        descriptors);
   // Bound before readiness, so a port in use fails the start; scraped through the drain too, and
   // stopped after it (before the counters and the store it reads go).
   auto metrics = must(start_metrics(config, counters, *store,

@@ -21,6 +21,7 @@ void append_compile_stats(std::vector<std::pair<std::string, std::uint64_t>>& ou
                             {"single_flight_joins", from_engine(&C::single_flight_joins)},
                             {"compile_refused", from_engine(&C::refused)},
                             {"compile_busy", from_engine(&C::busy_rejections)},
+                            {"compile_busy_per_uid", from_engine(&C::busy_per_tenant)},
                             {"compile_negative_hits", from_engine(&C::negative_hits)},
                             {"compile_queue_length", from_engine(&C::queue_length)},
                             {"compile_running", from_engine(&C::running)},

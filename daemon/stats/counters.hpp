@@ -39,11 +39,16 @@ class Counters {
   Counter reports_rate_limited{0};  // REPORT_FAILUREs over reports_per_minute, answered busy
   Counter bytes_served{0};
   Counter images_by_descriptor{0};  // LOOKUP hits whose image went to the client as a sealed memfd
+  // LOOKUP hits asked for by descriptor whose memfd could not be made (e.g. EMFILE): sent as bytes.
+  Counter images_by_descriptor_failed{0};
   Counter published_hits{0};        // HIT_NOTEs of a live entry: hits of a published file (also in hits)
   Counter connections{0};          // open now
   Counter connections_total{0};    // accepted since start
   Counter connections_refused{0};  // over max_connections or max_connections_per_uid
   Counter connections_refused_per_uid{0};  // of those, over max_connections_per_uid
+  Counter accept_failures{0};      // accept() failed (EMFILE, ENFILE, ...); accepting paused briefly
+  Counter requests_refused_bytes{0};          // answered busy over request_bytes_per_uid or _total
+  Counter requests_refused_bytes_per_uid{0};  // of those, over request_bytes_per_uid
   Counter dropped_idle{0};         // closed by idle_timeout
   Counter dropped_deadline{0};     // closed by read_deadline or write_deadline
   Counter dropped_protocol{0};     // closed after an unreadable frame header

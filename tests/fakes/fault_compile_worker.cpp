@@ -1,6 +1,7 @@
 // A stand-in for jitcache-compile that misbehaves on request, so the fault tests can check that the
 // CompileRunner turns every kind of worker failure into worker_failed and stays unharmed. The
-// production worker has no such hooks. The mode is the job's PTX text:
+// production worker has no such hooks. The mode is the job's PTX text up to its first whitespace
+// (what follows pads the PTX to a size a test needs):
 //
 //   crash      read the job, then die of SIGSEGV
 //   hang       read the job, then sleep forever (wall-time limit)
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <span>
 #include <cstdlib>
@@ -114,7 +116,8 @@ int main(int argc, char** argv) {
   head.insert(head.end(), rest->begin(), rest->end());
   auto job = compile::decode_job(head);
   if (!job) return compile::k_exit_bad_job;
-  const std::string mode(job->ptx.begin(), job->ptx.end());
+  const auto word_end = std::find_if(job->ptx.begin(), job->ptx.end(), [](std::uint8_t c) { return std::isspace(c); });
+  const std::string mode(job->ptx.begin(), word_end);
   if (mode == "crash") ::raise(SIGSEGV);
   if (mode == "hang") sleep_forever();
   if (mode == "spin") {

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -109,14 +110,19 @@ class Harness {
         }) {}
 
   // Submits the job tagged `tag` under the key derived from the tag; outcomes are collected here.
+  // `tenant`: who asks, for the per-tenant limits; `padding`: bytes of spaces that make the PTX larger.
   compile::CompileTicket submit(const std::string& tag, compile::Priority priority,
-                                const std::string& options = proto::default_option_text()) {
-    const std::string ptx = tagged_ptx(tag);
-    auto ticket = service.submit(key_of(tag), input_of(ptx, options), priority, [this](compile::CompileOutcomePtr o) {
-      std::lock_guard lock(m_mutex);
-      m_outcomes.push_back(std::move(o));
-      m_changed.notify_all();
-    });
+                                const std::string& options = proto::default_option_text(),
+                                std::optional<std::uint32_t> tenant = std::nullopt, std::size_t padding = 0) {
+    const std::string ptx = std::string(padding, ' ') + tagged_ptx(tag);
+    auto ticket = service.submit(
+        key_of(tag), input_of(ptx, options), priority,
+        [this](compile::CompileOutcomePtr o) {
+          std::lock_guard lock(m_mutex);
+          m_outcomes.push_back(std::move(o));
+          m_changed.notify_all();
+        },
+        tenant);
     return ticket ? *ticket : compile::CompileTicket{};
   }
 

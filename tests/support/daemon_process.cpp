@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +55,10 @@ pid_t DaemonProcess::spawn(const std::vector<std::string>& args, const std::stri
       ::dup2(out, 2);
     }
     for (const auto& [name, value] : m_options.extra_env) ::setenv(name.c_str(), value.c_str(), 1);
+    if (m_options.descriptor_limit) {
+      const rlimit limit{m_options.descriptor_limit->first, m_options.descriptor_limit->second};
+      if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(126);
+    }
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

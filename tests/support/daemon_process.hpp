@@ -5,6 +5,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,8 @@ struct DaemonOptions {
   std::vector<std::string> extra_args;                        // e.g. {"--idle-timeout", "1s"}
   std::vector<std::pair<std::string, std::string>> extra_env; // set in the child only
   std::string log_level = "warn";
+  // RLIMIT_NOFILE (soft, hard) set in the child before it runs the daemon; none: inherited.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> descriptor_limit = std::nullopt;
 };
 
 class DaemonProcess {

@@ -81,6 +81,40 @@ TEST_CASE("compile service: at most max_concurrent compiles run at once") {
   CHECK(h.service.counters().queue_length == 0);
 }
 
+TEST_CASE("compile service: a tenant at its share of slots or PTX bytes is busy, another tenant and a join get in") {
+  Harness h({.max_concurrent = 1, .max_queued = 100, .max_queued_per_tenant = 2, .max_bytes_per_tenant = 10'000});
+  h.runner->hold();
+  const auto& default_options = jitcache::proto::default_option_text();
+  h.submit("a1", Priority::interactive, default_options, 1);
+  REQUIRE(h.runner->wait_for_calls(1));
+  h.submit("a2", Priority::interactive, default_options, 1);
+  h.submit("a3", Priority::interactive, default_options, 1);  // tenant 1's third: over its 2 slots
+  auto outcomes = h.wait_for_outcomes(1);
+  CHECK(outcomes.front()->kind == OutcomeKind::busy);
+  CHECK_THAT(outcomes.front()->message,
+             Catch::Contains("uid 1 has 2 compiles") && Catch::Contains("compile_queue_per_uid"));
+  h.submit("a2", Priority::interactive, default_options, 1);  // a join takes no slot
+  h.submit("b1", Priority::interactive, default_options, 2);  // another tenant has its own share
+  h.submit("b2", Priority::interactive, default_options, 2, 9'960);  // with b1: over its PTX bytes
+  outcomes = h.wait_for_outcomes(2);
+  CHECK(outcomes.back()->kind == OutcomeKind::busy);
+  CHECK_THAT(outcomes.back()->message, Catch::Contains("compile_bytes_per_uid"));
+  CHECK(h.service.counters().busy_rejections == 2);
+  CHECK(h.service.counters().busy_per_tenant == 2);
+  CHECK(h.service.counters().single_flight_joins == 1);
+  h.submit("untracked", Priority::interactive);  // no tenant: not limited per tenant
+  h.runner->open();
+  outcomes = h.wait_for_outcomes(7);
+  CHECK(h.runner->calls() == 4);  // a1, a2, b1, untracked
+  // Finished compiles give their slots back.
+  h.submit("a4", Priority::interactive, default_options, 1);
+  h.submit("a5", Priority::interactive, default_options, 1);
+  outcomes = h.wait_for_outcomes(9);
+  CHECK(outcomes[7]->kind == OutcomeKind::compiled);
+  CHECK(outcomes[8]->kind == OutcomeKind::compiled);
+  CHECK(h.service.counters().busy_per_tenant == 2);
+}
+
 TEST_CASE("compile service: a full queue answers busy at once, but a join still gets in") {
   Harness h({.max_concurrent = 1, .max_queued = 2});
   h.runner->hold();

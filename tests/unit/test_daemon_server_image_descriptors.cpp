@@ -56,7 +56,7 @@ TEST_CASE("sealed image: the memfd holds exactly the image and cannot be written
 }
 
 TEST_CASE("image descriptors: one image gets one memfd, reused while the image lives") {
-  ImageDescriptors descriptors(1 << 20);
+  ImageDescriptors descriptors(1 << 20, 100);
   auto image = make_image(100'000, 1);
   auto first = descriptors.get(image);
   auto second = descriptors.get(image);
@@ -74,7 +74,7 @@ TEST_CASE("image descriptors: one image gets one memfd, reused while the image l
 }
 
 TEST_CASE("image descriptors: a freed image's memfd is never handed out for a new image at its address") {
-  ImageDescriptors descriptors(1 << 20);
+  ImageDescriptors descriptors(1 << 20, 100);
   std::shared_ptr<const SealedImage> old_sealed;
   const ImageBuffer* old_address = nullptr;
   {
@@ -95,7 +95,7 @@ TEST_CASE("image descriptors: a freed image's memfd is never handed out for a ne
 }
 
 TEST_CASE("image descriptors: the cache stays within its budget, and a descriptor in use stays open") {
-  ImageDescriptors descriptors(250'000);
+  ImageDescriptors descriptors(250'000, 100);
   std::vector<std::shared_ptr<const ImageBuffer>> images;
   std::vector<std::shared_ptr<const SealedImage>> held;
   for (int i = 0; i < 5; ++i) {
@@ -111,4 +111,25 @@ TEST_CASE("image descriptors: the cache stays within its budget, and a descripto
   REQUIRE(again.ok());
   CHECK(*again != held.front());  // made anew
   CHECK(descriptors.created() == 6);
+}
+
+TEST_CASE("image descriptors: the cache keeps at most its count of memfds however small the images") {
+  ImageDescriptors descriptors(1ull << 30, 3);
+  std::vector<std::shared_ptr<const ImageBuffer>> images;
+  for (int i = 0; i < 10; ++i) {
+    images.push_back(make_image(70'000, static_cast<std::uint8_t>(i)));
+    auto got = descriptors.get(images.back());
+    REQUIRE(got.ok());
+    CHECK(descriptors.count() <= 3);
+  }
+  CHECK(descriptors.count() == 3);
+  auto newest = descriptors.get(images.back());  // the most recent ones stay
+  REQUIRE(newest.ok());
+  CHECK(descriptors.created() == 10);
+
+  ImageDescriptors none(1ull << 30, 0);
+  auto once = none.get(images.front());
+  REQUIRE(once.ok());
+  CHECK(std::ranges::equal(read_all((*once)->fd(), images.front()->size()), *images.front()));
+  CHECK(none.count() == 0);
 }

@@ -1,0 +1,25 @@
+// The descriptor plan (daemon/server/descriptor_plan.hpp): connections and cached memfds each get a
+// share of what the daemon's own files leave, with a quarter kept free, whatever the limit.
+#include <catch2/catch.hpp>
+
+#include <daemon/server/descriptor_plan.hpp>
+
+using jitcache::daemon::server::plan_descriptors;
+
+TEST_CASE("descriptor plan: a generous limit keeps max_connections and leaves a quarter free") {
+  const auto plan = plan_descriptors(65536, 100, 1024);
+  CHECK(plan.max_connections == 1024);
+  CHECK(plan.cached_image_descriptors == (65536 - 100) / 4);
+  CHECK(plan.reserved + 2 * plan.max_connections + plan.cached_image_descriptors < plan.limit);
+}
+
+TEST_CASE("descriptor plan: a low limit lowers max_connections and the memfds kept, never to nothing for connections") {
+  const auto plan = plan_descriptors(256, 120, 1024);
+  CHECK(plan.max_connections == 68);
+  CHECK(plan.cached_image_descriptors == 34);
+  CHECK(plan.reserved + plan.max_connections + plan.cached_image_descriptors <= plan.limit - 34);
+
+  const auto starved = plan_descriptors(100, 120, 1024);
+  CHECK(starved.max_connections == 1);
+  CHECK(starved.cached_image_descriptors == 0);
+}
