@@ -129,6 +129,8 @@ class SqliteStore final : public Store {
               std::uint64_t hot_cache_bytes, EvictionPolicy policy, int compression_level,
               std::uint64_t namespace_quota_bytes, unsigned report_quorum);
 
+  // A lookup or a published hit served this entry: its hit and its driver's use, kept in memory.
+  void note_served(const proto::EntryInfo& info);
   // Both under m_writer_mutex. Eviction writes the usage kept in memory first, so that an entry hit
   // since the last flush is ordered by that hit, and drops the evicted rows' cached images.
   // Images already handed out stay valid: they are shared_ptr buffers the reply owns.
