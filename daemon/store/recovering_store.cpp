@@ -121,6 +121,7 @@ void RecoveringStore::reset(std::uint64_t generation, ResetKind kind, const Erro
   // The gate is closed and empty: nothing else touches a store until it reopens.
   if (old) {
     carry(m_carried, old->session_counters());
+    if (kind == ResetKind::files_lost) old->leave_files_at_close();
     old.reset();  // closes the writer and every reader of the damaged file
   }
   Result<std::unique_ptr<SqliteStore>> fresh = std::unique_ptr<SqliteStore>();

@@ -1,10 +1,12 @@
 #include <daemon/store/sqlite_store.hpp>
 
 #include <spdlog/spdlog.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/key_id_range.hpp>
@@ -759,6 +761,20 @@ Totals SqliteStore::session_counters() const {
   totals.usage_pending = m_usage.pending() + m_drivers.pending();
   totals.usage_dropped = m_usage.dropped() + m_drivers.dropped();
   return totals;
+}
+
+void SqliteStore::leave_files_at_close() {
+  auto persist = [](SqliteDb& db) {
+    int on = 1;
+    sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_PERSIST_WAL, &on);
+  };
+  std::lock_guard lock(m_writer_mutex);
+  persist(m_writer);
+  std::vector<ConnectionPool<SqliteDb>::Lease> readers;
+  for (std::size_t i = 0; i < m_readers.size(); ++i) {
+    readers.push_back(m_readers.acquire());
+    persist(*readers.back());
+  }
 }
 
 // --- published images ---

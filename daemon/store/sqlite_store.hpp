@@ -124,6 +124,12 @@ class SqliteStore final : public Store {
   // file), so that RecoveringStore can carry them over to the store that replaces it.
   Totals session_counters() const;
 
+  // Makes closing leave the -wal and -shm paths alone (SQLITE_FCNTL_PERSIST_WAL on every
+  // connection). For a store whose files were deleted or replaced under it: the last connection to
+  // close would otherwise unlink `<path>-wal` and `-shm` by name, which may by then be another
+  // database's. Call only while no other call is using the store (RecoveringStore's closed gate).
+  void leave_files_at_close();
+
  private:
   SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock,
               std::uint64_t hot_cache_bytes, EvictionPolicy policy, int compression_level,
