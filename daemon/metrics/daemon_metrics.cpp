@@ -144,6 +144,14 @@ std::string DaemonMetrics::render() {
            t.corrupt_entries);
     single(out, "jitcache_store_resets_total", counter,
            "Times the database was found corrupt, set aside and replaced by an empty one.", t.store_resets);
+    single(out, "jitcache_store_reopens_total", counter,
+           "Times the database's files were deleted or replaced under the daemon and the store reopened.",
+           t.store_reopens);
+    single(out, "jitcache_usage_pending", gauge, "Usage records (hits, drivers in use) kept for the next flush.",
+           t.usage_pending);
+    single(out, "jitcache_usage_dropped_total", counter,
+           "Usage records dropped because too many were pending (a flush failing, or made-up drivers).",
+           t.usage_dropped);
     single(out, "jitcache_hot_cache_hits_total", counter, "Lookups served from the in-memory image cache.",
            t.hot_cache_hits);
     single(out, "jitcache_hot_cache_misses_total", counter, "Lookups of live entries that read the database.",

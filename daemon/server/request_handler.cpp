@@ -6,6 +6,7 @@
 
 #include <daemon/publish/publisher.hpp>
 #include <daemon/server/compile_request.hpp>
+#include <daemon/server/image_check.hpp>
 #include <daemon/stats/compile_stats.hpp>
 #include <daemon/store/verify.hpp>
 
@@ -182,6 +183,7 @@ Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
   if (!request) return failure(request.error(), "PUT");
   if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "PUT");
   if (request->image.empty()) return error_reply(Status::bad_request, "PUT carries an empty image");
+  if (auto valid = check_put_image(request->image, request->key.arch); !valid) return failure(valid.error(), "PUT");
 
   const store::Visibility who = visibility_for(peer);
   store::PutInput input;
@@ -228,7 +230,10 @@ Reply RequestHandler::stats(proto::Bytes payload) {
                   {"evictions", totals->evictions},
                   {"evicted_bytes", totals->evicted_bytes},
                   {"quota_evictions", totals->quota_evictions},
-                  {"store_resets", totals->store_resets}};
+                  {"store_resets", totals->store_resets},
+                  {"store_reopens", totals->store_reopens},
+                  {"usage_pending", totals->usage_pending},
+                  {"usage_dropped", totals->usage_dropped}};
   const publish::PublisherStats published = m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{};
   reply.values.emplace_back("published_images", published.published_images);
   reply.values.emplace_back("published_bytes", published.published_bytes);

@@ -84,8 +84,8 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
                  config.trusted_groups);
   }
   must(server::make_directories(config.state_dir, 0700), "state directory");
-  auto state_lock = must(server::InstanceLock::acquire(config.state_dir + "/jitcached.lock",
-                                                       "state directory " + config.state_dir),
+  auto state_lock = must(server::InstanceLock::acquire_directory(config.state_dir, "jitcached.lock",
+                                                                 "state directory " + config.state_dir),
                          "state directory");
   // Socket activation: systemd made the socket (its mode and group come from jitcached.socket) and
   // keeps it open across our restarts, so connections wait in its backlog instead of being refused.

@@ -16,7 +16,7 @@ constexpr char k_stored_bytes_sql[] = "SELECT bytes_stored FROM totals WHERE id 
 
 // Rationale: from the few stale rows of `drivers` into entries_by_driver, so the cost is that of the
 // stale entries, not a walk of every entry with a subquery each (drivers has a row for every
-// driver in entries: backfill_drivers() at open).
+// driver in entries: sync_drivers() at open).
 constexpr char k_stale_candidates_sql[] =
     "SELECT e.id, e.stored_size FROM drivers AS d JOIN entries AS e"
     " ON e.driver_api = d.driver_api AND e.driver_build = d.driver_build"
@@ -58,11 +58,18 @@ const char k_stale_condition_sql[] =
     "EXISTS (SELECT 1 FROM drivers AS d WHERE d.driver_api = entries.driver_api"
     " AND d.driver_build = entries.driver_build AND d.last_asked_at_ms < ?12)";
 
-Result<void> backfill_drivers(SqliteDb& writer) {
+Result<void> sync_drivers(SqliteDb& writer) {
+  if (auto r = writer.exec(
+          "INSERT OR IGNORE INTO drivers (driver_api, driver_build, last_asked_at_ms)"
+          " SELECT driver_api, driver_build, MAX(last_used_at_ms) FROM entries GROUP BY driver_api, driver_build",
+          "adding the drivers of entries an older jitcached wrote");
+      !r) {
+    return r;
+  }
   return writer.exec(
-      "INSERT OR IGNORE INTO drivers (driver_api, driver_build, last_asked_at_ms)"
-      " SELECT driver_api, driver_build, MAX(last_used_at_ms) FROM entries GROUP BY driver_api, driver_build",
-      "adding the drivers of entries an older jitcached wrote");
+      "DELETE FROM drivers WHERE NOT EXISTS (SELECT 1 FROM entries"
+      " WHERE entries.driver_api = drivers.driver_api AND entries.driver_build = drivers.driver_build)",
+      "deleting the drivers of no entry an older jitcached added");
 }
 
 std::uint64_t low_water_bytes(std::uint64_t max_size_bytes) {

@@ -51,11 +51,13 @@ std::uint64_t low_water_bytes(std::uint64_t max_size_bytes);
 // eviction's stale pass selects the same entries through a join.
 extern const char k_stale_condition_sql[];
 
-// Gives every driver of an entry a row in `drivers`, as last asked for when its newest entry was
-// last used, without touching the rows there are. Entries written by an older jitcached (schema
-// 3 or before, which ignores the table) would otherwise never go stale. Run at open; an
-// index-only scan of entries_by_driver.
-Result<void> backfill_drivers(SqliteDb& writer);
+// Makes `drivers` hold exactly the drivers of the entries (schema/0006_drivers_of_entries.sql keeps
+// it so from then on): every driver of an entry gets a row, as last asked for when its newest entry
+// was last used, without touching the rows there are, and a row of no entry is deleted. Entries
+// written by an older jitcached (schema 3 or before, which ignores the table) would otherwise never
+// go stale, and rows an older jitcached added for drivers only asked for (schema 5 or before) would
+// stay for ever. Run at open: an index-only scan of entries_by_driver and a probe of it per row.
+Result<void> sync_drivers(SqliteDb& writer);
 
 // totals.bytes_stored: one row, whatever the size of the store.
 Result<std::uint64_t> stored_bytes(SqliteDb& db);

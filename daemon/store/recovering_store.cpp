@@ -24,6 +24,7 @@ void carry(Totals& into, const Totals& from) {
   into.evictions += from.evictions;
   into.quota_evictions += from.quota_evictions;
   into.evicted_bytes += from.evicted_bytes;
+  into.usage_dropped += from.usage_dropped;
 }
 
 Result<std::unique_ptr<SqliteStore>> open_fresh(const SqliteStoreOptions& options, const Error& cause) {
@@ -38,18 +39,29 @@ Result<std::unique_ptr<SqliteStore>> open_fresh(const SqliteStoreOptions& option
   return SqliteStore::open(options);
 }
 
+// Whatever is at the path now: a database to open, nothing (a new one is made), or a corrupt file
+// (set aside).
+Result<std::unique_ptr<SqliteStore>> open_at_path(const SqliteStoreOptions& options) {
+  auto store = SqliteStore::open(options);
+  if (!store && store.error().code == ErrorCode::corrupt) store = open_fresh(options, store.error());
+  return store;
+}
+
+std::shared_ptr<const DatabaseFiles> watch(const SqliteStoreOptions& options) {
+  return std::make_shared<const DatabaseFiles>(DatabaseFiles::snapshot(options.path));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<RecoveringStore>> RecoveringStore::open(SqliteStoreOptions options) {
   options.quick_check_at_open = true;
-  auto store = SqliteStore::open(options);
-  if (!store && store.error().code == ErrorCode::corrupt) store = open_fresh(options, store.error());
+  auto store = open_at_path(options);
   if (!store) return store.error();
   return std::unique_ptr<RecoveringStore>(new RecoveringStore(std::move(options), std::move(*store)));
 }
 
 RecoveringStore::RecoveringStore(SqliteStoreOptions options, std::unique_ptr<SqliteStore> store)
-    : m_options(std::move(options)), m_store(std::move(store)) {}
+    : m_options(std::move(options)), m_store(std::move(store)), m_files(watch(m_options)) {}
 
 template <class F>
 auto RecoveringStore::call(F&& fn) -> decltype(fn(std::declval<SqliteStore&>())) {
@@ -72,11 +84,31 @@ auto RecoveringStore::call(F&& fn) -> decltype(fn(std::declval<SqliteStore&>()))
     std::lock_guard lock(m_mutex);
     if (--m_active == 0) m_changed.notify_all();
   }
-  if (!result && result.error().code == ErrorCode::corrupt) reset(generation, result.error());
+  if (!result && result.error().code == ErrorCode::corrupt) reset(generation, ResetKind::corrupt, result.error());
   return result;
 }
 
-void RecoveringStore::reset(std::uint64_t generation, const Error& cause) {
+template <class F>
+auto RecoveringStore::write_call(F&& fn) -> decltype(fn(std::declval<SqliteStore&>())) {
+  check_files();
+  return call(std::forward<F>(fn));
+}
+
+void RecoveringStore::check_files() {
+  std::shared_ptr<const DatabaseFiles> files;
+  std::uint64_t generation = 0;
+  {
+    std::lock_guard lock(m_mutex);
+    if (m_resetting) return;
+    files = m_files;
+    generation = m_generation;
+  }
+  if (auto change = files->changed()) {
+    reset(generation, ResetKind::files_lost, proto::make_error(ErrorCode::io, *change));
+  }
+}
+
+void RecoveringStore::reset(std::uint64_t generation, ResetKind kind, const Error& cause) {
   std::unique_ptr<SqliteStore> old;
   {
     std::unique_lock lock(m_mutex);
@@ -89,10 +121,24 @@ void RecoveringStore::reset(std::uint64_t generation, const Error& cause) {
   // The gate is closed and empty: nothing else touches a store until it reopens.
   if (old) {
     carry(m_carried, old->session_counters());
+    if (kind == ResetKind::files_lost) old->leave_files_at_close();
     old.reset();  // closes the writer and every reader of the damaged file
   }
-  auto fresh = open_fresh(m_options, cause);
-  if (!fresh) spdlog::error("store: could not replace the corrupt database: {}", fresh.error().message);
+  Result<std::unique_ptr<SqliteStore>> fresh = std::unique_ptr<SqliteStore>();
+  if (kind == ResetKind::corrupt) {
+    fresh = open_fresh(m_options, cause);
+    if (!fresh) spdlog::error("store: could not replace the corrupt database: {}", fresh.error().message);
+  } else {
+    std::error_code ec;
+    const bool there = std::filesystem::exists(m_options.path, ec);
+    spdlog::error("store: {} while jitcached was running: what was written since went to files that are no "
+                  "longer at their paths, and is lost; the store is reopened on {} (docs/operations.md "
+                  "\"The state directory\")",
+                  cause.message, there ? "the database now at " + m_options.path.string()
+                                       : "a new, empty database at " + m_options.path.string());
+    fresh = open_at_path(m_options);
+    if (!fresh) spdlog::error("store: could not reopen the database: {}", fresh.error().message);
+  }
   RowDropped listener;
   {
     std::lock_guard lock(m_mutex);
@@ -100,7 +146,8 @@ void RecoveringStore::reset(std::uint64_t generation, const Error& cause) {
       m_store = std::move(*fresh);
       if (m_row_dropped) m_store->on_row_dropped(m_row_dropped);
     }
-    ++m_resets;
+    m_files = watch(m_options);
+    ++(kind == ResetKind::corrupt ? m_resets : m_reopens);
     ++m_generation;
     m_resetting = false;
     listener = m_row_dropped;
@@ -134,7 +181,7 @@ Result<NamespaceTotals> RecoveringStore::namespace_totals(unsigned top) {
 }
 
 Result<PutOutcome> RecoveringStore::put(const PutInput& input) {
-  return call([&](SqliteStore& s) { return s.put(input); });
+  return write_call([&](SqliteStore& s) { return s.put(input); });
 }
 
 Result<ListPage> RecoveringStore::list(const ListQuery& query, const Visibility& who) {
@@ -142,7 +189,7 @@ Result<ListPage> RecoveringStore::list(const ListQuery& query, const Visibility&
 }
 
 Result<std::uint32_t> RecoveringStore::remove(const std::string& prefix, const Visibility& who) {
-  return call([&](SqliteStore& s) { return s.remove(prefix, who); });
+  return write_call([&](SqliteStore& s) { return s.remove(prefix, who); });
 }
 
 Result<Totals> RecoveringStore::totals() {
@@ -151,17 +198,18 @@ Result<Totals> RecoveringStore::totals() {
   std::lock_guard lock(m_mutex);
   carry(*totals, m_carried);
   totals->store_resets = m_resets;
+  totals->store_reopens = m_reopens;
   return totals;
 }
 
 Result<std::optional<ReportOutcome>> RecoveringStore::report_failure(const proto::Digest256& key_id,
                                                                      const Visibility& who,
                                                                      const FailureReport& report) {
-  return call([&](SqliteStore& s) { return s.report_failure(key_id, who, report); });
+  return write_call([&](SqliteStore& s) { return s.report_failure(key_id, who, report); });
 }
 
 Result<void> RecoveringStore::flush_usage() {
-  return call([&](SqliteStore& s) { return s.flush_usage(); });
+  return write_call([&](SqliteStore& s) { return s.flush_usage(); });
 }
 
 void RecoveringStore::note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) {
@@ -173,7 +221,7 @@ void RecoveringStore::note_driver_asked(std::uint32_t driver_api, const std::str
 }
 
 Result<GcOutcome> RecoveringStore::collect_garbage() {
-  return call([&](SqliteStore& s) { return s.collect_garbage(); });
+  return write_call([&](SqliteStore& s) { return s.collect_garbage(); });
 }
 
 Result<std::string> RecoveringStore::integrity_check() {

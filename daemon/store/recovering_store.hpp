@@ -18,6 +18,14 @@
 // file being renamed, and no request sees a half-swapped store. Several calls failing on the same
 // corruption reset once: a reset names the generation it replaces, and a later request for the
 // same generation is a no-op.
+//
+// Before every write (PUT, REMOVE, REPORT_FAILURE, GC, and the periodic usage flush) it also checks
+// that the database, its -wal and its -shm are still the files it opened (database_files.hpp). When
+// one was deleted or replaced (an operator removing the state directory's files under a running
+// daemon), the store is closed and reopened on whatever is at the path now: an empty new database
+// when nothing is, never the old files set aside. The reopen is logged as an error, counted in
+// Totals::store_reopens, and the write that noticed it goes to the reopened store, so it survives a
+// restart; what was written between the deletion and the check is lost, and said to be.
 // Rationale: a gate of our own rather than std::shared_mutex, whose glibc implementation prefers
 // readers: under a steady stream of lookups (each failing on the damaged file) a reset could wait
 // for ever.
@@ -29,6 +37,7 @@
 #include <memory>
 #include <mutex>
 
+#include <daemon/store/database_files.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <daemon/store/store.hpp>
 
@@ -67,10 +76,20 @@ class RecoveringStore final : public Store {
  private:
   RecoveringStore(SqliteStoreOptions options, std::unique_ptr<SqliteStore> store);
 
+  enum class ResetKind {
+    corrupt,     // the file is set aside and an empty store made
+    files_lost,  // the files were deleted or replaced: the store is reopened on what the path names
+  };
+
   // Runs fn on the current store inside the gate; a corrupt error then resets the store.
   template <class F>
   auto call(F&& fn) -> decltype(fn(std::declval<SqliteStore&>()));
-  void reset(std::uint64_t generation, const Error& cause);
+  // call(), after check_files(): for the calls that write.
+  template <class F>
+  auto write_call(F&& fn) -> decltype(fn(std::declval<SqliteStore&>()));
+  // Reopens the store when its files are no longer at their paths.
+  void check_files();
+  void reset(std::uint64_t generation, ResetKind kind, const Error& cause);
 
   const SqliteStoreOptions m_options;
   std::mutex m_mutex;
@@ -80,8 +99,10 @@ class RecoveringStore final : public Store {
   std::uint64_t m_generation = 0;
   std::unique_ptr<SqliteStore> m_store;  // null only while a reset could not open a new one
   RowDropped m_row_dropped;
+  std::shared_ptr<const DatabaseFiles> m_files;  // the current store's, replaced with it
   Totals m_carried;             // counters of the stores already replaced
   std::uint64_t m_resets = 0;
+  std::uint64_t m_reopens = 0;
 };
 
 }  // namespace jitcache::daemon::store

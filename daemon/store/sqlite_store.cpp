@@ -1,10 +1,12 @@
 #include <daemon/store/sqlite_store.hpp>
 
 #include <spdlog/spdlog.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/key_id_range.hpp>
@@ -113,10 +115,10 @@ constexpr char k_totals_sql[] =
     "SELECT entries, bytes_raw, bytes_stored,"
     " (SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NOT NULL) FROM totals WHERE id = 0";
 
+// Only the rows there are: a driver gets one when an entry of it is written (0006's triggers), so a
+// driver asked for that no entry has, made up or not, writes nothing.
 constexpr char k_flush_drivers_sql[] =
-    "INSERT INTO drivers (driver_api, driver_build, last_asked_at_ms) VALUES (?1, ?2, ?3)"
-    " ON CONFLICT (driver_api, driver_build) DO UPDATE SET"
-    " last_asked_at_ms = MAX(last_asked_at_ms, excluded.last_asked_at_ms)";
+    "UPDATE drivers SET last_asked_at_ms = MAX(last_asked_at_ms, ?3) WHERE driver_api = ?1 AND driver_build = ?2";
 
 constexpr char k_flush_usage_sql[] =
     "UPDATE entries SET hits = hits + ?1, last_used_at_ms = MAX(last_used_at_ms, ?2)"
@@ -217,7 +219,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
     }
   }
   if (auto r = migrate(*writer); !r) return r.error();
-  if (auto r = backfill_drivers(*writer); !r) return r.error();
+  if (auto r = sync_drivers(*writer); !r) return r.error();
 
   // Rationale: readers are opened read-write and made read-only with PRAGMA query_only rather than
   // SQLITE_OPEN_READONLY: a read-only connection cannot recover or rebuild the WAL index (-shm)
@@ -259,26 +261,20 @@ SqliteStore::~SqliteStore() {
 
 Result<std::optional<StoredImage>> SqliteStore::lookup(const proto::Digest256& key_id, const Visibility& who) {
   auto found = read_verified(k_lookup_sql, key_id, who, "looking up " + proto::to_hex(key_id));
-  if (found && found->has_value()) {
-    m_usage.record(key_id, (*found)->info.namespace_id, m_clock());
-  }
+  if (found && found->has_value()) note_served((*found)->info);
   return found;
 }
 
 Result<std::optional<StoredImage>> SqliteStore::lookup_explained(const proto::Digest256& key_id,
                                                                  const Visibility& who, MissReason& why) {
   auto found = read_verified(k_lookup_sql, key_id, who, "looking up " + proto::to_hex(key_id), &why);
-  if (found && found->has_value()) {
-    m_usage.record(key_id, (*found)->info.namespace_id, m_clock());
-  }
+  if (found && found->has_value()) note_served((*found)->info);
   return found;
 }
 
 Result<std::optional<StoredImage>> SqliteStore::lookup_fast(const proto::Digest256& fast_key_id, const Visibility& who) {
   auto found = read_verified(k_lookup_fast_sql, fast_key_id, who, "looking up fast key " + proto::to_hex(fast_key_id));
-  if (found && found->has_value()) {
-    m_usage.record((*found)->info.key_id, (*found)->info.namespace_id, m_clock());
-  }
+  if (found && found->has_value()) note_served((*found)->info);
   return found;
 }
 
@@ -424,8 +420,6 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
                                                 " bytes stored, more than the namespace_quota of " +
                                                 std::to_string(m_namespace_quota) + " bytes per uid");
   }
-  m_drivers.record(input.key.driver_api, input.key.driver_build, now);
-
   std::lock_guard lock(m_writer_mutex);
   if (quota_applies) {
     if (auto r = evict_over_quota_locked(input.namespace_id, stored.size()); !r) return r.error();
@@ -591,7 +585,13 @@ Result<void> SqliteStore::flush_usage_locked() {
 }
 
 void SqliteStore::note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) {
-  m_drivers.record(driver_api, driver_build, m_clock());
+  m_drivers.record_asked(driver_api, driver_build, m_clock());
+}
+
+void SqliteStore::note_served(const proto::EntryInfo& info) {
+  const std::int64_t now = m_clock();
+  m_usage.record(info.key_id, info.namespace_id, now);
+  m_drivers.record_served(info.key.driver_api, info.key.driver_build, now);
 }
 
 Result<void> SqliteStore::evict_over_quota_locked(std::uint32_t namespace_id, std::uint64_t incoming_bytes) {
@@ -741,6 +741,8 @@ Result<Totals> SqliteStore::totals() {
   totals.evictions = counted.evictions;
   totals.evicted_bytes = counted.evicted_bytes;
   totals.quota_evictions = counted.quota_evictions;
+  totals.usage_pending = counted.usage_pending;
+  totals.usage_dropped = counted.usage_dropped;
   return totals;
 }
 
@@ -756,7 +758,23 @@ Totals SqliteStore::session_counters() const {
   totals.evictions = m_evictions.load(std::memory_order_relaxed);
   totals.evicted_bytes = m_evicted_bytes.load(std::memory_order_relaxed);
   totals.quota_evictions = m_quota_evictions.load(std::memory_order_relaxed);
+  totals.usage_pending = m_usage.pending() + m_drivers.pending();
+  totals.usage_dropped = m_usage.dropped() + m_drivers.dropped();
   return totals;
+}
+
+void SqliteStore::leave_files_at_close() {
+  auto persist = [](SqliteDb& db) {
+    int on = 1;
+    sqlite3_file_control(db.handle(), "main", SQLITE_FCNTL_PERSIST_WAL, &on);
+  };
+  std::lock_guard lock(m_writer_mutex);
+  persist(m_writer);
+  std::vector<ConnectionPool<SqliteDb>::Lease> readers;
+  for (std::size_t i = 0; i < m_readers.size(); ++i) {
+    readers.push_back(m_readers.acquire());
+    persist(*readers.back());
+  }
 }
 
 // --- published images ---
@@ -801,7 +819,7 @@ Result<std::optional<proto::EntryInfo>> SqliteStore::note_published_hit(const pr
       "noting a published hit of " + proto::to_hex(fast_key_id));
   if (!row) return row.error();
   if (!row->has_value()) return std::optional<proto::EntryInfo>();
-  m_usage.record((*row)->info.key_id, (*row)->info.namespace_id, m_clock());
+  note_served((*row)->info);
   return std::optional<proto::EntryInfo>(std::move((*row)->info));
 }
 

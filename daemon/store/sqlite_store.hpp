@@ -124,11 +124,19 @@ class SqliteStore final : public Store {
   // file), so that RecoveringStore can carry them over to the store that replaces it.
   Totals session_counters() const;
 
+  // Makes closing leave the -wal and -shm paths alone (SQLITE_FCNTL_PERSIST_WAL on every
+  // connection). For a store whose files were deleted or replaced under it: the last connection to
+  // close would otherwise unlink `<path>-wal` and `-shm` by name, which may by then be another
+  // database's. Call only while no other call is using the store (RecoveringStore's closed gate).
+  void leave_files_at_close();
+
  private:
   SqliteStore(SqliteDb writer, std::vector<std::unique_ptr<SqliteDb>> readers, std::function<std::int64_t()> clock,
               std::uint64_t hot_cache_bytes, EvictionPolicy policy, int compression_level,
               std::uint64_t namespace_quota_bytes, unsigned report_quorum);
 
+  // A lookup or a published hit served this entry: its hit and its driver's use, kept in memory.
+  void note_served(const proto::EntryInfo& info);
   // Both under m_writer_mutex. Eviction writes the usage kept in memory first, so that an entry hit
   // since the last flush is ordered by that hit, and drops the evicted rows' cached images.
   // Images already handed out stay valid: they are shared_ptr buffers the reply owns.

@@ -110,6 +110,14 @@ struct Totals {
   // Times the database was found corrupt while the daemon ran, set aside and replaced by an empty
   // one (recovering_store.hpp); the counters above then carry on across the new database.
   std::uint64_t store_resets = 0;
+  // Times the database's files were deleted or replaced under the running daemon, noticed and the
+  // store reopened on the file now at its path (recovering_store.hpp); counted apart from
+  // store_resets, which are corruption.
+  std::uint64_t store_reopens = 0;
+  // Usage kept in memory for the next flush (hit counts of entries, uses of drivers), and the
+  // records dropped since open because that was full (usage_log.hpp, driver_log.hpp).
+  std::uint64_t usage_pending = 0;
+  std::uint64_t usage_dropped = 0;
 };
 
 // Why a lookup by key found nothing to serve (lookup_explained), for the metrics endpoint.
@@ -224,11 +232,14 @@ class Store {
   virtual Result<std::optional<ReportOutcome>> report_failure(const proto::Digest256& key_id, const Visibility& who,
                                                               const FailureReport& report) = 0;
   // Hits and last-used times are kept in memory by lookup() and written here in one transaction,
-  // so that hits do not become writes. The daemon calls it periodically and at shutdown.
+  // so that hits do not become writes. The daemon calls it periodically and at shutdown. What is
+  // kept between flushes is bounded (Totals::usage_pending); a failed flush keeps its records
+  // within that bound.
   virtual Result<void> flush_usage() = 0;
-  // A client asked for an entry keyed to this driver (LOOKUP by key or fast key, COMPILE; PUT
-  // records its own): the driver is in use, so its entries are not stale. Kept in memory and
-  // written by flush_usage(), never a write of its own.
+  // A client asked for an entry keyed to this driver (LOOKUP by key or fast key, COMPILE; a hit
+  // and a PUT record their own): the driver is in use, so its entries are not stale. Kept in
+  // memory, a bounded number of drivers (driver_log.hpp), and written by flush_usage() only for a
+  // driver that has entries; never a write of its own.
   virtual void note_driver_asked(std::uint32_t driver_api, const std::string& driver_build) = 0;
   // Runs eviction now: every entry of a stale driver, then least recently used entries while the
   // store is over its limit (down to the low-water mark, as a PUT would). A write.

@@ -5,7 +5,15 @@
 namespace jitcache::daemon::store {
 
 void UsageLog::merge_locked(const Slot& slot, std::uint64_t hits, std::int64_t last_used_at_ms) {
-  Usage& usage = m_usage[slot];
+  auto it = m_usage.find(slot);
+  if (it == m_usage.end()) {
+    if (m_usage.size() >= m_max_pending) {
+      ++m_dropped;
+      return;
+    }
+    it = m_usage.emplace(slot, Usage{}).first;
+  }
+  Usage& usage = it->second;
   usage.hits += hits;
   usage.last_used_at_ms = std::max(usage.last_used_at_ms, last_used_at_ms);
 }
@@ -39,6 +47,11 @@ void UsageLog::restore(const std::vector<UsageRecord>& records) {
 std::size_t UsageLog::pending() const {
   std::lock_guard lock(m_mutex);
   return m_usage.size();
+}
+
+std::uint64_t UsageLog::dropped() const {
+  std::lock_guard lock(m_mutex);
+  return m_dropped;
 }
 
 }  // namespace jitcache::daemon::store

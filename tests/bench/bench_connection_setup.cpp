@@ -26,6 +26,7 @@
 #include <jitcache/proto/jit_options.hpp>
 
 #include "daemon_process.hpp"
+#include "sample_cubin.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitcache;
@@ -70,7 +71,12 @@ int main(int argc, char** argv) {
   key.options = proto::default_option_text();
   {
     auto client = client::transport::DaemonClient::connect(options);
-    std::vector<std::uint8_t> image(size, 7);
+    // An sm_90a cubin of `size` bytes: a PUT stores nothing else, and the key is for sm_90a.
+    testing::CubinSpec spec;
+    spec.arch_specific = true;
+    const std::size_t headers = testing::min_cubin_size(spec);
+    const std::vector<std::uint8_t> image =
+        testing::make_cubin(spec, std::vector<std::uint8_t>(size > headers ? size - headers : 0, 7));
     proto::PutRequest put;
     put.key = key;
     put.producer = "bench_connection_setup";

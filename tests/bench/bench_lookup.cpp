@@ -32,6 +32,7 @@
 #include "process_usage.hpp"
 #include "redis_connection.hpp"
 #include "redis_server.hpp"
+#include "sample_cubin.hpp"
 #include "temp_dir.hpp"
 
 namespace jitcache::bench {
@@ -91,9 +92,11 @@ SizeDataset make_dataset(std::size_t size, unsigned key_count) {
     key.options = proto::default_option_text();
     data.redis_keys.push_back(proto::to_hex(proto::key_id(key)));
     data.keys.push_back(std::move(key));
-    std::vector<std::uint8_t> image(size);
-    fill_random(image, random);
-    data.images.push_back(std::move(image));
+    // A PUT stores only a cubin: random code bytes inside an sm_90 ELF of `size` bytes in all.
+    const std::size_t headers = testing::min_cubin_size(testing::CubinSpec{});
+    std::vector<std::uint8_t> code(size > headers ? size - headers : 0);
+    fill_random(code, random);
+    data.images.push_back(testing::make_cubin(testing::CubinSpec{}, code));
   }
   return data;
 }

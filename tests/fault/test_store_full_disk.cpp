@@ -1,21 +1,29 @@
 // A full disk under the store (issue 5, item 5): the state dir is a tmpfs of its own, 8 MiB, nearly
-// filled by a filler file, and PUTs fill the rest. A PUT that does not fit fails with the status
+// filled by a filler file, and PUTs fill the rest. And (issue 14, item 3) LOOKUPs of made-up
+// drivers while the disk is full: what the failing usage flushes keep stays bounded. A PUT that does not fit fails with the status
 // no_space (PROTOCOL.md §3), LOOKUP, LIST and STATS keep working (across a daemon restart too),
 // nothing half-written is ever served or left in the file, and PUTs succeed again once the filler
 // is deleted. Skips with a visible reason where a tmpfs cannot be mounted.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <daemon/store/driver_log.hpp>
 
 #include "daemon_process.hpp"
 #include "daemon_stats.hpp"
 #include "sample_entries.hpp"
+#include "sqlite_text_query.hpp"
 #include "store_file_check.hpp"
 #include "temp_dir.hpp"
 #include "tmpfs_mount.hpp"
@@ -177,4 +185,98 @@ TEST_CASE("store full disk: a PUT that does not fit fails with no_space, reads k
   daemon.start();
   check_served(daemon, stored, {});
   check_file(daemon, stored.size());
+}
+
+namespace {
+
+// Writes until the file system says no: not a block left for a WAL frame.
+void fill_up(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  REQUIRE(fd >= 0);
+  const std::string chunk(4096, 'f');
+  while (::write(fd, chunk.data(), chunk.size()) > 0) {
+  }
+  ::close(fd);
+}
+
+// A STATS value, or nullopt when the daemon has no such counter.
+std::optional<std::uint64_t> optional_stat(client::transport::DaemonClient& client, const std::string& name) {
+  auto stats = client.stats();
+  REQUIRE(stats);
+  for (const auto& [n, v] : stats->values) {
+    if (n == name) return v;
+  }
+  return std::nullopt;
+}
+
+std::uint64_t resident_kib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("store full disk: LOOKUPs naming made-up drivers hold bounded memory while usage flushes fail, and add no drivers rows") {
+  TempDir dir("jitcache-full-disk");
+  TmpfsMount mount(dir.file("store"), "8m");
+  if (!mount.mounted()) {
+    WARN("SKIPPED: " << mount.error());
+    return;
+  }
+  testing::DaemonOptions options;
+  options.extra_env = {{"JITCACHE_COMPILE", "false"}};
+  options.extra_args = {"--usage-flush-interval", "100ms"};
+  DaemonProcess daemon(dir, options);
+  daemon.start();
+  auto client = daemon.client();
+  const auto image = testing::sample_image(1, 4096);
+  REQUIRE(client.put(testing::sample_put(1, image)));
+
+  // Full to the last block: every flush that has something to write (the hits below) fails.
+  const std::string filler = daemon.state_dir() + "/filler";
+  fill_up(filler);
+  REQUIRE(mount.free_bytes() < 4096);
+  const std::uint64_t rss_before = resident_kib(daemon.pid());
+
+  constexpr int k_made_up = 20000;
+  for (int i = 0; i < k_made_up; ++i) {
+    proto::KeyFields key = testing::sample_key(1);
+    if (i % 100 == 0) {
+      auto hit = client.lookup(key);
+      REQUIRE(hit);
+      REQUIRE(hit->has_value());
+    }
+    key.driver_build = "made.up." + std::to_string(i) + std::string(40, 'x');
+    auto miss = client.lookup(key);
+    REQUIRE(miss);
+    REQUIRE_FALSE(miss->has_value());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a few failed flushes
+  CHECK_THAT(testing::read_file(daemon.log_path()), Catch::Contains("could not write usage counters"));
+  const std::uint64_t rss_after = resident_kib(daemon.pid());
+  const auto pending = optional_stat(client, "usage_pending");
+  const auto dropped = optional_stat(client, "usage_dropped");
+  INFO("pending " << pending.value_or(0) << ", dropped " << dropped.value_or(0) << ", VmRSS " << rss_before
+                  << " -> " << rss_after << " KiB");
+  // The made-up drivers, at most k_max_asked_drivers of them, the real one (served) and the entry's hits.
+  CHECK(pending.value_or(UINT64_MAX) <= daemon::store::k_max_asked_drivers + 2);
+  CHECK(dropped.value_or(0) >= k_made_up - daemon::store::k_max_asked_drivers);
+  CHECK(rss_after < rss_before + 32 * 1024);
+
+  // Space returns: the next flush writes the hits and the real driver's use, and nothing of the
+  // made-up ones reaches the file.
+  REQUIRE(::unlink(filler.c_str()) == 0);
+  const std::string db = daemon.state_dir() + "/jitcache.db";
+  const std::string all_hits = std::to_string(k_made_up / 100);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (testing::query_text(db, "SELECT hits FROM entries") != all_hits && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(testing::query_text(db, "SELECT hits FROM entries") == all_hits);
+  CHECK(testing::query_text(db, "SELECT COUNT(*) FROM drivers") == "1");
+  CHECK(optional_stat(client, "usage_pending") == std::optional<std::uint64_t>(0));
 }

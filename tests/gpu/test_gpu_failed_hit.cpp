@@ -5,12 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <jitcache/proto/messages.hpp>
+#include <jitcache/proto/wire.hpp>
 
 #include "cache_load.hpp"
 #include "daemon_process.hpp"
 #include "gpu_paths.hpp"
 #include "gpu_session.hpp"
 #include "kernel_checks.hpp"
+#include "store_plant.hpp"
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;
@@ -20,8 +22,11 @@ namespace {
 // An nvcc-built cubin this device cannot run: cubins run only within their CC major (cuda-notes §3).
 std::string wrong_arch_cubin_name(const GpuDriver& gpu) { return gpu.cc_major == 8 ? "scale_sm90.cubin" : "scale_sm80.cubin"; }
 
-// Stores `image` under the key of the entry whose id is `key_id`, replacing its image.
+// Stores `image` under the key of the entry whose id is `key_id`, replacing its image. The daemon
+// refuses a PUT of a cubin that cannot serve the key's arch, so it is written into the file from
+// outside, as an older jitcached, which stored any bytes, could have (store_plant.hpp).
 void replace_image(const DaemonProcess& daemon, const std::string& key_id, const std::string& image) {
+  const jitcache::proto::Bytes bytes(reinterpret_cast<const std::uint8_t*>(image.data()), image.size());
   auto client = daemon.client();
   auto entry = client.lookup_by_id(key_id);
   REQUIRE(entry);
@@ -29,11 +34,11 @@ void replace_image(const DaemonProcess& daemon, const std::string& key_id, const
   jitcache::proto::PutRequest put;
   put.key = (*entry)->info.key;
   put.producer = "gpu test: a cubin for the wrong GPU";
-  put.image = jitcache::proto::Bytes(reinterpret_cast<const std::uint8_t*>(image.data()), image.size());
-  auto stored = client.put(put);
-  INFO((stored ? std::string() : stored.error().message));
-  REQUIRE(stored);
-  CHECK(stored->replaced);
+  put.image = bytes;
+  auto refused = client.put(put);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().reply_status == static_cast<std::uint16_t>(jitcache::proto::Status::bad_request));
+  plant_image(daemon.state_dir() + "/jitcache.db", key_id, bytes);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <jitcache/proto/key.hpp>
 
 #include "daemon_process.hpp"
+#include "sample_cubin.hpp"
 #include "sample_entries.hpp"
 #include "temp_dir.hpp"
 
@@ -126,11 +127,13 @@ Json parse_json(const CliRun& run) {
   return json;
 }
 
+// An sm_90 cubin (a PUT stores nothing else) of `size` bytes, or the smallest one there is.
 std::vector<std::uint8_t> image_bytes(std::size_t size) {
-  // Every byte value, NUL and 0xFF included: the image must come back bit for bit.
-  std::vector<std::uint8_t> bytes(size);
-  for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>((i * 131 + 7) % 256);
-  return bytes;
+  // Every byte value, NUL and 0xFF included, in its code: the image must come back bit for bit.
+  const std::size_t headers = testing::min_cubin_size(testing::CubinSpec{});
+  std::vector<std::uint8_t> code(size > headers ? size - headers : 0);
+  for (std::size_t i = 0; i < code.size(); ++i) code[i] = static_cast<std::uint8_t>((i * 131 + 7) % 256);
+  return testing::make_cubin(testing::CubinSpec{}, code);
 }
 
 std::string as_string(const std::vector<std::uint8_t>& bytes) { return std::string(bytes.begin(), bytes.end()); }
@@ -688,11 +691,11 @@ TEST_CASE("cli: ls --stale lists the entries of drivers no client asks for, and 
   CHECK(again.at("evicted_bytes") == 0);
   CHECK(again.at("stale_entries") == 0);
   CHECK(again.at("entries") == 1);
-  CHECK(again.at("bytes_stored") == image.size());
   CHECK(parse_json(run_cli({"--json", "ls", "--stale"}, socket)).empty());
   const Json left = parse_json(run_cli({"--json", "ls"}, socket));
   REQUIRE(left.size() == 1);
   CHECK(left[0].at("driver_build") == "590.10");
+  CHECK(again.at("bytes_stored") == left[0].at("stored_size"));
 }
 
 TEST_CASE("cli: verify reports a clean store with exit 0, and removes and names a damaged entry with exit 6") {
@@ -701,8 +704,9 @@ TEST_CASE("cli: verify reports a clean store with exit 0, and removes and names 
   daemon.start();
   const std::string socket = daemon.socket_path();
   auto client = daemon.client();
-  std::vector<std::uint8_t> compressible(200'000);
-  for (std::size_t i = 0; i < compressible.size(); ++i) compressible[i] = static_cast<std::uint8_t>(i % 64 < 8 ? i : 0);
+  std::vector<std::uint8_t> code(200'000);
+  for (std::size_t i = 0; i < code.size(); ++i) code[i] = static_cast<std::uint8_t>(i % 64 < 8 ? i : 0);
+  const std::vector<std::uint8_t> compressible = testing::make_cubin(testing::CubinSpec{}, code);
   REQUIRE(client.put(testing::sample_put(1, testing::sample_image(1, 50'000))));
   REQUIRE(client.put(testing::sample_put(2, compressible)));
   REQUIRE(client.put(testing::sample_put(3, compressible)));
@@ -911,4 +915,31 @@ TEST_CASE("cli: text and JSON output show control characters, bidi controls and 
   // JSON escapes read back as the stored text; the invalid byte became U+FFFD.
   CHECK(listed[0].at("producer") ==
         "red \x1b[31mX\x1b[0m c1 \xc2\x9b" "2J rlo \xe2\x80\xae bad \xef\xbf\xbd back\\slash Jos\xc3\xa9");
+TEST_CASE("cli: put refuses PTX text or a cubin of another arch as the image, and says why") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  daemon.start();
+
+  // The PTX source given as the image too, as in `jitcache put --image kernel.ptx`.
+  std::vector<std::string> args = put_args(k_corpus_ptx);
+  const CliRun text = run_cli(args, daemon.socket_path());
+  CHECK(text.status == 4);
+  check_one_line_error(text);
+  CHECK_THAT(text.err, Catch::Contains("not a cubin") && Catch::Contains("PTX"));
+
+  testing::CubinSpec sm_80;
+  sm_80.sm = 80;
+  const std::string wrong_path = dir.file("sm_80.cubin");
+  testing::write_file(wrong_path, as_string(testing::make_cubin(sm_80, 1, 2000)));
+  const CliRun wrong = run_cli(put_args(wrong_path), daemon.socket_path());
+  CHECK(wrong.status == 4);
+  check_one_line_error(wrong);
+  CHECK_THAT(wrong.err, Catch::Contains("sm_80 cubin") && Catch::Contains("cannot serve the key's arch sm_90"));
+  CHECK(parse_json(run_cli({"ls", "--json"}, daemon.socket_path())).empty());
+
+  const std::string right_path = dir.file("sm_90.cubin");
+  testing::write_file(right_path, as_string(image_bytes(2000)));
+  const CliRun right = run_cli(put_args(right_path), daemon.socket_path());
+  CHECK(right.status == 0);
+  CHECK(parse_json(run_cli({"ls", "--json"}, daemon.socket_path())).size() == 1);
 }

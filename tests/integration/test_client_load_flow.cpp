@@ -32,6 +32,7 @@
 #include "daemon_stats.hpp"
 #include "fake_driver.hpp"
 #include "load_flow_fixture.hpp"
+#include "store_plant.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitcache;
@@ -257,7 +258,12 @@ TEST_CASE("load flow: a cubin for another GPU stored under this key fails with 2
   plant.key = (*sm90)->info.key;
   plant.producer = "test: wrong arch";
   plant.image = proto::Bytes((*sm100)->image);
-  REQUIRE(client.put(plant));
+  // The daemon refuses such a PUT (docs/entry-format.md "What a PUT may store"), so it is written
+  // into the file from outside, as an older jitcached, which stored any bytes, could have.
+  auto refused = client.put(plant);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().reply_status == static_cast<std::uint16_t>(proto::Status::bad_request));
+  testing::plant_image(live.daemon.state_dir() + "/jitcache.db", sm90_id, (*sm100)->bytes());
 
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
   CHECK(last_info().stage == JITCACHE_STAGE_IMAGE);

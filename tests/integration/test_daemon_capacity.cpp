@@ -122,7 +122,8 @@ TEST_CASE("daemon capacity: PUTs keep the store within --max-size, evicting the 
 
 TEST_CASE("daemon capacity: GC removes the entries of a driver no client asks for, and says what it removed") {
   TempDir dir;
-  DaemonProcess daemon(dir, DaemonOptions{{"--stale-driver-after", "1s"}, {}, "warn"});
+  // Stored raw, so that the bytes GC reports are the images' sizes.
+  DaemonProcess daemon(dir, DaemonOptions{{"--stale-driver-after", "1s", "--compression-level", "0"}, {}, "warn"});
   daemon.start();
   auto client = daemon.client();
   auto hello = client.hello("test");

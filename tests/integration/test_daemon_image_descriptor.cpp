@@ -12,6 +12,7 @@
 
 #include "daemon_process.hpp"
 #include "daemon_stats.hpp"
+#include "sample_cubin.hpp"
 #include "sample_entries.hpp"
 #include "temp_dir.hpp"
 
@@ -95,9 +96,10 @@ TEST_CASE("image by descriptor: a compressed entry is handed over as its raw byt
   TempDir dir;
   DaemonProcess daemon(dir, testing::DaemonOptions{{"--compression-level", "3"}, {}, "warn"});
   daemon.start();
-  // Cubin-like: runs of similar words; zstd stores it at a fraction of its size.
-  std::vector<std::uint8_t> image(1'600'000);
-  for (std::size_t i = 0; i < image.size(); ++i) image[i] = static_cast<std::uint8_t>((i % 16 < 4) ? i / 16 : i % 5);
+  // Cubin-like code: runs of similar words; zstd stores it at a fraction of its size.
+  std::vector<std::uint8_t> code(1'600'000);
+  for (std::size_t i = 0; i < code.size(); ++i) code[i] = static_cast<std::uint8_t>((i % 16 < 4) ? i / 16 : i % 5);
+  const std::vector<std::uint8_t> image = testing::make_cubin(testing::CubinSpec{}, code);
   auto client = daemon.client();
   REQUIRE(client.put(testing::sample_put(3, image)));
   CHECK(stat_value(client, "bytes_raw") == image.size());

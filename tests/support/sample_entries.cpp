@@ -1,6 +1,6 @@
 #include "sample_entries.hpp"
 
-#include <random>
+#include "sample_cubin.hpp"
 
 #include <jitcache/proto/jit_options.hpp>
 
@@ -17,10 +17,7 @@ proto::KeyFields sample_key(std::uint64_t seed) {
 }
 
 std::vector<std::uint8_t> sample_image(std::uint64_t seed, std::size_t size) {
-  std::mt19937_64 random(seed * 0x9E3779B97F4A7C15ull + size);
-  std::vector<std::uint8_t> image(size);
-  for (auto& b : image) b = static_cast<std::uint8_t>(random());
-  return image;
+  return make_cubin(CubinSpec{}, seed, size);
 }
 
 proto::PutRequest sample_put(std::uint64_t seed, const std::vector<std::uint8_t>& image) {

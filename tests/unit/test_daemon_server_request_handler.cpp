@@ -15,6 +15,7 @@
 
 #include <jitcache/proto/messages.hpp>
 
+#include "sample_cubin.hpp"
 #include "sample_entries.hpp"
 #include "store_dir.hpp"
 #include <daemon/server/request_handler.hpp>
@@ -422,4 +423,56 @@ TEST_CASE("request handler: VERIFY runs on the maintenance lane, HELLO announces
   CHECK(f.stat("corrupt_entries") == 1);
   CHECK(f.stat("store_resets") == 0);
   CHECK(f.call(Op::verify, proto::Payload{1}, f.trusted).status == Status::bad_request);
+}
+
+TEST_CASE("request handler: a PUT of anything but a cubin that can serve the key's arch is bad_request, and stores nothing") {
+  Fixture f;
+  const std::string ptx = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+  proto::PutRequest put = testing::sample_put(1, testing::sample_image(1, 1000));
+  put.image = proto::as_bytes(ptx);
+  for (const auto* peer : {&f.trusted, &f.untrusted}) {
+    Reply text = f.call(Op::put, proto::encode(put), *peer);
+    CHECK(text.status == Status::bad_request);
+    CHECK_THAT(message_of(text), Catch::Contains("not a cubin") && Catch::Contains("PTX"));
+  }
+
+  testing::CubinSpec sm_80;
+  sm_80.sm = 80;
+  const auto wrong_arch = testing::make_cubin(sm_80, 2, 1000);
+  Reply wrong = f.call(Op::put, proto::encode(testing::sample_put(2, wrong_arch)), f.trusted);
+  CHECK(wrong.status == Status::bad_request);
+  CHECK_THAT(message_of(wrong), Catch::Contains("sm_80 cubin") && Catch::Contains("sm_90"));
+
+  CHECK(f.stat("entries") == 0);
+  CHECK(f.stat("puts") == 0);
+  CHECK(f.stat("errors.bad_request") == 3);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(3, testing::sample_image(3, 1000))), f.trusted).status ==
+          Status::ok);
+  CHECK(f.stat("entries") == 1);
+}
+
+TEST_CASE("request handler: LOOKUP misses of made-up drivers add no rows to the drivers table") {
+  Fixture f;
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, testing::sample_image(1, 1000))), f.trusted).status ==
+          Status::ok);
+  REQUIRE(f.store->flush_usage().ok());
+  REQUIRE(f.column("SELECT COUNT(*) FROM drivers") == "1");
+  for (int i = 0; i < 5000; ++i) {
+    proto::LookupRequest lookup;
+    lookup.key = testing::sample_key(1);
+    lookup.key.driver_build = "made.up." + std::to_string(i);
+    REQUIRE(f.call(Op::lookup, proto::encode(lookup), f.untrusted).status == Status::not_found);
+    if (i % 1000 == 999) REQUIRE(f.store->flush_usage().ok());
+  }
+  REQUIRE(f.store->flush_usage().ok());
+  CHECK(f.column("SELECT COUNT(*) FROM drivers") == "1");
+  // What one flush interval may hold is bounded, and what was dropped is counted.
+  for (int i = 0; i < 3000; ++i) {
+    proto::LookupRequest lookup;
+    lookup.key = testing::sample_key(1);
+    lookup.key.driver_build = "made.up.again." + std::to_string(i);
+    REQUIRE(f.call(Op::lookup, proto::encode(lookup), f.untrusted).status == Status::not_found);
+  }
+  CHECK(f.stat("usage_pending") <= daemon::store::k_max_asked_drivers);
+  CHECK(f.stat("usage_dropped") >= 3000 - daemon::store::k_max_asked_drivers);
 }

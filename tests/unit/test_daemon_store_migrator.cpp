@@ -368,9 +368,9 @@ TEST_CASE("migrator: a version-4 database gets namespace_totals seeded from its 
     REQUIRE(daemon::store::migrate(db, version_4).ok());
   }
   REQUIRE(meta(dir.db(), "version") == "4");
-  insert_version_1_entry(dir.db(), testing::sample_key(1), 0, testing::sample_image(1, 100));
-  insert_version_1_entry(dir.db(), testing::sample_key(2), 1000, testing::sample_image(2, 300));
-  insert_version_1_entry(dir.db(), testing::sample_key(3), 1000, testing::sample_image(3, 500));
+  insert_version_1_entry(dir.db(), testing::sample_key(1), 0, testing::sample_image(1, 1000));
+  insert_version_1_entry(dir.db(), testing::sample_key(2), 1000, testing::sample_image(2, 3000));
+  insert_version_1_entry(dir.db(), testing::sample_key(3), 1000, testing::sample_image(3, 5000));
 
   {
     auto db = open_db(dir.db());
@@ -378,14 +378,62 @@ TEST_CASE("migrator: a version-4 database gets namespace_totals seeded from its 
     REQUIRE(outcome.ok());
     CHECK(outcome->version_before == 4);
   }
-  CHECK(meta(dir.db(), "version") == "5");
+  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == "2");
   const std::string per_namespace =
       "SELECT group_concat(namespace || ':' || entries || ':' || bytes_stored, ',') FROM "
       "(SELECT * FROM namespace_totals ORDER BY namespace)";
-  CHECK(query(dir.db(), per_namespace) == "0:1:100,1000:2:800");
+  CHECK(query(dir.db(), per_namespace) == "0:1:1000,1000:2:8000");
   // The triggers keep it from then on, whoever writes (an older jitcached included).
   exec(dir.db(), "DELETE FROM entries WHERE namespace = 0");
-  CHECK(query(dir.db(), per_namespace) == "1000:2:800");
+  CHECK(query(dir.db(), per_namespace) == "1000:2:8000");
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM failure_reports") == "0");
+}
+
+TEST_CASE("migrator: a version-5 database keeps only the drivers of its entries, and triggers keep it so (0006)") {
+  StoreDir dir{"jitcache-migrator-test"};
+  {
+    auto db = open_db(dir.db());
+    const MigrationPlan version_5{schema::migrations().first(5), 5, 2};
+    REQUIRE(daemon::store::migrate(db, version_5).ok());
+  }
+  proto::KeyFields other_driver = testing::sample_key(2);
+  other_driver.driver_build = "590.10";
+  insert_version_1_entry(dir.db(), testing::sample_key(1), 0, testing::sample_image(1, 100));
+  insert_version_1_entry(dir.db(), other_driver, 0, testing::sample_image(2, 100));
+  // What schema-5 code left behind: a row for every driver a LOOKUP named, entries or not.
+  exec(dir.db(), "INSERT INTO drivers (driver_api, driver_build, last_asked_at_ms) VALUES"
+                 " (13000, '580.159.04', 9000), (13000, '590.10', 9000), (13000, 'made.up.1', 9000),"
+                 " (13000, 'made.up.2', 9000), (12080, '570.1', 9000)");
+  {
+    auto db = open_db(dir.db());
+    auto outcome = daemon::store::migrate(db);
+    REQUIRE(outcome.ok());
+    CHECK(outcome->version_before == 5);
+  }
+  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
+  CHECK(meta(dir.db(), "compatible_version") == "2");
+  const std::string drivers = "SELECT group_concat(driver_build || ':' || last_asked_at_ms, ',') FROM "
+                              "(SELECT * FROM drivers ORDER BY driver_build)";
+  CHECK(query(dir.db(), drivers) == "580.159.04:9000,590.10:9000");
+
+  // From now on, whoever writes: a new entry's driver gets a row as of its PUT, a replaced entry
+  // moves its driver's time, and the last entry of a driver takes its row along.
+  proto::KeyFields new_driver = testing::sample_key(3);
+  new_driver.driver_build = "600.1";
+  insert_version_1_entry(dir.db(), new_driver, 0, testing::sample_image(3, 100));
+  CHECK(query(dir.db(), drivers) == "580.159.04:9000,590.10:9000,600.1:1000");
+  exec(dir.db(), "UPDATE entries SET created_at_ms = 20000 WHERE driver_build = '590.10'");
+  CHECK(query(dir.db(), drivers) == "580.159.04:9000,590.10:20000,600.1:1000");
+  exec(dir.db(), "DELETE FROM entries WHERE driver_build = '590.10'");
+  CHECK(query(dir.db(), drivers) == "580.159.04:9000,600.1:1000");
+  exec(dir.db(), "UPDATE entries SET hits = hits + 1, last_used_at_ms = 30000");  // a usage flush: no change
+  CHECK(query(dir.db(), drivers) == "580.159.04:9000,600.1:1000");
+
+  // Rows an older jitcached adds meanwhile go at the next open.
+  exec(dir.db(), "INSERT INTO drivers (driver_api, driver_build, last_asked_at_ms) VALUES (13000, 'made.up.3', 1)");
+  daemon::store::SqliteStoreOptions options;
+  options.path = dir.db();
+  REQUIRE(daemon::store::SqliteStore::open(options).ok());
+  CHECK(query(dir.db(), drivers) == "580.159.04:9000,600.1:1000");
 }

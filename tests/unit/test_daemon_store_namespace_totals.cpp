@@ -123,6 +123,10 @@ TEST_CASE("namespace totals: migration 5 seeds the table from the entries alread
     external.exec("DROP TABLE namespace_totals");
     external.exec("DROP TRIGGER entries_failure_reports_after_replace");
     external.exec("DROP TABLE failure_reports");
+    // ... nor those of schema 6.
+    external.exec("DROP TRIGGER entries_drivers_after_insert");
+    external.exec("DROP TRIGGER entries_drivers_after_replace");
+    external.exec("DROP TRIGGER entries_drivers_after_delete");
     external.exec("UPDATE meta SET value = '4' WHERE key = 'version'");
   }
   auto store = open_store(dir);

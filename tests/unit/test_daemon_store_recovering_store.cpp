@@ -206,3 +206,50 @@ TEST_CASE("recovering store: a reset tells the row listener that every row is go
   REQUIRE(store->remove(proto::to_hex(put->key_id), Visibility{0, true}).ok());
   CHECK(dropped == std::vector<std::int64_t>{put->row_id});
 }
+
+TEST_CASE("recovering store: database files deleted under it are noticed at the next write, which goes to a new database") {
+  StoreDir dir;
+  auto store = open_recovering(dir);
+  const auto before = put_ok(*store, make_put(make_key(1), make_image(1, 5000)));
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(dir.db().string() + suffix);
+
+  const auto after = put_ok(*store, make_put(make_key(2), make_image(2, 5000)));
+  auto totals = store->totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->store_reopens == 1);
+  CHECK(totals->store_resets == 0);
+  CHECK(totals->entries == 1);
+  CHECK_FALSE(lookup_ok(*store, before).has_value());
+  CHECK(lookup_ok(*store, after).has_value());
+  CHECK(set_aside_files(dir).empty());  // nothing to set aside: the files were gone
+  store.reset();
+
+  // The write is in the file now at the path, not in the unlinked one.
+  auto reopened = open_recovering(dir);
+  CHECK(lookup_ok(*reopened, after).has_value());
+}
+
+TEST_CASE("recovering store: a database moved into its path under it is opened at the next flush, not set aside") {
+  StoreDir elsewhere{"jitcache-store-elsewhere"};
+  const auto moved_in = fill(elsewhere, 3);
+  StoreDir dir;
+  auto store = open_recovering(dir);
+  const auto original = put_ok(*store, make_put(make_key(10), make_image(10, 5000)));
+  std::filesystem::rename(elsewhere.db(), dir.db());  // as `mv backup.db jitcache.db` would
+  std::filesystem::remove(dir.db().string() + "-wal");
+  std::filesystem::remove(dir.db().string() + "-shm");
+
+  REQUIRE(store->flush_usage().ok());
+  auto totals = store->totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->store_reopens == 1);
+  CHECK(totals->entries == 3);
+  for (const auto& key_id : moved_in) CHECK(lookup_ok(*store, key_id).has_value());
+  CHECK_FALSE(lookup_ok(*store, original).has_value());
+  CHECK(set_aside_files(dir).empty());
+
+  // Reads alone never reopen: only writes and flushes look at the files.
+  std::filesystem::remove(dir.db());
+  CHECK(lookup_ok(*store, moved_in[0]).has_value());
+  CHECK(store->totals()->store_reopens == 1);
+}

@@ -19,7 +19,7 @@ struct Migration {
 // The newest migration: a database migrated by this code reports this version. The generated
 // source static_asserts that it equals the number of the last schema/*.sql file, so adding a
 // migration without bumping it (or the reverse) fails the build.
-inline constexpr int k_schema_version = 5;
+inline constexpr int k_schema_version = 6;
 
 // The oldest schema version whose code can still read and write a database at k_schema_version.
 // Bump it to k_schema_version when a migration changes something older code relies on (a renamed
@@ -32,10 +32,13 @@ inline constexpr int k_schema_version = 5;
 // 0003 (fast keys) keeps it: schema-2 code ignores content_fast and fast_key_id, and an entry it
 // replaces keeps the same content (one key id, one content digest), so its fast key stays true.
 // 0004 (drivers) keeps it: older code never evicts and never touches the table; the drivers of the
-// entries it writes get a row at the next start of newer code (eviction.hpp backfill_drivers).
+// entries it writes get a row at the next start of newer code (eviction.hpp sync_drivers).
 // 0005 (tenants) keeps it: the triggers keep namespace_totals exact and clear a replaced entry's
 // failure reports whatever code writes; older code only ignores the reports (it serves a reported
 // shared entry to its reporter, as it always did) and the quota (it never enforced one).
+// 0006 (drivers of entries) keeps it: the triggers keep a row for every entry's driver whatever code
+// writes; the rows older code still adds for every driver asked for are deleted at the next start of
+// newer code (eviction.hpp sync_drivers).
 inline constexpr int k_compatible_version = 2;
 
 // Every migration, in version order starting at 1.
