@@ -14,6 +14,12 @@ namespace {
 // Rationale: an interactive tool should say "no daemon" quickly, but a busy daemon may queue a
 // connection briefly; two seconds covers that without making a dead socket feel like a hang.
 constexpr std::chrono::milliseconds k_connect_timeout{2000};
+// Rationale: a daemon that binds its own socket refuses connections from the start of its drain
+// until its successor has opened the store and bound the socket again: tens of milliseconds on an
+// idle machine, a few hundred on a loaded one (docs/operations.md "Restarts"). Waiting that long
+// makes a restart invisible to a command; a daemon that is simply not running is reported after
+// the same short delay.
+constexpr std::chrono::milliseconds k_restart_wait{1000};
 // A LOOKUP or PUT of a 64 MiB image on a loaded machine can take a while; a minute still bounds a
 // hung daemon.
 constexpr std::chrono::milliseconds k_io_timeout{60000};
@@ -29,6 +35,7 @@ proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& op
   connect.socket_path = resolve_socket_path(options);
   connect.connect_timeout = k_connect_timeout;
   connect.io_timeout = k_io_timeout;
+  connect.restart_wait = k_restart_wait;
   auto client = transport::DaemonClient::connect(connect);
   if (!client) {
     std::string message = client.error().message;

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ struct DaemonOptions {
   std::vector<std::string> extra_args;                        // e.g. {"--idle-timeout", "1s"}
   std::vector<std::pair<std::string, std::string>> extra_env; // set in the child only
   std::string log_level = "warn";
+  // A listening socket the test holds, passed as systemd's socket activation passes one (fd 3,
+  // LISTEN_FDS=1, LISTEN_PID), so that it keeps listening across restarts; -1: the daemon binds
+  // its own. The test keeps it open and closes it.
+  int listen_fd = -1;
+  // Runs in the child just before exec (e.g. a system-call filter, seccomp_refusal.hpp); it may
+  // only make system calls.
+  std::function<void()> before_exec;
 };
 
 class DaemonProcess {
