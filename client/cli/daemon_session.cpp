@@ -15,10 +15,10 @@ namespace {
 // connection briefly; two seconds covers that without making a dead socket feel like a hang.
 constexpr std::chrono::milliseconds k_connect_timeout{2000};
 // Rationale: a daemon that binds its own socket refuses connections from the start of its drain
-// until its successor has opened the store and bound the socket again: tens of milliseconds on an
-// idle machine, a few hundred on a loaded one (docs/operations.md "Restarts"). Waiting that long
-// makes a restart invisible to a command; a daemon that is simply not running is reported after
-// the same short delay.
+// until its successor has opened the store and bound the socket again: 30-90 ms from SIGTERM to
+// the first answer on a busy 2-core machine with a small store, more where the start-up check of
+// a large store takes longer (docs/operations.md "Restarts"). A second covers a restart many times
+// over; a daemon that is simply not running is reported after it.
 constexpr std::chrono::milliseconds k_restart_wait{1000};
 // A LOOKUP or PUT of a 64 MiB image on a loaded machine can take a while; a minute still bounds a
 // hung daemon.
