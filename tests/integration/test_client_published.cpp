@@ -160,6 +160,10 @@ TEST_CASE("published: with chown refused, as the shipped unit's system-call filt
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
   REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 2) {
+    WARN("skipped: the kernel refused to install a seccomp filter here");
+    return;
+  }
   REQUIRE(WEXITSTATUS(status) == 0);
 
   // The daemon under the same filter (as under jitcached.service) compiles and publishes, and a
@@ -358,6 +362,10 @@ TEST_CASE("published: an untrusted uid's PUT lands in its own namespace and is n
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
   REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 2) {
+    WARN("skipped: the kernel refused to install a seccomp filter here");
+    return;
+  }
   REQUIRE(WEXITSTATUS(status) == 0);
   CHECK(stat_value(live.daemon, "puts") == 1);
   // Give a publish that should not happen the time one would take.
