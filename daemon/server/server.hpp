@@ -1,6 +1,7 @@
 // The daemon's event loop: accepts connections on the listening socket, runs one Connection
 // coroutine per client on its own strand, flushes usage counters periodically, and drains on
-// SIGTERM/SIGINT (stop accepting, let in-flight replies finish within drain_timeout, flush, exit 0).
+// SIGTERM/SIGINT (stop accepting, answer what each client had already sent within drain_timeout,
+// flush, exit 0; PROTOCOL.md §1 "Restarts").
 //
 // Threads: one runs signals and timers (m_accept_io) and never touches the store; `worker_threads`
 // each accept on the shared listening socket and serve what they accepted, with an io_context of
@@ -66,7 +67,7 @@ class Server {
   // compile path counts into too) and `compile` (the COMPILE op, or null when the daemon cannot
   // compile) must outlive the server.
   // `publisher` (null when publishing is off) must outlive the server too. `trust`: who is trusted
-  // (config keys trusted_users and trusted_groups, resolved).
+  // (config keys trusted_users and trusted_groups, resolved). `socket_owner`: who made `listen_fd`.
   Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
          policy::TrustPolicy trust, CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
          ServiceHooks hooks = {}, SocketOwner socket_owner = SocketOwner::daemon);
