@@ -30,7 +30,7 @@ struct DaemonOptions {
   int listen_fd = -1;
   // Runs in the child just before exec (e.g. a system-call filter, seccomp_refusal.hpp); it may
   // only make system calls.
-  std::function<void()> before_exec;
+  std::function<void()> before_exec = {};
 };
 
 class DaemonProcess {
