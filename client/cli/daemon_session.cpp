@@ -15,6 +15,12 @@ namespace {
 // Rationale: an interactive tool should say "no daemon" quickly, but a busy daemon may queue a
 // connection briefly; two seconds covers that without making a dead socket feel like a hang.
 constexpr std::chrono::milliseconds k_connect_timeout{2000};
+// Rationale: a daemon that binds its own socket refuses connections from the start of its drain
+// until its successor has opened the store and bound the socket again: 30-90 ms from SIGTERM to
+// the first answer on a busy 2-core machine with a small store, more where the start-up check of
+// a large store takes longer (docs/operations.md "Restarts"). A second covers a restart many times
+// over; a daemon that is simply not running is reported after it.
+constexpr std::chrono::milliseconds k_restart_wait{1000};
 // A LOOKUP or PUT of a 64 MiB image on a loaded machine can take a while; a minute still bounds a
 // hung daemon.
 constexpr std::chrono::milliseconds k_io_timeout{60000};
@@ -33,6 +39,7 @@ proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& op
   connect.connect_timeout = k_connect_timeout;
   connect.io_timeout = k_io_timeout;
   connect.trust = transport::DaemonTrust::from_environment();
+  connect.restart_wait = k_restart_wait;
   auto client = transport::DaemonClient::connect(connect);
   if (!client) {
     std::string message = client.error().message;

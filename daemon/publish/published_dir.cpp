@@ -16,6 +16,8 @@ using proto::make_error;
 
 namespace {
 
+// Rationale: not setgid, though that would give every file the directory's group without a chown:
+// the shipped unit's RestrictSUIDSGID= refuses a setgid bit on directories too (EPERM).
 constexpr mode_t k_dir_mode = 0750;
 
 proto::Error errno_error(const std::string& what, int error) {
@@ -47,6 +49,10 @@ proto::Result<proto::UniqueFd> prepare_published_dir(const std::string& dir, con
   if (st.st_uid != ::geteuid()) {
     return make_error(ErrorCode::io, "the published directory " + dir + " is not owned by the daemon's uid");
   }
+  // Rationale: a chown only when the group differs. Made by the daemon, the directory has its
+  // primary group, which is the socket's under the shipped unit (Group= and SocketGroup= are both
+  // jitcache), where chown is not allowed at all (SystemCallFilter=~@privileged includes @chown).
+  // A sidecar whose socket group is a supplementary one needs this chown.
   if (st.st_gid != socket_st.st_gid && ::fchown(fd.get(), static_cast<uid_t>(-1), socket_st.st_gid) != 0) {
     return errno_error("cannot give the published directory " + dir + " the socket's group", errno);
   }

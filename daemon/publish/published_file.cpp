@@ -60,13 +60,17 @@ proto::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& fina
   const int fd = ::openat(dir_fd, file.temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                           k_file_mode);
   if (fd < 0) return errno_error("creating a published image", errno);
-  // Rationale: a new file takes the daemon's own group, not the directory's, unless the directory
-  // is setgid; with a socket_group other than the daemon's primary group (a sidecar's: the pod's
-  // fsGroup) the clients could then not read it. The daemon is a member of that group: it gave it
-  // the socket.
+  // Rationale: the file must carry the directory's group (the socket's) or the clients cannot read
+  // it. A new file takes the daemon's primary group, which is that group under the shipped unit,
+  // whose system-call filter refuses chown (EPERM): so chown only a file whose group differs (a
+  // sidecar's socket_group, the pod's fsGroup, is a supplementary group of the daemon, which is a
+  // member: it gave it the socket).
   struct stat dir_st {};
+  struct stat file_st {};
   proto::Result<void> written;
-  if (::fstat(dir_fd, &dir_st) != 0 || ::fchown(fd, static_cast<uid_t>(-1), dir_st.st_gid) != 0) {
+  if (::fstat(dir_fd, &dir_st) != 0 || ::fstat(fd, &file_st) != 0) {
+    written = errno_error("inspecting a published image", errno);
+  } else if (file_st.st_gid != dir_st.st_gid && ::fchown(fd, static_cast<uid_t>(-1), dir_st.st_gid) != 0) {
     written = errno_error("giving a published image the directory's group", errno);
   } else if (::fchmod(fd, k_file_mode) != 0) {  // the umask may have taken bits away; the mode is meant exactly
     written = errno_error("setting a published image's mode", errno);

@@ -1,8 +1,8 @@
 // One published image file (proto/published_image.hpp) written into the published directory so
 // that a reader never sees a partial file: the bytes go to a temporary name (a leading '.', which
 // no fast key id has) and are renamed into place in a second step, which the publisher takes under
-// its lock (publisher.hpp). Files are mode 0640 and carry the directory's group (the socket's): that
-// group reads them, nobody else.
+// its lock (publisher.hpp). Files are mode 0640 and carry the directory's group (the socket's; a
+// chown only where the daemon's own group is another): that group reads them, nobody else.
 // Thread safety: free functions over a directory descriptor; distinct temporary names per call.
 #pragma once
 

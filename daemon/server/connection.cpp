@@ -58,13 +58,28 @@ void Connection::close() {
 namespace {
 // How long a draining daemon waits for the first request of a connection that has sent none.
 constexpr auto k_first_request_grace = std::chrono::milliseconds(250);
+// Rationale: a draining connection answers the requests its client had already sent (pipelined)
+// rather than reset it, but a client that never stops sending must not hold the drain open until
+// drain_timeout: past this many answers since the drain began the next request is answered
+// `unavailable` (PROTOCOL.md §1 "Restarts") and the connection closes. No jitcache client has more
+// than a few requests outstanding on one connection.
+constexpr std::uint64_t k_max_answers_while_draining = 64;
 }  // namespace
+
+bool Connection::request_waiting() {
+  boost::system::error_code ec;
+  const std::size_t bytes = m_socket.available(ec);
+  return !ec && bytes > 0;
+}
 
 void Connection::close_if_idle() {
   asio::post(m_strand, [self = shared_from_this()] {
     if (self->m_phase != Phase::idle) return;
     if (self->m_requests_served > 0) {
-      self->close();
+      // Bytes already here are a request the client sent before it could know of the drain: the
+      // pending read takes it and it is answered (run()). Closing over unread bytes would reset
+      // the connection, and the client would not know whether its request ran.
+      if (!self->request_waiting()) self->close();
       return;
     }
     // Rationale: a connection that has not sent its first request was most likely made just before
@@ -323,22 +338,46 @@ awaitable<bool> Connection::write_with_descriptor(const proto::FrameHeader& requ
   }
 }
 
+bool Connection::keep_serving() {
+  if (!m_context.draining.load()) return true;
+  // A connection accepted as the drain began still gets its first request served (close_if_idle),
+  // and a request already sent behind the one just answered is answered too: the drain finishes
+  // what the client had sent and closes only a connection with nothing left to read. A request
+  // sent after that close fails to send (EPIPE) and the client sends it again on a new connection.
+  return m_requests_served == 0 || request_waiting();
+}
+
+Reply Connection::draining_reply() {
+  m_context.counters.count_error(Status::unavailable);
+  return error_reply(Status::unavailable, "jitcached is shutting down; send the request again on a new connection");
+}
+
 awaitable<void> Connection::run() {
   auto self = shared_from_this();
   asio::co_spawn(m_strand, watchdog(), asio::detached);
   Counters::add(m_context.counters.connections);
   Counters::add(m_context.counters.connections_total);
 
-  // A connection accepted as the drain began still gets its first request served (close_if_idle).
-  while (!m_context.draining.load() || m_requests_served == 0) {
+  while (keep_serving()) {
     proto::FrameHeader header;
     if (!co_await read_request(header)) break;
     const auto started = Clock::now();
-    Reply reply = co_await dispatch(header);
+    const bool draining = m_context.draining.load();
+    const bool turn_away = draining && m_answers_while_draining >= k_max_answers_while_draining;
+    // Rationale: an if, not `?:` — GCC 12 destroys the result of a co_await inside a conditional
+    // expression twice (a double free).
+    Reply reply;
+    if (turn_away) {
+      reply = draining_reply();
+    } else {
+      reply = co_await dispatch(header);
+    }
     if (!co_await write_reply(header, reply)) break;
     m_context.counters.latency.record(
         header.op, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
     ++m_requests_served;
+    if (draining) ++m_answers_while_draining;
+    if (turn_away) break;
   }
   close();
   Counters::sub(m_context.counters.connections);

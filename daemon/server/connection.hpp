@@ -40,9 +40,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Serves requests until the peer leaves, a deadline passes, or the server drains.
   boost::asio::awaitable<void> run();
-  // Draining: closes now if the connection is waiting for a request after serving one; one that
-  // has served none gets a short grace for its first (it was made just before the drain);
-  // otherwise the connection closes after its in-flight reply is written.
+  // Draining: closes now if the connection is waiting for a request after serving one and no byte
+  // of a next request has arrived; one that has served none gets a short grace for its first (it
+  // was made just before the drain); otherwise the connection answers the request in flight and
+  // those already sent behind it (pipelined), then closes (PROTOCOL.md §1 "Restarts").
   void close_if_idle();
   void force_close();
 
@@ -70,6 +71,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                                      const SealedImage& sealed);
   void enter(Phase phase, Clock::duration budget);
   void close();
+  // Whether run() reads another request: always until the drain, then only what was already sent.
+  bool keep_serving();
+  bool request_waiting();  // bytes of a request have arrived and are not read yet
+  Reply draining_reply();  // `unavailable`: past k_max_answers_while_draining
 
   Socket m_socket;
   Strand m_strand;
@@ -78,6 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   PeerCredentials m_peer;
   Phase m_phase = Phase::idle;
   std::uint64_t m_requests_served = 0;
+  std::uint64_t m_answers_while_draining = 0;
   Clock::time_point m_deadline = Clock::time_point::max();
   std::vector<std::uint8_t> m_payload;
   policy::RequestBytesBudget::Hold m_payload_budget;  // what the current request reserved

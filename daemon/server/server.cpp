@@ -1,6 +1,7 @@
 #include <daemon/server/server.hpp>
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,7 +44,7 @@ constexpr std::chrono::milliseconds k_accept_pause{100};
 
 Server::Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
                policy::TrustPolicy trust, CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks,
-               DescriptorPlan descriptors)
+               DescriptorPlan descriptors, SocketOwner socket_owner)
     : m_config(config),
       m_store(store),
       m_compile(compile),
@@ -52,6 +53,7 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd,
                 TenantPolicy{std::move(trust), config.reports_per_minute}),
       m_uid_connections(config.max_connections_per_uid),
       m_listen_fd(listen_fd),
+      m_socket_owner(socket_owner),
       m_signals(m_accept_io, SIGTERM, SIGINT),
       m_flush_timer(m_accept_io),
       m_drain_timer(m_accept_io),
@@ -69,10 +71,10 @@ Server::Server(const config::Config& config, store::Store& store, int listen_fd,
       m_context{config,        m_handler,       compile,  m_counters, m_writer, m_maintenance,
                 m_descriptors, m_request_bytes, m_descriptor_warnings, {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
-  // Only the workers' duplicates hold the socket from here on, so when draining closes them the
-  // socket stops listening at once (a connect is refused, not left waiting in the backlog) —
-  // unless systemd passed it, whose own copy keeps it listening for the next instance.
-  ::close(std::exchange(m_listen_fd, -1));
+  // Only the workers' duplicates hold a socket systemd passed from here on: systemd's own copy
+  // keeps it listening for the next instance. One the daemon bound stays open here until the drain
+  // shuts it (begin_drain).
+  if (m_socket_owner == SocketOwner::service_manager) ::close(std::exchange(m_listen_fd, -1));
 }
 
 Server::Worker::Worker(int listen_fd) : guard(boost::asio::make_work_guard(io)), acceptor(io) {
@@ -131,47 +133,62 @@ awaitable<void> Server::accept_loop(Worker& worker) {
       co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
       continue;
     }
-    // Workers accept concurrently, so at the limit a few may each let one more in before the count
-    // catches up; the limit protects file descriptors and memory, not an exact number.
-    if (m_counters.connections.load() >= m_config.max_connections) {
-      asio::co_spawn(strand,
-                     refuse_busy(std::move(socket), "jitcached is at max_connections (" +
-                                                        std::to_string(m_config.max_connections) + "); try again later"),
-                     asio::detached);
-      continue;
-    }
-    auto peer = read_peer_credentials(socket.native_handle());
-    if (!peer) {
-      spdlog::warn("dropping a connection: {}", peer.error().message);
-      continue;
-    }
-    const uid_t uid = peer->uid;
-    if (!m_uid_connections.try_acquire(uid)) {
-      Counters::add(m_counters.connections_refused_per_uid);
-      spdlog::debug("refusing a connection of {}: at max_connections_per_uid", peer->describe());
-      asio::co_spawn(strand,
-                     refuse_busy(std::move(socket), "uid " + std::to_string(uid) + " has " +
-                                                        std::to_string(m_uid_connections.limit()) +
-                                                        " connections open (max_connections_per_uid); try again later"),
-                     asio::detached);
-      continue;
-    }
-    auto connection = std::make_shared<Connection>(std::move(socket), strand, m_context, std::move(*peer));
-    track(connection);
-    asio::co_spawn(
-        strand, [this, connection]() -> awaitable<void> { co_await connection->run(); },
-        [this, raw = connection.get(), uid](std::exception_ptr error) {
-          untrack(raw);
-          m_uid_connections.release(uid);
-          if (error) {
-            try {
-              std::rethrow_exception(error);
-            } catch (const std::exception& e) {
-              spdlog::error("connection ended by an unexpected error: {}", e.what());
-            }
-          }
-        });
+    admit(std::move(socket), strand);
   }
+}
+
+void Server::accept_backlog(Worker& worker) {
+  boost::system::error_code ec;
+  worker.acceptor.non_blocking(true, ec);
+  while (!ec) {
+    auto strand = asio::make_strand(worker.io);
+    asio::local::stream_protocol::socket socket(strand);
+    worker.acceptor.accept(socket, ec);  // would_block once the backlog is empty
+    if (!ec) admit(std::move(socket), strand);
+  }
+}
+
+void Server::admit(asio::local::stream_protocol::socket socket, asio::strand<asio::io_context::executor_type> strand) {
+  // Workers accept concurrently, so at the limit a few may each let one more in before the count
+  // catches up; the limit protects file descriptors and memory, not an exact number.
+  if (m_counters.connections.load() >= m_config.max_connections) {
+    asio::co_spawn(strand,
+                   refuse_busy(std::move(socket), "jitcached is at max_connections (" +
+                                                      std::to_string(m_config.max_connections) + "); try again later"),
+                   asio::detached);
+    return;
+  }
+  auto peer = read_peer_credentials(socket.native_handle());
+  if (!peer) {
+    spdlog::warn("dropping a connection: {}", peer.error().message);
+    return;
+  }
+  const uid_t uid = peer->uid;
+  if (!m_uid_connections.try_acquire(uid)) {
+    Counters::add(m_counters.connections_refused_per_uid);
+    spdlog::debug("refusing a connection of {}: at max_connections_per_uid", peer->describe());
+    asio::co_spawn(strand,
+                   refuse_busy(std::move(socket), "uid " + std::to_string(uid) + " has " +
+                                                      std::to_string(m_uid_connections.limit()) +
+                                                      " connections open (max_connections_per_uid); try again later"),
+                   asio::detached);
+    return;
+  }
+  auto connection = std::make_shared<Connection>(std::move(socket), strand, m_context, std::move(*peer));
+  track(connection);
+  asio::co_spawn(
+      strand, [this, connection]() -> awaitable<void> { co_await connection->run(); },
+      [this, raw = connection.get(), uid](std::exception_ptr error) {
+        untrack(raw);
+        m_uid_connections.release(uid);
+        if (error) {
+          try {
+            std::rethrow_exception(error);
+          } catch (const std::exception& e) {
+            spdlog::error("connection ended by an unexpected error: {}", e.what());
+          }
+        }
+      });
 }
 
 void Server::schedule_usage_flush() {
@@ -229,11 +246,22 @@ void Server::begin_drain(int signal_number) {
   if (m_hooks.stopping) m_hooks.stopping();
   m_watchdog_timer.cancel();
   m_context.draining = true;
-  // Each acceptor belongs to its worker's thread: close it there.
+  // Rationale: a socket the daemon bound stops listening for good, and closing it would reset the
+  // connections still queued in its backlog (clients that connected and sent a request). Shutting
+  // it for reading first makes every further connect fail at once (ECONNREFUSED; the next
+  // instance binds the path again) while the queue stays, so the workers can take what is queued
+  // and serve it before they close it. A socket systemd passed keeps its queue for the next
+  // instance: just close. Each acceptor belongs to its worker's thread: close it there.
+  const bool own_socket = m_socket_owner == SocketOwner::daemon && m_listen_fd >= 0;
+  if (own_socket) {
+    ::shutdown(m_listen_fd, SHUT_RD);
+    ::close(std::exchange(m_listen_fd, -1));
+  }
   for (auto& worker : m_workers) {
-    asio::post(worker->io, [&acceptor = worker->acceptor] {
+    asio::post(worker->io, [this, own_socket, &worker = *worker] {
+      if (own_socket) accept_backlog(worker);
       boost::system::error_code ignored;
-      acceptor.close(ignored);
+      worker.acceptor.close(ignored);
     });
   }
   m_flush_timer.cancel();

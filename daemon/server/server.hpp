@@ -1,6 +1,7 @@
 // The daemon's event loop: accepts connections on the listening socket, runs one Connection
 // coroutine per client on its own strand, flushes usage counters periodically, and drains on
-// SIGTERM/SIGINT (stop accepting, let in-flight replies finish within drain_timeout, flush, exit 0).
+// SIGTERM/SIGINT (stop accepting, answer what each client had already sent within drain_timeout,
+// flush, exit 0; PROTOCOL.md §1 "Restarts").
 //
 // Threads: one runs signals and timers (m_accept_io) and never touches the store; `worker_threads`
 // each accept on the shared listening socket and serve what they accepted, with an io_context of
@@ -30,6 +31,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <daemon/config/config.hpp>
@@ -56,6 +58,12 @@ struct ServiceHooks {
   std::function<void()> stopping;                  // a drain has begun
 };
 
+// Who owns the listening socket, which decides how a drain stops listening (begin_drain).
+enum class SocketOwner {
+  daemon,           // bound by jitcached itself: it stops listening for good at the drain
+  service_manager,  // passed by systemd, which keeps it listening for the next instance
+};
+
 class Server {
  public:
   // Takes ownership of `listen_fd`, a bound and listening Unix stream socket. `counters` (which the
@@ -64,10 +72,10 @@ class Server {
   // `publisher` (null when publishing is off) must outlive the server too. `trust`: who is trusted
   // (config keys trusted_users and trusted_groups, resolved).
   // `descriptors`: how many memfds to keep (startup/descriptor_limit.hpp plans it from the limit;
-  // config.max_connections must already be the plan's).
+  // config.max_connections must already be the plan's). `socket_owner`: who made `listen_fd`.
   Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
          policy::TrustPolicy trust, CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
-         ServiceHooks hooks = {}, DescriptorPlan descriptors = {});
+         ServiceHooks hooks = {}, DescriptorPlan descriptors = {}, SocketOwner socket_owner = SocketOwner::daemon);
   ~Server();
 
   // Serves until drained; returns the process exit status (0 after a clean drain).
@@ -76,6 +84,12 @@ class Server {
  private:
   struct Worker;
   boost::asio::awaitable<void> accept_loop(Worker& worker);
+  // Serves an accepted connection, or refuses it over a connection limit.
+  void admit(boost::asio::local::stream_protocol::socket socket,
+             boost::asio::strand<boost::asio::io_context::executor_type> strand);
+  // Draining a socket the daemon owns: takes the connections still queued in the backlog, which
+  // closing the socket would reset, so that their first requests are served too.
+  void accept_backlog(Worker& worker);
   boost::asio::awaitable<void> refuse_busy(boost::asio::local::stream_protocol::socket socket, std::string message);
   void schedule_usage_flush();
   void start_watchdog();
@@ -104,7 +118,8 @@ class Server {
     std::atomic<std::uint64_t> heartbeat{0};  // bumped by a task the watchdog posts to this thread
   };
   std::vector<std::unique_ptr<Worker>> m_workers;
-  int m_listen_fd = -1;
+  int m_listen_fd = -1;  // SocketOwner::daemon: kept until the drain, which shuts it
+  SocketOwner m_socket_owner;
   boost::asio::signal_set m_signals;
   boost::asio::steady_timer m_flush_timer;
   boost::asio::steady_timer m_drain_timer;

@@ -132,7 +132,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
   server::Server server(config, *store, listen_fd, counters, std::move(trust),
                         compile_path ? compile_path->requests.get() : nullptr, publisher.get(), std::move(hooks),
-                        descriptors);
+                        descriptors, inherited ? server::SocketOwner::service_manager : server::SocketOwner::daemon);
   // Bound before readiness, so a port in use fails the start; scraped through the drain too, and
   // stopped after it (before the counters and the store it reads go).
   auto metrics = must(start_metrics(config, counters, *store,

@@ -303,6 +303,19 @@ TEST_CASE("load flow: a corrupt image in the store is a miss for the client, and
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
 }
 
+TEST_CASE("load flow: after a daemon restart the next load is a hit on a new connection, not a fallback") {
+  LiveDaemon live;
+  fake().reset_counters();
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  // The library keeps that load's connection for the next one; the restart closes it.
+  REQUIRE(live.daemon.stop() == 0);
+  live.daemon.start();
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(counters().daemon_unavailable == 0);
+  CHECK(counters().uncached_fallbacks == 0);
+  CHECK(fake().counters().link_compiles == 1);
+}
+
 TEST_CASE("load flow: with no daemon the load falls back to the driver at once, and warns once") {
   fake().clear_failures();
   TempDir dir;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +24,7 @@
 #include <client/src/loader/pending_hit_notes.hpp>
 #include "load_flow_fixture.hpp"
 #include "sample_entries.hpp"
+#include "seccomp_refusal.hpp"
 
 using namespace jitcache;
 using namespace jitcache::testing::load_flow;
@@ -72,14 +74,15 @@ void overwrite(const std::string& path, const std::string& bytes) {
 
 // A daemon that compiles and publishes, with the small kernel compiled and published by it.
 struct PublishedKernel {
-  PublishedKernel() {
+  explicit PublishedKernel(std::function<void()> before_exec = {})
+      : live{true, {"--usage-flush-interval", "100ms"}, true, std::move(before_exec)} {
     REQUIRE(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
     file = the_published_file(live);
     use_socket(live.daemon.socket_path());  // a fresh runtime: counters and connections reset
     fake().reset_counters();
   }
   // Hits reach the database every 100 ms, so LIST shows a noted hit soon.
-  LiveDaemon live{true, {"--usage-flush-interval", "100ms"}, true};
+  LiveDaemon live;
   std::string file;
 };
 
@@ -137,6 +140,39 @@ TEST_CASE("published: a compiled entry is published, and a fresh runtime's load 
     auto now = client.list(list);
     return now && now->entries.size() == 1 && now->entries.front().hits == 1;
   }));
+}
+
+TEST_CASE("published: with chown refused, as the shipped unit's system-call filter refuses it, entries are still published and hit") {
+  if (!testing::can_refuse_chown()) {
+    WARN("skipped: no chown system-call numbers known for this architecture");
+    return;
+  }
+  // The filter is real: a child under it cannot chown even its own file to its own group.
+  testing::TempDir scratch;
+  const std::string probe = scratch.file("probe");
+  testing::write_file(probe, "");
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (!testing::refuse_chown()) ::_exit(2);
+    ::_exit(::chown(probe.c_str(), static_cast<uid_t>(-1), ::getegid()) != 0 && errno == EPERM ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 2) {
+    WARN("skipped: the kernel refused to install a seccomp filter here");
+    return;
+  }
+  REQUIRE(WEXITSTATUS(status) == 0);
+
+  // The daemon under the same filter (as under jitcached.service) compiles and publishes, and a
+  // fresh runtime loads the published copy.
+  PublishedKernel k([] { testing::refuse_chown(); });
+  CHECK(stat_value(k.live.daemon, "publish_failures") == 0);
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("published copy"));
+  CHECK(counters().published_hits == 1);
 }
 
 TEST_CASE("published: a tampered file is refused and counted, and the load still hits through the socket") {
@@ -326,6 +362,10 @@ TEST_CASE("published: an untrusted uid's PUT lands in its own namespace and is n
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
   REQUIRE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 2) {
+    WARN("skipped: the kernel refused to install a seccomp filter here");
+    return;
+  }
   REQUIRE(WEXITSTATUS(status) == 0);
   CHECK(stat_value(live.daemon, "puts") == 1);
   // Give a publish that should not happen the time one would take.

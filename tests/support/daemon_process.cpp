@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace jitcache::testing {
@@ -59,6 +60,17 @@ pid_t DaemonProcess::spawn(const std::vector<std::string>& args, const std::stri
       const rlimit limit{m_options.descriptor_limit->first, m_options.descriptor_limit->second};
       if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(126);
     }
+    if (m_options.listen_fd >= 0) {
+      // What systemd does: the socket as fd 3 (inherited: no close-on-exec), LISTEN_PID this process.
+      if (m_options.listen_fd != 3) {
+        ::dup2(m_options.listen_fd, 3);
+      } else {
+        ::fcntl(3, F_SETFD, 0);
+      }
+      ::setenv("LISTEN_FDS", "1", 1);
+      ::setenv("LISTEN_PID", std::to_string(::getpid()).c_str(), 1);
+    }
+    if (m_options.before_exec) m_options.before_exec();
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

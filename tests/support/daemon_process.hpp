@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,13 @@ struct DaemonOptions {
   std::string log_level = "warn";
   // RLIMIT_NOFILE (soft, hard) set in the child before it runs the daemon; none: inherited.
   std::optional<std::pair<std::uint64_t, std::uint64_t>> descriptor_limit = std::nullopt;
+  // A listening socket the test holds, passed as systemd's socket activation passes one (fd 3,
+  // LISTEN_FDS=1, LISTEN_PID), so that it keeps listening across restarts; -1: the daemon binds
+  // its own. The test keeps it open and closes it.
+  int listen_fd = -1;
+  // Runs in the child just before exec (e.g. a system-call filter, seccomp_refusal.hpp); it may
+  // only make system calls.
+  std::function<void()> before_exec = {};
 };
 
 class DaemonProcess {

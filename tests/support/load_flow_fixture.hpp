@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -85,12 +86,16 @@ inline jitcache_load_outcome load_expecting(const void* image, CUresult expected
 // A daemon fixture: the real jitcached on a temp socket, the library pointed at it. Unless
 // `compiles`, the daemon does not compile (compile = false), so a miss takes the local JIT path.
 // Unless `publishes`, it publishes nothing (publish = false), so every hit goes through the socket
-// and the socket path's counters are what a test sees.
+// and the socket path's counters are what a test sees. `before_exec`: DaemonOptions::before_exec.
 struct LiveDaemon {
-  explicit LiveDaemon(bool compiles = false, std::vector<std::string> args = {}, bool publishes = false)
+  explicit LiveDaemon(bool compiles = false, std::vector<std::string> args = {}, bool publishes = false,
+                      std::function<void()> before_exec = {})
       : daemon(dir, {std::move(args),
                      {{"JITCACHE_COMPILE", compiles ? "true" : "false"},
-                      {"JITCACHE_PUBLISH", publishes ? "true" : "false"}}}) {
+                      {"JITCACHE_PUBLISH", publishes ? "true" : "false"}},
+                     "warn",
+                     -1,
+                     std::move(before_exec)}) {
     fake().clear_failures();
     fake().set_device(90, 13000);
     daemon.start();

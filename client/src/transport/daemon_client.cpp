@@ -52,6 +52,44 @@ Result<std::optional<FetchedImage>> fetched_by_descriptor(const Reply& reply) {
 
 }  // namespace
 
+bool repeatable_after_loss(Op op) {
+  switch (op) {
+    case Op::hello:
+    case Op::ping:
+    case Op::lookup:
+    case Op::put:
+    case Op::stats:
+    case Op::list:
+    case Op::compile:
+    case Op::report_failure: return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+// Whether a call's outcome is worth one more try on a fresh connection (header comment).
+bool worth_another_connection(Op op, const Result<Reply>& reply, CallLoss loss) {
+  if (reply) return reply->header.status == Status::unavailable && repeatable_after_loss(op);
+  if (reply.error().reply_status != 0) return false;
+  return loss == CallLoss::while_sending || (loss == CallLoss::while_awaiting_reply && repeatable_after_loss(op));
+}
+
+}  // namespace
+
+Result<Reply> DaemonClient::exchange(Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
+                                     std::uint16_t flags, std::chrono::milliseconds timeout) {
+  auto reply = m_connection.call(op, payload, tail, trailer, flags, timeout);
+  if (!worth_another_connection(op, reply, m_connection.last_loss())) return reply;
+  auto fresh = UnixConnection::connect(m_connection.options());
+  if (!fresh) {
+    const std::string first = reply ? "it answered unavailable" : reply.error().message;
+    return make_error(fresh.error().code, first + "; connecting again: " + fresh.error().message);
+  }
+  m_connection = std::move(*fresh);
+  return m_connection.call(op, payload, tail, trailer, flags, timeout);
+}
+
 Result<DaemonClient> DaemonClient::connect(const ConnectOptions& options) {
   auto connection = UnixConnection::connect(options);
   if (!connection) return connection.error();
@@ -69,7 +107,7 @@ proto::Error DaemonClient::status_error(const Reply& reply) {
 
 Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
                                      std::uint16_t flags) {
-  auto reply = m_connection.call(op, payload, tail, trailer, flags);
+  auto reply = exchange(op, payload, tail, trailer, flags);
   if (!reply) return reply.error();
   if (reply->header.status == Status::ok) return reply;
   return status_error(*reply);
@@ -139,7 +177,7 @@ std::string_view compile_answer_name(CompileAnswer::Kind kind) {
 }
 
 Result<CompileAnswer> DaemonClient::compile(const proto::CompileRequest& request, std::chrono::milliseconds timeout) {
-  auto reply = m_connection.call(Op::compile, proto::encode_compile_request_head(request), request.ptx, {}, 0, timeout);
+  auto reply = exchange(Op::compile, proto::encode_compile_request_head(request), request.ptx, {}, 0, timeout);
   if (!reply) return reply.error();
   CompileAnswer answer;
   switch (reply->header.status) {
@@ -238,7 +276,7 @@ Result<proto::GcReply> DaemonClient::gc() {
 }
 
 Result<proto::VerifyReply> DaemonClient::verify(std::chrono::milliseconds timeout) {
-  auto reply = m_connection.call(Op::verify, {}, {}, {}, 0, timeout);
+  auto reply = exchange(Op::verify, {}, {}, {}, 0, timeout);
   if (!reply) return reply.error();
   if (reply->header.status != Status::ok) return status_error(*reply);
   return proto::decode_verify_reply(Bytes(reply->payload));

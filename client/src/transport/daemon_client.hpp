@@ -5,6 +5,13 @@
 // unavailable → unavailable, internal → internal) and whose message is the daemon's own, prefixed
 // by the status name; Error::reply_status carries the status itself. A LOOKUP miss is not an error:
 // lookup() returns std::nullopt, and so does report_failure() for a key the daemon has no entry for.
+//
+// Restarts (docs/operations.md "Restarts"): when the daemon closes or resets the connection under a
+// call, or answers `unavailable` (a draining daemon past its limit, a store that cannot serve now),
+// the request is sent once more on a fresh connection (ConnectOptions::restart_wait applies to that
+// connect) — any request lost while being sent (the daemon cannot have run it), and, lost after it
+// was sent or answered `unavailable`, only one that is safe to run twice (repeatable_after_loss).
+// A timeout is never retried: a hung daemon would cost the caller its wait twice.
 // Thread safety: one object per thread (it owns one connection).
 #pragma once
 
@@ -44,6 +51,16 @@ struct CompileAnswer {
   std::string log;                    // compile_error: the compiler's full log
 };
 std::string_view compile_answer_name(CompileAnswer::Kind kind);  // "compiled", "cannot_compile", ...
+
+// Whether a request whose reply was lost may be sent again: its effect is the same when it runs
+// twice. Read-only ops (HELLO, PING, LOOKUP, STATS, LIST); COMPILE (single-flight: a second request
+// joins the compile or finds its result stored); PUT (the same bytes under the same key: a second
+// store replaces the entry with itself, its reply then says `replaced`); REPORT_FAILURE (a second
+// report by one uid changes nothing but the entry's load_failures count, and a lost report would
+// leave a bad image served to others). Not REMOVE (the second answers not_found although the first
+// removed), GC and VERIFY (operator commands whose figures would be the second run's; VERIFY reads
+// the whole store again), HIT_NOTE (a second note counts the hit twice).
+bool repeatable_after_loss(proto::Op op);
 
 class DaemonClient {
  public:
@@ -85,6 +102,10 @@ class DaemonClient {
 
  private:
   explicit DaemonClient(UnixConnection connection) : m_connection(std::move(connection)) {}
+  // One request and its reply, sent once more on a fresh connection when the first was lost to a
+  // closing daemon (see the header comment).
+  Result<Reply> exchange(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
+                         std::uint16_t flags = 0, std::chrono::milliseconds timeout = {});
   // The reply's payload when its status is ok, else the mapped error.
   Result<Reply> ok_reply(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
                          std::uint16_t flags = 0);

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 namespace jitcache::client::transport {
@@ -71,6 +72,25 @@ ssize_t receive_with_descriptor(int socket, std::uint8_t* out, std::size_t size,
   return n;
 }
 
+// Rationale: a daemon that binds its own socket is back within tens of milliseconds of the old
+// one's exit on an idle machine; polling every 10 ms costs nothing and finds it soon after.
+constexpr std::chrono::milliseconds k_restart_poll{10};
+
+// connect(2), tried again until `restart_wait` has passed while nothing listens at the path or the
+// path is missing (a daemon between its exit and its successor's bind). errno is connect's.
+int connect_through_restart(int fd, const sockaddr_un& addr, std::chrono::milliseconds restart_wait) {
+  const auto deadline = Clock::now() + restart_wait;
+  for (;;) {
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0) return 0;
+    const int error = errno;
+    if ((error != ECONNREFUSED && error != ENOENT) || Clock::now() + k_restart_poll > deadline) {
+      errno = error;
+      return -1;
+    }
+    std::this_thread::sleep_for(k_restart_poll);
+  }
+}
+
 }  // namespace
 
 Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
@@ -87,7 +107,7 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
   if (fd < 0) return errno_error(ErrorCode::io, "socket");
   UnixConnection connection(fd, options);
 
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  if (connect_through_restart(fd, addr, options.restart_wait) != 0) {
     // A Unix socket whose listen backlog is full answers EAGAIN; anything else means no daemon.
     if (errno != EAGAIN && errno != EINPROGRESS) {
       return errno_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path);
@@ -109,7 +129,7 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
 
 UnixConnection::UnixConnection(UnixConnection&& other) noexcept
     : m_fd(std::exchange(other.m_fd, -1)), m_options(std::move(other.m_options)),
-      m_next_request_id(other.m_next_request_id) {}
+      m_next_request_id(other.m_next_request_id), m_last_loss(other.m_last_loss) {}
 
 UnixConnection& UnixConnection::operator=(UnixConnection&& other) noexcept {
   if (this != &other) {
@@ -117,6 +137,7 @@ UnixConnection& UnixConnection::operator=(UnixConnection&& other) noexcept {
     m_fd = std::exchange(other.m_fd, -1);
     m_options = std::move(other.m_options);
     m_next_request_id = other.m_next_request_id;
+    m_last_loss = other.m_last_loss;
   }
   return *this;
 }
@@ -188,6 +209,7 @@ Result<Reply> UnixConnection::read_reply(Clock::time_point deadline) {
 
 Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
                                    std::uint16_t flags, std::chrono::milliseconds timeout) {
+  m_last_loss = CallLoss::none;
   const auto budget = timeout.count() > 0 ? timeout : m_options.io_timeout;
   const auto deadline = Clock::now() + budget;
   proto::FrameHeader h;
@@ -206,10 +228,14 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
     if (sent.error().code != ErrorCode::timeout) {
       if (auto early = read_reply(); early) return early;
     }
+    if (sent.error().code == ErrorCode::unavailable) m_last_loss = CallLoss::while_sending;
     return sent.error();
   }
   auto reply = read_reply(Clock::now() + budget);
-  if (!reply) return reply.error();
+  if (!reply) {
+    if (reply.error().code == ErrorCode::unavailable) m_last_loss = CallLoss::while_awaiting_reply;
+    return reply.error();
+  }
   if (reply->header.request_id != h.request_id && reply->header.request_id != 0) {
     return make_error(ErrorCode::corrupt, "reply answers request " + std::to_string(reply->header.request_id) +
                                               ", expected " + std::to_string(h.request_id));

@@ -37,7 +37,17 @@ struct ConnectOptions {
   // Who may own the socket's path and listen on it. libjitcache and the CLI add the system daemon's
   // users (DaemonTrust::from_environment()).
   DaemonTrust trust = DaemonTrust::callers_own();
+  // How long connect() keeps trying while nothing listens at the path (ECONNREFUSED) or the path
+  // is missing (ENOENT): what a client sees while a daemon that binds its own socket restarts
+  // (docs/operations.md "Restarts"). 0: one attempt. Under socket activation a connect never fails
+  // this way during a restart; it waits in the backlog (connect_timeout, then io_timeout).
+  std::chrono::milliseconds restart_wait{0};
 };
+
+// Where a call() failed when the daemon closed or reset the connection (ErrorCode::unavailable
+// without a reply status): while the request was being sent, so the daemon cannot have run it (it
+// runs a request only once the whole frame has arrived), or after, so it may have.
+enum class CallLoss { none, while_sending, while_awaiting_reply };
 
 struct Reply {
   proto::FrameHeader header;
@@ -72,6 +82,9 @@ class UnixConnection {
   bool wait_for_close();
 
   int fd() const { return m_fd; }
+  const ConnectOptions& options() const { return m_options; }
+  // How the last call() failed, if the connection was lost under it; none otherwise.
+  CallLoss last_loss() const { return m_last_loss; }
   // Raises (or lowers) the largest reply payload this connection accepts.
   void set_max_reply_bytes(std::uint64_t bytes) { m_options.max_reply_bytes = bytes; }
 
@@ -87,6 +100,7 @@ class UnixConnection {
   int m_fd = -1;
   ConnectOptions m_options;
   std::uint32_t m_next_request_id = 1;
+  CallLoss m_last_loss = CallLoss::none;
 };
 
 }  // namespace jitcache::client::transport

@@ -1,0 +1,231 @@
+// DaemonClient's retry on a fresh connection (daemon_client.hpp, docs/operations.md "Restarts"),
+// against a scripted stand-in daemon on a real Unix socket: each connection it accepts is handled
+// by the next step of a script, so a lost connection or an `unavailable` answer happens exactly
+// where the test says, not by the timing of a real drain.
+#include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <client/src/transport/daemon_client.hpp>
+#include <jitcache/proto/messages.hpp>
+
+#include "temp_dir.hpp"
+
+using namespace jitcache;
+using namespace std::chrono_literals;
+namespace transport = client::transport;
+
+namespace {
+
+bool read_exact(int fd, std::uint8_t* out, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::recv(fd, out + done, size - done, 0);
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// A request as the stand-in daemon read it.
+struct Request {
+  proto::FrameHeader header;
+  std::vector<std::uint8_t> payload;
+};
+
+bool read_request(int fd, Request& request) {
+  proto::HeaderBytes raw{};
+  if (!read_exact(fd, raw.data(), raw.size())) return false;
+  if (proto::check_request_header(raw, proto::k_default_max_frame_bytes, request.header)) return false;
+  request.payload.resize(request.header.payload_length);
+  return read_exact(fd, request.payload.data(), request.payload.size());
+}
+
+// Answers on the stand-in's thread, so it reports a short write by its return value, not by a
+// Catch2 assertion (which must stay on the test's thread).
+bool answer(int fd, const Request& request, proto::Status status, const proto::Payload& payload = {}) {
+  const proto::Payload frame = proto::encode_frame(request.header.op, status, request.header.request_id, payload);
+  return ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(frame.size());
+}
+
+// One connection's part of the script: given the accepted socket, it does its part and returns;
+// the stand-in then closes the socket.
+using Step = std::function<void(int fd)>;
+
+// A stand-in daemon that serves one Step per accepted connection, in order, on its own thread.
+class ScriptedDaemon {
+ public:
+  ScriptedDaemon(const std::string& path, std::vector<Step> script) : m_path(path) {
+    m_listen = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(m_listen >= 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, m_path.c_str(), sizeof(address.sun_path) - 1);
+    REQUIRE(::bind(m_listen, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+    REQUIRE(::listen(m_listen, 16) == 0);
+    m_thread = std::thread([this, script = std::move(script)] {
+      for (const Step& step : script) {
+        const int fd = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        ++m_accepted;
+        step(fd);
+        ::close(fd);
+      }
+    });
+  }
+  ~ScriptedDaemon() {
+    ::shutdown(m_listen, SHUT_RDWR);  // ends an accept still waiting for a step nobody reaches
+    m_thread.join();
+    ::close(m_listen);
+  }
+
+  transport::ConnectOptions options() const {
+    transport::ConnectOptions options;
+    options.socket_path = m_path;
+    options.io_timeout = 5s;
+    return options;
+  }
+  int accepted() const { return m_accepted.load(); }
+
+ private:
+  std::string m_path;
+  int m_listen = -1;
+  std::atomic<int> m_accepted{0};
+  std::thread m_thread;
+};
+
+Step answer_ok(proto::Payload payload = {}) {
+  return [payload](int fd) {
+    Request request;
+    if (read_request(fd, request)) answer(fd, request, proto::Status::ok, payload);
+  };
+}
+Step answer_unavailable() {
+  return [](int fd) {
+    Request request;
+    if (read_request(fd, request)) {
+      answer(fd, request, proto::Status::unavailable, proto::encode_error_message("jitcached is shutting down"));
+    }
+  };
+}
+Step close_after_reading() {  // reads the whole request, then closes: the reply is lost
+  return [](int fd) {
+    Request request;
+    read_request(fd, request);
+  };
+}
+
+proto::Payload remove_reply(std::uint32_t removed) {
+  proto::Payload payload(4);
+  for (std::size_t i = 0; i < 4; ++i) payload[i] = static_cast<std::uint8_t>(removed >> (8 * i));
+  return payload;
+}
+
+}  // namespace
+
+TEST_CASE("daemon client: a request answered unavailable is sent again on a fresh connection") {
+  testing::TempDir dir;
+  ScriptedDaemon daemon(dir.file("jitcached.sock"), {answer_unavailable(), answer_ok()});
+  auto client = transport::DaemonClient::connect(daemon.options());
+  REQUIRE(client);
+  CHECK(client->ping());
+  CHECK(daemon.accepted() == 2);
+}
+
+TEST_CASE("daemon client: a PING whose connection closes before the reply is sent again once, and only once") {
+  testing::TempDir dir;
+  SECTION("the second connection answers") {
+    ScriptedDaemon daemon(dir.file("jitcached.sock"), {close_after_reading(), answer_ok()});
+    auto client = transport::DaemonClient::connect(daemon.options());
+    REQUIRE(client);
+    CHECK(client->ping());
+    CHECK(daemon.accepted() == 2);
+  }
+  SECTION("the second connection is lost too: the caller gets the error") {
+    ScriptedDaemon daemon(dir.file("jitcached.sock"), {close_after_reading(), close_after_reading(), answer_ok()});
+    auto client = transport::DaemonClient::connect(daemon.options());
+    REQUIRE(client);
+    auto pong = client->ping();
+    REQUIRE_FALSE(pong);
+    CHECK(pong.error().code == proto::ErrorCode::unavailable);
+    CHECK(pong.error().reply_status == 0);
+    CHECK(daemon.accepted() == 2);
+  }
+}
+
+TEST_CASE("daemon client: a REMOVE whose reply is lost is not sent again (the daemon may have removed)") {
+  testing::TempDir dir;
+  ScriptedDaemon daemon(dir.file("jitcached.sock"), {close_after_reading(), answer_ok(remove_reply(1))});
+  auto client = transport::DaemonClient::connect(daemon.options());
+  REQUIRE(client);
+  auto removed = client->remove("0123456789abcdef");
+  REQUIRE_FALSE(removed);
+  CHECK(removed.error().code == proto::ErrorCode::unavailable);
+  std::this_thread::sleep_for(50ms);
+  CHECK(daemon.accepted() == 1);
+}
+
+TEST_CASE("daemon client: a REMOVE on a connection the daemon had already closed is sent on a fresh one") {
+  testing::TempDir dir;
+  std::promise<void> closed;
+  auto closed_future = closed.get_future();
+  // The first connection is shut before anything is sent on it (a drain closing an idle
+  // connection): the REMOVE cannot be sent, so the daemon cannot have run it.
+  ScriptedDaemon daemon(dir.file("jitcached.sock"), {[&closed](int fd) {
+                                                       ::shutdown(fd, SHUT_RDWR);
+                                                       closed.set_value();
+                                                     },
+                                                     answer_ok(remove_reply(1))});
+  auto client = transport::DaemonClient::connect(daemon.options());
+  REQUIRE(client);
+  REQUIRE(closed_future.wait_for(5s) == std::future_status::ready);
+  auto removed = client->remove("0123456789abcdef");
+  REQUIRE(removed);
+  CHECK(removed->removed == 1);
+  CHECK(daemon.accepted() == 2);
+}
+
+TEST_CASE("daemon client: which requests are sent again after a lost reply") {
+  using proto::Op;
+  for (Op op : {Op::hello, Op::ping, Op::lookup, Op::put, Op::stats, Op::list, Op::compile, Op::report_failure}) {
+    INFO(proto::op_name(op));
+    CHECK(transport::repeatable_after_loss(op));
+  }
+  for (Op op : {Op::remove, Op::gc, Op::verify, Op::hit_note}) {
+    INFO(proto::op_name(op));
+    CHECK_FALSE(transport::repeatable_after_loss(op));
+  }
+}
+
+TEST_CASE("daemon client: with restart_wait, a connect waits for a missing socket, then reaches it") {
+  testing::TempDir dir;
+  transport::ConnectOptions options;
+  options.socket_path = dir.file("jitcached.sock");
+  options.io_timeout = 5s;
+  SECTION("without restart_wait a missing socket fails at once") {
+    auto client = transport::DaemonClient::connect(options);
+    REQUIRE_FALSE(client);
+    CHECK(client.error().code == proto::ErrorCode::unavailable);
+  }
+  SECTION("with it, a daemon that binds the socket 200 ms later is reached") {
+    options.restart_wait = 5s;
+    auto connecting = std::async(std::launch::async, [&] { return transport::DaemonClient::connect(options); });
+    std::this_thread::sleep_for(200ms);
+    CHECK(connecting.wait_for(0ms) == std::future_status::timeout);  // still waiting
+    ScriptedDaemon daemon(options.socket_path, {answer_ok()});
+    auto client = connecting.get();
+    REQUIRE(client);
+    CHECK(client->ping());
+  }
+}
