@@ -915,6 +915,8 @@ TEST_CASE("cli: text and JSON output show control characters, bidi controls and 
   // JSON escapes read back as the stored text; the invalid byte became U+FFFD.
   CHECK(listed[0].at("producer") ==
         "red \x1b[31mX\x1b[0m c1 \xc2\x9b" "2J rlo \xe2\x80\xae bad \xef\xbf\xbd back\\slash Jos\xc3\xa9");
+}
+
 TEST_CASE("cli: put refuses PTX text or a cubin of another arch as the image, and says why") {
   TempDir dir;
   DaemonProcess daemon(dir);

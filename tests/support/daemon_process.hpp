@@ -6,10 +6,10 @@
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
-#include <utility>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <client/src/transport/daemon_client.hpp>
@@ -27,8 +27,6 @@ struct DaemonOptions {
   std::vector<std::string> extra_args;                        // e.g. {"--idle-timeout", "1s"}
   std::vector<std::pair<std::string, std::string>> extra_env; // set in the child only
   std::string log_level = "warn";
-  // RLIMIT_NOFILE (soft, hard) set in the child before it runs the daemon; none: inherited.
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> descriptor_limit = std::nullopt;
   // A listening socket the test holds, passed as systemd's socket activation passes one (fd 3,
   // LISTEN_FDS=1, LISTEN_PID), so that it keeps listening across restarts; -1: the daemon binds
   // its own. The test keeps it open and closes it.
@@ -36,6 +34,8 @@ struct DaemonOptions {
   // Runs in the child just before exec (e.g. a system-call filter, seccomp_refusal.hpp); it may
   // only make system calls.
   std::function<void()> before_exec = {};
+  // RLIMIT_NOFILE (soft, hard) set in the child before it runs the daemon; none: inherited.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> descriptor_limit = std::nullopt;
 };
 
 class DaemonProcess {
