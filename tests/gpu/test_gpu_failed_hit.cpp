@@ -24,8 +24,10 @@ std::string wrong_arch_cubin_name(const GpuDriver& gpu) { return gpu.cc_major ==
 
 // Stores `image` under the key of the entry whose id is `key_id`, replacing its image. The daemon
 // refuses a PUT of a cubin that cannot serve the key's arch, so it is written into the file from
-// outside, as an older jitcached, which stored any bytes, could have (store_plant.hpp).
-void replace_image(const DaemonProcess& daemon, const std::string& key_id, const std::string& image) {
+// outside, as an older jitcached, which stored any bytes, could have (store_plant.hpp), with the
+// daemon stopped: a running one would go on serving the good image from its hot image cache and
+// its published copy, which only its own writes invalidate.
+void replace_image(DaemonProcess& daemon, const std::string& key_id, const std::string& image) {
   const jitcache::proto::Bytes bytes(reinterpret_cast<const std::uint8_t*>(image.data()), image.size());
   auto client = daemon.client();
   auto entry = client.lookup_by_id(key_id);
@@ -38,7 +40,9 @@ void replace_image(const DaemonProcess& daemon, const std::string& key_id, const
   auto refused = client.put(put);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().reply_status == static_cast<std::uint16_t>(jitcache::proto::Status::bad_request));
+  REQUIRE(daemon.stop() == 0);
   plant_image(daemon.state_dir() + "/jitcache.db", key_id, bytes);
+  daemon.start();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -76,6 +77,16 @@ ssize_t receive_with_descriptor(int socket, std::uint8_t* out, std::size_t size,
 // one's exit on an idle machine; polling every 10 ms costs nothing and finds it soon after.
 constexpr std::chrono::milliseconds k_restart_poll{10};
 
+// Waits up to `restart_wait` while nothing is at the path (a daemon between its exit and its
+// successor's bind), so that the path check below sees the successor's socket, not a gap.
+void wait_for_path(const std::string& path, std::chrono::milliseconds restart_wait) {
+  const auto deadline = Clock::now() + restart_wait;
+  struct stat st {};
+  while (::lstat(path.c_str(), &st) != 0 && errno == ENOENT && Clock::now() + k_restart_poll <= deadline) {
+    std::this_thread::sleep_for(k_restart_poll);
+  }
+}
+
 // connect(2), tried again until `restart_wait` has passed while nothing listens at the path or the
 // path is missing (a daemon between its exit and its successor's bind). errno is connect's.
 int connect_through_restart(int fd, const sockaddr_un& addr, std::chrono::milliseconds restart_wait) {
@@ -100,6 +111,7 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
     return make_error(ErrorCode::invalid_argument, "socket path \"" + options.socket_path + "\" is empty or too long");
   }
   std::memcpy(addr.sun_path, options.socket_path.c_str(), options.socket_path.size() + 1);
+  wait_for_path(options.socket_path, options.restart_wait);
   // Before connecting, so that a planted socket does not even see a connection.
   if (auto path = check_socket_path(options.socket_path, options.trust); !path) return path.error();
 
