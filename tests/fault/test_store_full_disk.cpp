@@ -69,6 +69,24 @@ void check_served(DaemonProcess& daemon, const std::map<std::uint64_t, Image>& s
   }
 }
 
+// The daemon with its store on an 8 MiB tmpfs of its own, compiling off and flushing usage every
+// 100 ms. Members in the order tmpfs_mount.hpp asks for: the daemon dies first, the directory last.
+struct DaemonOnSmallDisk {
+  TempDir dir{"jitcache-full-disk"};
+  TmpfsMount mount{dir.file("store"), "8m"};
+  DaemonProcess daemon{dir, testing::DaemonOptions{{"--usage-flush-interval", "100ms"}, {{"JITCACHE_COMPILE", "false"}}}};
+
+  // Starts the daemon; false, with a visible skip, where the tmpfs could not be mounted.
+  bool start() {
+    if (!mount.mounted()) {
+      WARN("SKIPPED: " << mount.error());
+      return false;
+    }
+    daemon.start();
+    return true;
+  }
+};
+
 void check_file(const DaemonProcess& daemon, std::size_t entries) {
   const auto file = testing::check_store_file(daemon.state_dir() + "/jitcache.db");
   INFO("open: " << file.open_error << " quick_check: " << file.quick_check);
@@ -81,17 +99,10 @@ void check_file(const DaemonProcess& daemon, std::size_t entries) {
 }  // namespace
 
 TEST_CASE("store full disk: a PUT that does not fit fails with no_space, reads keep working, and PUTs work again once space returns") {
-  TempDir dir("jitcache-full-disk");
-  TmpfsMount mount(dir.file("store"), "8m");
-  if (!mount.mounted()) {
-    WARN("SKIPPED: " << mount.error());
-    return;
-  }
-  testing::DaemonOptions options;
-  options.extra_env = {{"JITCACHE_COMPILE", "false"}};
-  options.extra_args = {"--usage-flush-interval", "100ms"};
-  DaemonProcess daemon(dir, options);
-  daemon.start();
+  DaemonOnSmallDisk disk;
+  if (!disk.start()) return;
+  DaemonProcess& daemon = disk.daemon;
+  const TmpfsMount& mount = disk.mount;
 
   // A few entries while there is room, then a filler that leaves about 1.5 MiB.
   std::map<std::uint64_t, Image> stored;
@@ -221,17 +232,10 @@ std::uint64_t resident_kib(pid_t pid) {
 }  // namespace
 
 TEST_CASE("store full disk: LOOKUPs naming made-up drivers hold bounded memory while usage flushes fail, and add no drivers rows") {
-  TempDir dir("jitcache-full-disk");
-  TmpfsMount mount(dir.file("store"), "8m");
-  if (!mount.mounted()) {
-    WARN("SKIPPED: " << mount.error());
-    return;
-  }
-  testing::DaemonOptions options;
-  options.extra_env = {{"JITCACHE_COMPILE", "false"}};
-  options.extra_args = {"--usage-flush-interval", "100ms"};
-  DaemonProcess daemon(dir, options);
-  daemon.start();
+  DaemonOnSmallDisk disk;
+  if (!disk.start()) return;
+  DaemonProcess& daemon = disk.daemon;
+  const TmpfsMount& mount = disk.mount;
   auto client = daemon.client();
   const auto image = testing::sample_image(1, 4096);
   REQUIRE(client.put(testing::sample_put(1, image)));

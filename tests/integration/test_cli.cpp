@@ -210,6 +210,28 @@ class FifoReader {
   std::thread m_thread;
 };
 
+// The real daemon on a temp socket, with an sm_90 image of `image_size` bytes written to
+// kernel.cubin in its temp dir; put() stores it through the CLI under the corpus PTX's key.
+struct DaemonWithImage {
+  explicit DaemonWithImage(std::size_t image_size) : image(image_bytes(image_size)) {
+    daemon.start();
+    socket = daemon.socket_path();
+    testing::write_file(image_path, as_string(image));
+  }
+
+  // Returns the key id's first 16 digits, as a user would type it.
+  std::string put() const {
+    REQUIRE(run_cli(put_args(image_path), socket).status == 0);
+    return expected_key_id().substr(0, 16);
+  }
+
+  TempDir dir;
+  DaemonProcess daemon{dir};
+  std::string socket;
+  std::vector<std::uint8_t> image;
+  std::string image_path = dir.file("kernel.cubin");
+};
+
 bool only_file_in(const std::string& directory, const std::string& name) {
   std::vector<std::string> names;
   for (const auto& entry : std::filesystem::directory_iterator(directory)) {
@@ -751,13 +773,9 @@ TEST_CASE("cli: verify reports a clean store with exit 0, and removes and names 
 }
 
 TEST_CASE("cli: put, get and warm refuse a FIFO or a device as input at once instead of waiting on it") {
-  TempDir dir;
-  DaemonProcess daemon(dir);
-  daemon.start();
-  const std::string socket = daemon.socket_path();
-  const std::string image_path = dir.file("kernel.cubin");
-  testing::write_file(image_path, as_string(image_bytes(1000)));
-  const std::string fifo = dir.file("input.fifo");
+  const DaemonWithImage setup(1000);
+  const std::string& socket = setup.socket;
+  const std::string fifo = setup.dir.file("input.fifo");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
 
   // No process ever writes to the FIFO: a CLI that opened or read it would wait until run_cli's
@@ -768,14 +786,14 @@ TEST_CASE("cli: put, get and warm refuse a FIFO or a device as input at once ins
   check_one_line_error(fifo_image);
   CHECK_THAT(fifo_image.err, Catch::Contains(fifo) && Catch::Contains("a FIFO, not a regular file"));
 
-  auto fifo_source = put_args(image_path);
+  auto fifo_source = put_args(setup.image_path);
   fifo_source[2] = fifo;
   CHECK(run_cli(fifo_source, socket).status == 5);
   const CliRun zero_image = run_cli(put_args("/dev/zero"), socket);
   CHECK(zero_image.status == 5);
   CHECK_THAT(zero_image.err, Catch::Contains("a character device, not a regular file"));
   const CliRun get_source =
-      run_cli({"get", "--source", fifo, "--arch", "sm_90", "--driver", k_driver, "-o", dir.file("out.cubin")}, socket);
+      run_cli({"get", "--source", fifo, "--arch", "sm_90", "--driver", k_driver, "-o", setup.dir.file("out.cubin")}, socket);
   CHECK(get_source.status == 5);
   // warm reads its sources before it talks to the daemon; the FIFO is one that failed (exit 4).
   const CliRun warm = run_cli({"warm", fifo, "--arch", "sm_90", "--driver", k_driver}, socket);
@@ -785,15 +803,9 @@ TEST_CASE("cli: put, get and warm refuse a FIFO or a device as input at once ins
 }
 
 TEST_CASE("cli: get -o writes into a device or a FIFO without replacing it, and a write error on /dev/full exits 5") {
-  TempDir dir;
-  DaemonProcess daemon(dir);
-  daemon.start();
-  const std::string socket = daemon.socket_path();
-  const auto image = image_bytes(5000);
-  const std::string image_path = dir.file("kernel.cubin");
-  testing::write_file(image_path, as_string(image));
-  REQUIRE(run_cli(put_args(image_path), socket).status == 0);
-  const std::string key_id = expected_key_id().substr(0, 16);
+  const DaemonWithImage setup(5000);
+  const std::string& socket = setup.socket;
+  const std::string key_id = setup.put();
 
   SECTION("character devices: /dev/null takes the image, /dev/full is a write error; both stay devices") {
     // Nodes of our own with the numbers of /dev/null and /dev/full: the old CLI replaced its
@@ -821,13 +833,13 @@ TEST_CASE("cli: get -o writes into a device or a FIFO without replacing it, and 
   }
 
   SECTION("a FIFO with a reader gets the image written into it; one without a reader is refused at once") {
-    const std::string fifo = dir.file("out.fifo");
+    const std::string fifo = setup.dir.file("out.fifo");
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     {
       FifoReader reader(fifo);
       const CliRun to_fifo = run_cli({"get", key_id, "-o", fifo}, socket);
       CHECK(to_fifo.status == 0);
-      CHECK(reader.take() == as_string(image));
+      CHECK(reader.take() == as_string(setup.image));
     }
     CHECK(is_fifo(fifo));
 
@@ -840,19 +852,13 @@ TEST_CASE("cli: get -o writes into a device or a FIFO without replacing it, and 
 }
 
 TEST_CASE("cli: get -o - writes the image to stdout, and a command whose stdout cannot be written exits 5") {
-  TempDir dir;
-  DaemonProcess daemon(dir);
-  daemon.start();
-  const std::string socket = daemon.socket_path();
-  const auto image = image_bytes(70000);
-  const std::string image_path = dir.file("kernel.cubin");
-  testing::write_file(image_path, as_string(image));
-  REQUIRE(run_cli(put_args(image_path), socket).status == 0);
-  const std::string key_id = expected_key_id().substr(0, 16);
+  const DaemonWithImage setup(70000);
+  const std::string& socket = setup.socket;
+  const std::string key_id = setup.put();
 
   const CliRun to_stdout = run_cli({"get", key_id, "-o", "-"}, socket);
   REQUIRE(to_stdout.status == 0);
-  CHECK(to_stdout.out == as_string(image));  // the image alone: the summary went to stderr
+  CHECK(to_stdout.out == as_string(setup.image));  // the image alone: the summary went to stderr
   CHECK_THAT(to_stdout.err, Catch::Contains("wrote 68.4 KiB to standard output"));
 
   // /dev/full as stdout: every write fails with ENOSPC.
@@ -860,7 +866,7 @@ TEST_CASE("cli: get -o - writes the image to stdout, and a command whose stdout 
   CHECK(image_full.status == 5);
   CHECK_THAT(image_full.err, Catch::Contains("standard output") && Catch::Contains("No space left on device"));
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"ls"}, {"--json", "ls"}, {"stats"}, {"ping"}, {"get", key_id, "-o", dir.file("x")}}) {
+       {std::vector<std::string>{"ls"}, {"--json", "ls"}, {"stats"}, {"ping"}, {"get", key_id, "-o", setup.dir.file("x")}}) {
     INFO(args.front() << " " << args.back());
     const CliRun full = run_cli(args, socket, "/dev/full");
     CHECK(full.status == 5);
@@ -870,20 +876,16 @@ TEST_CASE("cli: get -o - writes the image to stdout, and a command whose stdout 
 }
 
 TEST_CASE("cli: text and JSON output show control characters, bidi controls and bad UTF-8 from the daemon escaped") {
-  TempDir dir;
-  DaemonProcess daemon(dir);
-  daemon.start();
-  const std::string socket = daemon.socket_path();
-  const std::string image_path = dir.file("kernel.cubin");
-  testing::write_file(image_path, as_string(image_bytes(1000)));
-  REQUIRE(run_cli(put_args(image_path), socket).status == 0);
+  const DaemonWithImage setup(1000);
+  const std::string& socket = setup.socket;
+  setup.put();
 
   // The daemon refuses such a producer now; an entry stored before that (or by a daemon that did
   // not check) still holds one: put it there from outside.
   const std::string odd = "red \x1b[31mX\x1b[0m c1 \xc2\x9b" "2J rlo \xe2\x80\xae bad \xff back\\slash Jos\xc3\xa9";
   {
     sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open((daemon.state_dir() + "/jitcache.db").c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_open((setup.daemon.state_dir() + "/jitcache.db").c_str(), &db) == SQLITE_OK);
     sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt* stmt = nullptr;
     REQUIRE(sqlite3_prepare_v2(db, "UPDATE entries SET producer = ?", -1, &stmt, nullptr) == SQLITE_OK);

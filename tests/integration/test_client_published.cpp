@@ -92,6 +92,25 @@ std::uint64_t eventually_stat(DaemonProcess& daemon, const std::string& name, st
   return value;
 }
 
+// Runs `body` in a forked child and returns the child's exit code, which is what `body` returned
+// (99 if it threw); the child leaves with _exit and never returns into the test framework.
+int exit_code_in_child(const std::function<int()>& body) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    int code = 99;
+    try {
+      code = body();
+    } catch (...) {
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
 }  // namespace
 
 TEST_CASE("published: a compiled entry is published, and a fresh runtime's load is a hit from the file, noted by HIT_NOTE") {
@@ -151,20 +170,16 @@ TEST_CASE("published: with chown refused, as the shipped unit's system-call filt
   testing::TempDir scratch;
   const std::string probe = scratch.file("probe");
   testing::write_file(probe, "");
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    if (!testing::refuse_chown()) ::_exit(2);
-    ::_exit(::chown(probe.c_str(), static_cast<uid_t>(-1), ::getegid()) != 0 && errno == EPERM ? 0 : 1);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 2) {
+  constexpr int k_filter_refused = 2;
+  const int probed = exit_code_in_child([&] {
+    if (!testing::refuse_chown()) return k_filter_refused;
+    return ::chown(probe.c_str(), static_cast<uid_t>(-1), ::getegid()) != 0 && errno == EPERM ? 0 : 1;
+  });
+  if (probed == k_filter_refused) {
     WARN("skipped: the kernel refused to install a seccomp filter here");
     return;
   }
-  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(probed == 0);
 
   // The daemon under the same filter (as under jitcached.service) compiles and publishes, and a
   // fresh runtime loads the published copy.
@@ -346,27 +361,18 @@ TEST_CASE("published: an untrusted uid's PUT lands in its own namespace and is n
   // Let an unprivileged uid reach the socket (the tests run as root; the temp dir is 0700).
   REQUIRE(::chmod(live.dir.path().c_str(), 0755) == 0);
   REQUIRE(::chmod(live.daemon.socket_path().c_str(), 0666) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(10);
+  const int put_as_nobody = exit_code_in_child([&] {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) return 10;
     auto connection = live.daemon.connect_options();
     auto client = client::transport::DaemonClient::connect(connection);
-    if (!client) ::_exit(11);
+    if (!client) return 11;
     const std::vector<std::uint8_t> image = testing::sample_image(7, 4000);
     proto::PutRequest request = testing::sample_put(7, image);
     request.content_fast = proto::xxh3_128(proto::as_bytes("source 7"));
     auto reply = client->put(request);
-    ::_exit(!reply ? 12 : reply->namespace_id == 65534 ? 0 : 13);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 2) {
-    WARN("skipped: the kernel refused to install a seccomp filter here");
-    return;
-  }
-  REQUIRE(WEXITSTATUS(status) == 0);
+    return !reply ? 12 : reply->namespace_id == 65534 ? 0 : 13;
+  });
+  REQUIRE(put_as_nobody == 0);
   CHECK(stat_value(live.daemon, "puts") == 1);
   // Give a publish that should not happen the time one would take.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));

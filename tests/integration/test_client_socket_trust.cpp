@@ -136,12 +136,8 @@ int victim_load(bool published, const std::string& planted_dir, uid_t attacker) 
 
 TEST_CASE("socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets no byte from the CLI or libjitcache, nor serves one") {
   SystemUsers users("jcs");
-  if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
-  }
-  if (std::system("command -v setpriv >/dev/null 2>&1") != 0) {
-    WARN("SKIPPED: setpriv is missing (package util-linux)");
+  if (const std::string why = testing::why_cannot_setpriv_as(users); !why.empty()) {
+    WARN("SKIPPED: " << why);
     return;
   }
   const SystemUser& victim = users.a();

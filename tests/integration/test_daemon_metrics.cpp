@@ -60,6 +60,15 @@ std::optional<double> sample(const std::string& exposition, const std::string& s
   return std::nullopt;
 }
 
+// Starts `daemon` (metrics on a loopback address) and returns the port it logged; fails the test
+// when it logged none.
+std::uint16_t start_and_find_metrics_port(DaemonProcess& daemon) {
+  daemon.start();
+  const auto port = logged_metrics_port(daemon);
+  REQUIRE(port.has_value());
+  return *port;
+}
+
 double value(const std::string& exposition, const std::string& series) {
   auto v = sample(exposition, series);
   INFO("series " << series);
@@ -129,12 +138,10 @@ TEST_CASE("metrics: a non-loopback address is refused at start with a clear erro
 TEST_CASE("metrics: a scrape shows the figures moving with PUT, LOOKUP and REPORT_FAILURE traffic") {
   TempDir dir;
   DaemonProcess daemon(dir, with_metrics("127.0.0.1:0"));
-  daemon.start();
-  const auto port = logged_metrics_port(daemon);
-  REQUIRE(port.has_value());
-  REQUIRE(*port != 0);
+  const std::uint16_t port = start_and_find_metrics_port(daemon);
+  REQUIRE(port != 0);
 
-  const std::string before = scrape(*port);
+  const std::string before = scrape(port);
   CHECK(before.find("# TYPE jitcache_lookup_hits_total counter") != std::string::npos);
   CHECK(before.find("# HELP jitcache_request_duration_seconds ") != std::string::npos);
   CHECK(before.find("# TYPE jitcache_request_duration_seconds histogram") != std::string::npos);
@@ -169,7 +176,7 @@ TEST_CASE("metrics: a scrape shows the figures moving with PUT, LOOKUP and REPOR
     REQUIRE_FALSE(quarantined->has_value());
 
     // While this client is connected it is counted as open (the gauge is read at scrape time).
-    const std::string during = scrape(*port);
+    const std::string during = scrape(port);
     CHECK(value(during, "jitcache_connections") >= 1);
   }
 
@@ -177,7 +184,7 @@ TEST_CASE("metrics: a scrape shows the figures moving with PUT, LOOKUP and REPOR
   std::string after;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (;;) {
-    after = scrape(*port);
+    after = scrape(port);
     if (value(after, "jitcache_entries") == 2 || std::chrono::steady_clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -217,41 +224,37 @@ TEST_CASE("metrics: a scrape shows the figures moving with PUT, LOOKUP and REPOR
 TEST_CASE("metrics: anything but GET /metrics is 404 or 405, a bad request is 400, and the endpoint stops with the daemon") {
   TempDir dir;
   DaemonProcess daemon(dir, with_metrics("127.0.0.1:0"));
-  daemon.start();
-  const auto port = logged_metrics_port(daemon);
-  REQUIRE(port.has_value());
+  const std::uint16_t port = start_and_find_metrics_port(daemon);
 
-  auto other = testing::http_get(*port, "/");
+  auto other = testing::http_get(port, "/");
   REQUIRE(other.has_value());
   CHECK(other->status == 404);
-  auto query = testing::http_get(*port, "/metrics?name[]=jitcache_entries");
+  auto query = testing::http_get(port, "/metrics?name[]=jitcache_entries");
   REQUIRE(query.has_value());
   CHECK(query->status == 200);
-  auto post = testing::http_request(*port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  auto post = testing::http_request(port, "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
   REQUIRE(post.has_value());
   CHECK(post->status == 405);
-  auto huge = testing::http_request(*port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(20'000, 'a') +
+  auto huge = testing::http_request(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(20'000, 'a') +
                                                "\r\n\r\n");
   REQUIRE(huge.has_value());
   CHECK(huge->status == 400);
-  auto garbage = testing::http_request(*port, "\x16\x03\x01 this is not http\r\n\r\n");
+  auto garbage = testing::http_request(port, "\x16\x03\x01 this is not http\r\n\r\n");
   REQUIRE(garbage.has_value());
   CHECK(garbage->status == 400);
 
   CHECK(daemon.stop() == 0);
-  CHECK_FALSE(testing::http_get(*port, "/metrics").has_value());  // nothing listens any more
+  CHECK_FALSE(testing::http_get(port, "/metrics").has_value());  // nothing listens any more
 }
 
 TEST_CASE("metrics: a port already in use fails the start and the error names the address") {
   TempDir first_dir;
   DaemonProcess first(first_dir, with_metrics("127.0.0.1:0"));
-  first.start();
-  const auto port = logged_metrics_port(first);
-  REQUIRE(port.has_value());
+  const std::uint16_t port = start_and_find_metrics_port(first);
 
   TempDir second_dir;
   DaemonProcess second(second_dir);
-  const std::string taken = "127.0.0.1:" + std::to_string(*port);
+  const std::string taken = "127.0.0.1:" + std::to_string(port);
   auto result = second.run_to_exit({"--foreground", "--socket", second.socket_path(), "--state-dir",
                                     second.state_dir(), "--metrics-listen", taken},
                                    std::chrono::seconds(20));
@@ -263,23 +266,21 @@ TEST_CASE("metrics: a port already in use fails the start and the error names th
 TEST_CASE("metrics: silent and trickling connections do not keep a scrape out, and are closed after a short deadline") {
   TempDir dir;
   DaemonProcess daemon(dir, with_metrics("127.0.0.1:0"));
-  daemon.start();
-  const auto port = logged_metrics_port(daemon);
-  REQUIRE(port.has_value());
+  const std::uint16_t port = start_and_find_metrics_port(daemon);
 
   // What any local user can do for free: connect and say nothing, or send a request line and stop.
   std::vector<int> idle;
   for (int i = 0; i < 8; ++i) {
-    idle.push_back(testing::connect_loopback(*port));
+    idle.push_back(testing::connect_loopback(port));
     REQUIRE(idle.back() >= 0);
   }
-  const int trickle = testing::connect_loopback(*port);
+  const int trickle = testing::connect_loopback(port);
   REQUIRE(trickle >= 0);
   const auto trickle_opened = std::chrono::steady_clock::now();
   const std::string partial = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n";
   REQUIRE(::send(trickle, partial.data(), partial.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(partial.size()));
 
-  auto first = testing::http_get(*port, "/metrics");  // gives up after 5 s
+  auto first = testing::http_get(port, "/metrics");  // gives up after 5 s
   REQUIRE(first.has_value());
   CHECK(first->status == 200);
 
@@ -297,10 +298,10 @@ TEST_CASE("metrics: silent and trickling connections do not keep a scrape out, a
   // More silent connections than the endpoint serves at once: each newcomer closes the oldest one
   // still waiting for its request, so a scrape still gets in.
   for (int i = 0; i < 40; ++i) {
-    idle.push_back(testing::connect_loopback(*port));
+    idle.push_back(testing::connect_loopback(port));
     REQUIRE(idle.back() >= 0);
   }
-  auto second = testing::http_get(*port, "/metrics");
+  auto second = testing::http_get(port, "/metrics");
   REQUIRE(second.has_value());
   CHECK(second->status == 200);
   for (int fd : idle) ::close(fd);
@@ -365,9 +366,7 @@ TEST_CASE("metrics: bytes and entries by namespace name uids only with metrics_p
     options.extra_args.insert(options.extra_args.end(), {"--socket-group", users.group_name()});
     if (per_uid) options.extra_args.push_back("--metrics-per-uid");
     DaemonProcess daemon(dir, options);
-    daemon.start();
-    const auto port = logged_metrics_port(daemon);
-    REQUIRE(port.has_value());
+    const std::uint16_t port = start_and_find_metrics_port(daemon);
     // An untrusted uid's PUT lands in its own namespace.
     const int put = testing::as_user(users.a(), {users.group()}, [&] {
       auto client = client::transport::DaemonClient::connect(daemon.connect_options());
@@ -384,7 +383,7 @@ TEST_CASE("metrics: bytes and entries by namespace name uids only with metrics_p
     std::string body;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     do {
-      body = scrape(*port);
+      body = scrape(port);
       if (sample(body, expected) == 1.0) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     } while (std::chrono::steady_clock::now() < deadline);

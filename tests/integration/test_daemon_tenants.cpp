@@ -496,12 +496,8 @@ TEST_CASE("tenants: a trusted user's and a trusted group member's PUTs are share
 
 TEST_CASE("tenants: the jitcache CLI run as B with setpriv lists only what B may see and removes none of A's") {
   SystemUsers users;
-  if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
-  }
-  if (std::system("command -v setpriv >/dev/null 2>&1") != 0) {
-    WARN("SKIPPED: setpriv is missing (package util-linux)");
+  if (const std::string why = testing::why_cannot_setpriv_as(users); !why.empty()) {
+    WARN("SKIPPED: " << why);
     return;
   }
   TenantDaemon tenants(users);

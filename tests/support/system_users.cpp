@@ -91,4 +91,10 @@ int as_user(const SystemUser& user, const std::vector<gid_t>& extra_groups, cons
   return wait_child(start_as_user(user, extra_groups, body));
 }
 
+std::string why_cannot_setpriv_as(const SystemUsers& users) {
+  if (!users.available()) return users.why();
+  if (std::system("command -v setpriv >/dev/null 2>&1") != 0) return "setpriv is missing (package util-linux)";
+  return {};
+}
+
 }  // namespace jitcache::testing

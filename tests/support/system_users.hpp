@@ -41,6 +41,10 @@ class SystemUsers {
   std::string m_why;
 };
 
+// Empty where `users` were created and setpriv(1) (util-linux) is on PATH, as a test that runs the
+// jitcache CLI as one of them needs; else why not, for the test's visible skip.
+std::string why_cannot_setpriv_as(const SystemUsers& users);
+
 // Runs `body` in a forked child as `user` (its own group, plus `extra_groups` as supplementary
 // groups) and returns its result: 0 for success, anything else a failure the child described on
 // stderr; 128 + signal when it died of one. The child never returns into the test framework.
