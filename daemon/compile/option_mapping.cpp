@@ -7,7 +7,7 @@
 #include <jitcache/proto/jit_options.hpp>
 
 // Evidence (docs/compile-service.md "Option mapping"): cuda.h 13.0's description of every
-// CUjit_option, `ptxas --help` 13.0, cuda-notes §8, and a probe that linked small_kernel.ptx with
+// CUjit_option, `ptxas --help` 13.0, docs/driver-facts.md §8, and a probe that linked small_kernel.ptx with
 // nvJitLink 13.0 under each mapped option (the test compiles every mapping with the real library).
 
 namespace jitcache::daemon::compile {
@@ -45,7 +45,7 @@ const std::array k_rules = {
                                           "equivalent: the driver derives a register budget from it itself");
                }},
     // Rationale: nvJitLink's own -O takes only 0 and 3, and its default is ptxas -O3, while the
-    // driver's default is 4 (cuda-notes §8). So the level is always passed to ptxas, default included.
+    // driver's default is 4 (docs/driver-facts.md §8). So the level is always passed to ptxas, default included.
     OptionRule{"opt", [](const std::string& v, const Values&) { return add("-Xptxas=-O" + v); }},
     OptionRule{"g", [](const std::string& v, const Values& all) {
                  if (v == "0") return none();

@@ -24,7 +24,7 @@ std::optional<Refusal> check_toolkit(const CompileInput& input, ToolkitVersion t
                           "would compile faithfully"};
   }
   // Rationale: a cubin from toolkit major N needs a driver of major >= N (minor version
-  // compatibility holds only within a major, cuda-notes §2); an older driver would not load it.
+  // compatibility holds only within a major, docs/driver-facts.md §2); an older driver would not load it.
   if (input.driver_api / 1000 < toolkit.major) {
     return Refusal{RefusalReason::driver_too_old,
                    "the client's driver API " + driver_text(input.driver_api) + " is older than " + name +

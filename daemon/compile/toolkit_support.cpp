@@ -16,7 +16,7 @@ struct IsaRow {
   PtxIsa max_isa;
 };
 
-// PTX ISA → first CUDA release that reads it (cuda-notes §2, from the PTX release table that
+// PTX ISA → first CUDA release that reads it (docs/driver-facts.md §2, from the PTX release table that
 // NVIDIA/cuda-python's _ptx_utils.py maps; 9.0 from nvcc 13.0's own output). A release reads every
 // ISA up to its own. 12.6 shipped no new ISA (8.6 arrived with 12.7).
 constexpr std::array k_isa_rows = {

@@ -1,6 +1,6 @@
 // The worker's one compile: a job → nvJitLink → a reply. Every nvJitLink return code is checked,
 // because a failed AddData is followed by a "successful" Complete with a useless cubin
-// (cuda-notes §2).
+// (docs/driver-facts.md §2).
 // Thread safety: one call at a time per process (the worker runs one).
 #pragma once
 

@@ -1,5 +1,5 @@
 // PTX whose .target is arch-specific (`sm_90a`, as Triton emits) compiles only for that exact
-// variant (cuda-notes §8), so the key must carry it and the load must keep working through the
+// variant (docs/driver-facts.md §8), so the key must carry it and the load must keep working through the
 // cache.
 #include <catch2/catch.hpp>
 

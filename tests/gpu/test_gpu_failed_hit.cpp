@@ -19,7 +19,7 @@ using namespace jitcache::testing::gpu;
 
 namespace {
 
-// An nvcc-built cubin this device cannot run: cubins run only within their CC major (cuda-notes §3).
+// An nvcc-built cubin this device cannot run: cubins run only within their CC major (docs/driver-facts.md §3).
 std::string wrong_arch_cubin_name(const GpuDriver& gpu) { return gpu.cc_major == 8 ? "scale_sm90.cubin" : "scale_sm80.cubin"; }
 
 // Stores `image` under the key of the entry whose id is `key_id`, replacing its image. The daemon

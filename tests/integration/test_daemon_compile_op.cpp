@@ -64,7 +64,7 @@ CompileAnswer compile(DaemonClient& client, const proto::CompileRequest& request
   return std::move(*answer);
 }
 
-// The SM number of a cubin (e_flags bits 8-15; cuda-notes §3) and whether its tkinfo records the
+// The SM number of a cubin (e_flags bits 8-15; docs/driver-facts.md §3) and whether its tkinfo records the
 // arch, which is where sm_90a differs from sm_90.
 unsigned cubin_sm(const client::transport::ByteBuffer& image) {
   REQUIRE(image.size() >= sizeof(Elf64_Ehdr));

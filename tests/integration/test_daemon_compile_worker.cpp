@@ -44,7 +44,7 @@ CompileJob job_for(const std::string& ptx, const std::string& arch, const std::s
   return std::get<CompileJob>(*prepared);
 }
 
-// The SM number a cubin is for: bits 8-15 of e_flags (cuda-notes §3; sm_90 and sm_90a share it).
+// The SM number a cubin is for: bits 8-15 of e_flags (docs/driver-facts.md §3; sm_90 and sm_90a share it).
 unsigned cubin_sm(const std::vector<std::uint8_t>& image) {
   REQUIRE(image.size() >= sizeof(Elf64_Ehdr));
   Elf64_Ehdr header;

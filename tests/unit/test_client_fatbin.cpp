@@ -119,7 +119,7 @@ TEST_CASE("fatbin reader: sm_80 + compute_80 holds an sm_80 cubin and compute_80
   CHECK(cubin->arch == fb::Arch{80, fb::ArchVariant::plain});
   CHECK(starts_with_elf(cubin->bytes));
   CHECK(ptx->arch == fb::Arch{80, fb::ArchVariant::plain});
-  // CUDA 13 compresses PTX with zstd by default (cuda-notes §3).
+  // CUDA 13 compresses PTX with zstd by default (docs/driver-facts.md §3).
   CHECK(ptx->compression == fb::Compression::zstd);
   CHECK(ptx->ptx_text().find(".target sm_80") != std::string_view::npos);
   const auto version = ".version " + std::to_string(ptx->version_major) + "." + std::to_string(ptx->version_minor);

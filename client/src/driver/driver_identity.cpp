@@ -73,7 +73,7 @@ PtxIsaVersion max_ptx_isa(int api) {
     int api;
     PtxIsaVersion isa;
   };
-  // CUDA release → the PTX ISA it introduced (cuda-notes §2 "Compatibility").
+  // CUDA release → the PTX ISA it introduced (docs/driver-facts.md §2 "Compatibility").
   constexpr std::array<Row, 17> k_table{{
       {12090, {8, 8}}, {12080, {8, 7}}, {12070, {8, 6}}, {12050, {8, 5}}, {12040, {8, 4}}, {12030, {8, 3}},
       {12020, {8, 2}}, {12010, {8, 1}}, {12000, {8, 0}}, {11080, {7, 8}}, {11070, {7, 7}}, {11060, {7, 6}},

@@ -1,4 +1,4 @@
-// Which driver build is loaded, for the cache key's driver field (design §3, cuda-notes §0.3, §5).
+// Which driver build is loaded, for the cache key's driver field (design §3, docs/driver-facts.md §0.3, §5).
 //
 // cuDriverGetVersion says only the API level (13000); the JIT's output follows the user-mode driver
 // build. The most direct witness is the file the process actually loaded: the realpath of
@@ -29,7 +29,7 @@ std::optional<std::string> build_from_library_name(std::string_view path);
 std::optional<std::string> build_from_proc_version(std::string_view text);
 
 // The newest PTX ISA a driver of this API version JIT-compiles (13000 → 9.0, 12080 → 8.7), from the
-// PTX release table in cuda-notes §2; for a 13.x minor newer than the table, 9.<minor> [I].
+// PTX release table in docs/driver-facts.md §2; for a 13.x minor newer than the table, 9.<minor> [I].
 struct PtxIsaVersion {
   unsigned major = 0;
   unsigned minor = 0;

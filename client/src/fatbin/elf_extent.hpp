@@ -5,7 +5,7 @@
 // size to copy or hash; the reads stay inside the extent the ELF header itself claims, so a lying
 // header can lead us no further than it would lead the driver. With a known size (a cache hit) it
 // checks that the image is whole before the driver sees it: a truncated cubin can crash the driver
-// (cuda-notes §0.1).
+// (docs/driver-facts.md §0.1).
 // Thread safety: pure functions.
 #pragma once
 

@@ -2,7 +2,7 @@
 // the container header and the entry header, with the constants the walker checks.
 //
 // Nothing here is published by NVIDIA as a stable format. Every value is cited from
-// ../shared/cuda-notes.md §3 ([H] fatbinary_section.h, [C] ZLUDA, [E-local] measurements with the
+// docs/driver-facts.md §3 (fatbinary_section.h, ZLUDA, measurements with the
 // CUDA 13.0 fatbinary) and docs/fatbin.md repeats the tables. All integers are little-endian.
 // Thread safety: constants only.
 #pragma once
@@ -12,7 +12,7 @@
 
 namespace jitcache::client::fatbin {
 
-// Host-side wrapper emitted by nvcc into .nvFatBinSegment (cuda-notes §3 "Host-side wrapper"):
+// Host-side wrapper emitted by nvcc into .nvFatBinSegment (docs/driver-facts.md §3 "Host-side wrapper"):
 //   i32 magic; i32 version; const u64* data; void* filename_or_fatbins;   (24 bytes on LP64)
 inline constexpr std::uint32_t k_wrapper_magic = 0x466243B1;
 inline constexpr std::uint32_t k_wrapper_version_min = 1;  // FATBINC_VERSION
@@ -20,7 +20,7 @@ inline constexpr std::uint32_t k_wrapper_version_max = 2;  // FATBINC_LINK_VERSI
 inline constexpr std::size_t k_wrapper_size = 24;
 inline constexpr std::size_t k_wrapper_data_offset = 8;
 
-// Container header (cuda-notes §3 "Container header"): u32 magic; u16 version; u16 header_size;
+// Container header (docs/driver-facts.md §3 "Container header"): u32 magic; u16 version; u16 header_size;
 // u64 fat_size, the number of bytes after the header. Containers are 8-byte aligned and a
 // .nv_fatbin section holds several back to back.
 inline constexpr std::uint32_t k_container_magic = 0xBA55ED50;
@@ -29,7 +29,7 @@ inline constexpr std::uint16_t k_container_version = 1;
 inline constexpr std::size_t k_container_header_min = 16;
 inline constexpr std::size_t k_container_alignment = 8;
 
-// Entry header (cuda-notes §3 "Entry header"), offsets from the start of the entry header. The
+// Entry header (docs/driver-facts.md §3 "Entry header"), offsets from the start of the entry header. The
 // header is variable-sized (64 to 128 bytes seen); its size is the field at offset 4. Offsets that
 // point at strings (options, file name) are relative to the start of the entry header and the
 // strings lie inside the header.

@@ -63,7 +63,7 @@ proto::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t entr
   }
   entry.arch.variant = arch_specific ? ArchVariant::arch_specific : family ? ArchVariant::family : ArchVariant::plain;
 
-  // Strings referenced from the header lie inside the header (cuda-notes §3, [E-local]).
+  // Strings referenced from the header lie inside the header (docs/driver-facts.md §3, measured).
   const auto name_offset = load_le<std::uint32_t>(header, entry_field::name_offset);
   const auto name_length = load_le<std::uint32_t>(header, entry_field::name_length);
   if (name_offset != 0 && !fits(name_offset, name_length, header_size)) {

@@ -2,7 +2,7 @@
 // device can run is loaded directly; otherwise the best PTX the driver can JIT (with the ptxas
 // options embedded beside it); otherwise there is no image for this device.
 //
-// Rules (cuda-notes §3 "How the driver picks an image"):
+// Rules (docs/driver-facts.md §3 "How the driver picks an image"):
 //   - cubin sm_XY runs on CC X.Z for Z >= Y (same major, same or later minor);
 //     sm_XYa only on CC X.Y, and only where the device offers arch-specific targets;
 //     sm_XYf on CC X.Z for Z >= Y where the device offers family targets.

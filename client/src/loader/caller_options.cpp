@@ -99,7 +99,7 @@ void CallerOptions::fill_logs(std::string_view info, std::string_view error, flo
   write(CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, info);
   write(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, error);
   if (int i = index_of(CU_JIT_WALL_TIME); i >= 0) {
-    // The driver returns the wall time as a float stored in the slot's bytes (cuda-notes §1).
+    // The driver returns the wall time as a float stored in the slot's bytes (docs/driver-facts.md §1).
     void* slot = nullptr;
     std::memcpy(&slot, &wall_ms, sizeof(wall_ms));
     m_values[static_cast<unsigned>(i)] = slot;

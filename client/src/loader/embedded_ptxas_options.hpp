@@ -1,6 +1,6 @@
 // The ptxas options nvcc stores beside a PTX entry in a fat binary (`-Xptxas -O2 -maxrregcount=32
 // -lineinfo` → "-O2  -maxrregcount=32 --generate-line-info "; `-G` → " -g --dont-merge-basicblocks
-// --return-at-end "; cuda-notes §3). The driver applies them when it JITs that PTX, so the cache must
+// --return-at-end "; docs/driver-facts.md §3). The driver applies them when it JITs that PTX, so the cache must
 // apply them when it compiles and key on them: they become JIT options added to the caller's.
 //
 // Only options with an exact CUjit_option equivalent are accepted; anything else makes the load

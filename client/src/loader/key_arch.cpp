@@ -5,7 +5,7 @@
 namespace jitcache::client::loader {
 
 namespace {
-// The first CC whose driver JIT emits arch-specific code by default (cuda-notes §1).
+// The first CC whose driver JIT emits arch-specific code by default (docs/driver-facts.md §1).
 constexpr unsigned k_first_arch_specific_sm = 90;
 }  // namespace
 

@@ -5,10 +5,10 @@
 //      (CU_JIT_TARGET_FROM_CUCONTEXT, the driver's default).
 //   2. A variant the target option names (sm_90a, sm_100f) is kept.
 //   3. Else a variant the PTX `.target` names for that same SM is kept: PTX built for sm_90a
-//      compiles only as sm_90a (cuda-notes §8).
+//      compiles only as sm_90a (docs/driver-facts.md §8).
 //   4. Else, when the SM is the device's own and the device is CC 9.0 or newer, the driver generates
 //      the arch-specific variant: on the H200 its JIT output reads `-arch sm_90a` both with the
-//      context target and with CU_JIT_TARGET=90 (cuda-notes §1; observed on 9.0, assumed for newer
+//      context target and with CU_JIT_TARGET=90 (docs/driver-facts.md §1; observed on 9.0, assumed for newer
 //      devices [I]).
 // Thread safety: pure function.
 #pragma once

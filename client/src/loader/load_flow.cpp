@@ -28,7 +28,7 @@ fatbin::DeviceTarget device_target(const driver::ComputeCapability& cc) {
   fatbin::DeviceTarget target;
   target.major = cc.major;
   target.minor = cc.minor;
-  // Arch-specific targets exist from CC 9.0, family targets from CC 10.0 (cuda-notes §1, §3).
+  // Arch-specific targets exist from CC 9.0, family targets from CC 10.0 (docs/driver-facts.md §1, §3).
   target.arch_specific = cc.sm() >= 90;
   target.family = cc.sm() >= 100;
   return target;

@@ -1,6 +1,6 @@
 // The two PTX directives the load walk needs before it JITs: `.version` (can this driver JIT it?)
 // and `.target` (sm_90a / sm_100f select an arch-specific or family variant, which the key's arch
-// must follow: cuda-notes §8). Only the module header is scanned, past comments and blank lines.
+// must follow: docs/driver-facts.md §8). Only the module header is scanned, past comments and blank lines.
 // Thread safety: pure functions.
 #pragma once
 

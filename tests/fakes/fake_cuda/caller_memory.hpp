@@ -1,7 +1,7 @@
 // Reads memory the caller pointed us at without trusting that it is all there.
 //
 // cuModuleLoadData gets a pointer and no size. The real driver reads as far as the image's own headers
-// claim and may crash on a truncated cubin (cuda-notes §0.1); the fake must instead *notice* the
+// claim and may crash on a truncated cubin (docs/driver-facts.md §0.1); the fake must instead *notice* the
 // truncation and answer CUDA_ERROR_INVALID_IMAGE (or abort on purpose, FAKE_CUDA_CRASH_ON_TRUNCATED), so
 // every read of caller memory goes through process_vm_readv on our own pid, which reports an unmapped
 // or PROT_NONE page as EFAULT instead of delivering SIGSEGV. Where the kernel refuses that call

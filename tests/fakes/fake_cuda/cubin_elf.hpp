@@ -4,7 +4,7 @@
 // Checks: ELF magic, ELFCLASS64, little-endian, e_machine 190 (EM_CUDA), ET_EXEC (or ET_REL, which the
 // driver also loads), header sizes, the section and program header tables and every section, segment,
 // section name and symbol name inside the image, and a non-zero SM. Where the arch comes from
-// (cuda-notes §3 "The cubin ELF inside"): the SM is e_flags bits 8–15 (ABI version >= 8; the low byte
+// (docs/driver-facts.md §3 "The cubin ELF inside"): the SM is e_flags bits 8–15 (ABI version >= 8; the low byte
 // in the older layout [I]); `a` is the .nv.compat attribute 9 set to 1, or "-arch sm_XYa" in
 // .note.nv.tkinfo; `f` shows only in the tkinfo command line.
 // Thread safety: pure functions.
@@ -31,7 +31,7 @@ struct CubinInfo {
   // without a symbol table, the <name> of every .text.<name> section.
   std::vector<std::string> kernels;
   // An ET_REL cubin that calls a function it does not define. [E] The driver loads it and then finds
-  // none of its kernels (cuda-notes §4, row 302), so the fake does the same.
+  // none of its kernels (docs/driver-facts.md §4, row 302), so the fake does the same.
   bool unresolved_functions = false;
 };
 

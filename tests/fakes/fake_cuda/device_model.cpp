@@ -42,7 +42,7 @@ fb::PtxIsa max_ptx_isa(int driver_version) {
   // CUDA 13.y ships PTX ISA 9.y ([E] 13.0 → 9.0; [I] later minors follow the pattern).
   if (major >= 13) return fb::PtxIsa{static_cast<unsigned>(9 + (major - 13)), static_cast<unsigned>(minor)};
   if (major == 12) {
-    // 12.0 → 8.0 … 12.5 → 8.5; 12.6 kept 8.5; 12.7 → 8.6, 12.8 → 8.7, 12.9 → 8.8 (cuda-notes §2).
+    // 12.0 → 8.0 … 12.5 → 8.5; 12.6 kept 8.5; 12.7 → 8.6, 12.8 → 8.7, 12.9 → 8.8 (docs/driver-facts.md §2).
     static constexpr unsigned k_isa_minor[10] = {0, 1, 2, 3, 4, 5, 5, 6, 7, 8};
     return fb::PtxIsa{8, k_isa_minor[minor > 9 ? 9 : minor]};
   }

@@ -1,7 +1,7 @@
 // The one device and the driver the fake models: compute capability → the JIT's default target and
 // what cubins/PTX it accepts; driver API version → the newest PTX ISA its JIT compiles.
 //
-// Rules from ../shared/cuda-notes.md §1 (the context's JIT target on CC >= 9.0 is the `a` variant,
+// Rules from docs/driver-facts.md §1 (the context's JIT target on CC >= 9.0 is the `a` variant,
 // [E] sm_90a on the H200), §2 "Compatibility" (PTX ISA per CUDA release) and §3 (which images run).
 // Thread safety: pure functions.
 #pragma once

@@ -2,7 +2,7 @@
 // cuGetProcAddress resolves them from.
 //
 // cuda.h maps some names to versioned symbols (cuLinkCreate → cuLinkCreate_v2, cuGetProcAddress →
-// cuGetProcAddress_v2); libcuda exports both the plain and the versioned names (cuda-notes §1), so
+// cuGetProcAddress_v2); libcuda exports both the plain and the versioned names (docs/driver-facts.md §1), so
 // the macros are undone below and both are defined. Which symbols leave the library is decided by
 // fake_cuda.map. Thread safety: every entry point may be called from any thread.
 #include <tests/fakes/fake_cuda/device_model.hpp>

@@ -1,5 +1,5 @@
 // cuGetErrorName / cuGetErrorString: the name and a description of each CUresult the fake can return
-// or a test can inject (every code in cuda-notes §4, plus the common ones around them).
+// or a test can inject (every code in docs/driver-facts.md §4, plus the common ones around them).
 //
 // Unknown codes are CUDA_ERROR_INVALID_VALUE with the string set to NULL, as the driver does.
 // Thread safety: pure functions over a constant table; the strings are static.

@@ -1,6 +1,6 @@
 // One nvJitLink session: the fake's stand-in for the driver's JIT, producing real cubins.
 //
-// nvJitLink compiles PTX eagerly inside add() (cuda-notes §2), which is where PTX errors surface, and
+// nvJitLink compiles PTX eagerly inside add() (docs/driver-facts.md §2), which is where PTX errors surface, and
 // needs no GPU or driver. The logs are read back after each step, so a caller can copy the error log
 // of the step that failed.
 // Thread safety: one object per thread at a time; independent sessions may run concurrently.

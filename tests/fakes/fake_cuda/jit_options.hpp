@@ -1,8 +1,8 @@
 // The CUjit_option arrays of cuModuleLoadDataEx and cuLink*, read as the driver reads them and turned
 // into nvJitLink options; and the output slots (log sizes, wall time) written back as the driver does.
 //
-// Values travel in the void* slots by value (cuda-notes §1 "How option values are passed"). Mapping to
-// nvJitLink (cuda-notes §2, §8): OPTIMIZATION_LEVEL N → -Xptxas=-ON (nvJitLink's own -O takes only 0
+// Values travel in the void* slots by value (docs/driver-facts.md §1 "How option values are passed"). Mapping to
+// nvJitLink (docs/driver-facts.md §2, §8): OPTIMIZATION_LEVEL N → -Xptxas=-ON (nvJitLink's own -O takes only 0
 // and 3), MAX_REGISTERS → -maxrregcount=N, GENERATE_DEBUG_INFO → -g, GENERATE_LINE_INFO → -lineinfo,
 // LOG_VERBOSE → -verbose, CACHE_MODE → -Xptxas=-dlcm=…, TARGET → -arch. Other known options are accepted
 // and change nothing; an option number past CU_JIT_NUM_OPTIONS is CUDA_ERROR_INVALID_VALUE.

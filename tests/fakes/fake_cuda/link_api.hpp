@@ -2,7 +2,7 @@
 // argument checks and the link_* failure points.
 //
 // cuLinkCreate refuses CU_JIT_FALLBACK_STRATEGY with CUDA_ERROR_INVALID_VALUE, as the driver does
-// (cuda-notes §1). cuLinkAddData's own options are checked and otherwise ignored: nvJitLink takes
+// (docs/driver-facts.md §1). cuLinkAddData's own options are checked and otherwise ignored: nvJitLink takes
 // options per link, not per input. Inputs: PTX (compiled at once), CUBIN (validated first: 200 when
 // malformed), FATBINARY, OBJECT and LIBRARY go to nvJitLink; NVVM is CUDA_ERROR_NOT_SUPPORTED.
 // Thread safety: any thread; one CUlinkState used by one thread at a time, as with the driver.

@@ -1,10 +1,10 @@
 // The object behind a CUlinkState: one nvJitLink session plus the caller's output slots, which the
 // driver keeps writing for the life of the state (logs and wall time accumulate until cuLinkDestroy,
-// cuda-notes §1, so the caller's optionValues array must outlive the state).
+// docs/driver-facts.md §1, so the caller's optionValues array must outlive the state).
 //
 // cuLinkAddData(PTX) compiles eagerly, as nvJitLink and the driver do: a PTX error is reported by
 // the add that brought it. After a failed add, cuLinkComplete repeats that failure [I] rather than
-// linking the useless rest (nvJitLink itself would "succeed", cuda-notes §2).
+// linking the useless rest (nvJitLink itself would "succeed", docs/driver-facts.md §2).
 // Thread safety: one state is used by one thread at a time, as the driver requires of a CUlinkState;
 // LinkRegistry may be used from any thread.
 #pragma once

@@ -48,7 +48,7 @@ std::string cc_text(unsigned cc) { return std::to_string(cc / 10) + "." + std::t
 CUresult refuse_cubin(Load& load, CUresult code, const std::string& reason, CubinOrigin origin) {
   if (origin == CubinOrigin::caller) load.driver.counters.cubin_loads_failed.fetch_add(1);
   if (code == CUDA_ERROR_INVALID_IMAGE && load.settings.crash_on_truncated) {
-    // Models cuda-notes §0.1: a truncated cubin can crash the real driver. A test that sets this proves
+    // Models docs/driver-facts.md §0.1: a truncated cubin can crash the real driver. A test that sets this proves
     // the client never hands damaged bytes to the driver.
     warn("FAKE_CUDA_CRASH_ON_TRUNCATED: aborting on a malformed cubin: " + reason);
     std::abort();

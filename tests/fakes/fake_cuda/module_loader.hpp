@@ -1,4 +1,4 @@
-// cuModuleLoadData / cuModuleLoadDataEx as the driver behaves (cuda-notes §3, §4): classify the image,
+// cuModuleLoadData / cuModuleLoadDataEx as the driver behaves (docs/driver-facts.md §3, §4): classify the image,
 // then load a cubin that runs on the device, JIT PTX with nvJitLink, or pick from a fat binary the
 // image the driver would pick and do one of those with it.
 //

@@ -1,4 +1,4 @@
-// cuGetProcAddress semantics (cuda-notes §5): a base name and a CUDA version pick one ABI version of
+// cuGetProcAddress semantics (docs/driver-facts.md §5): a base name and a CUDA version pick one ABI version of
 // an entry point.
 //
 //   symbol unknown or hidden (FAKE_CUDA_HIDE)      → CUDA_SUCCESS, status SYMBOL_NOT_FOUND, pfn NULL

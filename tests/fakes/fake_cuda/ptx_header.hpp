@@ -2,7 +2,7 @@
 // (the SM the PTX was written for, with its `a`/`f` suffix).
 //
 // Text without a `.version` directive is not PTX at all: the driver answered "hello world" with
-// CUDA_ERROR_INVALID_IMAGE (cuda-notes §4), not with a compile error.
+// CUDA_ERROR_INVALID_IMAGE (docs/driver-facts.md §4), not with a compile error.
 // Thread safety: pure functions.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The fake driver's PTX JIT: the checks the driver makes before compiling (PTX ISA against the driver's
 // JIT, `.target` against the JIT target) and the compile itself with nvJitLink, with nvJitLink's
-// outcome mapped to the CUresult the driver gives (cuda-notes §4): 222 for an ISA newer than the JIT,
+// outcome mapped to the CUresult the driver gives (docs/driver-facts.md §4): 222 for an ISA newer than the JIT,
 // 218 for PTX the compiler rejects or cannot build for the target, 1 for options it does not take.
 // Thread safety: pure functions; each compile has its own nvJitLink session.
 #pragma once

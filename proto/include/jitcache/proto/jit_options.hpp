@@ -2,7 +2,7 @@
 //
 // Every option that changes generated code appears in a fixed order with its default made explicit,
 // so equivalent arrays (any order, defaults passed or omitted) give the same string. Log, wall-time
-// and verbosity options are dropped (they do not change code; cuda-notes §0.4). An option the
+// and verbosity options are dropped (they do not change code; docs/driver-facts.md §0.4). An option the
 // canonicaliser does not know, a value out of range, or a repeated option makes the load uncacheable
 // rather than silently mis-keyed (design §3).
 //
