@@ -1,6 +1,7 @@
 -- 0003_fast_key: the fast key of each entry, so a client can look an entry up by the XXH3-128 of
--- its source while it still computes the content digest (design §3; proto/PROTOCOL.md LOOKUP
--- selector 2). docs/entry-format.md describes the columns.
+-- its source while it still computes the content digest (docs/cache-key.md "The fast key: look up
+-- first, verify after"; proto/PROTOCOL.md LOOKUP selector 2). docs/entry-format.md describes the
+-- columns.
 --
 -- Released migrations are never edited: a change is a new NNNN_name.sql file. This file runs inside
 -- the migrator's transaction, so it must not contain BEGIN, COMMIT or PRAGMA statements.

@@ -1,4 +1,4 @@
--- 0005_tenants: what multi-tenant trust needs in the store (design §6, docs/security.md):
+-- 0005_tenants: what multi-tenant trust needs in the store (docs/security.md):
 -- the bytes each namespace holds, for the per-uid quota (namespace_quota), and the failure reports
 -- of untrusted uids against shared entries, which quarantine an entry only once report_quorum
 -- distinct uids agree. docs/entry-format.md describes both tables.

@@ -1,6 +1,7 @@
 // A refusal: the daemon cannot compile this request faithfully, so the client builds it itself with
-// its own driver and PUTs the result (design §4 step 5). It is an outcome, not an error: nothing is
-// wrong with the request, only the daemon's nvJitLink would not produce what the driver would.
+// its own driver and PUTs the result (docs/compile-service.md "Refusals"). It is an outcome, not an
+// error: nothing is wrong with the request, only the daemon's nvJitLink would not produce what the
+// driver would.
 // Thread safety: plain values.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Who is trusted (design §6, docs/security.md): root, the daemon's own uid, the uids in
+// Who is trusted (docs/security.md "The threat model"): root, the daemon's own uid, the uids in
 // trusted_users, and any peer whose primary or supplementary group (as the kernel reported them
 // when it connected) is in trusted_groups. A trusted peer's PUTs go to the shared namespace, its
 // failure reports quarantine shared entries at once, it lists and removes in every namespace and

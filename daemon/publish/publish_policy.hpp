@@ -2,8 +2,9 @@
 // "Published images"): the rule in one place, so that it can be tested without a second uid.
 //
 // Only entries every client may already be served are published: the shared namespace (compiled by
-// the daemon, or PUT by a trusted uid; design §6), live, with a fast key (the file is named by it and
-// the client finds it by it), and no larger than publish_max_image.
+// the daemon, or PUT by a trusted uid; docs/security.md "What is enforced"), live, with a
+// fast key (the file is named by it and the client finds it by it), and no larger than
+// publish_max_image.
 // Thread safety: pure function.
 #pragma once
 

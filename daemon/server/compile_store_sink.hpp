@@ -4,10 +4,10 @@
 // key here before it submits (expect) and releases it once answered (release); the sink looks the
 // key up by key id. Every request for one key id registers the same key (the key id is its hash).
 //
-// A compiled image goes to the shared namespace (design §6: the daemon compiled source it received
-// and hashed itself) with its producer ("nvJitLink X.Y") and compile time, and with content_fast, so
-// LOOKUP selector 2 finds it. The write runs on the compile thread, before any waiter is answered,
-// so a LOOKUP that follows a COMPILE reply finds the entry.
+// A compiled image goes to the shared namespace (docs/security.md "The threat model": the daemon
+// compiled source it received and hashed itself) with its producer ("nvJitLink X.Y") and compile
+// time, and with content_fast, so LOOKUP selector 2 finds it. The write runs on the compile thread,
+// before any waiter is answered, so a LOOKUP that follows a COMPILE reply finds the entry.
 // Thread safety: every method may be called from any thread.
 #pragma once
 

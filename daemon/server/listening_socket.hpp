@@ -1,7 +1,8 @@
 // The daemon's listening Unix socket: creates its directory, refuses a directory someone else could
-// write (design §6: whoever can replace the socket can serve every client code), takes the
-// socket's instance lock, removes a socket file left by a crashed daemon (safe only because the
-// lock proves no live daemon owns it), binds with mode 0660 and the configured group, and listens.
+// write (docs/security.md "What is enforced": whoever can replace the socket can serve every client
+// code), takes the socket's instance lock, removes a socket file left by a crashed daemon (safe
+// only because the lock proves no live daemon owns it), binds with mode 0660 and the configured
+// group, and listens.
 // Thread safety: start-up only.
 #pragma once
 

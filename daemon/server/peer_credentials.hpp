@@ -1,6 +1,6 @@
 // Who is on the other end of a Unix socket, from the kernel (SO_PEERCRED and SO_PEERGROUPS), never
-// from a request (design §5-§6). The kernel records them when the peer connects. Thread safety:
-// free function.
+// from a request (docs/security.md "What is enforced"). The kernel records them when the peer
+// connects. Thread safety: free function.
 #pragma once
 
 #include <sys/types.h>

@@ -64,8 +64,8 @@ class RequestHandler {
 
   Reply handle(proto::Op op, proto::Bytes payload, const PeerCredentials& peer);
 
-  // Who may see and write what (design §6): trusted peers (TrustPolicy) write the shared namespace;
-  // everyone else writes the namespace of their uid.
+  // Who may see and write what (docs/security.md "What is enforced"): trusted peers (TrustPolicy)
+  // write the shared namespace; everyone else writes the namespace of their uid.
   store::Visibility visibility_for(const PeerCredentials& peer) const;
 
  private:

@@ -6,7 +6,8 @@
 // was verified against, which the caller reads from the row in the same snapshot.
 // Rationale: never keyed by checksum alone. XXH3-128 is fast, not collision-resistant: a tenant
 // could craft an image with the checksum of another tenant's entry, and a checksum-keyed cache
-// would then serve the crafted bytes for the other entry (design §6). A row id belongs to one
+// would then serve the crafted bytes for the other entry (docs/cache-key.md
+// "Why SHA-256 for content, XXH3-128 only for checksums"). A row id belongs to one
 // (key id, namespace) at a time; the checksum and size only guard against a row that changed.
 //
 // Invalidation contract (SqliteStore keeps it): after committing any write that changes or deletes

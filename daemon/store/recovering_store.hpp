@@ -1,5 +1,6 @@
 // RecoveringStore: the daemon's Store. It forwards every call to a SqliteStore and replaces that
-// store with an empty one when its database turns out to be corrupt (design §5 "Integrity"):
+// store with an empty one when its database turns out to be corrupt (docs/operations.md
+// "Corruption"):
 //   - at open, when the file is not an SQLite database, not a jitcache one, or fails
 //     PRAGMA quick_check;
 //   - while running, when any call fails with ErrorCode::corrupt (SQLITE_CORRUPT or

@@ -1,6 +1,6 @@
-// Moving a corrupt database out of the way (design §5 "Integrity"): the file and its -wal and -shm
-// are renamed to <file>.corrupt-<UTC time stamp>[-wal|-shm], so the damaged store is kept for
-// inspection (docs/operations.md) and the next open creates an empty one at the original path.
+// Moving a corrupt database out of the way (docs/operations.md "Corruption"): the file and its -wal
+// and -shm are renamed to <file>.corrupt-<UTC time stamp>[-wal|-shm], so the damaged store is kept
+// for inspection (docs/operations.md) and the next open creates an empty one at the original path.
 //
 // Rationale: renamed, not copied or deleted. A rename is instant whatever the size, needs no free
 // space (a full disk is a likely neighbour of corruption), and keeps the WAL beside its database

@@ -13,11 +13,12 @@
 // Every write that replaces or deletes a row drops the row's cached image before the writer mutex
 // is released.
 //
-// Visibility (design §6): lookups see the shared namespace and the caller's own, shared first,
-// and skip quarantined entries; a failure report applies to the entry a lookup would serve; LIST
-// sees the same namespaces, quarantined entries included, or everything for a trusted caller;
-// REMOVE touches only the caller's own namespace, or everything for a trusted caller. An untrusted
-// caller whose own namespace is the shared one owns nothing: it can never remove shared entries.
+// Visibility (docs/entry-format.md "What the store does with them"): lookups see the shared
+// namespace and the caller's own, shared first, and skip quarantined entries; a failure report
+// applies to the entry a lookup would serve; LIST sees the same namespaces, quarantined entries
+// included, or everything for a trusted caller; REMOVE touches only the caller's own namespace, or
+// everything for a trusted caller. An untrusted caller whose own namespace is the shared one owns
+// nothing: it can never remove shared entries.
 #pragma once
 
 #include <atomic>

@@ -27,9 +27,9 @@ using proto::Result;
 
 inline constexpr std::uint32_t k_shared_namespace = 0;
 
-// Which namespaces a caller can see and touch (design §6). Lookups see the shared namespace and the
-// caller's own, shared first, except shared entries the caller has reported failing (report_failure).
-// A trusted caller lists and removes in every namespace.
+// Which namespaces a caller can see and touch (docs/security.md "What is enforced"). Lookups see
+// the shared namespace and the caller's own, shared first, except shared entries the caller has
+// reported failing (report_failure). A trusted caller lists and removes in every namespace.
 struct Visibility {
   std::uint32_t own_namespace = k_shared_namespace;
   bool trusted = false;

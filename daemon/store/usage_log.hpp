@@ -1,5 +1,5 @@
 // Hits and last-used times recorded by lookups and kept in memory until the store flushes them in
-// one transaction (design §5: "usage updates batched so hits do not turn into writes"). A
+// one transaction (docs/entry-format.md "What the store does with them", Usage). A
 // lookup therefore never writes to the database, and N hits on an entry cost one UPDATE.
 //
 // At most max_pending entries are kept between flushes: a hit on an entry not yet in a full log is

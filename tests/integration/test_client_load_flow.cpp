@@ -1,8 +1,8 @@
-// libjitcache's load flow (design §4) against the real daemon on a temp socket, with the fake driver
-// (tests/fakes) in place of libcuda: every branch — miss, hit, failed load → report → rebuild,
-// daemon down, hung or answering garbage, a corrupt stored image, options the cache does not
-// understand, JIT failures, fat binaries and cubins — is checked by its outcome, by what the daemon
-// counted and by what the "driver" was asked to do.
+// libjitcache's load flow (docs/client-guide.md §4) against the real daemon on a temp socket, with
+// the fake driver (tests/fakes) in place of libcuda: every branch — miss, hit, failed load → report
+// → rebuild, daemon down, hung or answering garbage, a corrupt stored image, options the cache does
+// not understand, JIT failures, fat binaries and cubins — is checked by its outcome, by what the
+// daemon counted and by what the "driver" was asked to do.
 #include <catch2/catch.hpp>
 
 #include <jitcache/jitcache.h>

@@ -1,6 +1,7 @@
-// The real jitcached and a damaged database (design §5 "Integrity"): a file that fails quick_check at
-// start, or that SQLite finds corrupt while the daemon serves, is moved aside under a time-stamped
-// name and replaced by an empty store; the daemon keeps answering and counts store_resets.
+// The real jitcached and a damaged database (docs/operations.md "Corruption"): a file that fails
+// quick_check at start, or that SQLite finds corrupt while the daemon serves, is moved aside under
+// a time-stamped name and replaced by an empty store; the daemon keeps answering and counts
+// store_resets.
 #include <catch2/catch.hpp>
 
 #include <filesystem>

@@ -1,5 +1,6 @@
 // The socket is reachable only by the daemon's user and the configured group, and the daemon will
-// not listen in a directory someone else could write (design §6, PROTOCOL.md §1).
+// not listen in a directory someone else could write (docs/security.md "What is enforced",
+// PROTOCOL.md §1).
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-// Multi-tenant trust against the real jitcached with real uids (design §6, docs/security.md): the
+// Multi-tenant trust against the real jitcached with real uids (docs/security.md): the
 // test creates two unprivileged system users A and B in a group of their own, runs the daemon as
 // root with that group on the socket, and runs clients as A and as B in forked children whose uids
 // the kernel reports through SO_PEERCRED. Skips visibly where users cannot be created (not root).

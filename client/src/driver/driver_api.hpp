@@ -1,6 +1,6 @@
 // The CUDA driver as libjitcache uses it: one object, opened at run time with dlopen and resolved
 // entry point by entry point through cuGetProcAddress, so one client binary works with every driver
-// and links nothing of CUDA's (design §4).
+// and links nothing of CUDA's (docs/client-guide.md §1, docs/driver-facts.md §5).
 //
 // An entry point the driver does not offer is recorded, not fatal: the object says which ones are
 // missing (name, the API version that introduced it, the version we asked for), and the loader

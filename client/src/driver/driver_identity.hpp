@@ -1,4 +1,5 @@
-// Which driver build is loaded, for the cache key's driver field (design §3, docs/driver-facts.md §0.3, §5).
+// Which driver build is loaded, for the cache key's driver field (docs/cache-key.md
+// "The fields", docs/driver-facts.md §0.3, §5).
 //
 // cuDriverGetVersion says only the API level (13000); the JIT's output follows the user-mode driver
 // build. The most direct witness is the file the process actually loaded: the realpath of

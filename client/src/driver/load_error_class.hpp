@@ -1,6 +1,6 @@
 // What a CUresult from a load or a JIT means for the cache: the one table of "this image is bad,
 // rebuild" codes (conventions: one table in one place), and the stage of the load walk each belongs
-// to (design §4.7; docs/driver-facts.md §4 has the observations behind each row).
+// to (docs/client-guide.md §6; docs/driver-facts.md §4 has the observations behind each row).
 // Thread safety: pure functions.
 #pragma once
 

@@ -14,7 +14,8 @@
 //   - Among usable PTX: the highest target SM, then the higher variant as above, then the higher ISA.
 //   - LTO-IR and unknown entries are never chosen (cuModuleLoadData cannot load them).
 // Which of two runnable cubins the driver prefers, and whether CU_PREFER_PTX makes it JIT PTX
-// instead of running an earlier-minor cubin, is not verified on hardware [I]; we follow design §4.
+// instead of running an earlier-minor cubin, is not verified on hardware [I]; we follow
+// docs/fatbin.md "How an image is chosen".
 // Thread safety: pure functions.
 #pragma once
 

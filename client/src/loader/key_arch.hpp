@@ -1,4 +1,5 @@
-// The arch field of the cache key: the target the driver's JIT generates code for (design §3.2).
+// The arch field of the cache key: the target the driver's JIT generates code for
+// (docs/cache-key.md "The fields").
 //
 // Rules, in order:
 //   1. CU_JIT_TARGET, when the caller passes it, names the SM; otherwise the device's CC does

@@ -155,7 +155,7 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   if (source.text().size() >= k_descriptor_worthy_source) (void)connect();
   // The key's content digest (SHA-256 based) is computed on other threads while the entry is looked
   // up by the fast key (XXH3-128 of the same bytes); the entry is trusted only if the content
-  // digest it records is ours (design §3).
+  // digest it records is ours (docs/cache-key.md "The fast key: look up first, verify after").
   proto::KeyFields key;
   std::optional<proto::ContentDigestTask> content;
   proto::Checksum128 content_fast;

@@ -1,4 +1,4 @@
-// One load through the cache: design §4 as code.
+// One load through the cache: docs/client-guide.md §4 "What happens on a load" as code.
 //
 //   classify → cubin: the driver loads it as given (pass_through)
 //            → fat binary: walk it; a cubin this device runs → pass_through; else its best PTX

@@ -1,5 +1,5 @@
 // LoadFlow's hit: check the image, load it, and on an image error report it so the daemon
-// quarantines the entry (design §4 steps 3-4). load_flow.hpp has the whole flow.
+// quarantines the entry (docs/client-guide.md §4 steps 3-4). load_flow.hpp has the whole flow.
 #include <client/src/loader/load_flow.hpp>
 
 #include <client/src/driver/cu_result_text.hpp>

@@ -1,6 +1,6 @@
 // LoadFlow's miss: COMPILE at the daemon when it compiles, else (or when it refuses) the driver's
-// own JIT through cuLink* with the caller's options, then PUT (design §4 step 5). load_flow.hpp
-// has the whole flow.
+// own JIT through cuLink* with the caller's options, then PUT (docs/client-guide.md §4 step 5).
+// load_flow.hpp has the whole flow.
 #include <client/src/loader/load_flow.hpp>
 
 #include <chrono>

@@ -31,7 +31,8 @@ std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* i
     fetched = std::move(**read);
   }
   // The same bar as a socket hit: the entry's content digest must be the one computed here, from
-  // the caller's bytes, before the driver sees a byte of the image (design §3).
+  // the caller's bytes, before the driver sees a byte of the image
+  // (docs/client-guide.md §4 step 3, "Published copies").
   record_key();
   {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);

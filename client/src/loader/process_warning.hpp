@@ -1,6 +1,7 @@
-// The one warning per process that libjitcache may print (design §4.6): the first time the cache
-// cannot be used, one line on stderr says why and how to silence it; every later occurrence is only
-// counted. Never stdout, never more than one line. Thread safety: safe from any thread.
+// The one warning per process that libjitcache may print (docs/client-guide.md "When the daemon is
+// down"): the first time the cache cannot be used, one line on stderr says why and how to silence
+// it; every later occurrence is only counted. Never stdout, never more than one line.
+// Thread safety: safe from any thread.
 #pragma once
 
 #include <string_view>

@@ -1,5 +1,6 @@
 // The content field of the cache key: a collision-resistant digest of the exact bytes the JIT would
-// compile (design §3), computed fast enough to sit on the path of every cache hit.
+// compile (docs/cache-key.md "The content digest (key schema 2)"), computed fast enough to sit on
+// the path of every cache hit.
 //
 //   content = SHA-256( "jitcache-content" 0x00  ||  u64 length (little-endian)
 //                      ||  SHA-256(chunk 0) || SHA-256(chunk 1) || ... )
@@ -28,11 +29,11 @@ inline constexpr std::size_t k_content_chunk_size = 512 * 1024;
 
 Digest256 content_digest(Bytes source);
 
-// content_digest(source) computed while the caller does something else (design §3: a client looks
-// up by the fast key meanwhile). The constructor starts the hashing threads (one, which starts the
-// rest); wait() lends the
-// calling thread to the chunks still unclaimed, joins, and returns the digest. A source of one
-// chunk or less is hashed at once on the calling thread: a thread would cost more than the hash.
+// content_digest(source) computed while the caller does something else (a client looks up by the
+// fast key meanwhile: docs/cache-key.md "The fast key: look up first, verify after"). The
+// constructor starts the hashing threads (one, which starts the rest); wait() lends the calling
+// thread to the chunks still unclaimed, joins, and returns the digest. A source of one chunk or
+// less is hashed at once on the calling thread: a thread would cost more than the hash.
 // Thread safety: one owner; `source` must stay valid until wait() returns or the task is destroyed
 // (which waits too). Not copyable or movable: the threads hold its address.
 class ContentDigestTask {

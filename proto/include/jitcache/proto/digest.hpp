@@ -1,9 +1,10 @@
 // Digests used by the key and the store.
 //
 // Digest256 is SHA-256 (OpenSSL): it decides which image a key names, and a shared image is code
-// run by other tenants, so it must resist deliberate collisions (design §3). Checksum128 is
-// XXH3-128: it only detects damage to stored or transmitted bytes, where an adversary gains nothing,
-// and it runs at memory speed. Thread safety: free functions, no shared state.
+// run by other tenants, so it must resist deliberate collisions (docs/cache-key.md "Why SHA-256 for
+// content, XXH3-128 only for checksums"). Checksum128 is XXH3-128: it only detects damage to stored
+// or transmitted bytes, where an adversary gains nothing, and it runs at memory speed.
+// Thread safety: free functions, no shared state.
 #pragma once
 
 #include <array>

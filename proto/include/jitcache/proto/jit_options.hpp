@@ -2,9 +2,9 @@
 //
 // Every option that changes generated code appears in a fixed order with its default made explicit,
 // so equivalent arrays (any order, defaults passed or omitted) give the same string. Log, wall-time
-// and verbosity options are dropped (they do not change code; docs/driver-facts.md §0.4). An option the
-// canonicaliser does not know, a value out of range, or a repeated option makes the load uncacheable
-// rather than silently mis-keyed (design §3).
+// and verbosity options are dropped (they do not change code; docs/driver-facts.md §0.4). An option
+// the canonicaliser does not know, a value out of range, or a repeated option makes the load
+// uncacheable rather than silently mis-keyed (docs/cache-key.md "What makes a load uncacheable").
 //
 // proto/ does not include cuda.h: JitOption mirrors CUjit_option by value (cuda.h:1152-1517), and a
 // unit test compiled against cuda.h checks that every value matches. Thread safety: free functions.

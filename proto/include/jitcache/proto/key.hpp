@@ -1,4 +1,5 @@
-// The cache key (design §3): four fields plus the key-schema version, and the key id derived from them.
+// The cache key (docs/cache-key.md): four fields plus the key-schema version, and the key id
+// derived from them.
 //
 //   content  the content digest (content_digest.hpp) of the exact bytes the JIT would compile (PTX
 //            text, or the PTX entry a fat binary walk selects)
@@ -43,11 +44,12 @@ struct KeyFields {
 };
 
 
-// The fast key (design §3): the key with its content digest replaced by the XXH3-128 of the same
-// bytes. A client looks an entry up by it while the collision-resistant content digest is still
-// being computed, then accepts the entry only if the content digest it records equals its own
-// (PROTOCOL.md LOOKUP selector 2). XXH3 resists no adversary, so a fast key only ever *finds* an
-// entry; the strong digest decides whether it is served to the driver.
+// The fast key (docs/cache-key.md "The fast key: look up first, verify after"): the key with its
+// content digest replaced by the XXH3-128 of the same bytes. A client looks an entry up by it while
+// the collision-resistant content digest is still being computed, then accepts the entry only if
+// the content digest it records equals its own (PROTOCOL.md LOOKUP selector 2). XXH3 resists no
+// adversary, so a fast key only ever *finds* an entry; the strong digest decides whether it is
+// served to the driver.
 struct FastKey {
   std::uint16_t key_schema = k_key_schema_version;
   Checksum128 content_fast;

@@ -159,8 +159,8 @@ struct RemoveReply {
   std::uint32_t removed = 0;
 };
 
-// Where a client's load walk failed (design §4 step 7). Persisted on the wire and in the store's
-// quarantine_stage column: numbered explicitly, never reused.
+// Where a client's load walk failed (docs/client-guide.md §6). Persisted on the wire and in the
+// store's quarantine_stage column: numbered explicitly, never reused.
 enum class FailureStage : std::uint8_t {
   image = 1,        // no image for the device
   ptx_version = 2,  // the driver cannot JIT this PTX ISA version
