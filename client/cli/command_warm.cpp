@@ -1,8 +1,9 @@
 // `jitcache warm PATH... --arch ARCH [--options STR] [--driver API/BUILD]`: has the daemon compile,
 // ahead of time, every PTX a program on an ARCH GPU would JIT from these files (COMPILE with priority
 // warm, which yields to programs that are waiting). The keys are the ones libjitcache builds on such
-// a GPU (client/src/loader/key_arch.hpp: on CC 9.0 and later the driver's JIT, and so the key, is
-// arch-specific: --arch sm_90 warms sm_90a keys), so a program started afterwards finds them.
+// a GPU, by the same key builder (client/src/key/key_builder.hpp; on CC 9.0 and later the driver's
+// JIT, and so the key, is arch-specific: --arch sm_90 warms sm_90a keys), so a program started
+// afterwards finds them.
 #include <unistd.h>
 
 #include <chrono>
@@ -18,10 +19,9 @@
 #include <client/cli/warm_sources.hpp>
 #include <client/src/driver/driver_api.hpp>
 #include <client/src/driver/driver_identity.hpp>
-#include <client/src/loader/key_arch.hpp>
-#include <client/src/loader/ptx_header.hpp>
+#include <client/src/key/key_builder.hpp>
+#include <client/src/key/ptx_header.hpp>
 #include <jitcache/proto/compile_messages.hpp>
-#include <jitcache/proto/jit_options.hpp>
 
 namespace jitcache::client::cli {
 
@@ -60,38 +60,13 @@ struct Item {
   std::string reason;
 };
 
-// The canonical options and the key arch of one source, as libjitcache would build them.
-struct SourceKey {
-  std::string options;
-  std::string arch;
-};
-
-proto::Result<SourceKey> source_key(const WarmSource& source, const WarmOptions& options,
-                                    const driver::ComputeCapability& device) {
-  SourceKey key;
-  std::optional<std::string> target;
-  if (source.embedded.empty()) {
-    auto text = proto::canonicalize_option_text(options.options);
-    if (!text) return text.error();
-    key.options = *text;
-  } else {
-    if (!options.options.empty()) {
-      return proto::make_error(proto::ErrorCode::unsupported,
-                               "--options and the fat binary's embedded ptxas options together are not supported");
-    }
-    std::vector<int> names;
-    std::vector<void*> values;
-    for (const auto& o : source.embedded) {
-      names.push_back(static_cast<int>(o.option));
-      values.push_back(reinterpret_cast<void*>(o.value));
-    }
-    auto canonical = proto::canonicalize_options(static_cast<unsigned>(names.size()), names.data(), values.data());
-    if (!canonical) return canonical.error();
-    key.options = canonical->text;
-    target = canonical->target_arch;
-  }
-  key.arch = loader::key_arch(device, target, loader::read_ptx_header(source.ptx).target);
-  return key;
+// The key of one source as libjitcache would build it on the target device (its arch and options
+// go into the COMPILE; the daemon digests the PTX itself).
+proto::Result<key::BuiltKey> source_key(const WarmSource& source, const WarmOptions& options,
+                                        const key::KeyBuilder& builder) {
+  auto canonical = key::KeyBuilder::options_from_text(options.options, source.embedded);
+  if (!canonical) return canonical.error();
+  return builder.build(source.ptx, *canonical);
 }
 
 void show_progress(std::size_t done, std::size_t total, const std::string& label) {
@@ -105,10 +80,10 @@ void show_progress(std::size_t done, std::size_t total, const std::string& label
 
 ExitCode run_warm(const WarmOptions& options, const GlobalOptions& global) {
   if (auto valid = check_arch(options.arch); !valid) return fail(ExitCode::usage, valid.error().message);
-  if (auto valid = proto::canonicalize_option_text(options.options); !valid) {
+  if (auto valid = key::KeyBuilder::options_from_text(options.options, {}); !valid) {
     return fail(ExitCode::usage, "--options: " + valid.error().message);
   }
-  const auto sm = loader::parse_sm_arch(options.arch);
+  const auto sm = key::parse_sm_arch(options.arch);
   if (!sm) return fail(ExitCode::usage, "--arch " + options.arch + " is not sm_<digits>[a|f]");
   proto::DriverId driver_id;
   if (!options.driver.empty()) {
@@ -125,13 +100,9 @@ ExitCode run_warm(const WarmOptions& options, const GlobalOptions& global) {
     driver_id.build = (*host)->build;
   }
   const driver::ComputeCapability device{sm->major(), sm->minor()};
-  fatbin::DeviceTarget target;
-  target.major = device.major;
-  target.minor = device.minor;
-  target.arch_specific = device.sm() >= 90;
-  target.family = device.sm() >= 100;
   const auto isa = driver::max_ptx_isa(static_cast<int>(driver_id.api));
-  const std::vector<WarmSource> sources = collect_warm_sources(options.paths, target, {isa.major, isa.minor});
+  const std::vector<WarmSource> sources = collect_warm_sources(options.paths, device, {isa.major, isa.minor});
+  const auto builder = key::KeyBuilder::for_device(device, driver_id);
 
   auto client = connect_to_daemon(global);
   if (!client) return fail(ExitCode::unreachable, client.error().message);
@@ -152,16 +123,18 @@ ExitCode run_warm(const WarmOptions& options, const GlobalOptions& global) {
     if (!source.error.empty()) {
       item.result = source.nothing_to_do ? Result::skipped : Result::failed;
       item.reason = source.error;
-    } else if (auto key = source_key(source, options, device); !key) {
+    } else if (auto key = source_key(source, options, builder); !key) {
       item.result = Result::failed;
       item.reason = "uncacheable: " + key.error().message;
     } else {
-      item.arch = key->arch;
+      const proto::KeyFields& fields = key->fields();
+      item.arch = fields.arch;
       proto::CompileRequest request;
-      request.arch = key->arch;
-      request.driver_api = driver_id.api;
-      request.driver_build = driver_id.build;
-      request.options = key->options;
+      request.key_schema = fields.key_schema;
+      request.arch = fields.arch;
+      request.driver_api = fields.driver_api;
+      request.driver_build = fields.driver_build;
+      request.options = fields.options;
       request.priority = proto::CompilePriority::warm;
       request.ptx = proto::as_bytes(source.ptx);
       auto answer = client->compile(request, k_compile_wait);

@@ -3,8 +3,8 @@
 #include <charconv>
 
 #include <client/cli/file_io.hpp>
+#include <client/src/key/key_builder.hpp>
 #include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/jit_options.hpp>
 
 namespace jitcache::client::cli {
 
@@ -42,21 +42,19 @@ proto::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksum
   if (auto arch = check_arch(input.arch); !arch) return arch.error();
   auto driver = proto::parse_driver_id(input.driver);
   if (!driver) return usage_error("--driver: " + driver.error().message);
-  auto options = proto::canonicalize_option_text(input.options);
+  auto options = key::KeyBuilder::options_from_text(input.options, {});
   if (!options) return usage_error("--options: " + options.error().message);
 
   auto source = read_whole_file(input.source_path);
   if (!source) return source.error();
 
-  proto::KeyFields key;
-  key.content = proto::content_digest(proto::Bytes(*source));
-  if (content_fast != nullptr) *content_fast = proto::xxh3_128(proto::Bytes(*source));
-  key.arch = input.arch;
-  key.driver_api = driver->api;
-  key.driver_build = driver->build;
-  key.options = std::move(*options);
-  if (auto valid = proto::validate_key(key); !valid) return usage_error("invalid key: " + valid.error().message);
-  return key;
+  // The file's bytes as they are on disk, under the arch as typed (not the one a device's JIT would
+  // choose: docs/cli.md).
+  const std::string_view ptx(reinterpret_cast<const char*>(source->data()), source->size());
+  auto built = key::KeyBuilder::for_arch(input.arch, *driver).build(ptx, *options);
+  if (!built) return usage_error("invalid key: " + built.error().message);
+  if (content_fast != nullptr) *content_fast = built->content_fast();
+  return built->complete();
 }
 
 proto::Result<DriverFilter> parse_driver_filter(std::string_view text) {

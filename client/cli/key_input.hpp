@@ -1,5 +1,6 @@
-// Turning what the user typed into cache-key fields (proto/key.hpp), checked locally so a mistake
-// gets a precise message and exit 2 before anything is sent. Errors are ErrorCode::io when a file
+// Turning what the user typed into cache-key fields (proto/key.hpp), built by the key builder
+// (client/src/key/key_builder.hpp) and checked locally so a mistake gets a precise message and
+// exit 2 before anything is sent. Errors are ErrorCode::io when a file
 // could not be read and ErrorCode::invalid_argument for everything else (see fail_local).
 // Thread safety: free functions.
 #pragma once

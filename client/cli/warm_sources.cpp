@@ -5,8 +5,7 @@
 #include <system_error>
 
 #include <client/cli/file_io.hpp>
-#include <client/src/fatbin/fatbin_reader.hpp>
-#include <client/src/fatbin/image_kind.hpp>
+#include <client/src/key/image_source.hpp>
 
 namespace jitcache::client::cli {
 
@@ -19,7 +18,7 @@ bool warmable_name(const fs::path& path) {
   return extension == ".ptx" || extension == ".fatbin";
 }
 
-void add_file(const std::string& path, const fatbin::DeviceTarget& device, const fatbin::PtxIsa& max_ptx,
+void add_file(const std::string& path, const driver::ComputeCapability& device, const fatbin::PtxIsa& max_ptx,
               std::vector<WarmSource>& out) {
   WarmSource source;
   source.label = path;
@@ -29,55 +28,38 @@ void add_file(const std::string& path, const fatbin::DeviceTarget& device, const
     out.push_back(std::move(source));
     return;
   }
-  // classify_image reads like the driver, up to a NUL for PTX: give it one past the file's end.
+  // The image is read like the driver reads it, up to a NUL for PTX: give it one past the file's end.
   bytes->push_back(0);
-  auto view = fatbin::classify_image(bytes->data());
-  if (!view || view->kind == fatbin::ImageKind::cubin) {
-    source.error = view ? "a cubin: nothing to compile" : "neither PTX nor a fat binary (" + view.error().message + ")";
-    source.nothing_to_do = view.ok();
+  const key::ImageSource found = key::find_source(bytes->data(), [&] { return std::optional(device); }, max_ptx);
+  if (!found.entry.empty()) source.label = path + " [" + found.entry + "]";
+  if (found.none) {
+    switch (*found.none) {
+      case key::NoSource::unrecognised: source.error = "neither PTX nor a fat binary (" + found.detail + ")"; break;
+      case key::NoSource::cubin:
+        source.error = "a cubin: nothing to compile";
+        source.nothing_to_do = true;
+        break;
+      case key::NoSource::fatbin_unreadable: source.error = "fat binary not understood: " + found.detail; break;
+      case key::NoSource::cubin_for_device:
+        source.error = "holds a cubin the device runs: nothing to compile";
+        source.nothing_to_do = true;
+        break;
+      case key::NoSource::embedded_options: source.error = "uncacheable: " + found.detail; break;
+      case key::NoSource::no_device:
+      case key::NoSource::no_image_for_device: source.error = found.detail; break;
+    }
     out.push_back(std::move(source));
     return;
   }
-  if (view->kind == fatbin::ImageKind::ptx) {
-    source.ptx.assign(reinterpret_cast<const char*>(view->bytes.data()), view->bytes.size());
-    out.push_back(std::move(source));
-    return;
-  }
-  auto parsed = fatbin::read_fatbin(view->bytes);
-  if (!parsed) {
-    source.error = "fat binary not understood: " + parsed.error().message;
-    out.push_back(std::move(source));
-    return;
-  }
-  auto selected = fatbin::select_image(parsed->entries, device, max_ptx);
-  if (!selected) {
-    source.error = selected.error().message;
-    out.push_back(std::move(source));
-    return;
-  }
-  const fatbin::Entry& entry = parsed->entries[selected->entry_index];
-  source.label = path + " [" + fatbin::describe(entry) + "]";
-  if (selected->action == fatbin::Action::load_cubin) {
-    source.error = "holds a cubin the device runs: nothing to compile";
-    source.nothing_to_do = true;
-    out.push_back(std::move(source));
-    return;
-  }
-  auto embedded = loader::parse_embedded_ptxas_options(entry.ptxas_options);
-  if (!embedded) {
-    source.error = "uncacheable: " + embedded.error().message;
-    out.push_back(std::move(source));
-    return;
-  }
-  source.embedded = std::move(*embedded);
-  source.ptx = std::string(entry.ptx_text());
+  source.ptx = std::string(found.ptx.text());
+  source.embedded = found.ptx.embedded;
   out.push_back(std::move(source));
 }
 
 }  // namespace
 
-std::vector<WarmSource> collect_warm_sources(const std::vector<std::string>& paths, const fatbin::DeviceTarget& device,
-                                             const fatbin::PtxIsa& max_ptx) {
+std::vector<WarmSource> collect_warm_sources(const std::vector<std::string>& paths,
+                                             const driver::ComputeCapability& device, const fatbin::PtxIsa& max_ptx) {
   std::vector<WarmSource> out;
   for (const std::string& path : paths) {
     std::error_code ec;

@@ -1,5 +1,5 @@
 // libFuzzer target: the image libjitcache is handed by cuModuleLoadData, walked as the load path
-// walks it (client/src/loader/load_flow.cpp): classify it, read the fat binary, pick the image for a
+// walks it (client/src/key/image_source.cpp): classify it, read the fat binary, pick the image for a
 // device, read the chosen PTX's header and embedded ptxas options. Input: the image's bytes, which
 // start with a fat binary container, a wrapper, an ELF header or PTX text.
 //
@@ -22,8 +22,8 @@
 #include <client/src/fatbin/image_kind.hpp>
 #include <client/src/fatbin/little_endian.hpp>
 #include <client/src/fatbin/select_image.hpp>
-#include <client/src/loader/embedded_ptxas_options.hpp>
-#include <client/src/loader/ptx_header.hpp>
+#include <client/src/key/embedded_ptxas_options.hpp>
+#include <client/src/key/ptx_header.hpp>
 
 #include <array>
 #include <optional>
@@ -35,7 +35,7 @@
 #include <vector>
 
 namespace fb = jitcache::client::fatbin;
-namespace loader = jitcache::client::loader;
+namespace key = jitcache::client::key;
 using jitcache::proto::ErrorCode;
 
 namespace {
@@ -105,7 +105,7 @@ void walk_elf(std::span<const std::byte> elf) {
 }
 
 void walk_ptx(std::string_view text) {
-  const loader::PtxHeader header = loader::read_ptx_header(text);
+  const key::PtxHeader header = key::read_ptx_header(text);
   if (header.target && header.target->sm < 10) fail("a PTX .target below sm_10 was accepted");
 }
 
@@ -143,7 +143,7 @@ void check_selection(const fb::FatBinary& fat, const fb::DeviceTarget& device) {
   }
   if (newer_than_driver(entry)) fail("select_image chose PTX newer than the driver can JIT");
   // The load path's next steps for the chosen PTX.
-  if (auto options = loader::parse_embedded_ptxas_options(entry.ptxas_options); !options) {
+  if (auto options = key::parse_embedded_ptxas_options(entry.ptxas_options); !options) {
     if (options.error().code != ErrorCode::unsupported) fail("embedded ptxas options refused other than unsupported");
     check_refusal(options.error());
   }

@@ -98,6 +98,9 @@ TEST_CASE("load flow: a miss compiles locally and stores, the next load is a hit
   CHECK(counters().hits == 1);
   CHECK(counters().compiled_locally == 1);
   CHECK(counters().fast_key_mismatches == 0);
+  // One LOOKUP per load, the miss's included: a fast-key miss at a daemon with fast keys is final.
+  CHECK(counters().lookups == 2);
+  CHECK(stat_value(live.daemon, "fast_key_lookups") == 2);
 }
 
 TEST_CASE("load flow: a large module's hit is handed over as a sealed descriptor and loads") {
@@ -144,16 +147,24 @@ TEST_CASE("load flow: an entry found by the fast key whose content digest is ano
   // Its own entry now carries the same fast key and is newer: offered first, and a hit.
   CHECK(load_expecting(other_ptx.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
   CHECK(counters().fast_key_mismatches == 1);
+  // The first PTX's entry lost its own fast key to the rewrite, and a fast-key miss is final: it is
+  // compiled again, and its PUT gives the entry its fast key back.
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(std::string(last_info().key_id) == first_key);
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK(load_expecting(other_ptx.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
 }
 
 TEST_CASE("load flow: a daemon that does not know fast keys is asked by key, and its PUTs carry none") {
+  // Rationale: the flow asks by fast key before it knows the capabilities (HELLO would cost every
+  // fresh connection's hit a round trip); the refusal makes it ask HELLO, whose bits decide.
   fake().clear_failures();
   fake().set_device(90, 13000);
   TempDir dir;
   const std::string socket_path = dir.file("older.sock");
   const int listener = listen_unix(socket_path);
-  // An older jitcached: LOOKUP selector 2 is a bad request, selector 0 a miss, PUT stored.
+  // An older jitcached: HELLO without capability bit 5, LOOKUP selector 2 a bad request, selector 0
+  // a miss, PUT stored.
   std::vector<std::uint8_t> lookup_selectors;
   std::vector<std::size_t> put_trailers;
   std::thread server([&] {
@@ -176,6 +187,12 @@ TEST_CASE("load flow: a daemon that does not know fast keys is asked by key, and
         status = payload.at(0) == 2 ? proto::Status::bad_request : proto::Status::not_found;
         body = proto::encode_error_message(status == proto::Status::bad_request ? "LOOKUP selector 2 is unknown"
                                                                                : "no entry for this key");
+      } else if (header.op == proto::Op::hello) {
+        proto::HelloReply hello;
+        hello.capabilities = proto::k_capability_store | proto::k_capability_report_failure;
+        hello.daemon_version = "0.0.9";
+        hello.max_frame_bytes = proto::k_default_max_frame_bytes;
+        body = proto::encode(hello);
       } else if (header.op == proto::Op::put) {
         auto put = proto::decode_put_request(proto::Bytes(payload));
         put_trailers.push_back(put.ok() && put->content_fast ? 16 : 0);
@@ -193,11 +210,15 @@ TEST_CASE("load flow: a daemon that does not know fast keys is asked by key, and
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
   CHECK(counters().daemon_unavailable == 0);
   CHECK(counters().puts == 1);
+  CHECK(counters().lookups == 2);
+  // The pooled connection knows the capabilities now: the next load asks by key, once.
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  CHECK(counters().lookups == 3);
   use_socket(dir.file("nobody.sock"));  // closes the pooled connection, so the server thread ends
   server.join();
   ::close(listener);
-  CHECK(lookup_selectors == std::vector<std::uint8_t>{2, 0});
-  CHECK(put_trailers == std::vector<std::size_t>{0});
+  CHECK(lookup_selectors == std::vector<std::uint8_t>{2, 0, 0});
+  CHECK(put_trailers == std::vector<std::size_t>{0, 0});
 }
 
 TEST_CASE("load flow: options that change code are a different key, log options are not") {
@@ -598,6 +619,7 @@ TEST_CASE("load flow: a miss is compiled by the daemon and loaded, the next load
   CHECK(stat_value(live.daemon, "compiles") == 1);
   CHECK(stat_value(live.daemon, "compile_microseconds_saved") > 0);
   CHECK(counters().hits == 1);
+  CHECK(counters().lookups == 2);  // one per load: the miss went from its LOOKUP to COMPILE
 }
 
 TEST_CASE("load flow: an option the daemon cannot compile faithfully is compiled locally and stored") {

@@ -131,6 +131,11 @@ typedef struct jitcache_counters {
                                     trip (also counted in hits) */
   uint64_t published_rejects;    /* published copies found but not trusted (owner, mode, format,
                                     checksum, key or content digest): loaded through the socket */
+  /* Added after published_rejects (a smaller struct_size gets the fields above only): */
+  uint64_t lookups;              /* LOOKUP requests sent to the daemon: one per load that asks it
+                                    (by fast key where the daemon has fast keys, else by key), a
+                                    second only after an entry whose content digest was not the
+                                    PTX's, or when the image was too large for the first reply */
 } jitcache_counters;
 
 JITCACHE_API int jitcache_get_counters(jitcache_counters* out);

@@ -15,12 +15,14 @@
 #include <client/src/api/module_file.hpp>
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/loader/client_runtime.hpp>
+#include <client/src/loader/daemon_cache_port.hpp>
 #include <jitcache/proto/published_image.hpp>
 #include <client/src/loader/load_flow.hpp>
 #include <client/src/loader/load_record.hpp>
 
 using jitcache::client::loader::CallerOptions;
 using jitcache::client::loader::ClientRuntime;
+using jitcache::client::loader::DaemonCachePort;
 using jitcache::client::loader::DaemonLease;
 using jitcache::client::loader::DaemonLink;
 using jitcache::client::loader::LoadFlow;
@@ -82,8 +84,9 @@ CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_optio
   CallerOptions caller(num_options, options, option_values);
   CUresult result = CUDA_ERROR_UNKNOWN;
   try {
-    LoadFlow flow(driver, daemon, runtime.counters(), record);
-    if (early_lease) flow.use_connection(std::move(*early_lease));
+    DaemonCachePort cache(daemon, runtime.counters());
+    if (early_lease) cache.use_connection(std::move(*early_lease));
+    LoadFlow flow(driver, cache, daemon->settings(), runtime.counters(), record);
     result = flow.load(module, image, caller);
   } catch (const std::exception& error) {
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);

@@ -36,7 +36,7 @@ OptionArrays CallerOptions::as_given() const {
   return arrays;
 }
 
-OptionArrays CallerOptions::with(const std::vector<JitOptionValue>& extra, bool for_link) const {
+OptionArrays CallerOptions::with(const std::vector<key::JitOptionValue>& extra, bool for_link) const {
   OptionArrays arrays = as_given();
   if (for_link) {
     for (std::size_t i = arrays.options.size(); i-- > 0;) {
@@ -46,7 +46,7 @@ OptionArrays CallerOptions::with(const std::vector<JitOptionValue>& extra, bool 
       }
     }
   }
-  for (const JitOptionValue& option : extra) {
+  for (const key::JitOptionValue& option : extra) {
     arrays.options.push_back(option.option);
     arrays.values.push_back(reinterpret_cast<void*>(option.value));
   }

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include <client/src/loader/embedded_ptxas_options.hpp>
+#include <client/src/key/embedded_ptxas_options.hpp>
 
 namespace jitcache::client::loader {
 
@@ -42,7 +42,7 @@ class CallerOptions {
   // The caller's options plus `extra` (embedded ptxas options), for canonicalisation and cuLink.
   // CU_JIT_FALLBACK_STRATEGY is dropped when `for_link`: cuLinkCreate rejects it, and it only selects
   // an image in a fat binary, which the load walk has already done.
-  OptionArrays with(const std::vector<JitOptionValue>& extra, bool for_link) const;
+  OptionArrays with(const std::vector<key::JitOptionValue>& extra, bool for_link) const;
 
   // Copies the output slots (log sizes, wall time, threads per block) of `used` into the caller's
   // array. `used` must be as_given() or with() of this object, after the driver call.

@@ -33,13 +33,14 @@ jitcache_counters ClientCounters::snapshot() const {
   out.fast_key_mismatches = fast_key_mismatches;
   out.published_hits = published_hits;
   out.published_rejects = published_rejects;
+  out.lookups = lookups;
   return out;
 }
 
 void ClientCounters::reset() {
   for (auto* counter : {&loads, &pass_through, &hits, &compiled_by_daemon, &compiled_locally, &rebuilt_after_failed_load,
                         &uncached_fallbacks, &daemon_unavailable, &failure_reports, &puts, &put_failures,
-                        &corrupt_replies, &fast_key_mismatches, &published_hits, &published_rejects}) {
+                        &corrupt_replies, &fast_key_mismatches, &published_hits, &published_rejects, &lookups}) {
     counter->store(0);
   }
 }

@@ -26,6 +26,7 @@ struct ClientCounters {
   std::atomic<std::uint64_t> fast_key_mismatches{0};
   std::atomic<std::uint64_t> published_hits{0};
   std::atomic<std::uint64_t> published_rejects{0};
+  std::atomic<std::uint64_t> lookups{0};
 
   void count_outcome(jitcache_load_outcome outcome);
   jitcache_counters snapshot() const;

@@ -41,6 +41,8 @@ class DaemonLease {
   transport::DaemonClient& client() { return *m_client; }
   // The daemon's capability bits (HELLO on first use); errors as the HELLO call's.
   proto::Result<std::uint64_t> capabilities();
+  // The bits when this connection's HELLO has already answered; nullopt before.
+  std::optional<std::uint64_t> known_capabilities() const { return m_capabilities; }
   // Closes this connection without judging the daemon (its state is unusable, the daemon is fine).
   void discard() { m_client.reset(); }
   // The daemon failed on this connection: drop it and back off (see DaemonLink::mark_unavailable).

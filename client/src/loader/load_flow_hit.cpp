@@ -9,7 +9,7 @@
 
 namespace jitcache::client::loader {
 
-std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options, const LeaseSource& lease_source,
+std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options,
                                            const transport::FetchedImage& fetched, const proto::KeyFields& key,
                                            jitcache_load_outcome success, bool published) {
   {
@@ -57,17 +57,12 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
     report.cu_result = static_cast<std::uint32_t>(result);
     report.stage = static_cast<proto::FailureStage>(stage_for(result));
     report.detail = "cuModuleLoadData returned " + driver::describe_result(result);
-    DaemonLease* lease = lease_source();
-    auto capabilities = lease != nullptr ? lease->capabilities() : proto::Result<std::uint64_t>(std::uint64_t{0});
-    if (lease == nullptr) {
+    // A published copy was loaded without a connection: the report needs one now.
+    if (auto connected = m_cache.connect(); !connected) {
       m_record.append_reason(" (jitcached cannot be reached: not reported)");
-    } else if (capabilities && (*capabilities & proto::k_capability_report_failure)) {
-      auto reported = lease->client().report_failure(report);
-      if (reported) {
-        ++m_counters.failure_reports;
-      } else if (reported.error().reply_status == 0) {
-        lease->broken(reported.error());
-      }
+    } else if (auto capabilities = m_cache.capabilities();
+               capabilities && (*capabilities & proto::k_capability_report_failure)) {
+      if (m_cache.report_failure(report)) ++m_counters.failure_reports;
     } else {
       m_record.append_reason(" (this daemon takes no failure reports; the rebuilt image replaces the entry)");
     }

@@ -23,30 +23,30 @@ std::string producer_name(const driver::DriverApi& api) {
 
 }  // namespace
 
-CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOptions& options, const PtxSource& source,
-                             const proto::KeyFields& key, const StoreHint& hint, DaemonLease& lease) {
-  auto capabilities = lease.capabilities();
+CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOptions& options,
+                             const key::PtxSource& source, LoadKey& key) {
+  auto capabilities = m_cache.capabilities();
   if (!capabilities && capabilities.error().reply_status == 0) {
-    lease.broken(capabilities.error());
     return daemon_failed(module, image, options, capabilities.error());
   }
   // A daemon that answers HELLO with an error status is alive but says nothing of compiling.
   if (!capabilities || (*capabilities & proto::k_capability_compile) == 0) {
-    return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+    return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
   }
 
+  const proto::KeyFields& fields = key.complete();
   proto::CompileRequest request;
-  request.key_schema = key.key_schema;
-  request.arch = key.arch;
-  request.driver_api = key.driver_api;
-  request.driver_build = key.driver_build;
-  request.options = key.options;
+  request.key_schema = fields.key_schema;
+  request.arch = fields.arch;
+  request.driver_api = fields.driver_api;
+  request.driver_build = fields.driver_build;
+  request.options = fields.options;
   request.priority = proto::CompilePriority::interactive;
   request.ptx = proto::as_bytes(source.text());
-  const auto wait = m_daemon->settings().compile_timeout;
+  const auto wait = m_settings.compile_timeout;
   auto answer = [&] {
     auto timer = m_record.step(&jitcache_load_info::ns_compile);
-    return lease.client().compile(request, wait);
+    return m_cache.compile(request, wait);
   }();
   using Kind = transport::CompileAnswer::Kind;
   if (!answer) {
@@ -54,23 +54,19 @@ CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOp
     if (error.code == proto::ErrorCode::timeout) {
       // A compile that outlasts the wait is not a dead daemon: it finishes and stores the image for
       // the next load. This load JITs here, and stores nothing (the daemon will).
-      lease.discard();
       m_record.reason("jitcached did not finish compiling within " + std::to_string(wait.count()) +
                       " ms (compile_timeout)");
-      return compile_locally(module, image, options, source, key, hint, nullptr, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+      return compile_locally(module, image, options, source, key, false, JITCACHE_OUTCOME_COMPILED_LOCALLY);
     }
-    if (error.reply_status == 0) {
-      lease.broken(error);
-      return daemon_failed(module, image, options, error);
-    }
+    if (error.reply_status == 0) return daemon_failed(module, image, options, error);
     m_record.reason("jitcached refused COMPILE (" + error.message + ")");
-    return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+    return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
   }
   switch (answer->kind) {
     case Kind::compiled: {
       const jitcache_load_outcome success = answer->from_store ? JITCACHE_OUTCOME_HIT : JITCACHE_OUTCOME_COMPILED_BY_DAEMON;
-      if (auto result = load_hit(module, options, [&] { return &lease; }, *answer->image, key, success)) return *result;
-      return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+      if (auto result = load_hit(module, options, *answer->image, fields, success)) return *result;
+      return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
     }
     case Kind::compile_error:
       // The driver compiles the same PTX with the caller's options: the caller gets the driver's own
@@ -83,14 +79,14 @@ CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOp
     case Kind::worker_failed:
       m_record.reason("jitcached did not compile it (" + std::string(transport::compile_answer_name(answer->kind)) +
                       ": " + excerpt(answer->message) + ")");
-      return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+      return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
   }
-  return compile_locally(module, image, options, source, key, hint, &lease, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
 }
 
 CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const CallerOptions& options,
-                                   const PtxSource& source, const proto::KeyFields& key, const StoreHint& hint,
-                                   DaemonLease* lease, jitcache_load_outcome success_outcome) {
+                                   const key::PtxSource& source, LoadKey& key, bool store,
+                                   jitcache_load_outcome success_outcome) {
   const std::string previous = std::string(m_record.reason());
   auto fallback = [&](std::string why) {
     if (!previous.empty()) why = previous + "; " + why;
@@ -124,7 +120,7 @@ CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const Ca
     if (result != CUDA_SUCCESS) {
       return fallback("cuLinkCreate returned " + driver::describe_result(result) + "; " + compiler_log());
     }
-    std::string name = "jitcache:" + key.arch;
+    std::string name = "jitcache:" + key.built.fields().arch;
     result = m_api.link_add_data(state, CU_JIT_INPUT_PTX, const_cast<char*>(source.nul_terminated()),
                                  source.text().size() + 1, name.c_str(), 0, nullptr, nullptr);
     void* linked = nullptr;
@@ -163,29 +159,32 @@ CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const Ca
   m_record.outcome(success_outcome);
   if (success_outcome == JITCACHE_OUTCOME_COMPILED_LOCALLY) {
     m_record.reason(std::string("a miss: ") + (previous.empty() ? "" : previous + "; ") + "compiled with the driver's JIT" +
-                    (lease != nullptr ? " and stored" : ""));
+                    (store ? " and stored" : ""));
   }
-  if (lease != nullptr) put(*lease, key, hint, cubin, compile_time_us);
+  if (store) put(key, cubin, compile_time_us);
   return CUDA_SUCCESS;
 }
 
-void LoadFlow::put(DaemonLease& lease, const proto::KeyFields& key, const StoreHint& hint,
-                   const std::vector<std::uint8_t>& cubin, std::uint64_t compile_time_us) {
+void LoadFlow::put(LoadKey& key, const std::vector<std::uint8_t>& cubin, std::uint64_t compile_time_us) {
+  const proto::KeyFields& fields = key.complete();
   auto timer = m_record.step(&jitcache_load_info::ns_put);
   proto::PutRequest request;
-  request.key = key;
+  request.key = fields;
   request.producer = producer_name(m_api);
   request.compile_time_us = compile_time_us;
   request.image = proto::Bytes(cubin);
-  request.content_fast = hint.content_fast;
-  auto stored = lease.client().put(request);
+  // The entry's fast key, so the next load finds it in one LOOKUP; only a daemon that knows the
+  // field accepts it (known by now: the miss or the failed hit asked for the capabilities).
+  if (auto capabilities = m_cache.capabilities(); capabilities && (*capabilities & proto::k_capability_fast_key)) {
+    request.content_fast = key.built.content_fast();
+  }
+  auto stored = m_cache.put(request);
   if (stored) {
     ++m_counters.puts;
     return;
   }
   ++m_counters.put_failures;
   m_record.append_reason("; storing it failed: " + stored.error().message);
-  if (stored.error().reply_status == 0) lease.broken(stored.error());
 }
 
 }  // namespace jitcache::client::loader

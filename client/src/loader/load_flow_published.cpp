@@ -8,21 +8,16 @@
 #include <client/src/loader/load_flow.hpp>
 
 #include <client/src/loader/cached_image_check.hpp>
-#include <client/src/loader/pending_hit_notes.hpp>
-#include <client/src/transport/published_reader.hpp>
 
 namespace jitcache::client::loader {
 
 std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* image, const CallerOptions& options,
-                                                 const PtxSource& source, const proto::KeyFields& key,
-                                                 const proto::FastKey& fast_key,
-                                                 const std::function<void()>& record_key,
-                                                 const LeaseSource& lease) {
+                                                 const key::PtxSource& source, LoadKey& key) {
+  const proto::FastKey fast_key = key.built.fast_key();
   std::optional<transport::FetchedImage> fetched;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
-    auto read = transport::read_published(m_daemon->settings().socket_path, m_daemon->settings().daemon_trust, fast_key,
-                                          proto::fast_key_id(fast_key));
+    auto read = m_cache.read_published(fast_key);
     if (!read) {
       ++m_counters.published_rejects;
       return std::nullopt;
@@ -33,29 +28,28 @@ std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* i
   // The same bar as a socket hit: the entry's content digest must be the one computed here, from
   // the caller's bytes, before the driver sees a byte of the image
   // (docs/client-guide.md §4 step 3, "Published copies").
-  record_key();
+  const proto::KeyFields& fields = key.complete();
   {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
-    if (auto checked = check_cached_image(*fetched, key); !checked) {
+    if (auto checked = check_cached_image(*fetched, fields); !checked) {
       ++m_counters.published_rejects;
       return std::nullopt;
     }
   }
-  auto result = load_hit(module, options, lease, *fetched, key, JITCACHE_OUTCOME_HIT, true);
+  auto result = load_hit(module, options, *fetched, fields, JITCACHE_OUTCOME_HIT, true);
   if (result) {
     if (*result == CUDA_SUCCESS) {
       ++m_counters.published_hits;
       // The daemon learns of the hit later, off this load's path (pending_hit_notes.hpp).
-      PendingHitNotes::instance().add(m_daemon->connect_options(), fast_key);
+      m_cache.note_published_hit(fast_key);
     }
     return result;
   }
   // The driver refused the image (reported, when the daemon could be reached, so the daemon
   // quarantines the entry and removes its file): rebuilt as after a failed socket hit, and stored
   // when there is a daemon to store it.
-  const StoreHint hint{fast_key.content_fast};
-  return compile_locally(module, image, options, source, key, hint, lease(),
-                         JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+  const bool store = m_cache.connect().ok();
+  return compile_locally(module, image, options, source, key, store, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
 }
 
 }  // namespace jitcache::client::loader

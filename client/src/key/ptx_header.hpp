@@ -9,7 +9,7 @@
 
 #include <client/src/fatbin/fatbin_entry.hpp>
 
-namespace jitcache::client::loader {
+namespace jitcache::client::key {
 
 struct PtxHeader {
   std::optional<unsigned> version_major;
@@ -22,4 +22,4 @@ PtxHeader read_ptx_header(std::string_view ptx);
 // "sm_90", "sm_90a", "sm_100f" → Arch; nullopt for anything else.
 std::optional<fatbin::Arch> parse_sm_arch(std::string_view word);
 
-}  // namespace jitcache::client::loader
+}  // namespace jitcache::client::key

@@ -20,10 +20,10 @@
 #include <client/src/driver/device_query.hpp>
 #include <client/src/fatbin/fatbin_entry.hpp>
 
-namespace jitcache::client::loader {
+namespace jitcache::client::key {
 
 // `target_option` is the canonicaliser's target_arch ("sm_80", "sm_90a"); `ptx_target` the PTX's.
 std::string key_arch(const driver::ComputeCapability& device, const std::optional<std::string>& target_option,
                      const std::optional<fatbin::Arch>& ptx_target);
 
-}  // namespace jitcache::client::loader
+}  // namespace jitcache::client::key

@@ -1,8 +1,8 @@
-#include <client/src/loader/key_arch.hpp>
+#include <client/src/key/key_arch.hpp>
 
-#include <client/src/loader/ptx_header.hpp>
+#include <client/src/key/ptx_header.hpp>
 
-namespace jitcache::client::loader {
+namespace jitcache::client::key {
 
 namespace {
 // The first CC whose driver JIT emits arch-specific code by default (docs/driver-facts.md §1).
@@ -25,4 +25,4 @@ std::string key_arch(const driver::ComputeCapability& device, const std::optiona
   return fatbin::arch_name(arch);
 }
 
-}  // namespace jitcache::client::loader
+}  // namespace jitcache::client::key

@@ -16,7 +16,7 @@
 
 #include <jitcache/proto/result.hpp>
 
-namespace jitcache::client::loader {
+namespace jitcache::client::key {
 
 struct JitOptionValue {
   CUjit_option option;
@@ -25,4 +25,4 @@ struct JitOptionValue {
 
 proto::Result<std::vector<JitOptionValue>> parse_embedded_ptxas_options(std::string_view text);
 
-}  // namespace jitcache::client::loader
+}  // namespace jitcache::client::key

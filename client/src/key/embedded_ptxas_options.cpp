@@ -1,11 +1,11 @@
-#include <client/src/loader/embedded_ptxas_options.hpp>
+#include <client/src/key/embedded_ptxas_options.hpp>
 
 #include <cctype>
 #include <charconv>
 #include <optional>
 #include <string>
 
-namespace jitcache::client::loader {
+namespace jitcache::client::key {
 
 using proto::ErrorCode;
 using proto::make_error;
@@ -77,4 +77,4 @@ proto::Result<std::vector<JitOptionValue>> parse_embedded_ptxas_options(std::str
   return options;
 }
 
-}  // namespace jitcache::client::loader
+}  // namespace jitcache::client::key

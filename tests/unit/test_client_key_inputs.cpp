@@ -1,12 +1,12 @@
-// The key inputs the loader derives from a PTX and its options (client/src/loader): the PTX header,
-// the arch the driver's JIT generates code for, and the ptxas options a fat binary embeds.
-#include <client/src/loader/embedded_ptxas_options.hpp>
-#include <client/src/loader/key_arch.hpp>
-#include <client/src/loader/ptx_header.hpp>
+// The key inputs the key builder derives from a PTX and its options (client/src/key): the PTX
+// header, the arch the driver's JIT generates code for, and the ptxas options a fat binary embeds.
+#include <client/src/key/embedded_ptxas_options.hpp>
+#include <client/src/key/key_arch.hpp>
+#include <client/src/key/ptx_header.hpp>
 
 #include <catch2/catch.hpp>
 
-namespace ld = jitcache::client::loader;
+namespace ld = jitcache::client::key;
 namespace fb = jitcache::client::fatbin;
 using jitcache::proto::ErrorCode;
 

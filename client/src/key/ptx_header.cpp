@@ -1,8 +1,8 @@
-#include <client/src/loader/ptx_header.hpp>
+#include <client/src/key/ptx_header.hpp>
 
 #include <cctype>
 
-namespace jitcache::client::loader {
+namespace jitcache::client::key {
 
 namespace {
 
@@ -83,4 +83,4 @@ PtxHeader read_ptx_header(std::string_view ptx) {
   return header;
 }
 
-}  // namespace jitcache::client::loader
+}  // namespace jitcache::client::key

@@ -1,0 +1,115 @@
+#include <client/src/loader/daemon_cache_port.hpp>
+
+#include <client/src/loader/pending_hit_notes.hpp>
+#include <client/src/transport/published_reader.hpp>
+
+namespace jitcache::client::loader {
+
+using proto::ErrorCode;
+using proto::make_error;
+
+proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::read_published(const proto::FastKey& fast_key) {
+  const ClientSettings& settings = m_daemon->settings();
+  return transport::read_published(settings.socket_path, settings.daemon_trust, fast_key, proto::fast_key_id(fast_key));
+}
+
+void DaemonCachePort::note_published_hit(const proto::FastKey& fast_key) {
+  PendingHitNotes::instance().add(m_daemon->connect_options(), fast_key);
+}
+
+proto::Result<DaemonLease>& DaemonCachePort::lease() {
+  if (!m_lease) m_lease.emplace(m_daemon->acquire());
+  return *m_lease;
+}
+
+proto::Error DaemonCachePort::failed(const proto::Error& error) {
+  // A daemon that answered with a status (busy, draining) is alive: the connection stays.
+  if (error.reply_status != 0) return error;
+  if (m_lease && *m_lease) (*m_lease)->broken(error);
+  m_lease.emplace(make_error(ErrorCode::unavailable, "jitcached failed earlier in this load (" + error.message + ")"));
+  return error;
+}
+
+proto::Result<void> DaemonCachePort::connect() {
+  auto& held = lease();
+  if (!held) return held.error();
+  return {};
+}
+
+std::optional<std::uint64_t> DaemonCachePort::known_capabilities() const {
+  if (!m_lease || !*m_lease) return std::nullopt;
+  return (*m_lease)->known_capabilities();
+}
+
+proto::Result<std::uint64_t> DaemonCachePort::capabilities() {
+  auto& held = lease();
+  if (!held) return held.error();
+  auto capabilities = held->capabilities();
+  if (!capabilities) return failed(capabilities.error());
+  return capabilities;
+}
+
+template <class Call>
+proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_with(Call call) {
+  auto& held = lease();
+  if (!held) return held.error();
+  ++m_counters.lookups;
+  auto fetched = call(held->client());
+  if (!fetched && fetched.error().code == ErrorCode::too_large && fetched.error().reply_status == 0) {
+    // An image above the default reply limit: HELLO learns this daemon's limit, on a fresh
+    // connection (the refused reply is still unread on this one).
+    held->discard();
+    m_lease.emplace(m_daemon->acquire());
+    auto& fresh = *m_lease;
+    if (!fresh) return fresh.error();
+    if (auto hello = fresh->capabilities(); !hello) return failed(hello.error());
+    ++m_counters.lookups;
+    fetched = call(fresh->client());
+  }
+  if (!fetched) return failed(fetched.error());
+  return fetched;
+}
+
+proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_fast(const proto::FastKey& fast_key,
+                                                                                  transport::ImageDelivery delivery) {
+  return lookup_with([&](transport::DaemonClient& client) { return client.lookup_fast(fast_key, delivery); });
+}
+
+proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup(const proto::KeyFields& key,
+                                                                             transport::ImageDelivery delivery) {
+  return lookup_with([&](transport::DaemonClient& client) { return client.lookup(key, delivery); });
+}
+
+proto::Result<transport::CompileAnswer> DaemonCachePort::compile(const proto::CompileRequest& request,
+                                                                 std::chrono::milliseconds wait) {
+  auto& held = lease();
+  if (!held) return held.error();
+  auto answer = held->client().compile(request, wait);
+  if (!answer && answer.error().code == ErrorCode::timeout) {
+    // A compile that outlasts the wait is not a dead daemon: it finishes and stores the image for
+    // the next load. Only this connection, with the reply still to come on it, is given up.
+    held->discard();
+    m_lease.emplace(make_error(ErrorCode::unavailable, "the connection to jitcached was closed after COMPILE timed out"));
+    return answer.error();
+  }
+  if (!answer) return failed(answer.error());
+  return answer;
+}
+
+proto::Result<void> DaemonCachePort::put(const proto::PutRequest& request) {
+  auto& held = lease();
+  if (!held) return held.error();
+  auto stored = held->client().put(request);
+  if (!stored) return failed(stored.error());
+  return {};
+}
+
+proto::Result<void> DaemonCachePort::report_failure(const proto::ReportFailureRequest& request) {
+  auto& held = lease();
+  if (!held) return held.error();
+  auto reported = held->client().report_failure(request);
+  if (!reported) return failed(reported.error());
+  return {};
+}
+
+}  // namespace jitcache::client::loader
