@@ -257,6 +257,8 @@ TEST_CASE("cli: an image put from a corpus PTX is listed, fetched byte-identical
   const Json put = parse_json(run_cli(put_command, socket));
   const std::string key_id = put.at("key_id").get<std::string>();
   CHECK(key_id == expected_key_id());
+  // The key builder's known answer for this PTX under sm_90 (tests/unit/test_client_key_key_builder.cpp).
+  CHECK(key_id == "f56c861d86abd00a27b736e0661d27919027a465e14c8722baadb8fe6e6414e9");
   CHECK(put.at("replaced") == false);
   CHECK(put.at("namespace").is_number());
 
@@ -641,6 +643,15 @@ TEST_CASE("cli: warm compiles a directory of PTX and fat binaries, and a second 
   CHECK(json["already_present"] == (fatbins ? 3 : 2));
   CHECK(json["failed"] == 1);
   CHECK(json["items"].size() == (fatbins ? 5u : 3u));
+  // The key builder's known answer for this PTX on an sm_90 GPU: the key a program there looks up
+  // (tests/unit/test_client_key_key_builder.cpp).
+  int small_items = 0;
+  for (const auto& item : json["items"]) {
+    if (item["source"] != dir.file("tree/small.ptx")) continue;
+    ++small_items;
+    CHECK(item["key_id"] == "25ef36cce2295eb7859a3662b2f3bfeaa446e73a95be3fb9c721bee9c7dad2b4");
+  }
+  CHECK(small_items == 1);
 }
 
 TEST_CASE("cli: warm reports refusals with their reason, and needs --driver where no driver can be opened") {
