@@ -13,6 +13,9 @@
 //   (d)  jitcache_module_load_data with no daemon at the socket: the uncached fallback, with the
 //        driver cache warm as in (b), its dead-daemon overhead (ns_key + ns_lookup) shown apart
 //
+// The priming load of each module is a miss; its line shows what the miss cost, how many LOOKUPs
+// it sent (jitcache_counters.lookups: one, where the daemon has fast keys) and its ns_lookup.
+//
 // A program that prints figures (docs/benchmarks.md), not a timed test. It needs a GPU: without
 // one it prints "SKIPPED: <reason>" and exits 77. Exit 1 when a sample failed or had the wrong
 // outcome, 2 when it cannot run at all.
@@ -233,6 +236,8 @@ class ModuleBench {
     if (!fields) throw CannotRun("the priming load failed: " + m_figures.failures.back());
     m_figures.miss_outcome = field(*fields, "outcome");
     m_figures.miss_ns = number(*fields, "ns");
+    m_figures.miss_lookups = number(*fields, "lookups");
+    m_figures.miss_ns_lookup = number(*fields, "ns_lookup");
     m_figures.cubin_bytes = fetch_cubin(m_socket, field(*fields, "key"), m_cubin_path);
   }
 

@@ -7,9 +7,10 @@
 // prints one line:
 //
 //   RESULT ns=<load call> outcome=<jitcache outcome> hit_path=<published|socket|-> published_rejects=<n>
-//          key=<key id> ns_key=.. ns_lookup=.. ns_load=.. ns_compile=.. ns_total=..
+//          lookups=<n> key=<key id> ns_key=.. ns_lookup=.. ns_load=.. ns_compile=.. ns_total=..
 //          (the fields after ns only in the jitcache mode; hit_path says whether a hit came from the
-//          daemon's published copy or over the socket, from jitcache_counters.published_hits)
+//          daemon's published copy or over the socket, from jitcache_counters.published_hits;
+//          lookups is jitcache_counters.lookups, the LOOKUP requests the load sent)
 //
 // or "SKIPPED: <reason>" with exit status 77 where there is no GPU, or "ERROR <what>" with 1.
 // Thread safety: runs on the child's main thread.

@@ -79,7 +79,10 @@ std::optional<Spread> spread_of(Samples samples) {
 void print_module(std::ostream& out, const ModuleFigures& f) {
   out << f.name << ": " << size_text(f.ptx_bytes) << " PTX, " << f.kernels << (f.kernels == 1 ? " kernel" : " kernels")
       << ", cached cubin " << size_text(f.cubin_bytes) << "; the priming load was " << f.miss_outcome
-      << printf_string(" (%.1f ms)", static_cast<double>(f.miss_ns) / k_ns_per_ms) << "\n"
+      << printf_string(" (%.1f ms; %llu LOOKUP%s, ns_lookup %.3f ms)", static_cast<double>(f.miss_ns) / k_ns_per_ms,
+                       static_cast<unsigned long long>(f.miss_lookups), f.miss_lookups == 1 ? "" : "s",
+                       static_cast<double>(f.miss_ns_lookup) / k_ns_per_ms)
+      << "\n"
       << printf_string("  %-44s %3s %12s %10s %10s\n", "path (ms from the call to a usable CUmodule)", "n", "median",
                        "min", "max");
   print_row(out, "hit: jitcache_module_load_data", f.hit);

@@ -31,6 +31,8 @@ struct ModuleFigures {
   std::size_t kernels = 0;
   std::string miss_outcome;     // what the priming load was (compiled_locally, ...)
   std::uint64_t miss_ns = 0;    // and what it cost (cold: JIT, PUT)
+  std::uint64_t miss_lookups = 0;    // the LOOKUPs it sent (jitcache_counters.lookups)
+  std::uint64_t miss_ns_lookup = 0;  // its ns_lookup: connect, LOOKUP and HELLO
 
   Samples hit;                  // jitcache hit: published copy or LOOKUP, checks, cuModuleLoadData
   std::size_t hits_published = 0;  // of `hit`, the samples loaded from the published copy
