@@ -20,90 +20,19 @@
 #include <client/src/transport/daemon_client.hpp>
 #include <jitcache/proto/messages.hpp>
 
+#include "scripted_daemon.hpp"
 #include "temp_dir.hpp"
 
 using namespace jitcache;
 using namespace std::chrono_literals;
 namespace transport = client::transport;
+using testing::answer;
+using testing::read_request;
+using testing::Request;
+using testing::ScriptedDaemon;
+using testing::Step;
 
 namespace {
-
-bool read_exact(int fd, std::uint8_t* out, std::size_t size) {
-  std::size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::recv(fd, out + done, size - done, 0);
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// A request as the stand-in daemon read it.
-struct Request {
-  proto::FrameHeader header;
-  std::vector<std::uint8_t> payload;
-};
-
-bool read_request(int fd, Request& request) {
-  proto::HeaderBytes raw{};
-  if (!read_exact(fd, raw.data(), raw.size())) return false;
-  if (proto::check_request_header(raw, proto::k_default_max_frame_bytes, request.header)) return false;
-  request.payload.resize(request.header.payload_length);
-  return read_exact(fd, request.payload.data(), request.payload.size());
-}
-
-// Answers on the stand-in's thread, so it reports a short write by its return value, not by a
-// Catch2 assertion (which must stay on the test's thread).
-bool answer(int fd, const Request& request, proto::Status status, const proto::Payload& payload = {}) {
-  const proto::Payload frame = proto::encode_frame(request.header.op, status, request.header.request_id, payload);
-  return ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(frame.size());
-}
-
-// One connection's part of the script: given the accepted socket, it does its part and returns;
-// the stand-in then closes the socket.
-using Step = std::function<void(int fd)>;
-
-// A stand-in daemon that serves one Step per accepted connection, in order, on its own thread.
-class ScriptedDaemon {
- public:
-  ScriptedDaemon(const std::string& path, std::vector<Step> script) : m_path(path) {
-    m_listen = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    REQUIRE(m_listen >= 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, m_path.c_str(), sizeof(address.sun_path) - 1);
-    REQUIRE(::bind(m_listen, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-    REQUIRE(::listen(m_listen, 16) == 0);
-    m_thread = std::thread([this, script = std::move(script)] {
-      for (const Step& step : script) {
-        const int fd = ::accept4(m_listen, nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) return;
-        ++m_accepted;
-        step(fd);
-        ::close(fd);
-      }
-    });
-  }
-  ~ScriptedDaemon() {
-    ::shutdown(m_listen, SHUT_RDWR);  // ends an accept still waiting for a step nobody reaches
-    m_thread.join();
-    ::close(m_listen);
-  }
-
-  transport::ConnectOptions options() const {
-    transport::ConnectOptions options;
-    options.socket_path = m_path;
-    options.io_timeout = 5s;
-    return options;
-  }
-  int accepted() const { return m_accepted.load(); }
-
- private:
-  std::string m_path;
-  int m_listen = -1;
-  std::atomic<int> m_accepted{0};
-  std::thread m_thread;
-};
 
 Step answer_ok(proto::Payload payload = {}) {
   return [payload](int fd) {
