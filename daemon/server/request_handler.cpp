@@ -9,10 +9,10 @@
 #include <daemon/server/image_check.hpp>
 #include <daemon/stats/compile_stats.hpp>
 #include <daemon/store/verify.hpp>
+#include <jitcache/proto/status_codes.hpp>
 
 namespace jitcache::daemon::server {
 
-using proto::ErrorCode;
 using proto::Op;
 using proto::Status;
 using stats::Counters;
@@ -32,23 +32,7 @@ Reply error_reply(Status status, std::string_view message) {
   return Reply{status, proto::encode_error_message(message), nullptr, {}};
 }
 
-Status status_for(const proto::Error& error) {
-  switch (error.code) {
-    case ErrorCode::invalid_argument: return Status::bad_request;
-    case ErrorCode::too_large: return Status::too_large;
-    case ErrorCode::not_found: return Status::not_found;
-    case ErrorCode::unsupported: return Status::bad_request;
-    case ErrorCode::unavailable:
-    case ErrorCode::timeout: return Status::unavailable;
-    // Rationale: a full disk gets a status of its own (PROTOCOL.md §3), so that a client, `jitcache`
-    // and the errors.no_space counter tell it apart from a daemon bug; nothing was written.
-    case ErrorCode::no_space: return Status::no_space;
-    case ErrorCode::io:
-    case ErrorCode::corrupt:
-    case ErrorCode::internal: return Status::internal;
-  }
-  return Status::internal;
-}
+Status status_for(const proto::Error& error) { return proto::status_for(error.code); }
 
 namespace {
 
