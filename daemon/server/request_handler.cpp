@@ -7,7 +7,7 @@
 #include <daemon/publish/publisher.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/image_check.hpp>
-#include <daemon/stats/compile_stats.hpp>
+#include <daemon/stats/counter_table.hpp>
 #include <daemon/store/verify.hpp>
 #include <jitcache/proto/status_codes.hpp>
 
@@ -200,31 +200,11 @@ Reply RequestHandler::stats(proto::Bytes payload) {
   if (auto empty = proto::decode_empty(payload, "STATS"); !empty) return failure(empty.error(), "STATS");
   auto totals = m_store.totals();
   if (!totals) return failure(totals.error(), "STATS");
+  const stats::FigureSources sources{m_counters, &*totals,
+                                     m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{},
+                                     m_compile != nullptr ? &m_compile->service().counters() : nullptr};
   proto::StatsReply reply;
-  reply.values = {{"entries", totals->entries},
-                  {"bytes_raw", totals->bytes_raw},
-                  {"bytes_stored", totals->bytes_stored},
-                  {"entries_quarantined", totals->entries_quarantined},
-                  {"corrupt_entries", totals->corrupt_entries},
-                  {"hot_cache_hits", totals->hot_cache_hits},
-                  {"hot_cache_misses", totals->hot_cache_misses},
-                  {"hot_cache_bytes", totals->hot_cache_bytes},
-                  {"hot_cache_entries", totals->hot_cache_entries},
-                  {"max_size", totals->max_size},
-                  {"evictions", totals->evictions},
-                  {"evicted_bytes", totals->evicted_bytes},
-                  {"quota_evictions", totals->quota_evictions},
-                  {"store_resets", totals->store_resets},
-                  {"store_reopens", totals->store_reopens},
-                  {"usage_pending", totals->usage_pending},
-                  {"usage_dropped", totals->usage_dropped}};
-  const publish::PublisherStats published = m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{};
-  reply.values.emplace_back("published_images", published.published_images);
-  reply.values.emplace_back("published_bytes", published.published_bytes);
-  reply.values.emplace_back("publish_failures", published.publish_failures);
-  for (auto& value : m_counters.snapshot()) reply.values.push_back(std::move(value));
-  stats::append_compile_stats(reply.values, m_counters,
-                              m_compile != nullptr ? &m_compile->service().counters() : nullptr);
+  reply.values = stats::stats_values(sources);
   return ok_payload(reply);
 }
 
