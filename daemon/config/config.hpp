@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include <daemon/store/compression_level.hpp>
+
 namespace jitcache::daemon::config {
 
 struct Config {
@@ -65,10 +67,8 @@ struct Config {
   bool publish = true;
   std::uint64_t publish_size = 64ull << 20;       // bytes of files at most
   std::uint64_t publish_max_image = 1ull << 20;   // larger images are served by socket only
-  // zstd level for stored images; 0: raw. Rationale (docs/benchmarks.md "Compression"): level 3
-  // stores cubins at a fraction of their size for a few milliseconds of one core per PUT, and
-  // higher levels gain little more while costing several times the CPU.
-  unsigned compression_level = 3;
+  // zstd level for stored images; 0: raw. The store's own default (its rationale is there).
+  unsigned compression_level = store::k_default_compression_level;
   unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
   // The compile service (COMPILE, docs/compile-service.md). Defaults as CompileLimits and
   // CompileServiceConfig.

@@ -1,8 +1,9 @@
 // What GET /metrics answers: the daemon's figures in the Prometheus text format, every metric named
-// jitcache_*. They are the STATS counters (stats/counters.hpp, the compile service's, the store's
-// totals, the publisher's) plus what only the endpoint shows: misses by reason, load failures by
-// CUresult, bytes by namespace (shared and users, or by uid with metrics_per_uid) and request
-// latency per op. docs/operations.md "Monitoring" lists them. Thread safety: render() from one
+// jitcache_*. They are every figure STATS reports, from the one table of figures
+// (stats/counter_table.hpp: the daemon's counters, the compile service's, the store's totals, the
+// publisher's), plus what only the endpoint shows: load failures by CUresult, bytes by namespace
+// (shared and users, or by uid with metrics_per_uid) and request latency per op.
+// docs/operations.md "Metrics" lists them. Thread safety: render() from one
 // thread (the metrics thread); everything it reads is atomic or read through the thread-safe Store.
 #pragma once
 

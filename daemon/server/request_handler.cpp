@@ -7,12 +7,12 @@
 #include <daemon/publish/publisher.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/image_check.hpp>
-#include <daemon/stats/compile_stats.hpp>
+#include <daemon/stats/counter_table.hpp>
 #include <daemon/store/verify.hpp>
+#include <jitcache/proto/status_codes.hpp>
 
 namespace jitcache::daemon::server {
 
-using proto::ErrorCode;
 using proto::Op;
 using proto::Status;
 using stats::Counters;
@@ -32,23 +32,7 @@ Reply error_reply(Status status, std::string_view message) {
   return Reply{status, proto::encode_error_message(message), nullptr, {}};
 }
 
-Status status_for(const proto::Error& error) {
-  switch (error.code) {
-    case ErrorCode::invalid_argument: return Status::bad_request;
-    case ErrorCode::too_large: return Status::too_large;
-    case ErrorCode::not_found: return Status::not_found;
-    case ErrorCode::unsupported: return Status::bad_request;
-    case ErrorCode::unavailable:
-    case ErrorCode::timeout: return Status::unavailable;
-    // Rationale: a full disk gets a status of its own (PROTOCOL.md §3), so that a client, `jitcache`
-    // and the errors.no_space counter tell it apart from a daemon bug; nothing was written.
-    case ErrorCode::no_space: return Status::no_space;
-    case ErrorCode::io:
-    case ErrorCode::corrupt:
-    case ErrorCode::internal: return Status::internal;
-  }
-  return Status::internal;
-}
+Status status_for(const proto::Error& error) { return proto::status_for(error.code); }
 
 namespace {
 
@@ -216,31 +200,11 @@ Reply RequestHandler::stats(proto::Bytes payload) {
   if (auto empty = proto::decode_empty(payload, "STATS"); !empty) return failure(empty.error(), "STATS");
   auto totals = m_store.totals();
   if (!totals) return failure(totals.error(), "STATS");
+  const stats::FigureSources sources{m_counters, &*totals,
+                                     m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{},
+                                     m_compile != nullptr ? &m_compile->service().counters() : nullptr};
   proto::StatsReply reply;
-  reply.values = {{"entries", totals->entries},
-                  {"bytes_raw", totals->bytes_raw},
-                  {"bytes_stored", totals->bytes_stored},
-                  {"entries_quarantined", totals->entries_quarantined},
-                  {"corrupt_entries", totals->corrupt_entries},
-                  {"hot_cache_hits", totals->hot_cache_hits},
-                  {"hot_cache_misses", totals->hot_cache_misses},
-                  {"hot_cache_bytes", totals->hot_cache_bytes},
-                  {"hot_cache_entries", totals->hot_cache_entries},
-                  {"max_size", totals->max_size},
-                  {"evictions", totals->evictions},
-                  {"evicted_bytes", totals->evicted_bytes},
-                  {"quota_evictions", totals->quota_evictions},
-                  {"store_resets", totals->store_resets},
-                  {"store_reopens", totals->store_reopens},
-                  {"usage_pending", totals->usage_pending},
-                  {"usage_dropped", totals->usage_dropped}};
-  const publish::PublisherStats published = m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{};
-  reply.values.emplace_back("published_images", published.published_images);
-  reply.values.emplace_back("published_bytes", published.published_bytes);
-  reply.values.emplace_back("publish_failures", published.publish_failures);
-  for (auto& value : m_counters.snapshot()) reply.values.push_back(std::move(value));
-  stats::append_compile_stats(reply.values, m_counters,
-                              m_compile != nullptr ? &m_compile->service().counters() : nullptr);
+  reply.values = stats::stats_values(sources);
   return ok_payload(reply);
 }
 

@@ -91,7 +91,7 @@ class RequestHandler {
 
 // An error reply; also used by the connection for frames it refuses.
 Reply error_reply(proto::Status status, std::string_view message);
-// The reply status for a failed store or decode call.
+// The reply status for a failed store or decode call (proto::status_for, proto/status_codes.hpp).
 proto::Status status_for(const proto::Error& error);
 
 }  // namespace jitcache::daemon::server

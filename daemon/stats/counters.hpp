@@ -1,4 +1,5 @@
-// The daemon's counters, reported by STATS (names are part of the protocol: never rename one).
+// The daemon's counters, reported by STATS and the metrics endpoint under the names their rows in
+// counter_table.hpp give them (names are part of the protocol: never rename one).
 // Thread safety: every counter is an atomic updated with relaxed ordering from any thread; a
 // snapshot is a set of independent reads, not one consistent instant.
 #pragma once
@@ -68,10 +69,8 @@ class Counters {
 
   // Counts a reply that was not ok, under errors.<status name>.
   void count_error(proto::Status status);
-
-  // Name/value pairs in a stable order: the counters above but the compile ones (compile_stats.hpp
-  // reports those), then errors.<status> for every status.
-  std::vector<std::pair<std::string, std::uint64_t>> snapshot() const;
+  // The replies of this status counted so far (0 for a status outside the table).
+  std::uint64_t errors(proto::Status status) const;
 
  private:
   std::array<Counter, proto::k_status_count> m_errors_by_status{};

@@ -47,8 +47,8 @@ inline constexpr std::array<LatencyBucket, 20> k_latency_buckets{{
     {120'000'000, "120"},
 }};
 
-// Slot 0 holds any op number outside the table ("unknown"); slot n the op numbered n.
-inline constexpr std::size_t k_latency_op_slots = 13;
+// Slot 0 holds any op number outside the table ("unknown"); slot n the op numbered n (proto::k_ops).
+inline constexpr std::size_t k_latency_op_slots = proto::k_ops.size();
 
 struct LatencySnapshot {
   std::array<std::uint64_t, k_latency_buckets.size() + 1> buckets{};  // not cumulative; last: over

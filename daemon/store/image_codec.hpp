@@ -15,6 +15,7 @@
 
 #include <jitcache/proto/byte_io.hpp>
 
+#include <daemon/store/compression_level.hpp>
 #include <daemon/store/image_buffer.hpp>
 
 namespace jitcache::daemon::store {
@@ -24,9 +25,6 @@ enum class Codec : std::uint8_t {
   raw = 0,   // the image as given
   zstd = 1,  // one zstd frame that records its content size (raw_size)
 };
-
-// zstd's levels 1..19 (the "ultra" levels above need far more memory to decompress); 0 stores raw.
-inline constexpr int k_max_compression_level = 19;
 
 struct EncodedImage {
   Codec codec = Codec::raw;

@@ -29,6 +29,7 @@
 #include <memory>
 #include <mutex>
 
+#include <daemon/store/compression_level.hpp>
 #include <daemon/store/connection_pool.hpp>
 #include <daemon/store/driver_log.hpp>
 #include <daemon/store/entry_row.hpp>
@@ -55,9 +56,10 @@ struct SqliteStoreOptions {
   // has asked for within stale_driver_after go first; zero: drivers never go stale.
   std::uint64_t max_size_bytes = 0;
   std::chrono::milliseconds stale_driver_after{0};
-  // zstd level for new images (config key compression_level; image_codec.hpp); 0: store raw.
-  // Entries already stored keep their codec: a store may hold raw and zstd images side by side.
-  int compression_level = 0;
+  // zstd level for new images (config key compression_level, the same default; image_codec.hpp);
+  // 0: store raw. Entries already stored keep their codec: a store may hold raw and zstd images
+  // side by side.
+  int compression_level = k_default_compression_level;
   // Tenants (docs/security.md): the stored bytes an untrusted uid's own namespace may hold
   // (namespace_quota.hpp; 0: no quota), and how many distinct untrusted uids must report a shared
   // image failing before it is quarantined for everyone (quarantine.hpp).

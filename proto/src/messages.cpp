@@ -578,15 +578,7 @@ Result<VerifyReply> decode_verify_reply(Bytes payload) {
 
 // ---- REPORT_FAILURE
 
-std::string_view failure_stage_name(FailureStage stage) {
-  switch (stage) {
-    case FailureStage::image: return "image";
-    case FailureStage::ptx_version: return "ptx_version";
-    case FailureStage::jit: return "jit";
-    case FailureStage::load: return "load";
-  }
-  return "unknown";
-}
+std::string_view failure_stage_name(FailureStage stage) { return name_in(k_failure_stages, stage); }
 
 Payload encode(const ReportFailureRequest& m) {
   return encode_with(m, [](ByteWriter& w, const ReportFailureRequest& f) {

@@ -23,42 +23,9 @@ bool has_magic(const HeaderBytes& raw) { return std::equal(k_magic.begin(), k_ma
 
 }  // namespace
 
-std::string_view op_name(Op op) {
-  switch (op) {
-    case Op::none: return "NONE";
-    case Op::hello: return "HELLO";
-    case Op::ping: return "PING";
-    case Op::lookup: return "LOOKUP";
-    case Op::put: return "PUT";
-    case Op::stats: return "STATS";
-    case Op::list: return "LIST";
-    case Op::remove: return "REMOVE";
-    case Op::compile: return "COMPILE";
-    case Op::report_failure: return "REPORT_FAILURE";
-    case Op::gc: return "GC";
-    case Op::verify: return "VERIFY";
-    case Op::hit_note: return "HIT_NOTE";
-  }
-  return "unknown";
-}
+std::string_view op_name(Op op) { return name_in(k_ops, op); }
 
-std::string_view status_name(Status s) {
-  switch (s) {
-    case Status::ok: return "ok";
-    case Status::not_found: return "not_found";
-    case Status::bad_request: return "bad_request";
-    case Status::too_large: return "too_large";
-    case Status::forbidden: return "forbidden";
-    case Status::busy: return "busy";
-    case Status::unavailable: return "unavailable";
-    case Status::internal: return "internal";
-    case Status::compile_error: return "compile_error";
-    case Status::cannot_compile: return "cannot_compile";
-    case Status::worker_failed: return "worker_failed";
-    case Status::no_space: return "no_space";
-  }
-  return "unknown";
-}
+std::string_view status_name(Status s) { return name_in(k_statuses, s); }
 
 bool is_implemented_op(Op op) {
   return op >= Op::hello && op <= Op::hit_note;

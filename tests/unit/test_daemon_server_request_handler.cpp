@@ -291,6 +291,7 @@ TEST_CASE("request handler: GC runs on the writer lane, HELLO announces it, and 
   options.path = dir.db();
   options.reader_count = 1;
   options.stale_driver_after = std::chrono::hours(24);
+  options.compression_level = 0;  // stored bytes = image bytes, which the GC reply's figures are checked against
   options.clock = [now] { return now->load(); };
   auto store = daemon::store::SqliteStore::open(options);
   REQUIRE(store.ok());

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include <daemon/stats/counter_table.hpp>
 #include <daemon/stats/counters.hpp>
 
 using namespace jitcache::daemon;
@@ -17,8 +18,10 @@ namespace {
 
 constexpr std::uint64_t k_max = std::numeric_limits<std::uint64_t>::max();
 
+// What STATS reports under `name` (the figure table, daemon/stats/counter_table.hpp).
 std::uint64_t reported(const stats::Counters& counters, const std::string& name) {
-  for (const auto& [n, v] : counters.snapshot()) {
+  const store::Totals totals;
+  for (const auto& [n, v] : stats::stats_values(stats::FigureSources{counters, &totals})) {
     if (n == name) return v;
   }
   FAIL("no counter " << name);

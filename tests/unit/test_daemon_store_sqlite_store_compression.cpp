@@ -8,6 +8,8 @@
 
 #include "store_dir.hpp"
 #include "store_fixtures.hpp"
+#include <daemon/config/config.hpp>
+#include <daemon/store/compression_level.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace {
@@ -37,6 +39,19 @@ std::string entry_column(const StoreDir& dir, const proto::Digest256& key_id, co
 }
 
 }  // namespace
+
+TEST_CASE("sqlite store compression: a store opened with default options compresses at the daemon's default level") {
+  // One default for the configuration and the store (daemon/store/compression_level.hpp): a store
+  // a test or a tool opens without a configuration stores images as the daemon does.
+  CHECK(SqliteStoreOptions{}.compression_level == daemon::store::k_default_compression_level);
+  CHECK(daemon::config::Config{}.compression_level == static_cast<unsigned>(daemon::store::k_default_compression_level));
+  StoreDir dir;
+  SqliteStoreOptions options;
+  options.path = dir.db();
+  auto store = open_store(options);
+  const auto key_id = put_ok(*store, make_put(make_key(1), cubin_like_image(1, 300'000)));
+  CHECK(entry_column(dir, key_id, "codec") == "1");
+}
 
 TEST_CASE("sqlite store compression: a compressible image is stored as zstd and served as its raw bytes") {
   StoreDir dir;

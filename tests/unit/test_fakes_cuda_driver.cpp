@@ -12,6 +12,8 @@
 
 #include <temp_dir.hpp>
 
+#include <jitcache/proto/cu_result_names.hpp>
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <nvJitLink.h>
@@ -34,6 +36,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -823,6 +826,19 @@ TEST_CASE("fake cuda driver: cuGetErrorName and cuGetErrorString know every load
   CHECK_FALSE(std::string(text).empty());
   CHECK(driver.get_error_name(static_cast<CUresult>(12345), &text) == CUDA_ERROR_INVALID_VALUE);
   CHECK(text == nullptr);
+}
+
+TEST_CASE("fake cuda driver: cuGetErrorName and cuGetErrorString answer every code of jitcache's CUresult table",
+          "[fake_cuda]") {
+  const Driver& driver = fake();
+  for (const jitcache::proto::CuResultName& row : jitcache::proto::k_cu_result_names) {
+    INFO(row.name);
+    const char* text = nullptr;
+    REQUIRE(driver.get_error_name(static_cast<CUresult>(row.code), &text) == CUDA_SUCCESS);
+    CHECK(std::string_view(text) == row.name);
+    REQUIRE(driver.get_error_string(static_cast<CUresult>(row.code), &text) == CUDA_SUCCESS);
+    CHECK(std::string_view(text) == row.description);
+  }
 }
 
 TEST_CASE("fake cuda driver: random bytes behind any magic are an error, never a crash", "[fake_cuda]") {

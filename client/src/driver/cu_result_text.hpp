@@ -1,6 +1,7 @@
 // CUresult names for messages: every error the client reports keeps the raw value and its name
-// ("CUDA_ERROR_INVALID_PTX (218)"). The name comes from our own table, so it is available even when
-// the driver is missing or lacks cuGetErrorName. Thread safety: pure functions.
+// ("CUDA_ERROR_INVALID_PTX (218)"). The name comes from jitcache's own table (proto/cu_result_names.hpp,
+// shared with the daemon and the fake driver), so it is available even when the driver is missing
+// or lacks cuGetErrorName. Thread safety: pure functions.
 #pragma once
 
 #include <cuda.h>

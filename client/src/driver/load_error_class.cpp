@@ -1,8 +1,16 @@
 #include <client/src/driver/load_error_class.hpp>
 
 #include <jitcache/jitcache.h>
+#include <jitcache/proto/messages.hpp>
 
 namespace jitcache::client::driver {
+
+// The C API's load stages are the wire's (PROTOCOL.md §5 REPORT_FAILURE "Load stages"): a failure
+// report casts one to the other.
+static_assert(JITCACHE_STAGE_IMAGE == static_cast<int>(proto::FailureStage::image));
+static_assert(JITCACHE_STAGE_PTX_VERSION == static_cast<int>(proto::FailureStage::ptx_version));
+static_assert(JITCACHE_STAGE_JIT == static_cast<int>(proto::FailureStage::jit));
+static_assert(JITCACHE_STAGE_LOAD == static_cast<int>(proto::FailureStage::load));
 
 LoadErrorClass classify_load_error(CUresult result) {
   switch (result) {

@@ -3,30 +3,14 @@
 #include <algorithm>
 #include <string>
 
+#include <jitcache/proto/status_codes.hpp>
+
 namespace jitcache::client::transport {
 
 using proto::ErrorCode;
 using proto::make_error;
 using proto::Op;
 using proto::Status;
-
-ErrorCode error_code_for(Status status) {
-  switch (status) {
-    case Status::not_found: return ErrorCode::not_found;
-    case Status::bad_request: return ErrorCode::invalid_argument;
-    case Status::too_large: return ErrorCode::too_large;
-    case Status::forbidden: return ErrorCode::unsupported;
-    case Status::busy:
-    case Status::unavailable: return ErrorCode::unavailable;
-    case Status::compile_error: return ErrorCode::invalid_argument;
-    case Status::cannot_compile: return ErrorCode::unsupported;
-    case Status::worker_failed: return ErrorCode::internal;
-    case Status::no_space: return ErrorCode::no_space;
-    case Status::ok:
-    case Status::internal: break;
-  }
-  return ErrorCode::internal;
-}
 
 namespace {
 
@@ -100,7 +84,7 @@ proto::Error DaemonClient::status_error(const Reply& reply) {
   auto message = proto::decode_error_message(Bytes(reply.payload));
   std::string text = std::string(proto::status_name(reply.header.status)) + ": " +
                      (message ? *message : std::string("(unreadable error message)"));
-  proto::Error error = make_error(error_code_for(reply.header.status), std::move(text));
+  proto::Error error = make_error(proto::error_code_for(reply.header.status), std::move(text));
   error.reply_status = static_cast<std::uint16_t>(reply.header.status);
   return error;
 }

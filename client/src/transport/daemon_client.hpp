@@ -1,9 +1,9 @@
 // Typed calls to jitcached: one method per protocol op, statuses mapped to Result errors.
 //
-// A non-ok reply becomes an Error whose code follows the status (not_found → ErrorCode::not_found,
-// bad_request → invalid_argument, too_large → too_large, forbidden → unsupported, busy and
-// unavailable → unavailable, internal → internal) and whose message is the daemon's own, prefixed
-// by the status name; Error::reply_status carries the status itself. A LOOKUP miss is not an error:
+// A non-ok reply becomes an Error whose code follows the status (proto::error_code_for, the one
+// table in proto/status_codes.hpp: not_found → ErrorCode::not_found, forbidden → forbidden, busy
+// and unavailable → unavailable, …) and whose message is the daemon's own, prefixed by the status
+// name; Error::reply_status carries the status itself. A LOOKUP miss is not an error:
 // lookup() returns std::nullopt, and so does report_failure() for a key the daemon has no entry for.
 //
 // Restarts (docs/operations.md "Restarts"): when the daemon closes or resets the connection under a
@@ -81,7 +81,7 @@ class DaemonClient {
   Result<proto::ListReply> list(const proto::ListRequest& request);
   Result<proto::RemoveReply> remove(const std::string& key_id_prefix);
   // GC: eviction now. Send it only to a daemon whose HELLO set proto::k_capability_gc. The daemon
-  // answers an untrusted caller `forbidden` (Error::reply_status; ErrorCode::unsupported).
+  // answers an untrusted caller `forbidden` (Error::reply_status; ErrorCode::forbidden).
   Result<proto::GcReply> gc();
   // VERIFY: a full check of the store, waiting up to `timeout` (it reads every image). Send it only
   // to a daemon whose HELLO set proto::k_capability_verify; untrusted callers get `forbidden`.
@@ -114,8 +114,5 @@ class DaemonClient {
 
   UnixConnection m_connection;
 };
-
-// The ErrorCode a reply status maps to (see the header comment).
-proto::ErrorCode error_code_for(proto::Status status);
 
 }  // namespace jitcache::client::transport

@@ -7,6 +7,7 @@
 // for the PTX and the image. Thread safety: free functions.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -19,7 +20,15 @@ inline constexpr std::size_t k_max_compile_log_length = 1 << 20;
 
 // Persisted on the wire: numbered explicitly, never reused.
 enum class CompilePriority : std::uint8_t { interactive = 0, warm = 1 };
+inline constexpr std::array<NamedValue<CompilePriority>, 2> k_compile_priorities{{
+    {CompilePriority::interactive, "interactive"},
+    {CompilePriority::warm, "warm"},
+}};
 enum class CompileOrigin : std::uint8_t { compiled = 0, stored = 1 };
+inline constexpr std::array<NamedValue<CompileOrigin>, 2> k_compile_origins{{
+    {CompileOrigin::compiled, "compiled"},
+    {CompileOrigin::stored, "stored"},
+}};
 
 struct CompileRequest {
   std::uint16_t key_schema = k_key_schema_version;

@@ -7,6 +7,7 @@
 // bad_request) or ErrorCode::too_large (→ too_large). Thread safety: free functions.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include <jitcache/proto/byte_io.hpp>
 #include <jitcache/proto/digest.hpp>
 #include <jitcache/proto/key.hpp>
+#include <jitcache/proto/named_values.hpp>
 #include <jitcache/proto/result.hpp>
 #include <jitcache/proto/wire.hpp>
 
@@ -75,6 +77,11 @@ struct EntryInfo {
 
 // Persisted on the wire: numbered explicitly, never reused. fast_key needs k_capability_fast_key.
 enum class LookupSelector : std::uint8_t { key = 0, key_id_prefix = 1, fast_key = 2 };
+inline constexpr std::array<NamedValue<LookupSelector>, 3> k_lookup_selectors{{
+    {LookupSelector::key, "key"},
+    {LookupSelector::key_id_prefix, "key_id_prefix"},
+    {LookupSelector::fast_key, "fast_key"},
+}};
 
 struct LookupRequest {
   LookupSelector selector = LookupSelector::key;
@@ -167,7 +174,13 @@ enum class FailureStage : std::uint8_t {
   jit = 3,          // the JIT compile itself failed
   load = 4,         // relocation or resources
 };
-std::string_view failure_stage_name(FailureStage stage);  // "ptx_version"; "unknown" outside the table
+inline constexpr std::array<NamedValue<FailureStage>, 4> k_failure_stages{{
+    {FailureStage::image, "image"},
+    {FailureStage::ptx_version, "ptx_version"},
+    {FailureStage::jit, "jit"},
+    {FailureStage::load, "load"},
+}};
+std::string_view failure_stage_name(FailureStage stage);  // "ptx_version"; "unknown" outside k_failure_stages
 
 struct ReportFailureRequest {
   KeyFields key;
@@ -180,6 +193,11 @@ struct ReportFailureRequest {
 // hidden_from_reporter: a shared entry reported by an untrusted uid is no longer served to that uid
 // and is quarantined for everyone once enough distinct uids report it (PROTOCOL.md §5).
 enum class ReportFailureOutcome : std::uint8_t { quarantined = 0, already_quarantined = 1, hidden_from_reporter = 2 };
+inline constexpr std::array<NamedValue<ReportFailureOutcome>, 3> k_report_failure_outcomes{{
+    {ReportFailureOutcome::quarantined, "quarantined"},
+    {ReportFailureOutcome::already_quarantined, "already_quarantined"},
+    {ReportFailureOutcome::hidden_from_reporter, "hidden_from_reporter"},
+}};
 
 struct ReportFailureReply {
   ReportFailureOutcome outcome = ReportFailureOutcome::quarantined;
@@ -247,7 +265,7 @@ Result<GcReply> decode_gc_reply(Bytes payload);
 Result<VerifyReply> decode_verify_reply(Bytes payload);
 // Refuses a stage outside 1..4, a cu_result of 0 and a detail over its limit or not printable.
 Result<ReportFailureRequest> decode_report_failure_request(Bytes payload);
-// Refuses an outcome other than 0 or 1.
+// Refuses an outcome outside k_report_failure_outcomes (0, 1, 2).
 Result<ReportFailureReply> decode_report_failure_reply(Bytes payload);
 Result<HitNoteRequest> decode_hit_note_request(Bytes payload);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -25,8 +26,11 @@ enum class ErrorCode {
   corrupt,           // stored or received bytes fail their checksum or structure
   no_space,          // a disk or quota is full
   unsupported,       // well-formed, but not something this build can do
-  internal,
+  forbidden,         // the caller may not do this (the daemon's `forbidden`: a trusted caller's op)
+  internal,          // stays last: k_error_code_count counts up to it
 };
+// How many ErrorCodes there are, for tables that must cover each (proto/status_codes.hpp).
+inline constexpr std::size_t k_error_code_count = static_cast<std::size_t>(ErrorCode::internal) + 1;
 
 struct Error {
   ErrorCode code = ErrorCode::internal;

@@ -1,5 +1,6 @@
 // Framing of the jitcache wire protocol (proto/PROTOCOL.md §2-§3, §5): the 24-byte header, op codes,
-// status codes and limits. Thread safety: free functions over caller-owned buffers.
+// status codes, capability bits, header flags and limits, each numbered vocabulary with the table
+// that names it (named_values.hpp). Thread safety: free functions over caller-owned buffers.
 #pragma once
 
 #include <array>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <string_view>
 
+#include <jitcache/proto/named_values.hpp>
 #include <jitcache/proto/result.hpp>
 
 namespace jitcache::proto {
@@ -34,6 +36,21 @@ enum class Op : std::uint16_t {
   verify = 11,         // needs k_capability_verify; trusted callers only
   hit_note = 12,       // needs k_capability_hit_note: a hit served from a published file
 };
+inline constexpr std::array<NamedValue<Op>, 13> k_ops{{
+    {Op::none, "NONE"},
+    {Op::hello, "HELLO"},
+    {Op::ping, "PING"},
+    {Op::lookup, "LOOKUP"},
+    {Op::put, "PUT"},
+    {Op::stats, "STATS"},
+    {Op::list, "LIST"},
+    {Op::remove, "REMOVE"},
+    {Op::compile, "COMPILE"},
+    {Op::report_failure, "REPORT_FAILURE"},
+    {Op::gc, "GC"},
+    {Op::verify, "VERIFY"},
+    {Op::hit_note, "HIT_NOTE"},
+}};
 
 enum class Status : std::uint16_t {
   ok = 0,
@@ -50,8 +67,23 @@ enum class Status : std::uint16_t {
   no_space = 11,       // the daemon's disk (or quota) is full: the write was not made; reads still work
 };
 inline constexpr std::size_t k_status_count = 12;
+inline constexpr std::array<NamedValue<Status>, k_status_count> k_statuses{{
+    {Status::ok, "ok"},
+    {Status::not_found, "not_found"},
+    {Status::bad_request, "bad_request"},
+    {Status::too_large, "too_large"},
+    {Status::forbidden, "forbidden"},
+    {Status::busy, "busy"},
+    {Status::unavailable, "unavailable"},
+    {Status::internal, "internal"},
+    {Status::compile_error, "compile_error"},
+    {Status::cannot_compile, "cannot_compile"},
+    {Status::worker_failed, "worker_failed"},
+    {Status::no_space, "no_space"},
+}};
 
-// Capability bits announced in HELLO (PROTOCOL.md §5 HELLO). Persisted: never reused.
+// Capability bits announced in HELLO (PROTOCOL.md §5 HELLO "Capability bits"). Persisted: never
+// reused.
 inline constexpr std::uint64_t k_capability_store = 1ull << 0;
 // COMPILE: the daemon compiles misses itself (its compile worker answered the start-up probe).
 inline constexpr std::uint64_t k_capability_compile = 1ull << 1;
@@ -65,18 +97,33 @@ inline constexpr std::uint64_t k_capability_fast_key = 1ull << 5;
 inline constexpr std::uint64_t k_capability_image_fd = 1ull << 6;
 // VERIFY (op 11).
 inline constexpr std::uint64_t k_capability_verify = 1ull << 7;
-// HIT_NOTE (op 12), and the published directory beside the socket (PROTOCOL.md §8). Bit 4 is
-// left unused.
+// HIT_NOTE (op 12), and the published directory beside the socket (PROTOCOL.md §8).
 inline constexpr std::uint64_t k_capability_hit_note = 1ull << 8;
+inline constexpr std::array<NamedValue<std::uint64_t>, 8> k_capabilities{{
+    {k_capability_store, "store"},
+    {k_capability_compile, "compile"},
+    {k_capability_report_failure, "report_failure"},
+    {k_capability_gc, "gc"},
+    {k_capability_fast_key, "fast_key"},
+    {k_capability_image_fd, "image_fd"},
+    {k_capability_verify, "verify"},
+    {k_capability_hit_note, "hit_note"},
+}};
+// Bit numbers once announced and never to be given another meaning.
+inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};
 
-// Header flags (PROTOCOL.md §2). Persisted: never reused. In a request, k_flag_image_fd says "I
-// accept the image of this reply as a file descriptor"; in a reply, that it comes as one (§4
-// "Images by descriptor"). A request with a flag outside k_known_request_flags is refused.
+// Header flags (PROTOCOL.md §2 "Header flags"). Persisted: never reused. In a request,
+// k_flag_image_fd says "I accept the image of this reply as a file descriptor"; in a reply, that it
+// comes as one (PROTOCOL.md §4 "Images by descriptor"). A request with a flag outside
+// k_known_request_flags is refused.
 inline constexpr std::uint16_t k_flag_image_fd = 1u << 0;
 inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd;
+inline constexpr std::array<NamedValue<std::uint16_t>, 1> k_header_flags{{
+    {k_flag_image_fd, "image_fd"},
+}};
 
-std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside the table
-std::string_view status_name(Status s);   // "not_found"; "unknown" outside the table
+std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside k_ops
+std::string_view status_name(Status s);   // "not_found"; "unknown" outside k_statuses
 bool is_implemented_op(Op op);            // v1 implements HELLO..HIT_NOTE
 bool is_known_op(std::uint16_t value);    // numbered in the table, implemented or reserved
 

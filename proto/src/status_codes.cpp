@@ -1,0 +1,19 @@
+#include <jitcache/proto/status_codes.hpp>
+
+namespace jitcache::proto {
+
+ErrorCode error_code_for(Status status) {
+  for (const StatusCodeRow& row : k_status_codes) {
+    if (row.status == status && row.mapping != StatusMapping::to_status) return row.code;
+  }
+  return ErrorCode::internal;
+}
+
+Status status_for(ErrorCode code) {
+  for (const StatusCodeRow& row : k_status_codes) {
+    if (row.code == code && row.mapping != StatusMapping::to_code) return row.status;
+  }
+  return Status::internal;
+}
+
+}  // namespace jitcache::proto
