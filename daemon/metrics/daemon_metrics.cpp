@@ -59,7 +59,7 @@ std::string DaemonMetrics::render() {
     // Read one by one, the parts may run ahead of the total for an instant: never below zero.
     const std::uint64_t not_found = misses - std::min(misses, quarantined + corrupt);
     out.family("jitcache_lookup_misses_total", counter,
-               "LOOKUPs by key that found nothing to serve, by reason: not_found (no entry), quarantined (only "
+               "LOOKUPs (of any selector: one per load) that found nothing to serve, by reason: not_found (no entry), quarantined (only "
                "an entry a client reported as failing to load), corrupt (the image failed its checksum and was "
                "deleted).");
     out.sample("jitcache_lookup_misses_total", {{"reason", "not_found"}}, not_found);

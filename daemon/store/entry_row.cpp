@@ -38,6 +38,8 @@ std::optional<EntryRow> read_entry_row(const Statement& stmt) {
   info.hits = static_cast<std::uint64_t>(stmt.column_int64(16));
   info.compile_time_us = static_cast<std::uint64_t>(stmt.column_int64(17));
   info.quarantined_at_ms = stmt.column_is_null(18) ? 0 : stmt.column_int64(18);  // NULL: live
+  // NULL only in a file an older jitcached wrote without it and no newer one opened since.
+  if (!stmt.column_is_null(19) && !copy_fixed(stmt.column_blob(19), row.content_fast.bytes)) return std::nullopt;
   return row;
 }
 

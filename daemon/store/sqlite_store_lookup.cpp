@@ -110,7 +110,7 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
     if (auto cached = m_hot.find(row.id, row.info.checksum, row.info.raw_size)) {
       if (auto r = transaction->commit(what); !r) return r.error();
       note_served(row.info);
-      return LookupOutcome(Hit{std::move(row.info), std::move(cached), row.id});
+      return LookupOutcome(Hit{std::move(row.info), std::move(cached), row.id, row.content_fast});
     }
     auto blob = reader->read_blob("blobs", "data", row.id, what);
     if (!blob) return blob.error();
@@ -128,7 +128,7 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
   auto verified = std::make_shared<const ImageBuffer>(std::move(std::get<ImageBuffer>(checked)));
   m_hot.insert(row.id, row.info.checksum, verified, ticket);
   note_served(row.info);
-  return LookupOutcome(Hit{std::move(row.info), std::move(verified), row.id});
+  return LookupOutcome(Hit{std::move(row.info), std::move(verified), row.id, row.content_fast});
 }
 
 Result<LookupOutcome> SqliteStore::lookup_prefix(StoreDatabase& db, const std::string& prefix, const Visibility& who) {

@@ -51,6 +51,9 @@ struct Hit {
   proto::EntryInfo info;
   std::shared_ptr<const ImageBuffer> image;  // raw bytes, info.raw_size long
   std::int64_t row_id = 0;                   // the row it was read from (publish_source.hpp RowDropped)
+  // The entry's fast-key content, so that a hit can be stored again elsewhere as it was (a tiered
+  // store copying a remote hit into the local store: docs/architecture.md "The store").
+  proto::Checksum128 content_fast;
 };
 
 // Why a lookup found nothing to serve. Each is the end of the search: a client that asked by fast

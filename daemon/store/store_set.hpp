@@ -5,6 +5,8 @@
 // Thread safety: references only; as the interfaces.
 #pragma once
 
+#include <concepts>
+
 #include <daemon/store/maintenance.hpp>
 #include <daemon/store/publish_source.hpp>
 #include <daemon/store/store.hpp>

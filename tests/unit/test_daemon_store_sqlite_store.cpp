@@ -1024,6 +1024,7 @@ TEST_CASE("sqlite store: a fast key finds the entry put with its content_fast, s
   auto own = lookup_fast_ok(*store, fast, Visibility{1000, false});
   REQUIRE(own.has_value());
   CHECK(own->info.key == key);  // the full key, content digest included, for the client to check
+  CHECK(own->content_fast == fast.content_fast);  // so a hit can be stored again as it was
   CHECK(std::ranges::equal(*own->image, own_image));
   CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{2000, false}).has_value());
   CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{}).has_value());
