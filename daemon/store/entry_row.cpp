@@ -16,6 +16,10 @@ bool copy_fixed(proto::Bytes column, std::array<std::uint8_t, N>& out) {
 
 }  // namespace
 
+std::string describe_entry(const proto::Digest256& key_id, std::uint32_t namespace_id) {
+  return "entry " + proto::to_hex(key_id) + " in namespace " + std::to_string(namespace_id);
+}
+
 std::optional<EntryRow> read_entry_row(const Statement& stmt) {
   EntryRow row;
   proto::EntryInfo& info = row.info;

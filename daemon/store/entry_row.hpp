@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
+#include <jitcache/proto/digest.hpp>
 #include <jitcache/proto/messages.hpp>
 
 #include <daemon/store/sqlite_db.hpp>
@@ -30,5 +32,8 @@ struct EntryRow {
 // constraints can hold one, and the caller decides whether that is a corrupt entry or a corrupt
 // database.
 std::optional<EntryRow> read_entry_row(const Statement& stmt);
+
+// "entry <key id hex> in namespace <n>", as the store's messages and logs name one.
+std::string describe_entry(const proto::Digest256& key_id, std::uint32_t namespace_id);
 
 }  // namespace jitcache::daemon::store

@@ -48,10 +48,6 @@ const std::string k_visible_quarantined_fast_sql =
 constexpr char k_delete_corrupt_sql[] =
     "DELETE FROM entries WHERE id = ?1 AND key_id = ?2 AND namespace = ?3 AND checksum = ?4";
 
-std::string describe(const proto::Digest256& key_id, std::uint32_t namespace_id) {
-  return "entry " + proto::to_hex(key_id) + " in namespace " + std::to_string(namespace_id);
-}
-
 }  // namespace
 
 Result<LookupOutcome> SqliteStore::lookup(const Selector& selector, const Visibility& who) {
@@ -148,7 +144,7 @@ Result<LookupOutcome> SqliteStore::lookup_prefix(StoreDatabase& db, const std::s
 
 bool SqliteStore::discard_corrupt_entry(StoreDatabase& db, std::int64_t id, const proto::EntryInfo& info,
                                         std::string_view reason) {
-  const std::string entry = describe(info.key_id, info.namespace_id);
+  const std::string entry = describe_entry(info.key_id, info.namespace_id);
   std::lock_guard lock(m_writer_mutex);
   auto stmt = db.writer.statement(k_delete_corrupt_sql);
   Result<void> deleted = stmt ? Result<void>() : Result<void>(stmt.error());

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include <daemon/store/entry_row.hpp>
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/prefix_match.hpp>
 
@@ -38,10 +39,6 @@ constexpr char k_remove_sql[] =
     "DELETE FROM entries WHERE key_id >= ?1 AND key_id < ?2 AND (?3 = 1 OR (namespace = ?4 AND ?4 <> 0))"
     " RETURNING id";
 
-std::string describe(const proto::Digest256& key_id, std::uint32_t namespace_id) {
-  return "entry " + proto::to_hex(key_id) + " in namespace " + std::to_string(namespace_id);
-}
-
 }  // namespace
 
 Result<PutOutcome> SqliteStore::put(const PutInput& input) {
@@ -59,7 +56,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
   const auto raw_size = static_cast<std::int64_t>(input.image.size());
   const auto stored_size = static_cast<std::int64_t>(stored.size());
   const std::int64_t now = m_clock();
-  const std::string what = "storing " + describe(outcome.key_id, input.namespace_id);
+  const std::string what = "storing " + describe_entry(outcome.key_id, input.namespace_id);
   // max_size counts stored bytes (eviction.hpp), so the limit is on what the image takes on disk.
   if (m_policy.max_size_bytes != 0 && stored.size() > m_policy.max_size_bytes) {
     return make_error(ErrorCode::too_large, what + ": the image takes " + std::to_string(stored.size()) +
