@@ -22,27 +22,22 @@ namespace {
 // A quarantined entry is never served: with the shared one quarantined, the caller's own live entry
 // is. Nor is a shared entry the caller itself reported failing (quarantine.hpp); ?2 is the caller's
 // namespace, its uid when untrusted, and the shared namespace (never a reporter) when trusted.
-const std::string k_servable =
-    " AND quarantined_at_ms IS NULL AND NOT (namespace = 0 AND EXISTS (SELECT 1 FROM failure_reports"
+// Rationale: servable is a column, not a condition, so one statement answers every lookup: the rows
+// the caller sees come in the order a lookup serves them, the first servable one is the hit (one row
+// read, as with the condition), no row at all is not_found, and only rows that are not servable are
+// quarantined; a miss costs no second query to say why.
+const std::string k_servable_column =
+    ", quarantined_at_ms IS NULL AND NOT (namespace = 0 AND EXISTS (SELECT 1 FROM failure_reports"
     " WHERE entry_id = entries.id AND reporter_uid = ?2))";
-const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns +
-                                 " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2)" + k_servable +
-                                 " ORDER BY namespace ASC LIMIT 1";
+constexpr int k_servable_index = 20;  // after k_entry_columns' 20
+const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns + k_servable_column +
+                                 " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2) ORDER BY namespace ASC";
 // The same by fast key. Two live rows of one namespace share a fast key only if their sources
 // collide under XXH3 (by accident or on purpose): the newest is offered, and the client's check of
 // the content digest turns a wrong one into a lookup by key.
-const std::string k_lookup_fast_sql = std::string("SELECT ") + k_entry_columns +
-                                      " FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)" + k_servable +
-                                      " ORDER BY namespace ASC, id DESC LIMIT 1";
-// After a miss: was there an entry, quarantined, or shared and reported by this caller (which is
-// quarantined as far as it is concerned)? By key id and by fast key id, each on its own index.
-const std::string k_unservable =
-    " AND (quarantined_at_ms IS NOT NULL OR (namespace = 0 AND EXISTS (SELECT 1 FROM failure_reports"
-    " WHERE entry_id = entries.id AND reporter_uid = ?2))) LIMIT 1";
-const std::string k_visible_quarantined_sql =
-    "SELECT 1 FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2)" + k_unservable;
-const std::string k_visible_quarantined_fast_sql =
-    "SELECT 1 FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)" + k_unservable;
+const std::string k_lookup_fast_sql = std::string("SELECT ") + k_entry_columns + k_servable_column +
+                                      " FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)"
+                                      " ORDER BY namespace ASC, id DESC";
 
 // Only if it is still the row that failed: a PUT may have replaced it since it was read.
 constexpr char k_delete_corrupt_sql[] =
@@ -79,18 +74,13 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
       if (!stmt) return stmt.error();
       (*stmt)->bind_blob(1, id.bytes);
       (*stmt)->bind(2, who.own_namespace);
-      auto has_row = (*stmt)->step(what);
-      if (!has_row) return has_row.error();
-      if (!*has_row) {
-        // Rationale: asked only on a miss, so a hit costs no second query; the probe walks the same
-        // index in the same snapshot.
-        auto probe = reader->statement(by_fast_key ? k_visible_quarantined_fast_sql : k_visible_quarantined_sql);
-        if (!probe) return probe.error();
-        (*probe)->bind_blob(1, id.bytes);
-        (*probe)->bind(2, who.own_namespace);
-        auto quarantined = (*probe)->step(what);
-        if (!quarantined) return quarantined.error();
-        return LookupOutcome(Miss{*quarantined ? MissReason::quarantined : MissReason::not_found});
+      bool unservable_seen = false;
+      for (;;) {
+        auto has_row = (*stmt)->step(what);
+        if (!has_row) return has_row.error();
+        if (!*has_row) return LookupOutcome(Miss{unservable_seen ? MissReason::quarantined : MissReason::not_found});
+        if ((*stmt)->column_int64(k_servable_index) != 0) break;
+        unservable_seen = true;
       }
       auto read = read_entry_row(**stmt);
       if (!read) {
