@@ -8,10 +8,10 @@
 //   tenancy.hpp         bytes by namespace, failure reports and quarantine (SqliteStore)
 //   publish_source.hpp  what the published images are made from (SqliteStore)
 //
-// Thread safety: every method may be called from any thread at any time. Implementations serialise
-// writes on one writer and serve reads from a pool, so reads never wait for each other; the server
-// still keeps all store calls off its accept loop (daemon/server/). A miss is not an error: lookup
-// returns "hit / miss (and why) / failed".
+// Thread safety: every method may be called from any thread at any time, and may block on I/O (the
+// SQLite store serialises writes on one writer and serves reads from a pool, so reads never wait
+// for each other); the server keeps all store calls off its accept loop (daemon/server/). A miss is
+// not an error: lookup returns "hit / miss (and why) / failed".
 #pragma once
 
 #include <cstdint>
