@@ -19,14 +19,14 @@ std::string namespace_label(std::uint32_t namespace_id) {
 
 }  // namespace
 
-DaemonMetrics::DaemonMetrics(const stats::Counters& counters, store::Store& store,
+DaemonMetrics::DaemonMetrics(const stats::Counters& counters, store::Store& store, store::Tenancy& tenancy,
                              const compile::CompileCounters* engine, const publish::Publisher* publisher,
                              bool per_uid)
     : m_counters(counters),
       m_engine(engine),
       m_publisher(publisher),
       m_per_uid(per_uid),
-      m_store_figures(store, per_uid ? k_top_namespaces : 0) {}
+      m_store_figures(store, tenancy, per_uid ? k_top_namespaces : 0) {}
 
 std::string DaemonMetrics::render() {
   using enum MetricType;

@@ -13,6 +13,7 @@
 #include <daemon/metrics/store_figures.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
+#include <daemon/store/tenancy.hpp>
 
 namespace jitcache::daemon::publish {
 class Publisher;
@@ -26,7 +27,8 @@ class DaemonMetrics {
   // then 0). `publisher`: null when publishing is off. All must outlive this object. `per_uid`
   // (metrics_per_uid): bytes and entries by namespace name each uid; otherwise they are "shared"
   // and "users", every uid's namespace summed.
-  DaemonMetrics(const stats::Counters& counters, store::Store& store, const compile::CompileCounters* engine,
+  DaemonMetrics(const stats::Counters& counters, store::Store& store, store::Tenancy& tenancy,
+                const compile::CompileCounters* engine,
                 const publish::Publisher* publisher, bool per_uid);
 
   std::string render();

@@ -15,7 +15,7 @@ const StoreFigures& StoreFiguresCache::get() {
     m_figures.totals.reset();
     spdlog::warn("metrics: cannot read the store totals: {}", totals.error().message);
   }
-  auto namespaces = m_store.namespace_totals(m_top);
+  auto namespaces = m_tenancy.namespace_totals(m_top);
   if (namespaces) {
     m_figures.namespaces = std::move(*namespaces);
   } else {

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include <daemon/store/store.hpp>
+#include <daemon/store/tenancy.hpp>
 
 namespace jitcache::daemon::metrics {
 
@@ -27,13 +28,15 @@ struct StoreFigures {
 
 class StoreFiguresCache {
  public:
-  // `top`: how many uid namespaces to read one by one (Store::namespace_totals); 0 sums them all.
-  StoreFiguresCache(store::Store& store, unsigned top) : m_store(store), m_top(top) {}
+  // `top`: how many uid namespaces to read one by one (Tenancy::namespace_totals); 0 sums them all.
+  StoreFiguresCache(store::Store& store, store::Tenancy& tenancy, unsigned top)
+      : m_store(store), m_tenancy(tenancy), m_top(top) {}
   const StoreFigures& get();
 
  private:
   using Clock = std::chrono::steady_clock;
   store::Store& m_store;
+  store::Tenancy& m_tenancy;
   unsigned m_top;
   StoreFigures m_figures;
   std::optional<Clock::time_point> m_read_at;

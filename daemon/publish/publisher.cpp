@@ -16,8 +16,8 @@ constexpr std::size_t k_max_queued = 64;
 constexpr auto k_failure_log_interval = std::chrono::minutes(1);
 }  // namespace
 
-Publisher::Publisher(proto::UniqueFd dir, std::string dir_path, store::Store& store, PublishSettings settings)
-    : m_dir(std::move(dir)), m_dir_path(std::move(dir_path)), m_store(store), m_settings(settings) {
+Publisher::Publisher(proto::UniqueFd dir, std::string dir_path, store::PublishSource& source, PublishSettings settings)
+    : m_dir(std::move(dir)), m_dir_path(std::move(dir_path)), m_store(source), m_settings(settings) {
   m_store.on_row_dropped([this](std::int64_t row_id) { row_dropped(row_id); });
   m_thread = std::thread([this] { run(); });
 }
@@ -39,7 +39,7 @@ bool Publisher::published_locked(std::int64_t row_id, const proto::Digest256& fa
   return true;
 }
 
-void Publisher::served(const store::StoredImage& hit, const proto::FastKey& fast_key,
+void Publisher::served(const store::Hit& hit, const proto::FastKey& fast_key,
                        const proto::Digest256& fast_key_id) {
   if (publish_verdict(hit.info, true, m_settings.max_image_bytes) != PublishVerdict::publish) return;
   {

@@ -36,6 +36,7 @@
 #include <jitcache/proto/key.hpp>
 
 #include <jitcache/proto/unique_fd.hpp>
+#include <daemon/store/publish_source.hpp>
 #include <daemon/store/store.hpp>
 
 namespace jitcache::daemon::publish {
@@ -59,14 +60,15 @@ class Publisher {
  public:
   // Registers itself as the store's RowDropped listener (and unregisters on destruction), and
   // starts its thread. `dir` is the prepared directory (prepare_published_dir).
-  Publisher(proto::UniqueFd dir, std::string dir_path, store::Store& store, PublishSettings settings);
+  // `source`: the store's publish source (publish_source.hpp), the only part of the store it uses.
+  Publisher(proto::UniqueFd dir, std::string dir_path, store::PublishSource& source, PublishSettings settings);
   ~Publisher();
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
 
   // A LOOKUP by fast key served `hit`: queued for publishing unless it is published already (then
   // its use is noted) or the policy (publish_policy.hpp) says no. Costs a lock and a map lookup.
-  void served(const store::StoredImage& hit, const proto::FastKey& fast_key, const proto::Digest256& fast_key_id);
+  void served(const store::Hit& hit, const proto::FastKey& fast_key, const proto::Digest256& fast_key_id);
   // An image just stored in row `row_id` of namespace `namespace_id` (a PUT or a compiled image):
   // copied and queued when it may be published.
   void stored(std::int64_t row_id, std::uint32_t namespace_id, const proto::FastKey& fast_key, proto::Bytes image);
@@ -103,7 +105,7 @@ class Publisher {
 
   proto::UniqueFd m_dir;
   std::string m_dir_path;
-  store::Store& m_store;
+  store::PublishSource& m_store;
   const PublishSettings m_settings;
 
   mutable std::mutex m_mutex;

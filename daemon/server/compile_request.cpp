@@ -61,14 +61,15 @@ std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload,
   pending.key_id = proto::key_id(pending.key);
   Counters::add(m_counters.compile_requests);
 
-  m_store.note_driver_asked(pending.key.driver_api, pending.key.driver_build);
-  auto found = m_store.lookup(pending.key_id, who);
+  // By the whole key, so its driver is noted as in use, as a LOOKUP's is. Not a hit or a miss in
+  // STATS: the LOOKUP before this COMPILE was counted already (PROTOCOL.md §5 LOOKUP).
+  auto found = m_store.lookup(store::Selector::key(pending.key), who);
   if (!found) {
     spdlog::error("COMPILE lookup: {}", found.error().message);
     return counted(error_reply(status_for(found.error()), found.error().message));
   }
-  if (found->has_value()) {
-    store::StoredImage& hit = **found;
+  if (auto* stored = std::get_if<store::Hit>(&*found)) {
+    store::Hit& hit = *stored;
     Counters::add(m_counters.compile_store_hits);
     Counters::add(m_counters.compile_microseconds_saved, hit.info.compile_time_us);
     Counters::add(m_counters.bytes_served, hit.image->size());

@@ -33,8 +33,6 @@ namespace {
 // at most max_connections times this (64 MiB at the default), and a uid at its budget can still
 // LOOKUP. It is also the first step in which a larger payload's buffer grows.
 constexpr std::size_t k_retained_buffer_bytes = 64 << 10;
-// Rationale: below this, streaming the bytes costs less than a memfd and a mapping on each side.
-constexpr std::size_t k_min_image_by_descriptor = 64 << 10;
 }  // namespace
 
 Connection::Connection(Socket socket, Strand strand, ServerContext& context, PeerCredentials peer)
@@ -224,7 +222,7 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   if (header.op == proto::Op::compile && m_context.compile != nullptr) {
     reply = co_await compile();
   } else {
-    reply = co_await handle(header.op);
+    reply = co_await handle(header.op, header.flags);
   }
   // The reply owns what it sends (a LOOKUP's image is the store's buffer), so the request's bytes
   // and their budget go before the reply is written, however slowly the client reads.
@@ -232,11 +230,11 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   co_return reply;
 }
 
-awaitable<Reply> Connection::handle(proto::Op op) {
+awaitable<Reply> Connection::handle(proto::Op op, std::uint16_t flags) {
   RequestHandler& handler = m_context.handler;
   const proto::Bytes payload(m_payload);
   const PeerCredentials peer = m_peer;
-  auto work = [&handler, op, payload, peer] { return handler.handle(op, payload, peer); };
+  auto work = [&handler, op, payload, peer, flags] { return handler.handle(op, payload, peer, flags); };
   // Rationale: a read runs right here, on the worker thread that serves this connection: handing it
   // to a pool and back cost two thread wake-ups per LOOKUP, more than the SQLite read itself
   // (docs/benchmarks.md). The accept loop has its own thread, so a slow read never stalls accepting.
@@ -269,8 +267,7 @@ awaitable<Reply> Connection::compile() {
 
 awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const Reply& reply) {
   enter(Phase::writing, m_context.config.write_deadline);
-  if ((request.flags & proto::k_flag_image_fd) != 0 && reply.image && !reply.payload_by_descriptor.empty() &&
-      reply.image->size() >= k_min_image_by_descriptor) {
+  if (reply.image_by_descriptor) {
     auto sealed = m_context.descriptors.get(reply.image);
     if (sealed) {
       Counters::add(m_context.counters.images_by_descriptor);
@@ -283,6 +280,8 @@ awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const
       spdlog::warn("image sent as bytes, not by descriptor: {} ({} time(s) since the last warning)",
                    sealed.error().message, failures);
     }
+    const Reply as_bytes = image_as_bytes(reply);
+    co_return co_await write_reply(request, as_bytes);
   }
   proto::FrameHeader header;
   header.op = request.op;
@@ -310,10 +309,10 @@ awaitable<bool> Connection::write_with_descriptor(const proto::FrameHeader& requ
   header.status = reply.status;
   header.flags = proto::k_flag_image_fd;
   header.request_id = request.request_id;
-  header.payload_length = reply.payload_by_descriptor.size();
+  header.payload_length = reply.payload.size();
   const proto::HeaderBytes raw = proto::encode_header(header);
   std::vector<std::uint8_t> frame(raw.begin(), raw.end());
-  frame.insert(frame.end(), reply.payload_by_descriptor.begin(), reply.payload_by_descriptor.end());
+  frame.insert(frame.end(), reply.payload.begin(), reply.payload.end());
 
   // The descriptor rides on the frame's first byte (SCM_RIGHTS): one sendmsg, then the rest of the
   // frame as usual if the socket took only part of it.

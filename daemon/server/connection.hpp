@@ -62,7 +62,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Reads and drops a refused request's payload, by `read_by` (its read deadline).
   boost::asio::awaitable<bool> discard_payload(std::uint64_t length, Clock::time_point read_by);
   boost::asio::awaitable<Reply> dispatch(const proto::FrameHeader& header);
-  boost::asio::awaitable<Reply> handle(proto::Op op);
+  boost::asio::awaitable<Reply> handle(proto::Op op, std::uint16_t flags);
   boost::asio::awaitable<Reply> compile();  // COMPILE: awaits the compile service
   void release_payload();                   // the request no longer needs its bytes
   boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply);

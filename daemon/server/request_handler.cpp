@@ -4,6 +4,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+#include <variant>
+
 #include <daemon/publish/publisher.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/image_check.hpp>
@@ -29,7 +32,15 @@ Lane lane_for(Op op) {
 }
 
 Reply error_reply(Status status, std::string_view message) {
-  return Reply{status, proto::encode_error_message(message), nullptr, {}};
+  return Reply{status, proto::encode_error_message(message), nullptr, false};
+}
+
+Reply image_as_bytes(const Reply& reply) {
+  if (!reply.image_by_descriptor) return reply;
+  auto head = proto::decode_lookup_reply_by_descriptor(proto::Bytes(reply.payload));
+  if (!head) return error_reply(Status::internal, "a LOOKUP reply by descriptor that does not decode: " + head.error().message);
+  return Reply{reply.status, proto::encode_lookup_reply_head(head->info, static_cast<std::uint32_t>(head->image_size)),
+               reply.image, false};
 }
 
 Status status_for(const proto::Error& error) { return proto::status_for(error.code); }
@@ -45,14 +56,26 @@ Reply failure(const proto::Error& error, std::string_view context) {
 
 template <class T>
 Reply ok_payload(const T& message) {
-  return Reply{Status::ok, proto::encode(message), nullptr, {}};
+  return Reply{Status::ok, proto::encode(message), nullptr, false};
+}
+
+// A LOOKUP hit, encoded only for the way the image travels: as bytes after the head, or, when the
+// request asked for a descriptor (k_flag_image_fd) and the image is worth one, with the head that
+// names its size (the connection sends the memfd, or falls back to image_as_bytes).
+Reply hit_reply(store::Hit& hit, std::uint16_t flags) {
+  const auto image_size = static_cast<std::uint32_t>(hit.image->size());
+  if ((flags & proto::k_flag_image_fd) != 0 && hit.image->size() >= k_min_image_by_descriptor) {
+    return Reply{Status::ok, proto::encode(proto::LookupReplyByDescriptor{hit.info, image_size}), std::move(hit.image),
+                 true};
+  }
+  return Reply{Status::ok, proto::encode_lookup_reply_head(hit.info, image_size), std::move(hit.image), false};
 }
 
 }  // namespace
 
-RequestHandler::RequestHandler(store::Store& store, Counters& counters, std::uint64_t max_frame_bytes,
+RequestHandler::RequestHandler(store::StoreSet stores, Counters& counters, std::uint64_t max_frame_bytes,
                                CompileRequests* compile, publish::Publisher* publisher, TenantPolicy tenants)
-    : m_store(store),
+    : m_stores(stores),
       m_counters(counters),
       m_max_frame_bytes(max_frame_bytes),
       m_trust(std::move(tenants.trust)),
@@ -65,7 +88,7 @@ store::Visibility RequestHandler::visibility_for(const PeerCredentials& peer) co
   return store::Visibility{trusted ? store::k_shared_namespace : static_cast<std::uint32_t>(peer.uid), trusted};
 }
 
-Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials& peer) {
+Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials& peer, std::uint16_t flags) {
   Counters::add(m_counters.requests);
   Reply reply;
   switch (op) {
@@ -75,7 +98,7 @@ Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials&
       reply = empty ? Reply{} : failure(empty.error(), "PING");
       break;
     }
-    case Op::lookup: reply = lookup(payload, peer); break;
+    case Op::lookup: reply = lookup(payload, peer, flags); break;
     case Op::put: reply = put(payload, peer); break;
     case Op::stats: reply = stats(payload); break;
     case Op::list: reply = list(payload, peer); break;
@@ -117,49 +140,40 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   return ok_payload(reply);
 }
 
-Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer) {
+Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer, std::uint16_t flags) {
   auto request = proto::decode_lookup_request(payload);
   if (!request) return failure(request.error(), "LOOKUP");
-  const store::Visibility who = visibility_for(peer);
-  proto::Result<std::optional<store::StoredImage>> found = std::optional<store::StoredImage>();
   const bool by_fast_key = request->selector == proto::LookupSelector::fast_key;
-  proto::Digest256 fast_key_id;
-  store::MissReason why = store::MissReason::not_found;
+  std::optional<store::Selector> selector;
   if (request->selector == proto::LookupSelector::key) {
     if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "LOOKUP");
-    m_store.note_driver_asked(request->key.driver_api, request->key.driver_build);
-    found = m_store.lookup_explained(proto::key_id(request->key), who, why);
+    selector = store::Selector::key(request->key);
   } else if (by_fast_key) {
     if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "LOOKUP");
     Counters::add(m_counters.fast_key_lookups);
-    m_store.note_driver_asked(request->fast_key.driver_api, request->fast_key.driver_build);
-    fast_key_id = proto::fast_key_id(request->fast_key);
-    found = m_store.lookup_fast(fast_key_id, who);
+    selector = store::Selector::fast_key(request->fast_key);
   } else {
-    found = m_store.lookup_prefix(request->key_id_prefix, who);
+    selector = store::Selector::key_id_prefix(request->key_id_prefix);
   }
+  auto found = m_stores.serving.lookup(*selector, visibility_for(peer));
   if (!found) return failure(found.error(), "LOOKUP");
-  if (!found->has_value()) {
-    // A fast-key miss is followed by a lookup by key (entries written without a fast key are found
-    // only so), which counts the miss once.
-    if (!by_fast_key) {
-      Counters::add(m_counters.misses);
-      if (why == store::MissReason::quarantined) Counters::add(m_counters.misses_quarantined);
-      if (why == store::MissReason::corrupt) Counters::add(m_counters.misses_corrupt);
-    }
+  // The search ends here, whichever the selector: every entry has a fast key, so a fast-key miss is
+  // final (PROTOCOL.md §5 LOOKUP), and each LOOKUP counts one hit or one miss.
+  if (const auto* miss = std::get_if<store::Miss>(&*found)) {
+    Counters::add(m_counters.misses);
+    if (miss->reason == store::MissReason::quarantined) Counters::add(m_counters.misses_quarantined);
+    if (miss->reason == store::MissReason::corrupt) Counters::add(m_counters.misses_corrupt);
     return error_reply(Status::not_found, "no entry for this key");
   }
-  store::StoredImage& hit = **found;
+  store::Hit& hit = std::get<store::Hit>(*found);
   Counters::add(m_counters.hits);
   if (by_fast_key) Counters::add(m_counters.fast_key_hits);
   Counters::add(m_counters.compile_microseconds_saved, hit.info.compile_time_us);
   Counters::add(m_counters.bytes_served, hit.image->size());
-  // Only a hit by fast key names the file; clients look up by fast key first, so that is every
-  // entry they use. The publisher's thread writes the file: the reply does not wait for it.
-  if (by_fast_key && m_publisher != nullptr) m_publisher->served(hit, request->fast_key, fast_key_id);
-  const auto image_size = static_cast<std::uint32_t>(hit.image->size());
-  return Reply{Status::ok, proto::encode_lookup_reply_head(hit.info, image_size), std::move(hit.image),
-               proto::encode(proto::LookupReplyByDescriptor{hit.info, image_size})};
+  // Only a hit by fast key names the file; clients look up by fast key, so that is every entry
+  // they use. The publisher's thread writes the file: the reply does not wait for it.
+  if (by_fast_key && m_publisher != nullptr) m_publisher->served(hit, request->fast_key, selector->id());
+  return hit_reply(hit, flags);
 }
 
 Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
@@ -168,6 +182,14 @@ Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
   if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "PUT");
   if (request->image.empty()) return error_reply(Status::bad_request, "PUT carries an empty image");
   if (auto valid = check_put_image(request->image, request->key.arch); !valid) return failure(valid.error(), "PUT");
+  // Every entry has a fast key (schema 7), so that a LOOKUP by fast key that finds nothing is final.
+  if (!request->content_fast) {
+    return error_reply(Status::bad_request, "PUT without content_fast: every entry needs its fast key (the XXH3-128 "
+                                            "of its source, PROTOCOL.md §5 PUT)");
+  }
+  if (auto valid = proto::validate_fast_key(proto::fast_key_of(request->key, *request->content_fast)); !valid) {
+    return failure(valid.error(), "PUT");
+  }
 
   const store::Visibility who = visibility_for(peer);
   store::PutInput input;
@@ -176,14 +198,14 @@ Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
   input.producer = std::move(request->producer);
   input.compile_time_us = request->compile_time_us;
   input.image = request->image;
-  input.content_fast = request->content_fast;
-  auto outcome = m_store.put(input);
+  input.content_fast = *request->content_fast;
+  auto outcome = m_stores.serving.put(input);
   if (!outcome) return failure(outcome.error(), "PUT");
 
   Counters::add(m_counters.puts);
   Counters::add(m_counters.put_bytes, input.image.size());
-  if (m_publisher != nullptr && input.content_fast) {
-    m_publisher->stored(outcome->row_id, input.namespace_id, proto::fast_key_of(input.key, *input.content_fast),
+  if (m_publisher != nullptr) {
+    m_publisher->stored(outcome->row_id, input.namespace_id, proto::fast_key_of(input.key, input.content_fast),
                         input.image);
   }
   spdlog::info("PUT key_id={} namespace={} arch={} driver={}/{} bytes={} replaced={} peer {}",
@@ -198,7 +220,7 @@ Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
 
 Reply RequestHandler::stats(proto::Bytes payload) {
   if (auto empty = proto::decode_empty(payload, "STATS"); !empty) return failure(empty.error(), "STATS");
-  auto totals = m_store.totals();
+  auto totals = m_stores.serving.totals();
   if (!totals) return failure(totals.error(), "STATS");
   const stats::FigureSources sources{m_counters, &*totals,
                                      m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{},
@@ -220,7 +242,7 @@ Reply RequestHandler::list(proto::Bytes payload, const PeerCredentials& peer) {
   query.limit = request->limit;
   query.cursor = std::move(request->cursor);
   query.stale_only = request->stale_only;
-  auto page = m_store.list(query, visibility_for(peer));
+  auto page = m_stores.serving.list(query, visibility_for(peer));
   if (!page) return failure(page.error(), "LIST");
   proto::ListReply reply;
   reply.entries = std::move(page->entries);
@@ -231,7 +253,7 @@ Reply RequestHandler::list(proto::Bytes payload, const PeerCredentials& peer) {
 Reply RequestHandler::remove(proto::Bytes payload, const PeerCredentials& peer) {
   auto request = proto::decode_remove_request(payload);
   if (!request) return failure(request.error(), "REMOVE");
-  auto removed = m_store.remove(request->key_id_prefix, visibility_for(peer));
+  auto removed = m_stores.serving.remove(request->key_id_prefix, visibility_for(peer));
   if (!removed) return failure(removed.error(), "REMOVE");
   if (*removed == 0) return error_reply(Status::not_found, "no entry of yours matches " + request->key_id_prefix);
   Counters::add(m_counters.removes, *removed);
@@ -249,7 +271,7 @@ Reply RequestHandler::gc(proto::Bytes payload, const PeerCredentials& peer) {
   if (!visibility_for(peer).trusted) {
     return error_reply(Status::forbidden, "GC is for root and the daemon's own user only");
   }
-  auto outcome = m_store.collect_garbage();
+  auto outcome = m_stores.maintenance.collect_garbage();
   if (!outcome) return failure(outcome.error(), "GC");
   spdlog::info("GC evicted={} bytes={} stale={} left={} entries, {} bytes peer {}", outcome->evicted_entries,
                outcome->evicted_bytes, outcome->stale_entries, outcome->entries, outcome->bytes_stored,
@@ -272,7 +294,7 @@ Reply RequestHandler::verify(proto::Bytes payload, const PeerCredentials& peer) 
     return error_reply(Status::forbidden, "VERIFY is for root and the daemon's own user only");
   }
   spdlog::info("VERIFY started by peer {}", peer.describe());
-  auto report = store::run_verify(m_store, proto::k_max_verify_listed);
+  auto report = store::run_verify(m_stores.maintenance, proto::k_max_verify_listed);
   if (!report) return failure(report.error(), "VERIFY");
   const auto log = report->integrity == "ok" && report->entries_removed == 0 ? spdlog::level::info : spdlog::level::warn;
   spdlog::log(log, "VERIFY integrity_check={} checked={} removed={} in {} ms peer {}",
@@ -307,7 +329,7 @@ Reply RequestHandler::report_failure(proto::Bytes payload, const PeerCredentials
   report.stage = request->stage;
   report.detail = std::move(request->detail);
   report.reporter_uid = static_cast<std::uint32_t>(peer.uid);
-  auto outcome = m_store.report_failure(key_id, who, report);
+  auto outcome = m_stores.tenancy.report_failure(key_id, who, report);
   if (!outcome) return failure(outcome.error(), "REPORT_FAILURE");
 
   Counters::add(m_counters.failure_reports);
@@ -350,9 +372,9 @@ Reply RequestHandler::hit_note(proto::Bytes payload) {
   if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "HIT_NOTE");
   // Counted as the LOOKUP it replaced would have been: the driver is in use, the entry was hit
   // (hits, last use for eviction, compile time saved). The client does not wait for this reply.
-  m_store.note_driver_asked(request->fast_key.driver_api, request->fast_key.driver_build);
+  m_stores.maintenance.note_driver_asked(store::AskedDriver{request->fast_key.driver_api, request->fast_key.driver_build});
   const proto::Digest256 fast_key_id = proto::fast_key_id(request->fast_key);
-  auto found = m_store.note_published_hit(fast_key_id);
+  auto found = m_stores.publish_source.note_published_hit(fast_key_id);
   if (!found) return failure(found.error(), "HIT_NOTE");
   // An entry gone since the client read its file is not an error: the client's load is done.
   if (found->has_value()) {

@@ -1,11 +1,14 @@
 // Turns one request payload into one reply: decode, check, call the store, encode. It holds no
 // connection state, so the server runs it where the op belongs (lane_for): reads on the worker thread
 // that serves the connection, writes on the single writer thread; never on the accept loop.
-// Thread safety: handle() may run on many threads at once; the Store and Counters are thread-safe.
+// It reaches the store only through its interfaces (store_set.hpp), so whatever implements them
+// (the SQLite store, a tiered store in front of it) serves without a change here.
+// Thread safety: handle() may run on many threads at once; the store and Counters are thread-safe.
 #pragma once
 
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,7 +18,7 @@
 #include <daemon/policy/trust_policy.hpp>
 #include <daemon/server/peer_credentials.hpp>
 #include <daemon/stats/counters.hpp>
-#include <daemon/store/store.hpp>
+#include <daemon/store/store_set.hpp>
 #include <jitcache/proto/messages.hpp>
 
 namespace jitcache::daemon::publish {
@@ -24,16 +27,25 @@ class Publisher;
 
 namespace jitcache::daemon::server {
 
+// Rationale: an image below this goes as bytes even when the request asks for a descriptor:
+// streaming it costs less than a memfd and a mapping on each side (docs/benchmarks.md).
+inline constexpr std::size_t k_min_image_by_descriptor = 64 << 10;
+
 struct Reply {
   proto::Status status = proto::Status::ok;
   proto::Payload payload;  // the reply payload, or the error message when status is not ok
   // Sent right after `payload` (a LOOKUP hit's image, straight from the store's buffer, which the
-  // store's hot image cache may share with other replies).
+  // store's hot image cache may share with other replies), or as a descriptor (below).
   std::shared_ptr<const store::ImageBuffer> image;
-  // The whole payload for when `image` is handed over as a descriptor instead (a LOOKUP hit to a
-  // request with proto::k_flag_image_fd); empty: `image`, if any, always travels as bytes.
-  proto::Payload payload_by_descriptor;
+  // A LOOKUP hit to a request with proto::k_flag_image_fd whose image is worth a descriptor:
+  // `payload` is then a LookupReplyByDescriptor and `image` goes as a sealed memfd
+  // (connection.cpp); image_as_bytes() makes the reply that sends it as bytes instead.
+  bool image_by_descriptor = false;
 };
+
+// `reply` (image_by_descriptor) as the reply that sends its image as bytes after the head, for when
+// no descriptor can be made. Only on that rare path is a second head encoded.
+Reply image_as_bytes(const Reply& reply);
 
 // Where an op's work runs: on the connection's worker thread (reads, which SQLite's WAL lets run in
 // parallel, each worker with its own read connection), on the one writer thread (PUT, REMOVE,
@@ -58,11 +70,14 @@ class RequestHandler {
   // compile); the handler announces it in HELLO and reports its counters in STATS. `publisher`:
   // the published images, or null when publishing is off; LOOKUP and PUT offer it entries,
   // HIT_NOTE tells it of use.
-  RequestHandler(store::Store& store, stats::Counters& counters, std::uint64_t max_frame_bytes,
+  // `stores` must outlive the handler.
+  RequestHandler(store::StoreSet stores, stats::Counters& counters, std::uint64_t max_frame_bytes,
                  CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
                  TenantPolicy tenants = {});
 
-  Reply handle(proto::Op op, proto::Bytes payload, const PeerCredentials& peer);
+  // `flags`: the request header's (PROTOCOL.md §2); a LOOKUP's reply is encoded for the delivery
+  // they ask for.
+  Reply handle(proto::Op op, proto::Bytes payload, const PeerCredentials& peer, std::uint16_t flags = 0);
 
   // Who may see and write what (docs/security.md "What is enforced"): trusted peers (TrustPolicy)
   // write the shared namespace; everyone else writes the namespace of their uid.
@@ -70,7 +85,7 @@ class RequestHandler {
 
  private:
   Reply hello(proto::Bytes payload);
-  Reply lookup(proto::Bytes payload, const PeerCredentials& peer);
+  Reply lookup(proto::Bytes payload, const PeerCredentials& peer, std::uint16_t flags);
   Reply put(proto::Bytes payload, const PeerCredentials& peer);
   Reply stats(proto::Bytes payload);
   Reply list(proto::Bytes payload, const PeerCredentials& peer);
@@ -80,7 +95,7 @@ class RequestHandler {
   Reply report_failure(proto::Bytes payload, const PeerCredentials& peer);
   Reply hit_note(proto::Bytes payload);
 
-  store::Store& m_store;
+  store::StoreSet m_stores;
   stats::Counters& m_counters;
   std::uint64_t m_max_frame_bytes;
   policy::TrustPolicy m_trust;

@@ -42,14 +42,14 @@ constexpr std::chrono::seconds k_warning_interval{10};
 constexpr std::chrono::milliseconds k_accept_pause{100};
 }  // namespace
 
-Server::Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
+Server::Server(const config::Config& config, store::StoreSet stores, int listen_fd, stats::Counters& counters,
                policy::TrustPolicy trust, CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks,
                DescriptorPlan descriptors, SocketOwner socket_owner)
     : m_config(config),
-      m_store(store),
+      m_store_maintenance(stores.maintenance),
       m_compile(compile),
       m_counters(counters),
-      m_handler(store, m_counters, config.max_frame_bytes, compile, publisher,
+      m_handler(stores, m_counters, config.max_frame_bytes, compile, publisher,
                 TenantPolicy{std::move(trust), config.reports_per_minute}),
       m_uid_connections(config.max_connections_per_uid),
       m_listen_fd(listen_fd),
@@ -196,7 +196,7 @@ void Server::schedule_usage_flush() {
   m_flush_timer.async_wait([this](boost::system::error_code ec) {
     if (ec || m_context.draining.load()) return;
     asio::post(m_writer, [this] {
-      if (auto flushed = m_store.flush_usage(); !flushed) {
+      if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
         spdlog::warn("could not write usage counters: {}", flushed.error().message);
       }
     });
@@ -327,7 +327,7 @@ int Server::run() {
   m_writer.join();
   // A VERIFY in progress runs to its end (it has no cancellation): its reply is simply not sent.
   m_maintenance.join();
-  if (auto flushed = m_store.flush_usage(); !flushed) {
+  if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
     spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);
   }
   spdlog::info("jitcached stopped");

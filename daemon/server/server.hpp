@@ -42,7 +42,7 @@
 #include <daemon/server/server_context.hpp>
 #include <daemon/server/warning_throttle.hpp>
 #include <daemon/stats/counters.hpp>
-#include <daemon/store/store.hpp>
+#include <daemon/store/store_set.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -66,6 +66,8 @@ enum class SocketOwner {
 
 class Server {
  public:
+  // `stores`: what requests are served from (the request handler takes them all) and what the
+  // periodic usage flush writes (stores.maintenance); they must outlive the server.
   // Takes ownership of `listen_fd`, a bound and listening Unix stream socket. `counters` (which the
   // compile path counts into too) and `compile` (the COMPILE op, or null when the daemon cannot
   // compile) must outlive the server.
@@ -73,7 +75,7 @@ class Server {
   // (config keys trusted_users and trusted_groups, resolved).
   // `descriptors`: how many memfds to keep (startup/descriptor_limit.hpp plans it from the limit;
   // config.max_connections must already be the plan's). `socket_owner`: who made `listen_fd`.
-  Server(const config::Config& config, store::Store& store, int listen_fd, stats::Counters& counters,
+  Server(const config::Config& config, store::StoreSet stores, int listen_fd, stats::Counters& counters,
          policy::TrustPolicy trust, CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
          ServiceHooks hooks = {}, DescriptorPlan descriptors = {}, SocketOwner socket_owner = SocketOwner::daemon);
   ~Server();
@@ -101,7 +103,7 @@ class Server {
   void untrack(const Connection* connection);
 
   const config::Config& m_config;
-  store::Store& m_store;
+  store::Maintenance& m_store_maintenance;  // the usage flushes; the handler serves from the rest
   CompileRequests* m_compile;
   stats::Counters& m_counters;
   RequestHandler m_handler;

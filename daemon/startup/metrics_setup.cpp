@@ -22,6 +22,7 @@ std::optional<gid_t> main_socket_group(const std::string& socket_path) {
 
 proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
                                                               const stats::Counters& counters, store::Store& store,
+                                                              store::Tenancy& tenancy,
                                                               const compile::CompileCounters* engine,
                                                               const publish::Publisher* publisher) {
   if (config.metrics_listen.empty()) return std::unique_ptr<MetricsEndpoint>();
@@ -30,7 +31,7 @@ proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Conf
   if (!address) return address.error();
   auto endpoint = std::make_unique<MetricsEndpoint>();
   endpoint->figures =
-      std::make_unique<metrics::DaemonMetrics>(counters, store, engine, publisher, config.metrics_per_uid);
+      std::make_unique<metrics::DaemonMetrics>(counters, store, tenancy, engine, publisher, config.metrics_per_uid);
   auto server = metrics::MetricsServer::open(
       *address, [figures = endpoint->figures.get()] { return figures->render(); },
       address->is_unix() ? main_socket_group(config.socket_path) : std::nullopt);

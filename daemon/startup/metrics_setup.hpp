@@ -14,6 +14,7 @@
 #include <daemon/metrics/metrics_server.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
+#include <daemon/store/tenancy.hpp>
 #include <jitcache/proto/result.hpp>
 
 namespace jitcache::daemon::startup {
@@ -27,6 +28,7 @@ struct MetricsEndpoint {
 // Null when metrics_listen is empty. Everything passed in must outlive the result.
 proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
                                                               const stats::Counters& counters, store::Store& store,
+                                                              store::Tenancy& tenancy,
                                                               const compile::CompileCounters* engine,
                                                               const publish::Publisher* publisher);
 

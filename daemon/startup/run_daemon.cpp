@@ -25,8 +25,8 @@
 #include <daemon/startup/metrics_setup.hpp>
 #include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <daemon/store/store_set.hpp>
 #include <jitcache/proto/published_image.hpp>
-#include <daemon/store/recovering_store.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -60,7 +60,7 @@ void keep_large_buffers_on_the_heap() {
 // The published images beside the socket (made after the socket is bound and its lock held, so
 // a second daemon never wipes a live one's directory), or null when publishing is off. A directory
 // that cannot be made is logged and the daemon serves without it: clients then use the socket.
-std::unique_ptr<publish::Publisher> make_publisher(const config::Config& config, store::Store& store) {
+std::unique_ptr<publish::Publisher> make_publisher(const config::Config& config, store::PublishSource& source) {
   if (!config.publish) return nullptr;
   const std::string dir = proto::published_dir_for(config.socket_path);
   auto prepared = publish::prepare_published_dir(dir, config.socket_path);
@@ -70,7 +70,7 @@ std::unique_ptr<publish::Publisher> make_publisher(const config::Config& config,
   }
   spdlog::info("publishing shared entries in {} (at most {} bytes, images up to {} bytes)", dir, config.publish_size,
                config.publish_max_image);
-  return std::make_unique<publish::Publisher>(std::move(*prepared), dir, store,
+  return std::make_unique<publish::Publisher>(std::move(*prepared), dir, source,
                                               publish::PublishSettings{config.publish_size, config.publish_max_image});
 }
 
@@ -112,8 +112,10 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   store_options.compression_level = static_cast<int>(config.compression_level);
   store_options.namespace_quota_bytes = config.namespace_quota;
   store_options.report_quorum = config.report_quorum;
-  // RecoveringStore: a corrupt database is set aside and replaced, at start and while serving.
-  auto store = must(store::RecoveringStore::open(store_options), "store " + config.database_path());
+  // A corrupt database is set aside and replaced, at start and while serving; files deleted under
+  // the daemon are noticed and the store reopened (recovering_database.hpp).
+  store_options.recover = true;
+  auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
 
   stats::Counters counters;
   // Before the compile path and the server, which offer it entries, and destroyed after them.
@@ -130,12 +132,12 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
     hooks.watchdog_interval = *interval;
   }
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
-  server::Server server(config, *store, listen_fd, counters, std::move(trust),
+  server::Server server(config, store::StoreSet(*store), listen_fd, counters, std::move(trust),
                         compile_path ? compile_path->requests.get() : nullptr, publisher.get(), std::move(hooks),
                         descriptors, inherited ? server::SocketOwner::service_manager : server::SocketOwner::daemon);
   // Bound before readiness, so a port in use fails the start; scraped through the drain too, and
   // stopped after it (before the counters and the store it reads go).
-  auto metrics = must(start_metrics(config, counters, *store,
+  auto metrics = must(start_metrics(config, counters, *store, *store,
                                     compile_path ? &compile_path->service->counters() : nullptr, publisher.get()),
                       "metrics_listen");
   spdlog::info("jitcached {} ready on {} (state {}, pid {})", JITCACHE_VERSION, config.socket_path, config.state_dir,

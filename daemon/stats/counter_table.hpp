@@ -130,7 +130,7 @@ inline constexpr auto k_counter_table = [] {
     {.stats_name = "hits", .field = &C::hits, .type = counter, .metric = "jitcache_lookup_hits_total",
      .help = "LOOKUPs that served an entry, and hits of published files (HIT_NOTE)."},
     {.stats_name = "misses", .field = &C::misses, .type = counter, .metric = "jitcache_lookup_misses_total",
-     .help = "LOOKUPs by key that found nothing to serve, by reason: not_found (no entry), quarantined (only an entry "
+     .help = "LOOKUPs (of any selector: one per load) that found nothing to serve, by reason: not_found (no entry), quarantined (only an entry "
              "a client reported as failing to load), corrupt (the image failed its checksum and was deleted).",
      .label_name = "reason", .label_value = "not_found", .family_total = true},
     {.stats_name = "misses_quarantined", .field = &C::misses_quarantined, .type = counter,

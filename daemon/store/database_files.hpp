@@ -7,7 +7,7 @@
 // Rationale: compared by stat() of the path, not by the link count of the open file: the daemon
 // never sees SQLite's descriptors, and a path that now names another file (a backup moved into
 // place) is as lost to the daemon as a deleted one. Three stat() calls are a few microseconds, cheap
-// next to the SQLite write they precede (recovering_store.hpp checks before every write).
+// next to the SQLite write they precede (recovering_database.hpp checks before every write).
 //
 // Thread safety: immutable after snapshot(); changed() may be called from any thread.
 #pragma once

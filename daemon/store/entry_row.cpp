@@ -16,6 +16,10 @@ bool copy_fixed(proto::Bytes column, std::array<std::uint8_t, N>& out) {
 
 }  // namespace
 
+std::string describe_entry(const proto::Digest256& key_id, std::uint32_t namespace_id) {
+  return "entry " + proto::to_hex(key_id) + " in namespace " + std::to_string(namespace_id);
+}
+
 std::optional<EntryRow> read_entry_row(const Statement& stmt) {
   EntryRow row;
   proto::EntryInfo& info = row.info;
@@ -38,6 +42,8 @@ std::optional<EntryRow> read_entry_row(const Statement& stmt) {
   info.hits = static_cast<std::uint64_t>(stmt.column_int64(16));
   info.compile_time_us = static_cast<std::uint64_t>(stmt.column_int64(17));
   info.quarantined_at_ms = stmt.column_is_null(18) ? 0 : stmt.column_int64(18);  // NULL: live
+  // NULL only in a file an older jitcached wrote without it and no newer one opened since.
+  if (!stmt.column_is_null(19) && !copy_fixed(stmt.column_blob(19), row.content_fast.bytes)) return std::nullopt;
   return row;
 }
 

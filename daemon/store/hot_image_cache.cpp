@@ -63,6 +63,15 @@ void HotImageCache::invalidate(std::int64_t id) {
   m_by_id.erase(it);
 }
 
+void HotImageCache::invalidate_all() {
+  Lru released;
+  std::lock_guard lock(m_mutex);
+  ++m_invalidations;
+  released.splice(released.end(), m_lru);
+  m_by_id.clear();
+  m_bytes = 0;
+}
+
 HotImageCacheStats HotImageCache::stats() const {
   std::lock_guard lock(m_mutex);
   return HotImageCacheStats{m_hits, m_misses, m_bytes, static_cast<std::uint64_t>(m_lru.size())};

@@ -73,6 +73,9 @@ class HotImageCache {
   // Drops row `id`'s image, if cached. The writer calls it after every write that replaces or
   // deletes a row, under the writer lock (see the contract above).
   void invalidate(std::int64_t id);
+  // Drops every image: the row ids they were cached under now name other entries (the store's
+  // database was replaced, recovering_database.hpp). Hits and misses keep counting.
+  void invalidate_all();
 
   HotImageCacheStats stats() const;
 

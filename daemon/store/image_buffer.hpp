@@ -1,4 +1,4 @@
-// ImageBuffer: the bytes of one stored image as the store hands them out (StoredImage, the hot image
+// ImageBuffer: the bytes of one stored image as the store hands them out (Hit, the hot image
 // cache, the server's scatter-gather send). A std::vector whose resize() leaves new bytes
 // uninitialised, because every byte is overwritten by the blob read that follows.
 //

@@ -20,6 +20,7 @@
 
 #include <daemon/store/sqlite_db.hpp>
 #include <daemon/store/store.hpp>
+#include <daemon/store/tenancy.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -31,7 +32,7 @@ struct QuarantinedEntry {
 // In one transaction: picks the entry of `key_id` that `who` would be served (the first live one
 // of the shared namespace and `who`'s own, in that order, skipping shared ones `who` reported),
 // else one `who` already reported, else the first quarantined one; then applies the report as
-// Store::report_failure says. Every report that changes something adds 1 to the entry's
+// Tenancy::report_failure says. Every report that changes something adds 1 to the entry's
 // load_failures. nullopt: `who` sees no entry of the key.
 Result<std::optional<QuarantinedEntry>> quarantine_entry(SqliteDb& writer, const proto::Digest256& key_id,
                                                          const Visibility& who, const FailureReport& report,

@@ -25,53 +25,57 @@ struct Damaged {
 }  // namespace
 
 Result<std::string> SqliteStore::integrity_check() {
-  auto db = m_readers.acquire();
-  return run_integrity_pragma(*db, IntegrityPragma::integrity_check);
+  return m_database->run([](StoreDatabase& db) {
+    auto reader = db.readers.acquire();
+    return run_integrity_pragma(*reader, IntegrityPragma::integrity_check);
+  });
 }
 
 Result<VerifyBatch> SqliteStore::verify_entries(std::int64_t after_id, unsigned limit) {
-  VerifyBatch batch;
-  batch.last_id = after_id;
-  std::vector<Damaged> damaged;
-  const std::string what = "verifying entries after id " + std::to_string(after_id);
-  {
-    auto db = m_readers.acquire();
-    // One snapshot for the page, so each row and its blob agree; the images are decoded and hashed
-    // inside it. Rationale: the page is small (the caller's limit), so the snapshot is short and a
-    // connection is held for one page, not for the whole store.
-    auto transaction = Transaction::begin(*db, TransactionKind::deferred, what);
-    if (!transaction) return transaction.error();
-    auto stmt = db->statement(k_verify_page_sql);
-    if (!stmt) return stmt.error();
-    (*stmt)->bind(1, after_id);
-    (*stmt)->bind(2, static_cast<std::int64_t>(limit));
-    unsigned rows = 0;
-    for (;;) {
-      auto has_row = (*stmt)->step(what);
-      if (!has_row) return has_row.error();
-      if (!*has_row) break;
-      ++rows;
-      auto row = read_entry_row(**stmt);
-      if (!row) return proto::make_error(proto::ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
-      batch.last_id = row->id;
-      auto blob = db->read_blob("blobs", "data", row->id, what);
-      if (!blob) return blob.error();
-      ++batch.checked;
-      auto checked = verified_image(row->info, std::move(*blob));
-      if (auto* failure = std::get_if<DecodeFailure>(&checked); failure && !failure->unknown_codec) {
-        damaged.push_back(Damaged{std::move(*row), std::move(failure->reason)});
+  return m_database->run([&](StoreDatabase& database) -> Result<VerifyBatch> {
+    VerifyBatch batch;
+    batch.last_id = after_id;
+    std::vector<Damaged> damaged;
+    const std::string what = "verifying entries after id " + std::to_string(after_id);
+    {
+      auto db = database.readers.acquire();
+      // One snapshot for the page, so each row and its blob agree; the images are decoded and hashed
+      // inside it. Rationale: the page is small (the caller's limit), so the snapshot is short and a
+      // connection is held for one page, not for the whole store.
+      auto transaction = Transaction::begin(*db, TransactionKind::deferred, what);
+      if (!transaction) return transaction.error();
+      auto stmt = db->statement(k_verify_page_sql);
+      if (!stmt) return stmt.error();
+      (*stmt)->bind(1, after_id);
+      (*stmt)->bind(2, static_cast<std::int64_t>(limit));
+      unsigned rows = 0;
+      for (;;) {
+        auto has_row = (*stmt)->step(what);
+        if (!has_row) return has_row.error();
+        if (!*has_row) break;
+        ++rows;
+        auto row = read_entry_row(**stmt);
+        if (!row) return proto::make_error(proto::ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
+        batch.last_id = row->id;
+        auto blob = db->read_blob("blobs", "data", row->id, what);
+        if (!blob) return blob.error();
+        ++batch.checked;
+        auto checked = verified_image(row->info, std::move(*blob));
+        if (auto* failure = std::get_if<DecodeFailure>(&checked); failure && !failure->unknown_codec) {
+          damaged.push_back(Damaged{std::move(*row), std::move(failure->reason)});
+        }
+      }
+      batch.done = rows < limit;
+      if (auto r = transaction->commit(what); !r) return r.error();
+    }
+    // Deleted one by one on the writer, each a short transaction, so PUTs interleave with a VERIFY.
+    for (auto& bad : damaged) {
+      if (discard_corrupt_entry(database, bad.row.id, bad.row.info, "VERIFY: " + bad.reason)) {
+        batch.removed.push_back(RemovedEntry{bad.row.info.key_id, bad.row.info.namespace_id});
       }
     }
-    batch.done = rows < limit;
-    if (auto r = transaction->commit(what); !r) return r.error();
-  }
-  // Deleted one by one on the writer, each a short transaction, so PUTs interleave with a VERIFY.
-  for (auto& bad : damaged) {
-    if (discard_corrupt_entry(bad.row.id, bad.row.info, "VERIFY: " + bad.reason)) {
-      batch.removed.push_back(RemovedEntry{bad.row.info.key_id, bad.row.info.namespace_id});
-    }
-  }
-  return batch;
+    return batch;
+  });
 }
 
 }  // namespace jitcache::daemon::store

@@ -2,7 +2,7 @@
 
 namespace jitcache::daemon::store {
 
-Result<VerifyReport> run_verify(Store& store, std::size_t max_listed) {
+Result<VerifyReport> run_verify(Maintenance& store, std::size_t max_listed) {
   const auto start = std::chrono::steady_clock::now();
   VerifyReport report;
   auto integrity = store.integrity_check();

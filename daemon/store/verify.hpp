@@ -4,9 +4,9 @@
 //
 // Rationale: pages of k_verify_page_entries entries, each a short read transaction on one reader
 // and each deletion a short write, so a VERIFY of a large store never holds a connection, the
-// writer or a store reset (recovering_store.hpp) for long: lookups and PUTs go on meanwhile.
+// writer or a store reset (recovering_database.hpp) for long: lookups and PUTs go on meanwhile.
 //
-// Thread safety: runs on the caller's thread against a thread-safe Store; the server runs it on a
+// Thread safety: runs on the caller's thread against a thread-safe store; the server runs it on a
 // lane of its own so it occupies neither a connection worker nor the writer thread.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <daemon/store/store.hpp>
+#include <daemon/store/maintenance.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -29,6 +29,6 @@ struct VerifyReport {
   std::chrono::milliseconds duration{0};
 };
 
-Result<VerifyReport> run_verify(Store& store, std::size_t max_listed);
+Result<VerifyReport> run_verify(Maintenance& store, std::size_t max_listed);
 
 }  // namespace jitcache::daemon::store

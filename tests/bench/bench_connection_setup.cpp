@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
     put.key = key;
     put.producer = "bench_connection_setup";
     put.image = proto::Bytes(image);
+    put.content_fast = proto::xxh3_128(proto::Bytes(key.content.bytes));  // every entry has a fast key
     if (!client || !client->put(put)) {
       std::fprintf(stderr, "bench_connection_setup: cannot store the image at %s\n", argv[1]);
       return 1;

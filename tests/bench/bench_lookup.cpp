@@ -179,6 +179,7 @@ void store_in_jitcache(DaemonClient& client, const SizeDataset& data) {
     put.key = data.keys[i];
     put.producer = "bench_lookup";
     put.image = proto::Bytes(data.images[i]);
+    put.content_fast = proto::xxh3_128(proto::Bytes(data.keys[i].content.bytes));  // every entry has a fast key
     if (auto stored = client.put(put); !stored) {
       throw CannotRun("PUT of a " + format_size(data.size) + " image failed: " + stored.error().message);
     }

@@ -699,6 +699,7 @@ TEST_CASE("cli: ls --stale lists the entries of drivers no client asks for, and 
     put.key = key;
     put.producer = "test";
     put.image = image;
+    put.content_fast = testing::sample_content_fast(1);
     REQUIRE(client.put(put));
   }
   CHECK(run_cli({"ls", "--stale"}, socket).out == "no entries\n");

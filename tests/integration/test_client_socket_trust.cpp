@@ -209,7 +209,9 @@ TEST_CASE("socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets n
   ::unsetenv("JITCACHE_DAEMON_USER");
   REQUIRE(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
   const std::string published_dir = proto::published_dir_for(planted);
-  REQUIRE(eventually([&] { return published_files(published_dir).size() == 1; }));
+  // Both are published: the attacker's own PUT (it carries content_fast, as every PUT must) and the
+  // victim's kernel.
+  REQUIRE(eventually([&] { return published_files(published_dir).size() == 2; }));
   use_socket(victim_home.file("nothing.sock"));  // this process lets go of the attacker's daemon
 
   const std::uint64_t connections_before = testing::stat_value(*probe, "connections_total");
@@ -252,7 +254,7 @@ TEST_CASE("socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets n
     probe.reset();
     daemon.stop();
     REQUIRE(fs::exists(planted));
-    REQUIRE(published_files(published_dir).size() == 1);
+    REQUIRE(published_files(published_dir).size() == 2);
     CHECK(testing::as_user(victim, {users.group()}, [&] { return victim_load(true, planted_dir, attacker.uid); }) == 0);
   }
 

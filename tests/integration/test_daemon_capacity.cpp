@@ -33,6 +33,8 @@ void put_ok(client::transport::DaemonClient& client, const proto::KeyFields& key
   request.key = key;
   request.producer = "test";
   request.image = image;
+  // Every entry has a fast key (schema 7); these keys' sources are named by their content digest.
+  request.content_fast = proto::xxh3_128(proto::Bytes(key.content.bytes));
   auto put = client.put(request);
   INFO((put ? std::string() : put.error().message));
   REQUIRE(put);

@@ -95,10 +95,11 @@ TEST_CASE("daemon: SIGTERM lets an in-flight request finish, then exits 0") {
   // Send the header and half the payload, signal the daemon, then send the rest: the request was
   // in flight when the drain began, so it must still be answered.
   const proto::Payload head = proto::encode_put_request_head(request);
+  const proto::Payload trailer = proto::encode_put_request_trailer(request);  // content_fast
   proto::FrameHeader header;
   header.op = proto::Op::put;
   header.request_id = 7;
-  header.payload_length = head.size() + image.size();
+  header.payload_length = head.size() + image.size() + trailer.size();
   const auto raw_header = proto::encode_header(header);
   auto& connection = client.connection();
   REQUIRE(connection.send_raw(proto::Bytes(raw_header)));
@@ -117,6 +118,7 @@ TEST_CASE("daemon: SIGTERM lets an in-flight request finish, then exits 0") {
   ::kill(daemon.pid(), SIGTERM);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   REQUIRE(connection.send_raw(proto::Bytes(image).subspan(image.size() / 2)));
+  REQUIRE(connection.send_raw(proto::Bytes(trailer)));
   auto reply = connection.read_reply();
   REQUIRE(reply);
   CHECK(reply->header.status == proto::Status::ok);

@@ -155,7 +155,7 @@ void put_half_then_drain(DaemonProcess& daemon, transport::UnixConnection& conne
   proto::FrameHeader header;
   header.op = proto::Op::put;
   header.request_id = 7;
-  header.payload_length = head.size() + image.size();
+  header.payload_length = head.size() + image.size() + proto::encode_put_request_trailer(request).size();
   REQUIRE(connection.send_raw(proto::Bytes(proto::encode_header(header))));
   REQUIRE(connection.send_raw(proto::Bytes(head)));
   REQUIRE(connection.send_raw(proto::Bytes(image).first(image.size() / 2)));
@@ -171,8 +171,12 @@ void put_half_then_drain(DaemonProcess& daemon, transport::UnixConnection& conne
   REQUIRE(wait_until_refused(daemon));
 }
 
-std::vector<std::uint8_t> second_half(const std::vector<std::uint8_t>& image) {
-  return {image.begin() + static_cast<std::ptrdiff_t>(image.size() / 2), image.end()};
+// What put_half_then_drain left unsent of the PUT: the image's second half and the content_fast after it.
+std::vector<std::uint8_t> rest_of_put(const proto::PutRequest& request, const std::vector<std::uint8_t>& image) {
+  std::vector<std::uint8_t> rest(image.begin() + static_cast<std::ptrdiff_t>(image.size() / 2), image.end());
+  const proto::Payload trailer = proto::encode_put_request_trailer(request);
+  rest.insert(rest.end(), trailer.begin(), trailer.end());
+  return rest;
 }
 
 }  // namespace
@@ -189,7 +193,7 @@ TEST_CASE("restarts: requests pipelined behind one in flight as the drain begins
   put_half_then_drain(daemon, connection, request, image);
 
   // The rest of the PUT and, in the same write, a PING and a LOOKUP of what the PUT stores.
-  std::vector<std::uint8_t> rest = second_half(image);
+  std::vector<std::uint8_t> rest = rest_of_put(request, image);
   const auto ping = frame(proto::Op::ping, 8);
   proto::LookupRequest lookup;
   lookup.selector = proto::LookupSelector::key;
@@ -227,7 +231,7 @@ TEST_CASE("restarts: a client that keeps pipelining through a drain is answered 
   auto& connection = client.connection();
   put_half_then_drain(daemon, connection, request, image);
 
-  std::vector<std::uint8_t> rest = second_half(image);
+  std::vector<std::uint8_t> rest = rest_of_put(request, image);
   for (std::uint32_t id = 100; id < 200; ++id) {
     const auto ping = frame(proto::Op::ping, id);
     rest.insert(rest.end(), ping.begin(), ping.end());

@@ -16,6 +16,12 @@ proto::KeyFields sample_key(std::uint64_t seed) {
   return key;
 }
 
+proto::Checksum128 sample_content_fast(std::uint64_t seed) {
+  return proto::xxh3_128(proto::as_bytes("source " + std::to_string(seed)));
+}
+
+proto::FastKey sample_fast_key(std::uint64_t seed) { return proto::fast_key_of(sample_key(seed), sample_content_fast(seed)); }
+
 std::vector<std::uint8_t> sample_image(std::uint64_t seed, std::size_t size) {
   return make_cubin(CubinSpec{}, seed, size);
 }
@@ -26,6 +32,7 @@ proto::PutRequest sample_put(std::uint64_t seed, const std::vector<std::uint8_t>
   request.producer = "test";
   request.compile_time_us = 1234;
   request.image = proto::Bytes(image);
+  request.content_fast = sample_content_fast(seed);
   return request;
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <jitcache/proto/digest.hpp>
@@ -26,8 +27,12 @@
 
 namespace jitcache::testing {
 
+using daemon::store::Hit;
 using daemon::store::ListQuery;
+using daemon::store::Miss;
+using daemon::store::MissReason;
 using daemon::store::PutInput;
+using daemon::store::Selector;
 using daemon::store::SqliteStore;
 using daemon::store::SqliteStoreOptions;
 using daemon::store::Visibility;
@@ -111,10 +116,15 @@ inline std::vector<std::uint8_t> make_image(std::uint64_t seed, std::size_t size
   return image;
 }
 
+// The fast key's content of make_key()'s keys: derived from the key's content digest, so one source
+// (one content digest) has one, whatever the arch, driver or options.
+inline proto::Checksum128 content_fast_of(const proto::KeyFields& key) { return proto::xxh3_128(proto::Bytes(key.content.bytes)); }
+
 inline PutInput make_put(const proto::KeyFields& key, const std::vector<std::uint8_t>& image, std::uint32_t ns = 0,
                   std::string producer = "nvJitLink 13.0") {
   PutInput input;
   input.key = key;
+  input.content_fast = content_fast_of(key);
   input.namespace_id = ns;
   input.producer = std::move(producer);
   input.compile_time_us = 4'800'000;
@@ -129,9 +139,30 @@ inline proto::Digest256 put_ok(daemon::store::Store& store, const PutInput& inpu
   return put->key_id;
 }
 
-inline std::optional<daemon::store::StoredImage> lookup_ok(daemon::store::Store& store, const proto::Digest256& key_id,
-                                                    Visibility who = {}) {
-  auto found = store.lookup(key_id, who);
+// Store::lookup with a miss as nullopt, for tests that ask only "served or not".
+inline proto::Result<std::optional<Hit>> find(daemon::store::Store& store, const Selector& selector,
+                                               const Visibility& who = {}) {
+  auto found = store.lookup(selector, who);
+  if (!found) return found.error();
+  if (auto* hit = std::get_if<Hit>(&*found)) return std::optional<Hit>(std::move(*hit));
+  return std::optional<Hit>();
+}
+inline proto::Result<std::optional<Hit>> lookup_key_id(daemon::store::Store& store, const proto::Digest256& key_id,
+                                                        const Visibility& who = {}) {
+  return find(store, Selector::key_id(key_id), who);
+}
+inline proto::Result<std::optional<Hit>> lookup_fast_key_id(daemon::store::Store& store,
+                                                             const proto::Digest256& fast_key_id,
+                                                             const Visibility& who = {}) {
+  return find(store, Selector::fast_key_id(fast_key_id), who);
+}
+inline proto::Result<std::optional<Hit>> lookup_prefix(daemon::store::Store& store, const std::string& prefix,
+                                                        const Visibility& who = {}) {
+  return find(store, Selector::key_id_prefix(prefix), who);
+}
+
+inline std::optional<Hit> lookup_ok(daemon::store::Store& store, const proto::Digest256& key_id, Visibility who = {}) {
+  auto found = lookup_key_id(store, key_id, who);
   INFO((found ? std::string() : found.error().message));
   REQUIRE(found.ok());
   return std::move(*found);

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <jitcache/proto/published_image.hpp>
@@ -153,10 +154,11 @@ TEST_CASE("publisher: an entry in a uid's own namespace is never published, howe
   f.put(e, 1000);
   CHECK_FALSE(f.published(e));
   // Served to its owner by fast key: still not published.
-  auto hit = f.store->lookup_fast(e.fast_key_id, Visibility{1000, false});
-  REQUIRE(hit);
-  REQUIRE(hit->has_value());
-  f.publisher->served(**hit, e.fast_key, e.fast_key_id);
+  auto found = f.store->lookup(daemon::store::Selector::fast_key_id(e.fast_key_id), Visibility{1000, false});
+  REQUIRE(found);
+  const auto* hit = std::get_if<daemon::store::Hit>(&*found);
+  REQUIRE(hit != nullptr);
+  f.publisher->served(*hit, e.fast_key, e.fast_key_id);
   // Offered as if shared: the store, asked before the file goes in, says the row is not.
   f.publisher->stored(e.row_id, 0, e.fast_key, proto::Bytes(e.image));
   f.publisher->wait_idle();
@@ -173,10 +175,11 @@ TEST_CASE("publisher: a LOOKUP hit by fast key publishes an entry not yet publis
   input.content_fast = e.content_fast;
   REQUIRE(f.store->put(input));  // stored without telling the publisher (as a daemon restart leaves it)
   CHECK_FALSE(f.published(e));
-  auto hit = f.store->lookup_fast(e.fast_key_id, Visibility{0, true});
-  REQUIRE(hit);
-  REQUIRE(hit->has_value());
-  f.publisher->served(**hit, e.fast_key, e.fast_key_id);
+  auto found = f.store->lookup(daemon::store::Selector::fast_key_id(e.fast_key_id), Visibility{0, true});
+  REQUIRE(found);
+  const auto* hit = std::get_if<daemon::store::Hit>(&*found);
+  REQUIRE(hit != nullptr);
+  f.publisher->served(*hit, e.fast_key, e.fast_key_id);
   f.publisher->wait_idle();
   CHECK(f.published(e));
 }

@@ -1,7 +1,8 @@
 // RequestHandler's REPORT_FAILURE (op 9), and LOOKUP with the STATS of the hot image cache, against
 // a real SqliteStore, with peers of any uid: the server cannot be connected to as another user in a
 // test, but the handler takes the peer's credentials as a value, so trust and visibility can be
-// checked here for uids other than ours.
+// checked here for uids other than ours. What it answers when the store fails is checked through a
+// FaultInjectingStore around the real one.
 #include <catch2/catch.hpp>
 
 #include <sqlite3.h>
@@ -15,6 +16,7 @@
 
 #include <jitcache/proto/messages.hpp>
 
+#include "fault_injecting_store.hpp"
 #include "sample_cubin.hpp"
 #include "sample_entries.hpp"
 #include "store_dir.hpp"
@@ -239,7 +241,7 @@ TEST_CASE("request handler: a repeated LOOKUP hit is sent from the hot image cac
   CHECK(f.stat("hot_cache_bytes") == image.size() + daemon::store::HotImageCache::k_entry_overhead_bytes);
 }
 
-TEST_CASE("request handler: a PUT with content_fast is found by LOOKUP selector 2, counted apart from misses") {
+TEST_CASE("request handler: a PUT with content_fast is found by LOOKUP selector 2, and a fast-key miss is a miss") {
   Fixture f;
   Reply hello = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.untrusted);
   auto decoded = proto::decode_hello_reply(proto::Bytes(hello.payload));
@@ -262,13 +264,14 @@ TEST_CASE("request handler: a PUT with content_fast is found by LOOKUP selector 
   CHECK(f.call(Op::lookup, proto::encode(lookup), PeerCredentials{untrusted_uid() + 1, 100, 1}).status ==
         Status::not_found);
 
-  // A fast-key miss is not a miss: the client's lookup by key that follows it counts that.
+  // A fast-key miss is final (every entry has a fast key): no lookup by key follows it, so it is
+  // counted as the miss it is, once.
   lookup.fast_key.content_fast = proto::xxh3_128(proto::as_bytes("another source"));
   CHECK(f.call(Op::lookup, proto::encode(lookup), f.untrusted).status == Status::not_found);
   CHECK(f.stat("fast_key_lookups") == 3);
   CHECK(f.stat("fast_key_hits") == 1);
   CHECK(f.stat("hits") == 1);
-  CHECK(f.stat("misses") == 0);
+  CHECK(f.stat("misses") == 2);
 
   // A fast key with a malformed field is a bad request that names it.
   lookup.fast_key.arch = "compute_90";
@@ -476,4 +479,162 @@ TEST_CASE("request handler: LOOKUP misses of made-up drivers add no rows to the 
   }
   CHECK(f.stat("usage_pending") <= daemon::store::k_max_asked_drivers);
   CHECK(f.stat("usage_dropped") >= 3000 - daemon::store::k_max_asked_drivers);
+}
+
+namespace {
+
+// The handler over a FaultInjectingStore around the fixture's real store.
+struct FaultFixture {
+  Fixture real;
+  testing::FaultInjectingStore store{*real.store, real.dir.db()};
+  RequestHandler handler{store, real.counters, proto::k_default_max_frame_bytes};
+
+  Reply call(Op op, const proto::Payload& payload, const PeerCredentials& peer, std::uint16_t flags = 0) {
+    return handler.handle(op, proto::Bytes(payload), peer, flags);
+  }
+};
+
+proto::Payload lookup_by_key(std::uint64_t seed) {
+  proto::LookupRequest lookup;
+  lookup.key = testing::sample_key(seed);
+  return proto::encode(lookup);
+}
+
+proto::Payload lookup_by_fast_key(std::uint64_t seed) {
+  proto::LookupRequest lookup;
+  lookup.selector = proto::LookupSelector::fast_key;
+  lookup.fast_key = testing::sample_fast_key(seed);
+  return proto::encode(lookup);
+}
+
+proto::Payload lookup_by_prefix(const std::string& prefix) {
+  proto::LookupRequest lookup;
+  lookup.selector = proto::LookupSelector::key_id_prefix;
+  lookup.key_id_prefix = prefix;
+  return proto::encode(lookup);
+}
+
+}  // namespace
+
+TEST_CASE("request handler: a failing store is answered with its error's status, counted, and the next request is served") {
+  FaultFixture f;
+  const auto image = testing::sample_image(1, 1000);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.real.trusted).status == Status::ok);
+
+  f.store.fail_nth(testing::StoreCall::lookup, 1, proto::ErrorCode::unavailable);
+  CHECK(f.call(Op::lookup, lookup_by_key(1), f.real.untrusted).status == Status::unavailable);
+  f.store.fail_nth(testing::StoreCall::lookup, 1, proto::ErrorCode::corrupt);
+  Reply corrupt = f.call(Op::lookup, lookup_by_fast_key(1), f.real.untrusted);
+  CHECK(corrupt.status == Status::internal);
+  CHECK_THAT(message_of(corrupt), Catch::Contains("injected fault"));
+  CHECK(f.call(Op::lookup, lookup_by_key(1), f.real.untrusted).status == Status::ok);
+
+  f.store.fail_every(testing::StoreCall::put, proto::ErrorCode::no_space);
+  for (int i = 0; i < 2; ++i) {
+    CHECK(f.call(Op::put, proto::encode(testing::sample_put(2, image)), f.real.trusted).status == Status::no_space);
+  }
+  f.store.fail_nth(testing::StoreCall::report_failure, 1, proto::ErrorCode::io);
+  CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), f.real.trusted).status == Status::internal);
+  f.store.fail_nth(testing::StoreCall::collect_garbage, 1, proto::ErrorCode::unavailable);
+  CHECK(f.call(Op::gc, {}, f.real.trusted).status == Status::unavailable);
+  f.store.fail_nth(testing::StoreCall::totals, 1, proto::ErrorCode::io);
+  CHECK(f.call(Op::stats, {}, f.real.trusted).status == Status::internal);
+  f.store.heal();
+
+  CHECK(f.real.stat("hits") == 1);
+  CHECK(f.real.stat("misses") == 0);  // a failed LOOKUP is neither
+  CHECK(f.real.stat("puts") == 1);
+  CHECK(f.real.stat("failure_reports") == 0);
+  CHECK(f.real.stat("errors.unavailable") == 2);
+  CHECK(f.real.stat("errors.internal") == 3);
+  CHECK(f.real.stat("errors.no_space") == 2);
+  CHECK(f.real.stat("entries") == 1);
+  CHECK(f.store.calls(testing::StoreCall::lookup) == 3);
+}
+
+TEST_CASE("request handler: every LOOKUP ends the search, one hit or one miss whichever the selector") {
+  Fixture f;
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, testing::sample_image(1, 1000))), f.trusted).status ==
+          Status::ok);
+  const std::string hex = proto::to_hex(proto::key_id(testing::sample_key(1)));
+  CHECK(f.call(Op::lookup, lookup_by_key(1), f.untrusted).status == Status::ok);
+  CHECK(f.call(Op::lookup, lookup_by_fast_key(1), f.untrusted).status == Status::ok);
+  CHECK(f.call(Op::lookup, lookup_by_prefix(hex.substr(0, 12)), f.untrusted).status == Status::ok);
+  CHECK(f.stat("hits") == 3);
+  CHECK(f.stat("fast_key_hits") == 1);
+  CHECK(f.stat("misses") == 0);
+
+  CHECK(f.call(Op::lookup, lookup_by_key(2), f.untrusted).status == Status::not_found);
+  CHECK(f.call(Op::lookup, lookup_by_fast_key(2), f.untrusted).status == Status::not_found);
+  CHECK(f.call(Op::lookup, lookup_by_prefix(std::string(12, hex[0] == '0' ? '1' : '0')), f.untrusted).status ==
+        Status::not_found);
+  CHECK(f.stat("misses") == 3);
+  CHECK(f.stat("hits") == 3);
+  CHECK(f.stat("fast_key_lookups") == 2);
+
+  // A quarantined entry's miss by fast key says so, as by key.
+  REQUIRE(f.call(Op::report_failure, proto::encode(report_for(1)), f.trusted).status == Status::ok);
+  CHECK(f.call(Op::lookup, lookup_by_fast_key(1), f.untrusted).status == Status::not_found);
+  CHECK(f.call(Op::lookup, lookup_by_key(1), f.untrusted).status == Status::not_found);
+  CHECK(f.stat("misses") == 5);
+  CHECK(f.stat("misses_quarantined") == 2);
+}
+
+TEST_CASE("request handler: a PUT without content_fast is bad_request and stores nothing") {
+  Fixture f;
+  const auto image = testing::sample_image(1, 1000);
+  proto::PutRequest put = testing::sample_put(1, image);
+  put.content_fast.reset();
+  Reply refused = f.call(Op::put, proto::encode(put), f.trusted);
+  CHECK(refused.status == Status::bad_request);
+  CHECK_THAT(message_of(refused), Catch::Contains("content_fast"));
+  put.content_fast = proto::Checksum128{};
+  CHECK(f.call(Op::put, proto::encode(put), f.trusted).status == Status::bad_request);
+  CHECK(f.stat("entries") == 0);
+  CHECK(f.stat("puts") == 0);
+}
+
+TEST_CASE("request handler: a LOOKUP hit is encoded only for the delivery its header's flags ask for") {
+  Fixture f;
+  const auto small = testing::sample_image(1, 4096);
+  const auto large = testing::sample_image(2, daemon::server::k_min_image_by_descriptor);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, small)), f.trusted).status == Status::ok);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(2, large)), f.trusted).status == Status::ok);
+  auto lookup = [&](std::uint64_t seed, std::uint16_t flags) {
+    return f.handler.handle(Op::lookup, proto::Bytes(lookup_by_fast_key(seed)), f.untrusted, flags);
+  };
+  auto with_image = [](const Reply& reply) {
+    proto::Payload frame = reply.payload;
+    frame.insert(frame.end(), reply.image->begin(), reply.image->end());
+    return frame;
+  };
+
+  // Asked for bytes: the head and the image, as a LOOKUP reply decodes them.
+  Reply bytes = lookup(2, 0);
+  REQUIRE(bytes.status == Status::ok);
+  CHECK_FALSE(bytes.image_by_descriptor);
+  const proto::Payload bytes_frame = with_image(bytes);
+  auto decoded = proto::decode_lookup_reply(proto::Bytes(bytes_frame));
+  REQUIRE(decoded.ok());
+  CHECK(std::ranges::equal(decoded->image, large));
+
+  // Asked for a descriptor, an image worth one: only the head that names its size.
+  Reply by_fd = lookup(2, proto::k_flag_image_fd);
+  REQUIRE(by_fd.status == Status::ok);
+  CHECK(by_fd.image_by_descriptor);
+  auto head = proto::decode_lookup_reply_by_descriptor(proto::Bytes(by_fd.payload));
+  REQUIRE(head.ok());
+  CHECK(head->image_size == large.size());
+  CHECK(head->info.key == testing::sample_key(2));
+  // Without a descriptor to send, the same hit as bytes.
+  Reply fallback = daemon::server::image_as_bytes(by_fd);
+  CHECK_FALSE(fallback.image_by_descriptor);
+  CHECK(fallback.image == by_fd.image);
+  CHECK(with_image(fallback) == bytes_frame);
+
+  // A small image goes as bytes, asked or not.
+  Reply small_reply = lookup(1, proto::k_flag_image_fd);
+  REQUIRE(small_reply.status == Status::ok);
+  CHECK_FALSE(small_reply.image_by_descriptor);
+  REQUIRE(proto::decode_lookup_reply(proto::Bytes(with_image(small_reply))).ok());
 }

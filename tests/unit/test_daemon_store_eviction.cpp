@@ -79,7 +79,7 @@ struct Entries {
     return put->key_id;
   }
   bool present(int seed) {
-    auto found = store.lookup(proto::key_id(keys[static_cast<std::size_t>(seed)]), Visibility{0, true});
+    auto found = testing::lookup_key_id(store, proto::key_id(keys[static_cast<std::size_t>(seed)]), Visibility{0, true});
     REQUIRE(found.ok());
     return found->has_value();
   }
@@ -112,7 +112,7 @@ TEST_CASE("store eviction: a PUT over max_size evicts the least recently used, a
   CHECK(totals_of(*store).evictions == 0);
 
   // Entry 0 is the oldest write, but it was just hit; the hit is only in memory (no flush_usage()).
-  auto hit = store->lookup(proto::key_id(entries.keys[0]), Visibility{0, true});
+  auto hit = testing::lookup_key_id(*store, proto::key_id(entries.keys[0]), Visibility{0, true});
   REQUIRE(hit.ok());
   REQUIRE(hit->has_value());
   clock.advance(1000);
@@ -160,8 +160,8 @@ TEST_CASE("store eviction: an image handed out before its entry is evicted stays
   entries.put(0);
   clock.advance(1000);
   // Read twice: the second is served from the hot image cache, the buffer a reply would hold.
-  REQUIRE(store->lookup(proto::key_id(entries.keys[0]), Visibility{0, true}).ok());
-  auto served = store->lookup(proto::key_id(entries.keys[0]), Visibility{0, true});
+  REQUIRE(testing::lookup_key_id(*store, proto::key_id(entries.keys[0]), Visibility{0, true}).ok());
+  auto served = testing::lookup_key_id(*store, proto::key_id(entries.keys[0]), Visibility{0, true});
   REQUIRE(served.ok());
   REQUIRE(served->has_value());
   REQUIRE(totals_of(*store).hot_cache_entries == 1);
@@ -227,7 +227,7 @@ TEST_CASE("store eviction: entries of a driver no client asked for go first, bef
   clock.advance(1000);
   for (int seed = 3; seed < 6; ++seed) entries.put(seed, "580.159.04");
   clock.advance(2 * k_day_ms);
-  store->note_driver_asked(13000, "590.10");  // a LOOKUP that missed still says the driver is in use
+  store->note_driver_asked(daemon::store::AskedDriver{13000, "590.10"});  // a LOOKUP that missed still says the driver is in use
 
   ListQuery stale;
   stale.stale_only = true;
@@ -258,7 +258,7 @@ TEST_CASE("store gc: removes every stale entry under max_size too, then the leas
   entries.put(0, "580.159.04");
   entries.put(1, "590.10");
   clock.advance(2 * k_day_ms);
-  store->note_driver_asked(13000, "590.10");
+  store->note_driver_asked(daemon::store::AskedDriver{13000, "590.10"});
 
   auto gc = store->collect_garbage();
   REQUIRE(gc.ok());
@@ -301,7 +301,7 @@ TEST_CASE("store eviction: the drivers asked for survive a reopen (they are writ
     Entries entries{*store};
     entries.put(0, "580.159.04");
     clock.advance(2 * k_day_ms);
-    store->note_driver_asked(13000, "580.159.04");
+    store->note_driver_asked(daemon::store::AskedDriver{13000, "580.159.04"});
   }  // closing flushes
   auto store = open_limited_store(dir, clock, 0, std::chrono::hours(24));
   ListQuery stale;

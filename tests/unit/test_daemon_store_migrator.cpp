@@ -19,6 +19,7 @@
 #include "sample_entries.hpp"
 #include "sqlite_text_query.hpp"
 #include "store_dir.hpp"
+#include "store_fixtures.hpp"
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -91,6 +92,16 @@ void insert_version_1_entry(const std::filesystem::path& path, const proto::KeyF
   sqlite3_finalize(stmt);
   sqlite3_close(db);
 }
+
+// As a PUT with content_fast (any code of schema 3 and later) would have left the entries: each with
+// a fast key of its own. Lookups by fast key are not what these tests check, so any 16 and 32 bytes do.
+void give_every_entry_a_fast_key(const std::filesystem::path& path) {
+  exec(path, "UPDATE entries SET content_fast = randomblob(16), fast_key_id = randomblob(32)");
+}
+
+// The migrations up to and including schema 6, the last before 0007 deletes entries without a
+// fast key: for the tests of what 0002..0006 do with entries an older jitcached wrote.
+MigrationPlan up_to_version_6() { return MigrationPlan{schema::migrations().first(6), 6, 2}; }
 
 std::string table_names(const std::filesystem::path& path) {
   return query(path, "SELECT coalesce(group_concat(name, ','), '') FROM (SELECT name FROM sqlite_schema"
@@ -267,6 +278,8 @@ TEST_CASE("migrator: a meta table with an unreadable version is reported corrupt
 }
 
 TEST_CASE("migrator: a version-1 database holding entries migrates to the current version, and its entries are still served") {
+  // Up to schema 6 both entries are kept as they were; then the shared one is given a fast key (as
+  // a later PUT of it would have), and 0007 keeps that one only.
   StoreDir dir{"jitcache-migrator-test"};
   {
     auto db = open_db(dir.db());
@@ -278,6 +291,17 @@ TEST_CASE("migrator: a version-1 database holding entries migrates to the curren
   const auto own_image = testing::sample_image(2, 700);
   insert_version_1_entry(dir.db(), testing::sample_key(1), 0, shared_image);
   insert_version_1_entry(dir.db(), testing::sample_key(2), 1000, own_image);
+  {
+    auto db = open_db(dir.db());
+    REQUIRE(daemon::store::migrate(db, up_to_version_6()).ok());
+  }
+  // The new columns exist with their defaults. The migrated entries have no fast key (0003).
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NULL AND load_failures = 0") == "2");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE content_fast IS NULL AND fast_key_id IS NULL") == "2");
+  const proto::Checksum128 content_fast = testing::sample_content_fast(1);
+  const proto::Digest256 fast_key_id = proto::fast_key_id(testing::sample_fast_key(1));
+  exec(dir.db(), "UPDATE entries SET content_fast = x'" + proto::to_hex(content_fast) + "', fast_key_id = x'" +
+                     proto::to_hex(fast_key_id) + "' WHERE namespace = 0");
 
   daemon::store::SqliteStoreOptions options;
   options.path = dir.db();
@@ -288,33 +312,71 @@ TEST_CASE("migrator: a version-1 database holding entries migrates to the curren
   CHECK(meta(dir.db(), "compatible_version") == "2");
 
   const daemon::store::Visibility uid_1000{1000, false};
-  auto shared = (*store)->lookup(proto::key_id(testing::sample_key(1)), uid_1000);
+  auto shared = testing::lookup_key_id(**store, proto::key_id(testing::sample_key(1)), uid_1000);
   REQUIRE(shared.ok());
   REQUIRE(shared->has_value());
   CHECK(std::ranges::equal(*(*shared)->image, shared_image));
   CHECK((*shared)->info.producer == "schema 1");
   CHECK((*shared)->info.hits == 3);
   CHECK((*shared)->info.quarantined_at_ms == 0);
-  auto own = (*store)->lookup(proto::key_id(testing::sample_key(2)), uid_1000);
+  auto by_fast_key = testing::lookup_fast_key_id(**store, fast_key_id, uid_1000);
+  REQUIRE(by_fast_key.ok());
+  REQUIRE(by_fast_key->has_value());
+  CHECK(std::ranges::equal(*(*by_fast_key)->image, shared_image));
+  // The entry without a fast key is gone (0007), with its bytes.
+  auto own = testing::lookup_key_id(**store, proto::key_id(testing::sample_key(2)), uid_1000);
   REQUIRE(own.ok());
-  REQUIRE(own->has_value());
-  CHECK(std::ranges::equal(*(*own)->image, own_image));
-
-  // The new columns exist with their defaults, and the migrated entries can be quarantined. They
-  // have no fast key (0003): found by key only.
-  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NULL AND load_failures = 0") == "2");
-  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE content_fast IS NULL AND fast_key_id IS NULL") == "2");
+  CHECK_FALSE(own->has_value());
   auto totals = (*store)->totals();
   REQUIRE(totals.ok());
-  CHECK(totals->entries == 2);
-  CHECK(totals->bytes_raw == shared_image.size() + own_image.size());
+  CHECK(totals->entries == 1);
+  CHECK(totals->bytes_raw == shared_image.size());
   CHECK(totals->entries_quarantined == 0);
-  auto reported = (*store)->report_failure(proto::key_id(testing::sample_key(2)), uid_1000,
-                                           daemon::store::FailureReport{209, proto::FailureStage::image, "", 1000});
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM blobs") == "1");
+  CHECK(query(dir.db(), "SELECT group_concat(namespace || ':' || entries, ',') FROM namespace_totals") == "0:1");
+
+  // The migrated entry can be quarantined.
+  auto reported = (*store)->report_failure(proto::key_id(testing::sample_key(1)), daemon::store::Visibility{0, true},
+                                           daemon::store::FailureReport{209, proto::FailureStage::image, "", 0});
   REQUIRE(reported.ok());
   REQUIRE(reported->has_value());
   CHECK((*reported)->verdict == daemon::store::ReportVerdict::quarantined);
-  CHECK(query(dir.db(), "SELECT load_failures FROM entries WHERE namespace = 1000") == "1");
+  CHECK(query(dir.db(), "SELECT load_failures FROM entries WHERE namespace = 0") == "1");
+}
+
+TEST_CASE("migrator: a version-6 database loses its entries without a fast key, and no such entry is written again (0007)") {
+  StoreDir dir{"jitcache-migrator-test"};
+  {
+    auto db = open_db(dir.db());
+    REQUIRE(daemon::store::migrate(db, up_to_version_6()).ok());
+  }
+  insert_version_1_entry(dir.db(), testing::sample_key(1), 0, testing::sample_image(1, 1000));
+  insert_version_1_entry(dir.db(), testing::sample_key(2), 1000, testing::sample_image(2, 3000));
+  exec(dir.db(), "UPDATE entries SET content_fast = randomblob(16), fast_key_id = randomblob(32) WHERE namespace = 0");
+  insert_version_1_entry(dir.db(), testing::sample_key(3), 0, testing::sample_image(3, 5000));
+  {
+    auto db = open_db(dir.db());
+    auto outcome = daemon::store::migrate(db);
+    REQUIRE(outcome.ok());
+    CHECK(outcome->version_before == 6);
+    CHECK(outcome->applied == 1);
+  }
+  CHECK(meta(dir.db(), "version") == "7");
+  CHECK(meta(dir.db(), "compatible_version") == "2");
+  CHECK(query(dir.db(), "SELECT lower(hex(content_digest)) FROM entries") ==
+        proto::to_hex(testing::sample_key(1).content));
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries") == "1");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM blobs") == "1");
+  CHECK(query(dir.db(), "SELECT entries || ':' || bytes_raw FROM totals") == "1:1000");
+  CHECK(query(dir.db(), "SELECT group_concat(namespace || ':' || entries, ',') FROM namespace_totals") == "0:1");
+
+  // Code of an older schema may still open the file (compatible version 2); its PUT without
+  // content_fast is refused by the file itself.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(dir.db().c_str(), &db) == SQLITE_OK);
+  const int rc = sqlite3_exec(db, "UPDATE entries SET content_fast = NULL", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  CHECK(rc == SQLITE_CONSTRAINT);
 }
 
 TEST_CASE("migrator: schema 2 is not compatible with code of schema 1, which would serve quarantined entries") {
@@ -348,11 +410,11 @@ TEST_CASE("migrator: a version-3 database gets a drivers table seeded from its e
 
   {
     auto db = open_db(dir.db());
-    auto outcome = daemon::store::migrate(db);
+    auto outcome = daemon::store::migrate(db, up_to_version_6());
     REQUIRE(outcome.ok());
     CHECK(outcome->version_before == 3);
   }
-  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
+  CHECK(meta(dir.db(), "version") == "6");
   CHECK(meta(dir.db(), "compatible_version") == "2");
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM drivers") == "2");
   CHECK(query(dir.db(), "SELECT last_asked_at_ms FROM drivers WHERE driver_build = '580.159.04'") == "5000");
@@ -374,11 +436,11 @@ TEST_CASE("migrator: a version-4 database gets namespace_totals seeded from its 
 
   {
     auto db = open_db(dir.db());
-    auto outcome = daemon::store::migrate(db);
+    auto outcome = daemon::store::migrate(db, up_to_version_6());
     REQUIRE(outcome.ok());
     CHECK(outcome->version_before == 4);
   }
-  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
+  CHECK(meta(dir.db(), "version") == "6");
   CHECK(meta(dir.db(), "compatible_version") == "2");
   const std::string per_namespace =
       "SELECT group_concat(namespace || ':' || entries || ':' || bytes_stored, ',') FROM "
@@ -407,11 +469,11 @@ TEST_CASE("migrator: a version-5 database keeps only the drivers of its entries,
                  " (13000, 'made.up.2', 9000), (12080, '570.1', 9000)");
   {
     auto db = open_db(dir.db());
-    auto outcome = daemon::store::migrate(db);
+    auto outcome = daemon::store::migrate(db, up_to_version_6());
     REQUIRE(outcome.ok());
     CHECK(outcome->version_before == 5);
   }
-  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
+  CHECK(meta(dir.db(), "version") == "6");
   CHECK(meta(dir.db(), "compatible_version") == "2");
   const std::string drivers = "SELECT group_concat(driver_build || ':' || last_asked_at_ms, ',') FROM "
                               "(SELECT * FROM drivers ORDER BY driver_build)";
@@ -430,7 +492,9 @@ TEST_CASE("migrator: a version-5 database keeps only the drivers of its entries,
   exec(dir.db(), "UPDATE entries SET hits = hits + 1, last_used_at_ms = 30000");  // a usage flush: no change
   CHECK(query(dir.db(), drivers) == "580.159.04:9000,600.1:1000");
 
-  // Rows an older jitcached adds meanwhile go at the next open.
+  // Rows an older jitcached adds meanwhile go at the next open (of the current schema, which keeps
+  // only entries with a fast key: 0007).
+  give_every_entry_a_fast_key(dir.db());
   exec(dir.db(), "INSERT INTO drivers (driver_api, driver_build, last_asked_at_ms) VALUES (13000, 'made.up.3', 1)");
   daemon::store::SqliteStoreOptions options;
   options.path = dir.db();

@@ -16,6 +16,7 @@
 #include "sample_entries.hpp"
 #include "sqlite_text_query.hpp"
 #include "store_dir.hpp"
+#include "store_fixtures.hpp"
 #include <daemon/store/sqlite_store.hpp>
 
 namespace {
@@ -84,7 +85,7 @@ TEST_CASE("namespace quota: a PUT over a uid's quota evicts that uid's least rec
   for (std::uint64_t seed : {11, 12, 13, 14}) REQUIRE(f.put(seed, 0).ok());  // shared: no quota
   for (std::uint64_t seed : {21, 22, 23}) REQUIRE(f.put(seed, 2000).ok());
   // A hit makes entry 1 the most recently used of uid 1000, so 2 is the oldest now.
-  auto hit = f.store->lookup(proto::key_id(testing::sample_key(1)), Visibility{1000, false});
+  auto hit = testing::lookup_key_id(*f.store, proto::key_id(testing::sample_key(1)), Visibility{1000, false});
   REQUIRE(hit.ok());
   REQUIRE(hit->has_value());
 

@@ -19,6 +19,7 @@
 #include "sample_entries.hpp"
 #include "sqlite_text_query.hpp"
 #include "store_dir.hpp"
+#include "store_fixtures.hpp"
 #include <daemon/store/sqlite_store.hpp>
 
 namespace {
@@ -91,8 +92,8 @@ struct Fixture {
     return *outcome;
   }
 
-  std::optional<daemon::store::StoredImage> lookup(const proto::Digest256& key_id, const Visibility& who) {
-    auto found = store->lookup(key_id, who);
+  std::optional<daemon::store::Hit> lookup(const proto::Digest256& key_id, const Visibility& who) {
+    auto found = testing::lookup_key_id(*store, key_id, who);
     INFO((found ? std::string() : found.error().message));
     REQUIRE(found.ok());
     return std::move(*found);
@@ -138,7 +139,7 @@ TEST_CASE("quarantine: a reported entry is no longer served by key or by prefix,
 
   CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
   CHECK_FALSE(f.lookup(key_id, k_trusted).has_value());
-  auto by_prefix = f.store->lookup_prefix(proto::to_hex(key_id).substr(0, 10), k_uid_1000);
+  auto by_prefix = testing::lookup_prefix(*f.store, proto::to_hex(key_id).substr(0, 10), k_uid_1000);
   REQUIRE(by_prefix.ok());
   CHECK_FALSE(by_prefix->has_value());
 

@@ -161,7 +161,7 @@ TEST_CASE("sqlite store: one uid cannot see another uid's entries") {
 
   CHECK_FALSE(lookup_ok(*store, key_id, other).has_value());
   CHECK_FALSE(lookup_ok(*store, key_id, Visibility{}).has_value());
-  auto by_prefix = store->lookup_prefix(hex.substr(0, 12), other);
+  auto by_prefix = testing::lookup_prefix(*store, hex.substr(0, 12), other);
   REQUIRE(by_prefix.ok());
   CHECK_FALSE(by_prefix->has_value());
   CHECK(list_all(*store, ListQuery{}, other).empty());
@@ -181,27 +181,27 @@ TEST_CASE("sqlite store: a key id prefix of any length from 8 to 64 digits finds
 
   for (std::size_t digits : {8u, 9u, 15u, 32u, 33u, 63u, 64u}) {
     INFO(digits << " digits");
-    auto found = store->lookup_prefix(hex.substr(0, digits), Visibility{});
+    auto found = testing::lookup_prefix(*store, hex.substr(0, digits), Visibility{});
     REQUIRE(found.ok());
     REQUIRE(found->has_value());
     CHECK(std::ranges::equal(*(*found)->image, image));
   }
   std::string upper = hex.substr(0, 11);
   std::transform(upper.begin(), upper.end(), upper.begin(), [](char c) { return static_cast<char>(std::toupper(c)); });
-  CHECK(store->lookup_prefix(upper, Visibility{})->has_value());
+  CHECK(testing::lookup_prefix(*store, upper, Visibility{})->has_value());
 
   // Changing only the last digit of an odd-length prefix must miss: the half byte counts.
   for (std::size_t digits : {9u, 63u}) {
     std::string wrong = hex.substr(0, digits);
     wrong.back() = wrong.back() == '0' ? '1' : '0';
     INFO(wrong);
-    auto found = store->lookup_prefix(wrong, Visibility{});
+    auto found = testing::lookup_prefix(*store, wrong, Visibility{});
     REQUIRE(found.ok());
     CHECK_FALSE(found->has_value());
   }
 
   for (const std::string& bad : {hex.substr(0, 7), std::string("0123456g"), hex + "0"}) {
-    auto found = store->lookup_prefix(bad, Visibility{});
+    auto found = testing::lookup_prefix(*store, bad, Visibility{});
     REQUIRE_FALSE(found.ok());
     CHECK(found.error().code == ErrorCode::invalid_argument);
   }
@@ -235,17 +235,17 @@ TEST_CASE("sqlite store: a prefix matching two key ids is ambiguous, one key id 
   while (hex_a[common] == hex_b[common]) ++common;
 
   // The owner of b sees both: ambiguous.
-  auto both = store->lookup_prefix(hex_a.substr(0, 8), Visibility{1000, false});
+  auto both = testing::lookup_prefix(*store, hex_a.substr(0, 8), Visibility{1000, false});
   REQUIRE_FALSE(both.ok());
   CHECK(both.error().code == ErrorCode::invalid_argument);
   CHECK_THAT(both.error().message, Catch::Contains("ambiguous"));
   // One more digit tells them apart (an odd length when `common` is even).
-  auto one = store->lookup_prefix(hex_b.substr(0, common + 1), Visibility{1000, false});
+  auto one = testing::lookup_prefix(*store, hex_b.substr(0, common + 1), Visibility{1000, false});
   REQUIRE(one.ok());
   REQUIRE(one->has_value());
   CHECK((*one)->info.key_id == id_b);
   // Another uid sees only the shared one: no ambiguity within its visibility.
-  auto visible = store->lookup_prefix(hex_a.substr(0, 8), Visibility{2000, false});
+  auto visible = testing::lookup_prefix(*store, hex_a.substr(0, 8), Visibility{2000, false});
   REQUIRE(visible.ok());
   REQUIRE(visible->has_value());
   CHECK((*visible)->info.key_id == id_a);
@@ -257,7 +257,7 @@ TEST_CASE("sqlite store: a prefix matching two key ids is ambiguous, one key id 
 
   // The same key id in the shared and an own namespace is one key id, not ambiguous.
   put_ok(*store, make_put(make_key(first), make_image(3, 10), 1000));
-  auto same = store->lookup_prefix(hex_a.substr(0, common + 1), Visibility{1000, false});
+  auto same = testing::lookup_prefix(*store, hex_a.substr(0, common + 1), Visibility{1000, false});
   REQUIRE(same.ok());
   REQUIRE(same->has_value());
   CHECK((*same)->info.namespace_id == 0);
@@ -473,7 +473,7 @@ TEST_CASE("sqlite store: lookups count hits in memory and flush_usage writes the
     *clock.now += 1000;
     REQUIRE(lookup_ok(*store, key_id).has_value());
   }
-  REQUIRE(store->lookup_prefix(hex.substr(0, 10), Visibility{}).value().has_value());
+  REQUIRE(testing::lookup_prefix(*store, hex.substr(0, 10), Visibility{}).value().has_value());
   REQUIRE(lookup_ok(*store, other, Visibility{1000, false}).has_value());
   // Lookups do not write.
   CHECK(column("hits", key_id) == "0");
@@ -656,7 +656,7 @@ TEST_CASE("sqlite store: concurrent readers and writers see no errors and no mis
       for (int op = 0; op < k_ops; ++op) {
         const int key = (op * 5 + r) % k_keys;
         if (op % 9 == 0) {
-          auto found = store->lookup(stable, Visibility{1000, false});
+          auto found = testing::lookup_key_id(*store, stable, Visibility{1000, false});
           if (!found.ok() || !found->has_value()) {
             ++errors;
           } else {
@@ -673,7 +673,7 @@ TEST_CASE("sqlite store: concurrent readers and writers see no errors and no mis
           if (!store->totals().ok()) ++errors;
           continue;
         }
-        auto found = store->lookup(ids[static_cast<std::size_t>(key)], Visibility{});
+        auto found = testing::lookup_key_id(*store, ids[static_cast<std::size_t>(key)], Visibility{});
         if (!found.ok() || !found->has_value()) {
           ++errors;
           continue;
@@ -968,7 +968,7 @@ TEST_CASE("sqlite store: concurrent lookups, replacing PUTs, REMOVEs and failure
     threads.emplace_back([&, r] {
       for (int op = 0; op < k_ops * 2; ++op) {
         const int key = (op * 3 + r) % k_keys;
-        auto found = store->lookup(ids[static_cast<std::size_t>(key)], Visibility{});
+        auto found = testing::lookup_key_id(*store, ids[static_cast<std::size_t>(key)], Visibility{});
         if (!found.ok()) {
           ++errors;
           continue;
@@ -1003,9 +1003,9 @@ PutInput make_fast_put(const proto::KeyFields& key, const std::vector<std::uint8
   return input;
 }
 
-std::optional<daemon::store::StoredImage> lookup_fast_ok(SqliteStore& store, const proto::FastKey& fast,
+std::optional<daemon::store::Hit> lookup_fast_ok(SqliteStore& store, const proto::FastKey& fast,
                                                          Visibility who) {
-  auto found = store.lookup_fast(proto::fast_key_id(fast), who);
+  auto found = testing::lookup_fast_key_id(store, proto::fast_key_id(fast), who);
   INFO((found ? std::string() : found.error().message));
   REQUIRE(found.ok());
   return std::move(*found);
@@ -1024,6 +1024,7 @@ TEST_CASE("sqlite store: a fast key finds the entry put with its content_fast, s
   auto own = lookup_fast_ok(*store, fast, Visibility{1000, false});
   REQUIRE(own.has_value());
   CHECK(own->info.key == key);  // the full key, content digest included, for the client to check
+  CHECK(own->content_fast == fast.content_fast);  // so a hit can be stored again as it was
   CHECK(std::ranges::equal(*own->image, own_image));
   CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{2000, false}).has_value());
   CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{}).has_value());
@@ -1075,22 +1076,43 @@ TEST_CASE("sqlite store: a reported or quarantined entry is not found by its fas
   CHECK_FALSE(lookup_fast_ok(*store, proto::fast_key_of(key, content_fast), Visibility{2000, false}).has_value());
 }
 
-TEST_CASE("sqlite store: an entry put without content_fast has no fast key, and a replacement without one keeps the old") {
+TEST_CASE("sqlite store: every entry put is found by its fast key, and a replacement by the new one") {
   StoreDir dir;
   auto store = open_store(dir);
   const auto key = make_key(64);
-  const proto::FastKey fast = proto::fast_key_of(key, fast_of(64));
   put_ok(*store, make_put(key, make_image(64, 200), 0));
-  CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{}).has_value());
-  CHECK(lookup_ok(*store, proto::key_id(key)).has_value());
-
-  put_ok(*store, make_fast_put(key, make_image(65, 200), 0, fast.content_fast));
+  const proto::FastKey fast = proto::fast_key_of(key, content_fast_of(key));
   CHECK(lookup_fast_ok(*store, fast, Visibility{}).has_value());
+
   const auto replacement = make_image(66, 250);
-  put_ok(*store, make_put(key, replacement, 0));  // e.g. a PUT from an older client
-  auto served = lookup_fast_ok(*store, fast, Visibility{});
+  put_ok(*store, make_fast_put(key, replacement, 0, fast_of(64)));
+  CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{}).has_value());
+  auto served = lookup_fast_ok(*store, proto::fast_key_of(key, fast_of(64)), Visibility{});
   REQUIRE(served.has_value());
   CHECK(std::ranges::equal(*served->image, replacement));
+}
+
+TEST_CASE("sqlite store: the file refuses an entry without a fast key, whoever writes it (schema 7)") {
+  StoreDir dir;
+  auto store = open_store(dir);
+  put_ok(*store, make_put(make_key(69), make_image(69, 200), 0));
+  ExternalDb db(dir.db());
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db.handle(),
+                              "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api,"
+                              " driver_build, options, producer, codec, raw_size, stored_size, checksum,"
+                              " created_at_ms, last_used_at_ms, hits, compile_time_us)"
+                              " SELECT randomblob(32), 0, key_schema, content_digest, arch, driver_api, driver_build,"
+                              " options, producer, codec, raw_size, stored_size, checksum, created_at_ms,"
+                              " last_used_at_ms, 0, 0 FROM entries",
+                              nullptr, nullptr, &error);
+  CHECK(rc == SQLITE_CONSTRAINT);
+  CHECK_THAT(std::string(error ? error : ""), Catch::Contains("fast key"));
+  sqlite3_free(error);
+  error = nullptr;
+  CHECK(sqlite3_exec(db.handle(), "UPDATE entries SET fast_key_id = NULL", nullptr, nullptr, &error) == SQLITE_CONSTRAINT);
+  sqlite3_free(error);
+  CHECK(db.text("SELECT COUNT(*) FROM entries WHERE fast_key_id IS NOT NULL") == "1");
 }
 
 TEST_CASE("sqlite store: two entries sharing a fast key (an XXH3 collision) offer the newest, and each keeps its key") {

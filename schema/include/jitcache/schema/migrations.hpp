@@ -19,7 +19,7 @@ struct Migration {
 // The newest migration: a database migrated by this code reports this version. The generated
 // source static_asserts that it equals the number of the last schema/*.sql file, so adding a
 // migration without bumping it (or the reverse) fails the build.
-inline constexpr int k_schema_version = 6;
+inline constexpr int k_schema_version = 7;
 
 // The oldest schema version whose code can still read and write a database at k_schema_version.
 // Bump it to k_schema_version when a migration changes something older code relies on (a renamed
@@ -39,6 +39,10 @@ inline constexpr int k_schema_version = 6;
 // 0006 (drivers of entries) keeps it: the triggers keep a row for every entry's driver whatever code
 // writes; the rows older code still adds for every driver asked for are deleted at the next start of
 // newer code (eviction.hpp sync_drivers).
+// 0007 (every entry has a fast key) keeps it: older code reads and serves the file as before, and
+// its PUTs with content_fast (every client since schema 3) are stored; a PUT without one, which
+// older code still accepts, is refused by the file's trigger and answered `internal`: the client
+// carries on uncached, and no entry that a fast-key lookup cannot find is written.
 inline constexpr int k_compatible_version = 2;
 
 // Every migration, in version order starting at 1.

@@ -1,5 +1,8 @@
-// RecoveringStore (daemon/store/recovering_store.hpp): a corrupt database, found at open or while
-// serving, is set aside under a time-stamped name and replaced by an empty store.
+// RecoveringDatabase (daemon/store/recovering_database.hpp), the handle through which a SqliteStore
+// opened with `recover` reaches its file: a corrupt database, found at open or while serving, is set
+// aside under a time-stamped name and replaced by an empty one; files deleted or replaced under the
+// store are noticed before the next write. Some of these tests damage the file by hand, others
+// have a FaultInjectingStore damage it just before a chosen call.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -14,14 +17,13 @@
 #include "store_dir.hpp"
 #include "store_damage.hpp"
 #include "store_fixtures.hpp"
-#include <daemon/store/recovering_store.hpp>
+#include "fault_injecting_store.hpp"
 #include <daemon/store/set_aside.hpp>
 
 namespace {
 
 using namespace jitcache;
 using namespace jitcache::testing;
-using daemon::store::RecoveringStore;
 
 
 SqliteStoreOptions options_for(const StoreDir& dir) {
@@ -31,8 +33,10 @@ SqliteStoreOptions options_for(const StoreDir& dir) {
   return options;
 }
 
-std::unique_ptr<RecoveringStore> open_recovering(const StoreDir& dir) {
-  auto store = RecoveringStore::open(options_for(dir));
+std::unique_ptr<SqliteStore> open_recovering(const StoreDir& dir) {
+  SqliteStoreOptions options = options_for(dir);
+  options.recover = true;
+  auto store = SqliteStore::open(options);
   INFO((store ? std::string() : store.error().message));
   REQUIRE(store.ok());
   return std::move(*store);
@@ -120,7 +124,7 @@ TEST_CASE("recovering store: corruption found while serving resets the store and
   overwrite_pages_after_the_first(dir.db());
 
   // The lookup that reads a damaged page fails (the server answers `internal`) ...
-  auto failed = store->lookup(keys[5], Visibility{});
+  auto failed = testing::lookup_key_id(*store, keys[5], Visibility{});
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.error().code == proto::ErrorCode::corrupt);
   // ... and every later call is served by an empty store on a new file, writer and readers alike.
@@ -150,7 +154,7 @@ TEST_CASE("recovering store: many calls failing on one corruption at once reset 
     threads.emplace_back([&, t] {
       for (int i = 0; i < 40; ++i) {
         const auto& key = keys[static_cast<std::size_t>((t * 7 + i) % static_cast<int>(keys.size()))];
-        if (!store->lookup(key, Visibility{}).ok()) ++failures;
+        if (!testing::lookup_key_id(*store, key, Visibility{}).ok()) ++failures;
         if (i % 10 == 0) (void)store->put(make_put(make_key(1000 + t * 100 + i), make_image(i, 2000)));
         (void)store->totals();
       }
@@ -195,7 +199,7 @@ TEST_CASE("recovering store: a reset tells the row listener that every row is go
     if (totals.ok()) entries_seen_by_listener = totals->entries;
   });
   overwrite_pages_after_the_first(dir.db());
-  REQUIRE_FALSE(store->lookup(keys[5], Visibility{}).ok());
+  REQUIRE_FALSE(testing::lookup_key_id(*store, keys[5], Visibility{}).ok());
   REQUIRE(dropped == std::vector<std::int64_t>{daemon::store::k_every_row});
   CHECK(entries_seen_by_listener == std::optional<std::uint64_t>(0));
   // The new store tells the same listener about its own rows (a PUT names its row too: a new row
@@ -252,4 +256,64 @@ TEST_CASE("recovering store: a database moved into its path under it is opened a
   std::filesystem::remove(dir.db());
   CHECK(lookup_ok(*store, moved_in[0]).has_value());
   CHECK(store->totals()->store_reopens == 1);
+}
+
+TEST_CASE("recovering store: corruption met by the third lookup fails that lookup only, and a new database serves on") {
+  StoreDir dir;
+  const auto keys = fill(dir, 30);
+  auto real = open_recovering(dir);
+  FaultInjectingStore store(*real, dir.db());
+  std::vector<std::int64_t> dropped;
+  store.on_row_dropped([&](std::int64_t row_id) { dropped.push_back(row_id); });
+  store.corrupt_before(StoreCall::lookup, 3);
+
+  CHECK(lookup_ok(store, keys[0]).has_value());
+  CHECK(lookup_ok(store, keys[1]).has_value());
+  auto failed = store.lookup(Selector::key_id(keys[5]), Visibility{});
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.error().code == proto::ErrorCode::corrupt);
+  check_set_aside_name(dir);
+  CHECK(dropped == std::vector<std::int64_t>{daemon::store::k_every_row});
+
+  CHECK_FALSE(lookup_ok(store, keys[6]).has_value());
+  const auto image = make_image(103, 5000);
+  REQUIRE(store.put(make_put(make_key(103), image)).ok());
+  auto totals = store.totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->store_resets == 1);
+  CHECK(totals->entries == 1);
+  auto found = lookup_ok(store, proto::key_id(make_key(103)));
+  REQUIRE(found.has_value());
+  CHECK(std::ranges::equal(*found->image, image));
+  CHECK(store.calls(StoreCall::lookup) == 5);
+}
+
+TEST_CASE("recovering store: an error the store did not meet itself resets nothing") {
+  StoreDir dir;
+  const auto keys = fill(dir, 3);
+  auto real = open_recovering(dir);
+  FaultInjectingStore store(*real, dir.db());
+  store.fail_nth(StoreCall::lookup, 1, proto::ErrorCode::corrupt);
+  auto injected = store.lookup(Selector::key_id(keys[0]), Visibility{});
+  REQUIRE_FALSE(injected.ok());
+  CHECK(injected.error().code == proto::ErrorCode::corrupt);
+  CHECK(lookup_ok(store, keys[0]).has_value());
+  CHECK(store.totals()->store_resets == 0);
+  CHECK(set_aside_files(dir).empty());
+}
+
+TEST_CASE("recovering store: files deleted just before a flush are noticed by that flush, which writes to the new database") {
+  StoreDir dir;
+  auto real = open_recovering(dir);
+  FaultInjectingStore store(*real, dir.db());
+  const auto before = put_ok(store, make_put(make_key(1), make_image(1, 5000)));
+  REQUIRE(lookup_ok(store, before).has_value());  // a hit to flush
+  store.delete_files_before(StoreCall::flush_usage, 1);
+  REQUIRE(store.flush_usage().ok());
+  auto totals = store.totals();
+  REQUIRE(totals.ok());
+  CHECK(totals->store_reopens == 1);
+  CHECK(totals->store_resets == 0);
+  CHECK(totals->entries == 0);
+  CHECK(std::filesystem::exists(dir.db()));
 }
