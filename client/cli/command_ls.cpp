@@ -32,7 +32,7 @@ struct LsOptions {
   bool stale = false;  // only entries of drivers no client has asked for within stale_driver_after
 };
 
-proto::Result<proto::ListRequest> build_request(const LsOptions& options) {
+common::Result<proto::ListRequest> build_request(const LsOptions& options) {
   proto::ListRequest request;
   if (!options.arch.empty()) {
     if (auto arch = check_arch(options.arch); !arch) return arch.error();

@@ -11,7 +11,7 @@
 #include <client/cli/json_output.hpp>
 #include <client/cli/key_input.hpp>
 #include <client/cli/number_option.hpp>
-#include <jitcache/proto/request_fields.hpp>
+#include <proto/request_fields.hpp>
 
 namespace jitcache::client::cli {
 

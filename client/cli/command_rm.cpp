@@ -22,7 +22,7 @@ ExitCode run_rm(const RmOptions& options, const GlobalOptions& global) {
   if (!client) return fail(ExitCode::unreachable, client.error().message);
   auto removed = client->remove(*prefix);
   if (!removed) {
-    if (removed.error().code == proto::ErrorCode::not_found) {
+    if (removed.error().code == common::ErrorCode::not_found) {
       return fail(ExitCode::not_found, "no entry with key id " + *prefix + " (that you may remove)");
     }
     return fail_daemon(removed.error());

@@ -21,7 +21,7 @@
 #include <client/src/driver/driver_identity.hpp>
 #include <client/src/key/key_builder.hpp>
 #include <client/src/key/ptx_header.hpp>
-#include <jitcache/proto/compile_messages.hpp>
+#include <proto/compile_messages.hpp>
 
 namespace jitcache::client::cli {
 
@@ -62,7 +62,7 @@ struct Item {
 
 // The key of one source as libjitcache would build it on the target device (its arch and options
 // go into the COMPILE; the daemon digests the PTX itself).
-proto::Result<key::BuiltKey> source_key(const WarmSource& source, const WarmOptions& options,
+common::Result<key::BuiltKey> source_key(const WarmSource& source, const WarmOptions& options,
                                         const key::KeyBuilder& builder) {
   auto canonical = key::KeyBuilder::options_from_text(options.options, source.embedded);
   if (!canonical) return canonical.error();

@@ -6,7 +6,7 @@
 
 #include <client/cli/failure.hpp>
 #include <client/src/transport/default_socket.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/wire.hpp>
 
 namespace jitcache::client::cli {
 
@@ -33,7 +33,7 @@ std::string resolve_socket_path(const GlobalOptions& options) {
   return transport::default_socket(transport::DaemonTrust::from_environment());
 }
 
-proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& options) {
+common::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& options) {
   transport::ConnectOptions connect;
   connect.socket_path = resolve_socket_path(options);
   connect.connect_timeout = k_connect_timeout;
@@ -46,15 +46,15 @@ proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& op
     if (message.find(connect.socket_path) == std::string::npos) {
       message = "cannot reach jitcached at " + connect.socket_path + ": " + message;
     }
-    return proto::make_error(client.error().code, std::move(message));
+    return common::make_error(client.error().code, std::move(message));
   }
   return client;
 }
 
-bool is_daemon_reply_error(const proto::Error& error) { return error.reply_status != 0; }
+bool is_daemon_reply_error(const common::Error& error) { return error.reply_status != 0; }
 
-ExitCode fail_daemon(const proto::Error& error) {
-  using proto::ErrorCode;
+ExitCode fail_daemon(const common::Error& error) {
+  using common::ErrorCode;
   if (error.code == ErrorCode::not_found) return fail(ExitCode::not_found, error.message);
   if (is_daemon_reply_error(error)) return fail(ExitCode::daemon_failed, "jitcached: " + error.message);
   switch (error.code) {

@@ -22,16 +22,16 @@ std::string resolve_socket_path(const GlobalOptions& options);
 // and the users $JITCACHE_DAEMON_USER names, default jitcache). The error message names the socket
 // path, so "no daemon there", "wrong path" and "not a daemon to trust" read the same way to the
 // user: all are exit 3.
-proto::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& options);
+common::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& options);
 
 // Reports a failed call and returns its exit code: not_found is 1; a reply carrying a status is 4
 // (the daemon refused or failed); a lost, timed-out or broken connection is 3; a reply the client
 // cannot use (bad checksum, undecodable) is 4.
-ExitCode fail_daemon(const proto::Error& error);
+ExitCode fail_daemon(const common::Error& error);
 
 // Whether an error came from a daemon reply rather than from the transport (Error::reply_status).
 // It separates a daemon answering "unavailable" or "busy" (exit 4) from a closed connection (exit 3),
 // which DaemonClient both maps to ErrorCode::unavailable.
-bool is_daemon_reply_error(const proto::Error& error);
+bool is_daemon_reply_error(const common::Error& error);
 
 }  // namespace jitcache::client::cli

@@ -16,8 +16,8 @@ ExitCode fail(ExitCode code, std::string_view message) {
   return code;
 }
 
-ExitCode fail_local(const proto::Error& error) {
-  return fail(error.code == proto::ErrorCode::io ? ExitCode::local_io : ExitCode::usage, error.message);
+ExitCode fail_local(const common::Error& error) {
+  return fail(error.code == common::ErrorCode::io ? ExitCode::local_io : ExitCode::usage, error.message);
 }
 
 }  // namespace jitcache::client::cli

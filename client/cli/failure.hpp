@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include <client/cli/exit_codes.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::cli {
 
@@ -17,6 +17,6 @@ ExitCode fail(ExitCode code, std::string_view message);
 
 // For errors from local helpers (file reading, key building): ErrorCode::io is a local I/O failure
 // (exit 5), anything else is the user's input (exit 2).
-ExitCode fail_local(const proto::Error& error);
+ExitCode fail_local(const common::Error& error);
 
 }  // namespace jitcache::client::cli

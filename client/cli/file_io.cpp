@@ -11,8 +11,8 @@ namespace jitcache::client::cli {
 
 namespace {
 
-proto::Error io_error(const std::string& what, const std::string& path, int error_number) {
-  return proto::make_error(proto::ErrorCode::io, what + " " + path + ": " + std::strerror(error_number));
+common::Error io_error(const std::string& what, const std::string& path, int error_number) {
+  return common::make_error(common::ErrorCode::io, what + " " + path + ": " + std::strerror(error_number));
 }
 
 // Closes a descriptor when the scope ends unless it was released.
@@ -50,7 +50,7 @@ mode_t current_umask() {
   return mask;
 }
 
-proto::Result<void> write_all(int fd, proto::Bytes bytes, const std::string& path) {
+common::Result<void> write_all(int fd, proto::Bytes bytes, const std::string& path) {
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -75,9 +75,9 @@ std::string file_kind(mode_t mode) {
 
 // Writes all of `bytes` into an open descriptor that is not a regular file (standard output, a
 // device, a FIFO): no temporary file, no rename, no fsync (which such files do not support).
-proto::Result<void> write_directly(int fd, proto::Bytes bytes, const std::string& name) {
+common::Result<void> write_directly(int fd, proto::Bytes bytes, const std::string& name) {
   if (::isatty(fd) == 1) {
-    return proto::make_error(proto::ErrorCode::io, "not writing an image to " + name +
+    return common::make_error(common::ErrorCode::io, "not writing an image to " + name +
                                                        ": it is a terminal (redirect it, or give -o a file)");
   }
   return write_all(fd, bytes, name);
@@ -86,11 +86,11 @@ proto::Result<void> write_directly(int fd, proto::Bytes bytes, const std::string
 // An existing file that is not a regular file: opened without O_CREAT or O_TRUNC and written
 // into. O_NONBLOCK makes a FIFO that no process reads an error (ENXIO) instead of a wait that may
 // never end; it is cleared once open, so a slow reader only slows the write.
-proto::Result<void> write_into_special_file(const std::string& path, proto::Bytes bytes, bool& was_regular) {
+common::Result<void> write_into_special_file(const std::string& path, proto::Bytes bytes, bool& was_regular) {
   FdGuard fd(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENXIO) {
-      return proto::make_error(proto::ErrorCode::io, "cannot write " + path +
+      return common::make_error(common::ErrorCode::io, "cannot write " + path +
                                                          ": no process has it open for reading (a FIFO or a socket)");
     }
     return io_error("cannot write", path, errno);
@@ -111,14 +111,14 @@ proto::Result<void> write_into_special_file(const std::string& path, proto::Byte
 
 }  // namespace
 
-proto::Result<std::vector<std::uint8_t>> read_whole_file(const std::string& path) {
+common::Result<std::vector<std::uint8_t>> read_whole_file(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it makes no difference to a regular file.
   FdGuard fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (fd.get() < 0) return io_error("cannot read", path, errno);
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) return io_error("cannot read", path, errno);
   if (!S_ISREG(info.st_mode)) {
-    return proto::make_error(proto::ErrorCode::io, "cannot read " + path + ": it is " + file_kind(info.st_mode) +
+    return common::make_error(common::ErrorCode::io, "cannot read " + path + ": it is " + file_kind(info.st_mode) +
                                                        ", not a regular file");
   }
 
@@ -137,12 +137,12 @@ proto::Result<std::vector<std::uint8_t>> read_whole_file(const std::string& path
   return bytes;
 }
 
-proto::Result<void> write_file_atomically(const std::string& path, proto::Bytes bytes) {
+common::Result<void> write_file_atomically(const std::string& path, proto::Bytes bytes) {
   std::string temp_path = path + ".jitcache-XXXXXX";
   FdGuard fd(::mkostemp(temp_path.data(), O_CLOEXEC));
   if (fd.get() < 0) return io_error("cannot create a temporary file next to", path, errno);
 
-  auto written = [&]() -> proto::Result<void> {
+  auto written = [&]() -> common::Result<void> {
     if (::fchmod(fd.get(), 0666 & ~current_umask()) != 0) return io_error("cannot set permissions of", temp_path, errno);
     if (auto r = write_all(fd.get(), bytes, temp_path); !r) return r;
     if (::fsync(fd.get()) != 0) return io_error("cannot flush", temp_path, errno);
@@ -162,12 +162,12 @@ proto::Result<void> write_file_atomically(const std::string& path, proto::Bytes 
   return {};
 }
 
-proto::Result<void> write_output(const std::string& path, proto::Bytes bytes) {
+common::Result<void> write_output(const std::string& path, proto::Bytes bytes) {
   if (path == k_standard_output) return write_directly(STDOUT_FILENO, bytes, "standard output");
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
     if (S_ISDIR(info.st_mode)) {
-      return proto::make_error(proto::ErrorCode::io, "cannot write " + path + ": it is a directory");
+      return common::make_error(common::ErrorCode::io, "cannot write " + path + ": it is a directory");
     }
     bool was_regular = false;
     auto written = write_into_special_file(path, bytes, was_regular);

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::client::cli {
 

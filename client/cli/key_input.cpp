@@ -4,14 +4,14 @@
 
 #include <client/cli/file_io.hpp>
 #include <client/src/key/key_builder.hpp>
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::client::cli {
 
 namespace {
 
-proto::Error usage_error(std::string message) {
-  return proto::make_error(proto::ErrorCode::invalid_argument, std::move(message));
+common::Error usage_error(std::string message) {
+  return common::make_error(common::ErrorCode::invalid_argument, std::move(message));
 }
 
 bool is_all_digits(std::string_view text) {
@@ -31,14 +31,14 @@ bool is_printable_without_spaces(std::string_view text) {
 
 }  // namespace
 
-proto::Result<void> check_arch(std::string_view arch) {
+common::Result<void> check_arch(std::string_view arch) {
   if (!proto::is_valid_arch(arch)) {
     return usage_error("--arch \"" + std::string(arch) + "\" is not of the form sm_<digits>[a|f], e.g. sm_90 or sm_90a");
   }
   return {};
 }
 
-proto::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksum128* content_fast) {
+common::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksum128* content_fast) {
   if (auto arch = check_arch(input.arch); !arch) return arch.error();
   auto driver = proto::parse_driver_id(input.driver);
   if (!driver) return usage_error("--driver: " + driver.error().message);
@@ -57,7 +57,7 @@ proto::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksum
   return built->complete();
 }
 
-proto::Result<DriverFilter> parse_driver_filter(std::string_view text) {
+common::Result<DriverFilter> parse_driver_filter(std::string_view text) {
   DriverFilter filter;
   if (text.find('/') != std::string_view::npos) {
     auto driver = proto::parse_driver_id(text);
@@ -82,7 +82,7 @@ proto::Result<DriverFilter> parse_driver_filter(std::string_view text) {
   return filter;
 }
 
-proto::Result<std::string> parse_key_id_prefix(std::string_view text) {
+common::Result<std::string> parse_key_id_prefix(std::string_view text) {
   std::string prefix;
   prefix.reserve(text.size());
   for (char c : text) {

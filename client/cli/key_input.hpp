@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include <jitcache/proto/key.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/key.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::cli {
 
@@ -24,10 +24,10 @@ struct KeyInput {
 
 // Reads the source, digests it, canonicalises the options and validates the whole key. With
 // `content_fast`, also stores the source's XXH3-128 there (the fast key's content, key.hpp).
-proto::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksum128* content_fast = nullptr);
+common::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksum128* content_fast = nullptr);
 
 // --arch: sm_<digits> with an optional a or f.
-proto::Result<void> check_arch(std::string_view arch);
+common::Result<void> check_arch(std::string_view arch);
 
 // The ls --driver filter: "API/BUILD", "API" alone (all digits) or "BUILD" alone (anything else).
 // A part left out is 0 / empty, which LIST reads as "any".
@@ -35,10 +35,10 @@ struct DriverFilter {
   std::uint32_t api = 0;
   std::string build;
 };
-proto::Result<DriverFilter> parse_driver_filter(std::string_view text);
+common::Result<DriverFilter> parse_driver_filter(std::string_view text);
 
 // A key id prefix as typed (get, rm, ls --prefix): lower-cased and checked to be 8 to 64 hex
 // digits, the range the protocol accepts.
-proto::Result<std::string> parse_key_id_prefix(std::string_view text);
+common::Result<std::string> parse_key_id_prefix(std::string_view text);
 
 }  // namespace jitcache::client::cli

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include <jitcache/proto/printable_text.hpp>
+#include <proto/printable_text.hpp>
 
 namespace jitcache::client::cli {
 

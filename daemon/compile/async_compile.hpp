@@ -27,13 +27,13 @@
 #include <optional>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/compile/compile_service.hpp>
 
 namespace jitcache::daemon::compile {
 
-using CompileResult = proto::Result<CompileOutcomePtr>;
+using CompileResult = common::Result<CompileOutcomePtr>;
 
 // `tenant` and `ptx_owner` as CompileService::submit's tenant, and the buffer input.ptx views:
 // it is freed as soon as submit returns, so a request that waits for its compile (a join above all)

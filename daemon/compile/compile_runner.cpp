@@ -130,7 +130,7 @@ CompileOutcome CompileRunner::run(const CompileJob& job, const std::atomic<bool>
   return classify(exchange(*process, input, deadline, stop, k_max_reply_bytes), m_limits);
 }
 
-proto::Result<ToolkitVersion> CompileRunner::probe_toolkit() {
+common::Result<ToolkitVersion> CompileRunner::probe_toolkit() {
   const auto deadline = Clock::now() + k_probe_timeout;
   auto process = WorkerProcess::spawn(m_worker_path, {"--version"}, m_limits);
   if (!process) return process.error();
@@ -138,7 +138,7 @@ proto::Result<ToolkitVersion> CompileRunner::probe_toolkit() {
   const Exchange result = exchange(*process, {}, deadline, never, k_max_probe_output);
   const std::string text(result.stdout_bytes.begin(), result.stdout_bytes.end());
   const auto bad = [&] {
-    return proto::make_error(proto::ErrorCode::unavailable,
+    return common::make_error(common::ErrorCode::unavailable,
                              with_stderr(m_worker_path + " --version did not print \"nvJitLink X.Y\" (got \"" +
                                              text.substr(0, 80) + "\")", result.stderr_head));
   };

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <string>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/compile/compile_limits.hpp>
 #include <daemon/compile/job_runner.hpp>
@@ -27,7 +27,7 @@ class CompileRunner final : public JobRunner {
   // Runs `jitcache-compile --version`: the nvJitLink version the workers compile with, which the
   // refusal checks need (prepare_job.hpp). An Error when the worker is missing or broken; the daemon
   // then cannot compile at all.
-  proto::Result<ToolkitVersion> probe_toolkit();
+  common::Result<ToolkitVersion> probe_toolkit();
 
   const std::string& worker_path() const { return m_worker_path; }
   const CompileLimits& limits() const { return m_limits; }

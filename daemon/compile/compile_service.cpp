@@ -69,7 +69,7 @@ std::optional<CompileService::EarlyAnswer> CompileService::answer_locked(const p
   return EarlyAnswer{nullptr, {key_id, waiter}};
 }
 
-proto::Result<CompileTicket> CompileService::submit(const proto::Digest256& key_id, const CompileInput& input,
+common::Result<CompileTicket> CompileService::submit(const proto::Digest256& key_id, const CompileInput& input,
                                                     Priority priority, CompletionHandler handler,
                                                     std::optional<std::uint32_t> tenant) {
   const auto answer = [&](EarlyAnswer early) {

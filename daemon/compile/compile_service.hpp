@@ -34,8 +34,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 #include <daemon/compile/compile_counters.hpp>
 #include <daemon/compile/compile_outcome.hpp>
@@ -86,7 +86,7 @@ class CompileService {
   // unless the ticket leaves first. input.ptx is copied into the job of a new compile and not kept
   // otherwise: once submit returns, the caller may free it. `tenant`: who asked, for the per-tenant
   // limits (none: not limited).
-  proto::Result<CompileTicket> submit(const proto::Digest256& key_id, const CompileInput& input, Priority priority,
+  common::Result<CompileTicket> submit(const proto::Digest256& key_id, const CompileInput& input, Priority priority,
                                       CompletionHandler handler, std::optional<std::uint32_t> tenant = std::nullopt);
 
   // The waiter's handler will not be called; the compile goes on for the others and for the sink.

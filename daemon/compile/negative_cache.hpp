@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <map>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/compile/compile_outcome.hpp>
 

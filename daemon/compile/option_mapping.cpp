@@ -4,7 +4,7 @@
 #include <map>
 #include <utility>
 
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/jit_options.hpp>
 
 // Evidence (docs/compile-service.md "Option mapping"): cuda.h 13.0's description of every
 // CUjit_option, `ptxas --help` 13.0, docs/driver-facts.md §8, and a probe that linked small_kernel.ptx with
@@ -123,11 +123,11 @@ const OptionRule* find_rule(std::string_view key) {
 
 }  // namespace
 
-proto::Result<MappedOptions> map_options(std::string_view canonical) {
+common::Result<MappedOptions> map_options(std::string_view canonical) {
   auto checked = proto::canonicalize_option_text(canonical);
   if (!checked) return checked.error();
   if (*checked != canonical) {
-    return proto::make_error(proto::ErrorCode::invalid_argument,
+    return common::make_error(common::ErrorCode::invalid_argument,
                              "option string is not canonical: \"" + std::string(canonical) + "\"");
   }
   const auto pairs = split_pairs(canonical);

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/compile/refusal.hpp>
 
@@ -24,6 +24,6 @@ struct MappedOptions {
 
 // `canonical` must be a canonical option string (canonicalize_option_text(s) == s); anything else
 // is ErrorCode::invalid_argument, because the daemon validated the key before it got here.
-proto::Result<MappedOptions> map_options(std::string_view canonical);
+common::Result<MappedOptions> map_options(std::string_view canonical);
 
 }  // namespace jitcache::daemon::compile

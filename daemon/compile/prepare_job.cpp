@@ -48,7 +48,7 @@ std::optional<Refusal> check_toolkit(const CompileInput& input, ToolkitVersion t
 
 }  // namespace
 
-proto::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit) {
+common::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit) {
   if (auto refusal = check_toolkit(input, toolkit)) return PreparedJob{std::move(*refusal)};
   auto mapped = map_options(input.options);
   if (!mapped) return mapped.error();

@@ -9,7 +9,7 @@
 #include <string>
 #include <variant>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/compile/compile_job.hpp>
 #include <daemon/compile/refusal.hpp>
@@ -30,6 +30,6 @@ using PreparedJob = std::variant<CompileJob, Refusal>;
 // older than the toolkit's (a cubin of toolkit major N needs a driver of major N or later); a PTX
 // `.version` newer than the toolkit reads; an arch the toolkit cannot target; an option without a
 // faithful nvJitLink equivalent. A non-canonical option string is ErrorCode::invalid_argument.
-proto::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit);
+common::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit);
 
 }  // namespace jitcache::daemon::compile

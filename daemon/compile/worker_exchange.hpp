@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/compile/worker_process.hpp>
 

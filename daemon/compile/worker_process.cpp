@@ -16,8 +16,8 @@ namespace jitcache::daemon::compile {
 
 namespace {
 
-proto::Error io_error(const std::string& what) {
-  return proto::make_error(proto::ErrorCode::io, what + ": " + std::strerror(errno));
+common::Error io_error(const std::string& what) {
+  return common::make_error(common::ErrorCode::io, what + ": " + std::strerror(errno));
 }
 
 // Rationale: raw syscalls, because Debian 12's glibc 2.36 <sys/pidfd.h> declares these without C
@@ -40,7 +40,7 @@ struct Channel {
   }
 };
 
-proto::Result<void> open_channel(Channel& channel) {
+common::Result<void> open_channel(Channel& channel) {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return io_error("socketpair");
   channel.parent = fds[0];
@@ -76,7 +76,7 @@ proto::Result<void> open_channel(Channel& channel) {
 
 }  // namespace
 
-proto::Result<WorkerProcess> WorkerProcess::spawn(const std::string& path, const std::vector<std::string>& args,
+common::Result<WorkerProcess> WorkerProcess::spawn(const std::string& path, const std::vector<std::string>& args,
                                                   const CompileLimits& limits) {
   if (::access(path.c_str(), X_OK) != 0) return io_error("compile worker " + path);
   Channel in, out, err;

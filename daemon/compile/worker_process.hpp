@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/compile/compile_limits.hpp>
 
@@ -33,7 +33,7 @@ class WorkerProcess {
  public:
   // Starts `path` with `args` (argv[1..]). Its stdin/stdout/stderr are stream sockets whose other
   // ends this object holds, close-on-exec and non-blocking. Error io when it cannot be started.
-  static proto::Result<WorkerProcess> spawn(const std::string& path, const std::vector<std::string>& args,
+  static common::Result<WorkerProcess> spawn(const std::string& path, const std::vector<std::string>& args,
                                             const CompileLimits& limits);
 
   WorkerProcess(WorkerProcess&& other) noexcept;

@@ -17,12 +17,12 @@ void write_magic(ByteWriter& out, const char (&magic)[4]) {
   out.raw(proto::as_bytes(std::string_view(magic, sizeof magic)));
 }
 
-proto::Result<void> read_magic(ByteReader& in, const char (&magic)[4], std::string_view what) {
+common::Result<void> read_magic(ByteReader& in, const char (&magic)[4], std::string_view what) {
   for (char expected : magic) {
     auto byte = in.u8(what);
     if (!byte) return byte.error();
     if (*byte != static_cast<std::uint8_t>(expected)) {
-      return proto::make_error(proto::ErrorCode::corrupt, std::string(what) + ": wrong magic");
+      return common::make_error(common::ErrorCode::corrupt, std::string(what) + ": wrong magic");
     }
   }
   return {};
@@ -42,7 +42,7 @@ std::vector<std::uint8_t> encode_job(const CompileJob& job) {
   return bytes;
 }
 
-proto::Result<CompileJob> decode_job(proto::Bytes bytes) {
+common::Result<CompileJob> decode_job(proto::Bytes bytes) {
   ByteReader in(bytes);
   if (auto r = read_magic(in, k_job_magic, "job"); !r) return r.error();
   CompileJob job;
@@ -52,7 +52,7 @@ proto::Result<CompileJob> decode_job(proto::Bytes bytes) {
   auto count = in.u16("job option count");
   if (!count) return count.error();
   if (*count > k_max_job_options) {
-    return proto::make_error(proto::ErrorCode::corrupt, "job: " + std::to_string(*count) + " options");
+    return common::make_error(common::ErrorCode::corrupt, "job: " + std::to_string(*count) + " options");
   }
   for (unsigned i = 0; i < *count; ++i) {
     auto option = in.str16("job option", k_max_job_option_length);
@@ -80,14 +80,14 @@ std::vector<std::uint8_t> encode_reply(const WorkerReply& reply) {
   return bytes;
 }
 
-proto::Result<WorkerReply> decode_reply(proto::Bytes bytes) {
+common::Result<WorkerReply> decode_reply(proto::Bytes bytes) {
   ByteReader in(bytes);
   if (auto r = read_magic(in, k_reply_magic, "reply"); !r) return r.error();
   WorkerReply reply;
   auto status = in.u8("reply status");
   if (!status) return status.error();
   if (*status > static_cast<std::uint8_t>(ReplyStatus::refused)) {
-    return proto::make_error(proto::ErrorCode::corrupt, "reply: unknown status " + std::to_string(*status));
+    return common::make_error(common::ErrorCode::corrupt, "reply: unknown status " + std::to_string(*status));
   }
   reply.status = static_cast<ReplyStatus>(*status);
   auto major = in.u16("reply nvJitLink major");

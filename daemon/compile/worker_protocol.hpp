@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/byte_io.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/byte_io.hpp>
+#include <common/result.hpp>
 
 #include <daemon/compile/compile_job.hpp>
 
@@ -57,9 +57,9 @@ struct WorkerReply {
 
 std::vector<std::uint8_t> encode_job(const CompileJob& job);
 // ErrorCode::corrupt with a message naming the field that is wrong.
-proto::Result<CompileJob> decode_job(proto::Bytes bytes);
+common::Result<CompileJob> decode_job(proto::Bytes bytes);
 
 std::vector<std::uint8_t> encode_reply(const WorkerReply& reply);
-proto::Result<WorkerReply> decode_reply(proto::Bytes bytes);
+common::Result<WorkerReply> decode_reply(proto::Bytes bytes);
 
 }  // namespace jitcache::daemon::compile

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include <daemon/store/compression_level.hpp>
+#include <daemon/config/compression_level.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -68,7 +68,7 @@ struct Config {
   std::uint64_t publish_size = 64ull << 20;       // bytes of files at most
   std::uint64_t publish_max_image = 1ull << 20;   // larger images are served by socket only
   // zstd level for stored images; 0: raw. The store's own default (its rationale is there).
-  unsigned compression_level = store::k_default_compression_level;
+  unsigned compression_level = k_default_compression_level;
   unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
   // The compile service (COMPILE, docs/compile-service.md). Defaults as CompileLimits and
   // CompileServiceConfig.

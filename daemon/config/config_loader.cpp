@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include <daemon/config/config_table.hpp>
-#include <jitcache/proto/toml_non_ascii.hpp>
+#include <common/toml_non_ascii.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -69,7 +69,7 @@ std::string read_whole_file(const std::string& path) {
 void apply_config_file_text(Config& config, const std::string& text, const std::string& source_name) {
   // Before toml++ sees the text: the parser's undefined behaviour on some non-ASCII text
   // (toml_non_ascii.hpp) must not be reachable from a config file.
-  if (auto offset = proto::find_misplaced_non_ascii(text)) {
+  if (auto offset = common::find_misplaced_non_ascii(text)) {
     const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(*offset), '\n');
     throw ConfigError(source_name + ":" + std::to_string(line) +
                       ": non-ASCII text outside a comment or a quoted value (keys and bare values are ASCII)");

@@ -9,9 +9,9 @@
 
 namespace jitcache::daemon::config {
 
-using proto::ErrorCode;
-using proto::make_error;
-using proto::Result;
+using common::ErrorCode;
+using common::make_error;
+using common::Result;
 
 namespace {
 
@@ -279,7 +279,7 @@ const std::array<ConfigKey, 44> k_config_key_table{{
      "not make smaller is stored raw whatever the level, and entries already stored keep their codec. "
      "Compression runs on the thread serving the PUT or COMPILE, before the writer lock is taken "
      "(docs/benchmarks.md has the figures behind the default).",
-     [](Config& c, std::string_view v) { return set_count(c.compression_level, v, 0, store::k_max_compression_level); },
+     [](Config& c, std::string_view v) { return set_count(c.compression_level, v, 0, k_max_compression_level); },
      [](const Config& c) { return std::to_string(c.compression_level); }},
     {"busy_poll_us", ValueKind::count,
      "Microseconds a worker thread keeps polling its sockets on the CPU after it has run a handler, before it "

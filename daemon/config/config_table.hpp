@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include <daemon/config/config.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -23,7 +23,7 @@ struct ConfigKey {
   std::string_view name;
   ValueKind kind;
   std::string_view description;
-  std::function<proto::Result<void>(Config&, std::string_view)> set;
+  std::function<common::Result<void>(Config&, std::string_view)> set;
   std::function<std::string(const Config&)> get;
   // Shown in docs instead of get(defaults) when the default depends on the environment.
   std::string_view default_description = {};

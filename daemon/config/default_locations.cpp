@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include <jitcache/proto/default_paths.hpp>
+#include <common/default_paths.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -29,8 +29,8 @@ std::string default_socket_path() {
   if (std::string runtime = first_systemd_directory("RUNTIME_DIRECTORY"); !runtime.empty()) {
     return runtime + "/jitcached.sock";
   }
-  if (::geteuid() == 0) return proto::k_system_socket_path;
-  return proto::user_socket_path();
+  if (::geteuid() == 0) return common::k_system_socket_path;
+  return common::user_socket_path();
 }
 
 std::string default_state_dir() {
@@ -41,14 +41,14 @@ std::string default_state_dir() {
   return "/tmp/jitcache-" + std::to_string(::getuid()) + "/state";
 }
 
-// Rationale: the system service runs as its own user, for whom proto::default_config_file() is a
+// Rationale: the system service runs as its own user, for whom common::default_config_file() is a
 // file under its HOME; `ConfigurationDirectory=jitcache` (packaging/systemd/jitcached.service) is how
 // systemd tells the daemon that /etc/jitcache is its configuration directory.
 std::string default_config_file() {
   if (std::string config = first_systemd_directory("CONFIGURATION_DIRECTORY"); !config.empty()) {
     return config + "/jitcached.toml";
   }
-  return proto::default_config_file();
+  return common::default_config_file();
 }
 
 }  // namespace jitcache::daemon::config

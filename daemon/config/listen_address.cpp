@@ -8,15 +8,15 @@
 
 namespace jitcache::daemon::config {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
 // sun_path's size on Linux, less the terminating NUL.
 constexpr std::size_t k_max_unix_path_length = sizeof(sockaddr_un::sun_path) - 1;
 
-proto::Result<ListenAddress> parse_unix_address(std::string_view text, const std::string& quoted) {
+common::Result<ListenAddress> parse_unix_address(std::string_view text, const std::string& quoted) {
   const std::string_view path = text.substr(k_unix_listen_prefix.size());
   if (path.empty() || path.front() != '/' || path.back() == '/') {
     return make_error(ErrorCode::invalid_argument,
@@ -33,7 +33,7 @@ proto::Result<ListenAddress> parse_unix_address(std::string_view text, const std
 
 }  // namespace
 
-proto::Result<ListenAddress> parse_listen_address(std::string_view text) {
+common::Result<ListenAddress> parse_listen_address(std::string_view text) {
   const std::string quoted = "\"" + std::string(text) + "\"";
   if (text.starts_with(k_unix_listen_prefix)) return parse_unix_address(text, quoted);
   const auto colon = text.rfind(':');

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -31,6 +31,6 @@ struct ListenAddress {
 // Errors (invalid_argument) say what is wrong: not host:port, a host that is not an IP address, a
 // port outside 0..65535, an address that is not loopback, or a Unix socket path that is relative,
 // names a directory or is too long for a socket address.
-proto::Result<ListenAddress> parse_listen_address(std::string_view text);
+common::Result<ListenAddress> parse_listen_address(std::string_view text);
 
 }  // namespace jitcache::daemon::config

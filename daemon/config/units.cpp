@@ -7,8 +7,8 @@
 
 namespace jitcache::daemon::config {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -35,7 +35,7 @@ bool split_number(std::string_view text, double& number, std::string& suffix) {
 
 }  // namespace
 
-proto::Result<std::uint64_t> parse_size(std::string_view text) {
+common::Result<std::uint64_t> parse_size(std::string_view text) {
   double number = 0;
   std::string suffix;
   if (!split_number(text, number, suffix)) {
@@ -60,7 +60,7 @@ proto::Result<std::uint64_t> parse_size(std::string_view text) {
   return static_cast<std::uint64_t>(std::llround(bytes));
 }
 
-proto::Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
+common::Result<std::chrono::milliseconds> parse_duration(std::string_view text) {
   double number = 0;
   std::string suffix;
   if (!split_number(text, number, suffix)) {

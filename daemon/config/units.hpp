@@ -7,15 +7,15 @@
 #include <string>
 #include <string_view>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::config {
 
 // Bytes. Suffixes: none/B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB, case-insensitive; K and KiB are
 // 1024, KB is 1000 (as in IEC/SI). Fractions allowed ("1.5G").
-proto::Result<std::uint64_t> parse_size(std::string_view text);
+common::Result<std::uint64_t> parse_size(std::string_view text);
 // Milliseconds. Suffixes: ms, s, m, h, d; a bare number is seconds.
-proto::Result<std::chrono::milliseconds> parse_duration(std::string_view text);
+common::Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 
 std::string format_size(std::uint64_t bytes);
 std::string format_duration(std::chrono::milliseconds d);

@@ -91,19 +91,19 @@ struct MetricsServer::Connection {
 
 MetricsServer::MetricsServer(Render render) : m_render(std::move(render)), m_acceptor(m_io) {}
 
-proto::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config::ListenAddress& address, Render render,
+common::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config::ListenAddress& address, Render render,
                                                                   std::optional<gid_t> unix_group) {
   std::unique_ptr<MetricsServer> server(new MetricsServer(std::move(render)));
   boost::system::error_code ec;
   if (address.is_unix()) {
     auto listening = server::open_listening_socket(address.unix_path, unix_group);
     if (!listening) {
-      return proto::make_error(listening.error().code, "metrics socket: " + listening.error().message);
+      return common::make_error(listening.error().code, "metrics socket: " + listening.error().message);
     }
     server->m_unix_lock.emplace(std::move(listening->lock));
     if (server->m_acceptor.assign(Protocol(AF_UNIX, 0), listening->fd, ec); ec) {
       ::close(listening->fd);
-      return proto::make_error(proto::ErrorCode::io,
+      return common::make_error(common::ErrorCode::io,
                                "cannot serve metrics on " + address.unix_path + ": " + ec.message());
     }
     server->m_unix_path = address.unix_path;
@@ -112,10 +112,10 @@ proto::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config::
 
   const std::string where = address.host + ":" + std::to_string(address.port);
   const auto ip = asio::ip::make_address(address.host, ec);
-  if (ec) return proto::make_error(proto::ErrorCode::invalid_argument, where + " is not an IP address");
+  if (ec) return common::make_error(common::ErrorCode::invalid_argument, where + " is not an IP address");
   const Protocol::endpoint endpoint(tcp::endpoint(ip, address.port));
   auto fail = [&](std::string_view step) {
-    return proto::make_error(proto::ErrorCode::io, "cannot " + std::string(step) + " " + where +
+    return common::make_error(common::ErrorCode::io, "cannot " + std::string(step) + " " + where +
                                                        " for metrics: " + ec.message());
   };
   auto& acceptor = server->m_acceptor;

@@ -43,7 +43,7 @@
 
 #include <daemon/config/listen_address.hpp>
 #include <daemon/server/listening_socket.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::metrics {
 
@@ -67,7 +67,7 @@ class MetricsServer {
   // Binds and listens now, so a port in use or an unusable socket path is a start-up error; serves
   // only after start(). `unix_group`: the group of a Unix socket (none: the daemon's own); unused
   // for TCP.
-  static proto::Result<std::unique_ptr<MetricsServer>> open(const config::ListenAddress& address, Render render,
+  static common::Result<std::unique_ptr<MetricsServer>> open(const config::ListenAddress& address, Render render,
                                                             std::optional<gid_t> unix_group = {});
   ~MetricsServer();  // stop()
   MetricsServer(const MetricsServer&) = delete;

@@ -10,8 +10,8 @@
 
 namespace jitcache::daemon::policy {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -29,7 +29,7 @@ std::string lookup_failure(std::string_view what, const std::string& name, int r
 
 }  // namespace
 
-proto::Result<gid_t> resolve_group(const std::string& name_or_id) {
+common::Result<gid_t> resolve_group(const std::string& name_or_id) {
   if (auto number = as_number(name_or_id)) return static_cast<gid_t>(*number);
   group entry {};
   group* found = nullptr;
@@ -39,7 +39,7 @@ proto::Result<gid_t> resolve_group(const std::string& name_or_id) {
   return found->gr_gid;
 }
 
-proto::Result<uid_t> resolve_user(const std::string& name_or_id) {
+common::Result<uid_t> resolve_user(const std::string& name_or_id) {
   if (auto number = as_number(name_or_id)) return static_cast<uid_t>(*number);
   passwd entry {};
   passwd* found = nullptr;
@@ -62,7 +62,7 @@ std::vector<std::string> split_list(std::string_view text) {
   return items;
 }
 
-proto::Result<std::vector<uid_t>> resolve_users(std::string_view list) {
+common::Result<std::vector<uid_t>> resolve_users(std::string_view list) {
   std::vector<uid_t> out;
   for (const auto& name : split_list(list)) {
     auto uid = resolve_user(name);
@@ -72,7 +72,7 @@ proto::Result<std::vector<uid_t>> resolve_users(std::string_view list) {
   return out;
 }
 
-proto::Result<std::vector<gid_t>> resolve_groups(std::string_view list) {
+common::Result<std::vector<gid_t>> resolve_groups(std::string_view list) {
   std::vector<gid_t> out;
   for (const auto& name : split_list(list)) {
     auto gid = resolve_group(name);

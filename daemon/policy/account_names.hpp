@@ -9,18 +9,18 @@
 #include <string_view>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::policy {
 
 // "jitcache" or "1234". A number needs no entry in the group or user database (a container's ids).
-proto::Result<gid_t> resolve_group(const std::string& name_or_id);
-proto::Result<uid_t> resolve_user(const std::string& name_or_id);
+common::Result<gid_t> resolve_group(const std::string& name_or_id);
+common::Result<uid_t> resolve_user(const std::string& name_or_id);
 
 // A configuration list ("alice, bob,1002"): the items, trimmed; empty items are skipped.
 std::vector<std::string> split_list(std::string_view text);
 
-proto::Result<std::vector<uid_t>> resolve_users(std::string_view list);
-proto::Result<std::vector<gid_t>> resolve_groups(std::string_view list);
+common::Result<std::vector<uid_t>> resolve_users(std::string_view list);
+common::Result<std::vector<gid_t>> resolve_groups(std::string_view list);
 
 }  // namespace jitcache::daemon::policy

@@ -4,7 +4,7 @@
 
 namespace jitcache::daemon::policy {
 
-bool TrustPolicy::trusts(const server::PeerCredentials& peer) const {
+bool TrustPolicy::trusts(const PeerCredentials& peer) const {
   if (peer.uid == 0 || peer.uid == m_daemon_uid) return true;
   if (std::ranges::find(m_users, peer.uid) != m_users.end()) return true;
   for (gid_t group : m_groups) {

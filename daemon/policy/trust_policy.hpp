@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include <daemon/server/peer_credentials.hpp>
+#include <daemon/policy/peer_credentials.hpp>
 
 namespace jitcache::daemon::policy {
 
@@ -20,7 +20,7 @@ class TrustPolicy {
   TrustPolicy(uid_t daemon_uid, std::vector<uid_t> users, std::vector<gid_t> groups)
       : m_daemon_uid(daemon_uid), m_users(std::move(users)), m_groups(std::move(groups)) {}
 
-  bool trusts(const server::PeerCredentials& peer) const;
+  bool trusts(const PeerCredentials& peer) const;
 
  private:
   uid_t m_daemon_uid;

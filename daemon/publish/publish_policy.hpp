@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::daemon::publish {
 

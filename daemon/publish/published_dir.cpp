@@ -11,8 +11,8 @@
 
 namespace jitcache::daemon::publish {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -20,13 +20,13 @@ namespace {
 // the shipped unit's RestrictSUIDSGID= refuses a setgid bit on directories too (EPERM).
 constexpr mode_t k_dir_mode = 0750;
 
-proto::Error errno_error(const std::string& what, int error) {
+common::Error errno_error(const std::string& what, int error) {
   return make_error(error == ENOSPC ? ErrorCode::no_space : ErrorCode::io, what + ": " + std::strerror(error));
 }
 
 }  // namespace
 
-proto::Result<proto::UniqueFd> prepare_published_dir(const std::string& dir, const std::string& socket_path) {
+common::Result<common::UniqueFd> prepare_published_dir(const std::string& dir, const std::string& socket_path) {
   struct stat socket_st {};
   if (::stat(socket_path.c_str(), &socket_st) != 0) return errno_error("cannot stat the socket " + socket_path, errno);
 
@@ -42,7 +42,7 @@ proto::Result<proto::UniqueFd> prepare_published_dir(const std::string& dir, con
   ::umask(old_umask);
   if (made != 0) return errno_error("cannot create the published directory " + dir, mkdir_errno);
 
-  proto::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  common::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) return errno_error("cannot open the published directory " + dir, errno);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return errno_error("cannot stat the published directory " + dir, errno);

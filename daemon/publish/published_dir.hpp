@@ -9,14 +9,14 @@
 
 #include <string>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
-#include <jitcache/proto/unique_fd.hpp>
+#include <common/unique_fd.hpp>
 
 namespace jitcache::daemon::publish {
 
 // Removes `dir` (a directory, file or link of that name), creates it afresh with mode 0750 and the
 // group of `socket_path`, and opens it. Errors name the step that failed (ErrorCode::io, no_space).
-proto::Result<proto::UniqueFd> prepare_published_dir(const std::string& dir, const std::string& socket_path);
+common::Result<common::UniqueFd> prepare_published_dir(const std::string& dir, const std::string& socket_path);
 
 }  // namespace jitcache::daemon::publish

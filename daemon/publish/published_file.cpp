@@ -11,8 +11,8 @@
 
 namespace jitcache::daemon::publish {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -20,12 +20,12 @@ constexpr mode_t k_file_mode = 0640;
 
 std::atomic<std::uint64_t> g_temp_counter{0};
 
-proto::Error errno_error(const std::string& what, int error) {
+common::Error errno_error(const std::string& what, int error) {
   return make_error(error == ENOSPC || error == EDQUOT ? ErrorCode::no_space : ErrorCode::io,
                     what + ": " + std::strerror(error));
 }
 
-proto::Result<void> write_all(int fd, proto::Bytes head, proto::Bytes image) {
+common::Result<void> write_all(int fd, proto::Bytes head, proto::Bytes image) {
   std::size_t done = 0;
   const std::size_t total = head.size() + image.size();
   while (done < total) {
@@ -50,7 +50,7 @@ proto::Result<void> write_all(int fd, proto::Bytes head, proto::Bytes image) {
 
 }  // namespace
 
-proto::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& final_name, proto::Bytes head,
+common::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& final_name, proto::Bytes head,
                                              proto::Bytes image) {
   TemporaryFile file;
   file.final_name = final_name;
@@ -67,7 +67,7 @@ proto::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& fina
   // member: it gave it the socket).
   struct stat dir_st {};
   struct stat file_st {};
-  proto::Result<void> written;
+  common::Result<void> written;
   if (::fstat(dir_fd, &dir_st) != 0 || ::fstat(fd, &file_st) != 0) {
     written = errno_error("inspecting a published image", errno);
   } else if (file_st.st_gid != dir_st.st_gid && ::fchown(fd, static_cast<uid_t>(-1), dir_st.st_gid) != 0) {
@@ -85,7 +85,7 @@ proto::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& fina
   return file;
 }
 
-proto::Result<void> rename_into_place(int dir_fd, const TemporaryFile& file) {
+common::Result<void> rename_into_place(int dir_fd, const TemporaryFile& file) {
   if (::renameat(dir_fd, file.temp_name.c_str(), dir_fd, file.final_name.c_str()) != 0) {
     const int error = errno;
     discard(dir_fd, file);
@@ -96,7 +96,7 @@ proto::Result<void> rename_into_place(int dir_fd, const TemporaryFile& file) {
 
 void discard(int dir_fd, const TemporaryFile& file) { ::unlinkat(dir_fd, file.temp_name.c_str(), 0); }
 
-proto::Result<void> remove_published(int dir_fd, const std::string& name) {
+common::Result<void> remove_published(int dir_fd, const std::string& name) {
   if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) return errno_error("removing " + name, errno);
   return {};
 }

@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::publish {
 
@@ -22,11 +22,11 @@ struct TemporaryFile {
 
 // Writes `head` then `image` to a fresh temporary file in `dir_fd`. Errors: no_space (a full
 // tmpfs), io (EACCES, …), with the file removed again.
-proto::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& final_name, proto::Bytes head,
+common::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& final_name, proto::Bytes head,
                                              proto::Bytes image);
-proto::Result<void> rename_into_place(int dir_fd, const TemporaryFile& file);
+common::Result<void> rename_into_place(int dir_fd, const TemporaryFile& file);
 void discard(int dir_fd, const TemporaryFile& file);
 // Removes a published file; a file already gone is not an error.
-proto::Result<void> remove_published(int dir_fd, const std::string& name);
+common::Result<void> remove_published(int dir_fd, const std::string& name);
 
 }  // namespace jitcache::daemon::publish

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <jitcache/proto/published_image.hpp>
+#include <proto/published_image.hpp>
 
 #include <daemon/publish/publish_policy.hpp>
 #include <daemon/publish/published_file.hpp>
@@ -16,7 +16,7 @@ constexpr std::size_t k_max_queued = 64;
 constexpr auto k_failure_log_interval = std::chrono::minutes(1);
 }  // namespace
 
-Publisher::Publisher(proto::UniqueFd dir, std::string dir_path, store::PublishSource& source, PublishSettings settings)
+Publisher::Publisher(common::UniqueFd dir, std::string dir_path, store::PublishSource& source, PublishSettings settings)
     : m_dir(std::move(dir)), m_dir_path(std::move(dir_path)), m_store(source), m_settings(settings) {
   m_store.on_row_dropped([this](std::int64_t row_id) { row_dropped(row_id); });
   m_thread = std::thread([this] { run(); });

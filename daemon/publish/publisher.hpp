@@ -33,9 +33,9 @@
 #include <thread>
 #include <unordered_map>
 
-#include <jitcache/proto/key.hpp>
+#include <proto/key.hpp>
 
-#include <jitcache/proto/unique_fd.hpp>
+#include <common/unique_fd.hpp>
 #include <daemon/store/publish_source.hpp>
 #include <daemon/store/store.hpp>
 
@@ -61,7 +61,7 @@ class Publisher {
   // Registers itself as the store's RowDropped listener (and unregisters on destruction), and
   // starts its thread. `dir` is the prepared directory (prepare_published_dir).
   // `source`: the store's publish source (publish_source.hpp), the only part of the store it uses.
-  Publisher(proto::UniqueFd dir, std::string dir_path, store::PublishSource& source, PublishSettings settings);
+  Publisher(common::UniqueFd dir, std::string dir_path, store::PublishSource& source, PublishSettings settings);
   ~Publisher();
   Publisher(const Publisher&) = delete;
   Publisher& operator=(const Publisher&) = delete;
@@ -103,7 +103,7 @@ class Publisher {
   void remove_locked(std::map<proto::Digest256, File>::iterator file);
   void count_failure(const std::string& message);
 
-  proto::UniqueFd m_dir;
+  common::UniqueFd m_dir;
   std::string m_dir_path;
   store::PublishSource& m_store;
   const PublishSettings m_settings;

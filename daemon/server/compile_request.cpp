@@ -5,7 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <jitcache/proto/content_digest.hpp>
+#include <proto/content_digest.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -34,7 +34,7 @@ Reply CompileRequests::counted(Reply reply) {
 }
 
 std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload, const store::Visibility& who,
-                                                          const PeerCredentials& peer) {
+                                                          const policy::PeerCredentials& peer) {
   Counters::add(m_counters.requests);
   auto request = proto::decode_compile_request(payload);
   if (!request) return counted(error_reply(status_for(request.error()), request.error().message));

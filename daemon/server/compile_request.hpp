@@ -17,11 +17,11 @@
 #include <daemon/compile/async_compile.hpp>
 #include <daemon/compile/compile_service.hpp>
 #include <daemon/server/compile_store_sink.hpp>
-#include <daemon/server/peer_credentials.hpp>
+#include <daemon/policy/peer_credentials.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
-#include <jitcache/proto/compile_messages.hpp>
+#include <proto/compile_messages.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -45,7 +45,7 @@ class CompileRequests {
   // A reply now (a bad request, an entry already stored, a store failure), or a compile to await.
   // A PendingCompile must be followed by finish(), whatever the compile's result.
   std::variant<Reply, PendingCompile> begin(proto::Bytes payload, const store::Visibility& who,
-                                            const PeerCredentials& peer);
+                                            const policy::PeerCredentials& peer);
   Reply finish(const PendingCompile& pending, const compile::CompileResult& result);
 
   compile::CompileService& service() { return m_service; }

@@ -18,8 +18,8 @@
 #include <daemon/compile/compile_outcome.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
 
 namespace jitcache::daemon::publish {
 class Publisher;

@@ -35,7 +35,7 @@ namespace {
 constexpr std::size_t k_retained_buffer_bytes = 64 << 10;
 }  // namespace
 
-Connection::Connection(Socket socket, Strand strand, ServerContext& context, PeerCredentials peer)
+Connection::Connection(Socket socket, Strand strand, ServerContext& context, policy::PeerCredentials peer)
     : m_socket(std::move(socket)), m_strand(strand), m_timer(strand), m_context(context), m_peer(peer) {}
 
 void Connection::enter(Phase phase, Clock::duration budget) {
@@ -233,7 +233,7 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
 awaitable<Reply> Connection::handle(proto::Op op, std::uint16_t flags) {
   RequestHandler& handler = m_context.handler;
   const proto::Bytes payload(m_payload);
-  const PeerCredentials peer = m_peer;
+  const policy::PeerCredentials peer = m_peer;
   auto work = [&handler, op, payload, peer, flags] { return handler.handle(op, payload, peer, flags); };
   // Rationale: a read runs right here, on the worker thread that serves this connection: handing it
   // to a pool and back cost two thread wake-ups per LOOKUP, more than the SQLite read itself
@@ -327,7 +327,7 @@ awaitable<bool> Connection::write_with_descriptor(const proto::FrameHeader& requ
       }
       co_return true;
     }
-    if (sent.error().code != proto::ErrorCode::unavailable) {
+    if (sent.error().code != common::ErrorCode::unavailable) {
       spdlog::debug("reply to {} not delivered: {}", m_peer.describe(), sent.error().message);
       co_return false;
     }

@@ -24,10 +24,10 @@
 #include <boost/asio/io_context.hpp>
 
 #include <daemon/policy/request_bytes_budget.hpp>
-#include <daemon/server/peer_credentials.hpp>
+#include <daemon/policy/peer_credentials.hpp>
 #include <daemon/server/sealed_image.hpp>
 #include <daemon/server/server_context.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/wire.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -36,7 +36,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using Socket = boost::asio::local::stream_protocol::socket;
   using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
-  Connection(Socket socket, Strand strand, ServerContext& context, PeerCredentials peer);
+  Connection(Socket socket, Strand strand, ServerContext& context, policy::PeerCredentials peer);
 
   // Serves requests until the peer leaves, a deadline passes, or the server drains.
   boost::asio::awaitable<void> run();
@@ -80,7 +80,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Strand m_strand;
   boost::asio::steady_timer m_timer;
   ServerContext& m_context;
-  PeerCredentials m_peer;
+  policy::PeerCredentials m_peer;
   Phase m_phase = Phase::idle;
   std::uint64_t m_requests_served = 0;
   std::uint64_t m_answers_while_draining = 0;

@@ -10,7 +10,7 @@
 
 namespace jitcache::daemon::server {
 
-using proto::ErrorCode;
+using common::ErrorCode;
 
 namespace {
 
@@ -25,8 +25,8 @@ constexpr std::uint8_t k_compat_arch_specific = 9;
 // Rationale: no SM below sm_10 ever existed; such a number is a header that is not a cubin's.
 constexpr unsigned k_lowest_sm = 10;
 
-proto::Error refuse(const std::string& why) {
-  return proto::make_error(ErrorCode::invalid_argument, "the image is not a cubin: " + why);
+common::Error refuse(const std::string& why) {
+  return common::make_error(ErrorCode::invalid_argument, "the image is not a cubin: " + why);
 }
 
 template <class T>
@@ -94,7 +94,7 @@ bool tkinfo_marks_arch_specific(proto::Bytes note) {
 
 }  // namespace
 
-proto::Result<CubinTarget> read_cubin_target(proto::Bytes image) {
+common::Result<CubinTarget> read_cubin_target(proto::Bytes image) {
   if (image.size() < sizeof(Elf64_Ehdr)) {
     return refuse(std::to_string(image.size()) + " bytes are fewer than an ELF header's 64");
   }

@@ -14,8 +14,8 @@
 // Thread safety: pure function.
 #pragma once
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -27,6 +27,6 @@ struct CubinTarget {
 
 // ErrorCode::invalid_argument naming the first thing that is wrong ("it does not start with the ELF
 // magic", "section 3 runs past the end of the image").
-proto::Result<CubinTarget> read_cubin_target(proto::Bytes image);
+common::Result<CubinTarget> read_cubin_target(proto::Bytes image);
 
 }  // namespace jitcache::daemon::server

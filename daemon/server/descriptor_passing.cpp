@@ -8,7 +8,7 @@
 
 namespace jitcache::daemon::server {
 
-proto::Result<std::size_t> send_with_descriptor(int socket, proto::Bytes bytes, int fd) {
+common::Result<std::size_t> send_with_descriptor(int socket, proto::Bytes bytes, int fd) {
   iovec iov{const_cast<std::uint8_t*>(bytes.data()), bytes.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr message{};
@@ -26,9 +26,9 @@ proto::Result<std::size_t> send_with_descriptor(int socket, proto::Bytes bytes, 
     if (n > 0) return static_cast<std::size_t>(n);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return proto::make_error(proto::ErrorCode::unavailable, "socket full");
+      return common::make_error(common::ErrorCode::unavailable, "socket full");
     }
-    return proto::make_error(proto::ErrorCode::io, std::string("sendmsg with a descriptor: ") +
+    return common::make_error(common::ErrorCode::io, std::string("sendmsg with a descriptor: ") +
                                                        (n < 0 ? std::strerror(errno) : "no byte sent"));
   }
 }

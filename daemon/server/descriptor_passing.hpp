@@ -4,14 +4,14 @@
 
 #include <cstddef>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
 // One non-blocking sendmsg of `bytes` with `fd` attached to the first byte. Returns how many bytes
 // the socket took (at least 1: the descriptor has gone with them); ErrorCode::unavailable when the
 // socket is full (wait until it is writable and call again); ErrorCode::io for anything else.
-proto::Result<std::size_t> send_with_descriptor(int socket, proto::Bytes bytes, int fd);
+common::Result<std::size_t> send_with_descriptor(int socket, proto::Bytes bytes, int fd);
 
 }  // namespace jitcache::daemon::server

@@ -6,7 +6,7 @@
 
 namespace jitcache::daemon::server {
 
-using proto::ErrorCode;
+using common::ErrorCode;
 
 namespace {
 
@@ -35,15 +35,15 @@ std::string name(const CubinTarget& target) {
   return "sm_" + std::to_string(target.sm) + (target.arch_specific ? "a" : "");
 }
 
-proto::Error cannot_serve(const CubinTarget& target, std::string_view key_arch, const std::string& why) {
-  return proto::make_error(ErrorCode::invalid_argument, "the image is an " + name(target) +
+common::Error cannot_serve(const CubinTarget& target, std::string_view key_arch, const std::string& why) {
+  return common::make_error(ErrorCode::invalid_argument, "the image is an " + name(target) +
                                                             " cubin, which cannot serve the key's arch " +
                                                             std::string(key_arch) + ": " + why);
 }
 
 }  // namespace
 
-proto::Result<void> check_put_image(proto::Bytes image, std::string_view key_arch) {
+common::Result<void> check_put_image(proto::Bytes image, std::string_view key_arch) {
   auto target = read_cubin_target(image);
   if (!target) return target.error();
   const KeyArch key = parse_key_arch(key_arch);

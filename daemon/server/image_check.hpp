@@ -15,8 +15,8 @@
 
 #include <string_view>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -24,6 +24,6 @@ namespace jitcache::daemon::server {
 // does not start with the ELF magic (PTX text? PUT stores the compiled image)" or "the image is
 // an sm_80 cubin, which cannot serve the key's arch sm_90a: ...". `key_arch` passed
 // proto::is_valid_arch.
-proto::Result<void> check_put_image(proto::Bytes image, std::string_view key_arch);
+common::Result<void> check_put_image(proto::Bytes image, std::string_view key_arch);
 
 }  // namespace jitcache::daemon::server

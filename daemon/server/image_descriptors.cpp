@@ -2,7 +2,7 @@
 
 namespace jitcache::daemon::server {
 
-proto::Result<std::shared_ptr<const SealedImage>> ImageDescriptors::get(
+common::Result<std::shared_ptr<const SealedImage>> ImageDescriptors::get(
     const std::shared_ptr<const store::ImageBuffer>& image) {
   {
     std::lock_guard lock(m_mutex);

@@ -19,7 +19,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/server/sealed_image.hpp>
 #include <daemon/store/image_buffer.hpp>
@@ -32,7 +32,7 @@ class ImageDescriptors {
   ImageDescriptors(std::uint64_t budget_bytes, std::size_t max_count)
       : m_budget(budget_bytes), m_max_count(max_count) {}
 
-  proto::Result<std::shared_ptr<const SealedImage>> get(const std::shared_ptr<const store::ImageBuffer>& image);
+  common::Result<std::shared_ptr<const SealedImage>> get(const std::shared_ptr<const store::ImageBuffer>& image);
 
   std::uint64_t bytes() const;
   std::size_t count() const;  // memfds kept now

@@ -18,8 +18,8 @@
 
 namespace jitcache::daemon::server {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -60,7 +60,7 @@ std::string flock_holder(int fd) {
   return {};
 }
 
-proto::Error held_by_another(const std::string& pid, const std::string& what, const std::string& lock) {
+common::Error held_by_another(const std::string& pid, const std::string& what, const std::string& lock) {
   const std::string holder = pid.empty() ? "" : " (pid " + pid + ")";
   return make_error(ErrorCode::unavailable,
                     "another jitcached" + holder + " is already using the " + what + "; lock " + lock);
@@ -68,7 +68,7 @@ proto::Error held_by_another(const std::string& pid, const std::string& what, co
 
 }  // namespace
 
-proto::Result<InstanceLock> InstanceLock::acquire(const std::string& lock_path, const std::string& what) {
+common::Result<InstanceLock> InstanceLock::acquire(const std::string& lock_path, const std::string& what) {
   int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return make_error(ErrorCode::io, "cannot open lock file " + lock_path + ": " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -83,7 +83,7 @@ proto::Result<InstanceLock> InstanceLock::acquire(const std::string& lock_path, 
   return lock;
 }
 
-proto::Result<InstanceLock> InstanceLock::acquire_directory(const std::string& directory, const std::string& lock_file,
+common::Result<InstanceLock> InstanceLock::acquire_directory(const std::string& directory, const std::string& lock_file,
                                                             const std::string& what) {
   const std::string lock_path = directory + "/" + lock_file;
   int directory_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -15,18 +15,18 @@
 
 #include <string>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
 class InstanceLock {
  public:
   // `what` names the resource in the refusal ("state directory /var/lib/jitcache").
-  static proto::Result<InstanceLock> acquire(const std::string& lock_path, const std::string& what);
+  static common::Result<InstanceLock> acquire(const std::string& lock_path, const std::string& what);
   // The directory itself, then `directory`/`lock_file` as acquire() does. A file system where a
   // directory cannot be flocked (some network file systems) keeps the file lock alone, with a
   // warning.
-  static proto::Result<InstanceLock> acquire_directory(const std::string& directory, const std::string& lock_file,
+  static common::Result<InstanceLock> acquire_directory(const std::string& directory, const std::string& lock_file,
                                                        const std::string& what);
 
   InstanceLock(InstanceLock&& other) noexcept;

@@ -14,16 +14,16 @@
 
 namespace jitcache::daemon::server {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
-proto::Error errno_error(const std::string& what) {
+common::Error errno_error(const std::string& what) {
   return make_error(errno == ENOSPC ? ErrorCode::no_space : ErrorCode::io, what + ": " + std::strerror(errno));
 }
 }  // namespace
 
-proto::Result<void> make_directories(const std::string& path, unsigned mode) {
+common::Result<void> make_directories(const std::string& path, unsigned mode) {
   if (path.empty()) return make_error(ErrorCode::invalid_argument, "empty directory path");
   for (std::size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     const std::string prefix = path.substr(0, slash);
@@ -37,7 +37,7 @@ proto::Result<void> make_directories(const std::string& path, unsigned mode) {
   return {};
 }
 
-proto::Result<void> check_socket_directory(const std::string& directory) {
+common::Result<void> check_socket_directory(const std::string& directory) {
   struct stat st {};
   if (::lstat(directory.c_str(), &st) != 0) return errno_error("cannot inspect the socket directory " + directory);
   const std::string advice =
@@ -62,7 +62,7 @@ proto::Result<void> check_socket_directory(const std::string& directory) {
   return {};
 }
 
-proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_path, std::optional<gid_t> group) {
+common::Result<ListeningSocket> open_listening_socket(const std::string& socket_path, std::optional<gid_t> group) {
   sockaddr_un addr{};
   if (socket_path.size() >= sizeof(addr.sun_path)) {
     return make_error(ErrorCode::invalid_argument, "socket path " + socket_path + " is longer than " +

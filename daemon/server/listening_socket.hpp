@@ -12,7 +12,7 @@
 #include <string>
 
 #include <daemon/server/instance_lock.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -26,13 +26,13 @@ struct ListeningSocket {
 inline constexpr int k_listen_backlog = 1024;
 
 // `group`: the group that may connect (the socket is 0660, its directory 0750); none: the daemon's own.
-proto::Result<ListeningSocket> open_listening_socket(const std::string& socket_path, std::optional<gid_t> group = {});
+common::Result<ListeningSocket> open_listening_socket(const std::string& socket_path, std::optional<gid_t> group = {});
 
 // Ok when `directory` is a real directory (not a link) owned by this process's effective uid and
 // writable by nobody else; otherwise an error that says what is wrong and what to do.
-proto::Result<void> check_socket_directory(const std::string& directory);
+common::Result<void> check_socket_directory(const std::string& directory);
 
 // mkdir -p with `mode` for the directories it creates.
-proto::Result<void> make_directories(const std::string& path, unsigned mode);
+common::Result<void> make_directories(const std::string& path, unsigned mode);
 
 }  // namespace jitcache::daemon::server

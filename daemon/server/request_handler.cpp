@@ -12,7 +12,7 @@
 #include <daemon/server/image_check.hpp>
 #include <daemon/stats/counter_table.hpp>
 #include <daemon/store/verify.hpp>
-#include <jitcache/proto/status_codes.hpp>
+#include <proto/status_codes.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -43,11 +43,11 @@ Reply image_as_bytes(const Reply& reply) {
                reply.image, false};
 }
 
-Status status_for(const proto::Error& error) { return proto::status_for(error.code); }
+Status status_for(const common::Error& error) { return proto::status_for(error.code); }
 
 namespace {
 
-Reply failure(const proto::Error& error, std::string_view context) {
+Reply failure(const common::Error& error, std::string_view context) {
   const Status status = status_for(error);
   if (status == Status::internal) spdlog::error("{}: {}", context, error.message);
   if (status == Status::no_space) spdlog::warn("{}: the disk is full: {}", context, error.message);
@@ -83,12 +83,12 @@ RequestHandler::RequestHandler(store::StoreSet stores, Counters& counters, std::
       m_compile(compile),
       m_publisher(publisher) {}
 
-store::Visibility RequestHandler::visibility_for(const PeerCredentials& peer) const {
+store::Visibility RequestHandler::visibility_for(const policy::PeerCredentials& peer) const {
   const bool trusted = m_trust.trusts(peer);
   return store::Visibility{trusted ? store::k_shared_namespace : static_cast<std::uint32_t>(peer.uid), trusted};
 }
 
-Reply RequestHandler::handle(Op op, proto::Bytes payload, const PeerCredentials& peer, std::uint16_t flags) {
+Reply RequestHandler::handle(Op op, proto::Bytes payload, const policy::PeerCredentials& peer, std::uint16_t flags) {
   Counters::add(m_counters.requests);
   Reply reply;
   switch (op) {
@@ -140,7 +140,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   return ok_payload(reply);
 }
 
-Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer, std::uint16_t flags) {
+Reply RequestHandler::lookup(proto::Bytes payload, const policy::PeerCredentials& peer, std::uint16_t flags) {
   auto request = proto::decode_lookup_request(payload);
   if (!request) return failure(request.error(), "LOOKUP");
   const bool by_fast_key = request->selector == proto::LookupSelector::fast_key;
@@ -176,7 +176,7 @@ Reply RequestHandler::lookup(proto::Bytes payload, const PeerCredentials& peer, 
   return hit_reply(hit, flags);
 }
 
-Reply RequestHandler::put(proto::Bytes payload, const PeerCredentials& peer) {
+Reply RequestHandler::put(proto::Bytes payload, const policy::PeerCredentials& peer) {
   auto request = proto::decode_put_request(payload);
   if (!request) return failure(request.error(), "PUT");
   if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "PUT");
@@ -230,7 +230,7 @@ Reply RequestHandler::stats(proto::Bytes payload) {
   return ok_payload(reply);
 }
 
-Reply RequestHandler::list(proto::Bytes payload, const PeerCredentials& peer) {
+Reply RequestHandler::list(proto::Bytes payload, const policy::PeerCredentials& peer) {
   auto request = proto::decode_list_request(payload);
   if (!request) return failure(request.error(), "LIST");
   store::ListQuery query;
@@ -250,7 +250,7 @@ Reply RequestHandler::list(proto::Bytes payload, const PeerCredentials& peer) {
   return ok_payload(reply);
 }
 
-Reply RequestHandler::remove(proto::Bytes payload, const PeerCredentials& peer) {
+Reply RequestHandler::remove(proto::Bytes payload, const policy::PeerCredentials& peer) {
   auto request = proto::decode_remove_request(payload);
   if (!request) return failure(request.error(), "REMOVE");
   auto removed = m_stores.serving.remove(request->key_id_prefix, visibility_for(peer));
@@ -263,7 +263,7 @@ Reply RequestHandler::remove(proto::Bytes payload, const PeerCredentials& peer) 
   return ok_payload(reply);
 }
 
-Reply RequestHandler::gc(proto::Bytes payload, const PeerCredentials& peer) {
+Reply RequestHandler::gc(proto::Bytes payload, const policy::PeerCredentials& peer) {
   if (auto empty = proto::decode_empty(payload, "GC"); !empty) return failure(empty.error(), "GC");
   // Rationale: trusted callers only. GC removes only what the capacity policy would remove anyway,
   // but it holds the single writer for as long as it runs and evicts every tenant's entries: an
@@ -285,7 +285,7 @@ Reply RequestHandler::gc(proto::Bytes payload, const PeerCredentials& peer) {
   return ok_payload(reply);
 }
 
-Reply RequestHandler::verify(proto::Bytes payload, const PeerCredentials& peer) {
+Reply RequestHandler::verify(proto::Bytes payload, const policy::PeerCredentials& peer) {
   if (auto empty = proto::decode_empty(payload, "VERIFY"); !empty) return failure(empty.error(), "VERIFY");
   // Rationale: trusted callers only, as GC. It reads every image of every tenant and removes what
   // fails, which is an operator's check (`jitcache verify`), and one run costs a full read of the
@@ -309,7 +309,7 @@ Reply RequestHandler::verify(proto::Bytes payload, const PeerCredentials& peer) 
   return ok_payload(reply);
 }
 
-Reply RequestHandler::report_failure(proto::Bytes payload, const PeerCredentials& peer) {
+Reply RequestHandler::report_failure(proto::Bytes payload, const policy::PeerCredentials& peer) {
   auto request = proto::decode_report_failure_request(payload);
   if (!request) return failure(request.error(), "REPORT_FAILURE");
   if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "REPORT_FAILURE");

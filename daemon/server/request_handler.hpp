@@ -16,10 +16,10 @@
 
 #include <daemon/policy/report_rate_limiter.hpp>
 #include <daemon/policy/trust_policy.hpp>
-#include <daemon/server/peer_credentials.hpp>
+#include <daemon/policy/peer_credentials.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store_set.hpp>
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::daemon::publish {
 class Publisher;
@@ -77,22 +77,22 @@ class RequestHandler {
 
   // `flags`: the request header's (PROTOCOL.md §2); a LOOKUP's reply is encoded for the delivery
   // they ask for.
-  Reply handle(proto::Op op, proto::Bytes payload, const PeerCredentials& peer, std::uint16_t flags = 0);
+  Reply handle(proto::Op op, proto::Bytes payload, const policy::PeerCredentials& peer, std::uint16_t flags = 0);
 
   // Who may see and write what (docs/security.md "What is enforced"): trusted peers (TrustPolicy)
   // write the shared namespace; everyone else writes the namespace of their uid.
-  store::Visibility visibility_for(const PeerCredentials& peer) const;
+  store::Visibility visibility_for(const policy::PeerCredentials& peer) const;
 
  private:
   Reply hello(proto::Bytes payload);
-  Reply lookup(proto::Bytes payload, const PeerCredentials& peer, std::uint16_t flags);
-  Reply put(proto::Bytes payload, const PeerCredentials& peer);
+  Reply lookup(proto::Bytes payload, const policy::PeerCredentials& peer, std::uint16_t flags);
+  Reply put(proto::Bytes payload, const policy::PeerCredentials& peer);
   Reply stats(proto::Bytes payload);
-  Reply list(proto::Bytes payload, const PeerCredentials& peer);
-  Reply gc(proto::Bytes payload, const PeerCredentials& peer);
-  Reply verify(proto::Bytes payload, const PeerCredentials& peer);
-  Reply remove(proto::Bytes payload, const PeerCredentials& peer);
-  Reply report_failure(proto::Bytes payload, const PeerCredentials& peer);
+  Reply list(proto::Bytes payload, const policy::PeerCredentials& peer);
+  Reply gc(proto::Bytes payload, const policy::PeerCredentials& peer);
+  Reply verify(proto::Bytes payload, const policy::PeerCredentials& peer);
+  Reply remove(proto::Bytes payload, const policy::PeerCredentials& peer);
+  Reply report_failure(proto::Bytes payload, const policy::PeerCredentials& peer);
   Reply hit_note(proto::Bytes payload);
 
   store::StoreSet m_stores;
@@ -107,6 +107,6 @@ class RequestHandler {
 // An error reply; also used by the connection for frames it refuses.
 Reply error_reply(proto::Status status, std::string_view message);
 // The reply status for a failed store or decode call (proto::status_for, proto/status_codes.hpp).
-proto::Status status_for(const proto::Error& error);
+proto::Status status_for(const common::Error& error);
 
 }  // namespace jitcache::daemon::server

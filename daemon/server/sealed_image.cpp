@@ -12,13 +12,13 @@ namespace jitcache::daemon::server {
 
 namespace {
 
-proto::Error system_error(const std::string& what) {
-  return proto::make_error(proto::ErrorCode::io, what + ": " + std::strerror(errno));
+common::Error system_error(const std::string& what) {
+  return common::make_error(common::ErrorCode::io, what + ": " + std::strerror(errno));
 }
 
 }  // namespace
 
-proto::Result<std::shared_ptr<const SealedImage>> SealedImage::create(const store::ImageBuffer& image) {
+common::Result<std::shared_ptr<const SealedImage>> SealedImage::create(const store::ImageBuffer& image) {
   const int fd = ::memfd_create("jitcache-image", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return system_error("memfd_create");
   std::shared_ptr<const SealedImage> sealed(new SealedImage(fd, image.size()));

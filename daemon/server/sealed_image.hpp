@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <memory>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/image_buffer.hpp>
 
@@ -20,7 +20,7 @@ namespace jitcache::daemon::server {
 class SealedImage {
  public:
   // Errors (ErrorCode::io) name the system call that failed, e.g. memfd_create without memory.
-  static proto::Result<std::shared_ptr<const SealedImage>> create(const store::ImageBuffer& image);
+  static common::Result<std::shared_ptr<const SealedImage>> create(const store::ImageBuffer& image);
 
   ~SealedImage();
   SealedImage(const SealedImage&) = delete;

@@ -158,7 +158,7 @@ void Server::admit(asio::local::stream_protocol::socket socket, asio::strand<asi
                    asio::detached);
     return;
   }
-  auto peer = read_peer_credentials(socket.native_handle());
+  auto peer = policy::read_peer_credentials(socket.native_handle());
   if (!peer) {
     spdlog::warn("dropping a connection: {}", peer.error().message);
     return;

@@ -20,7 +20,7 @@ std::optional<gid_t> main_socket_group(const std::string& socket_path) {
 
 }  // namespace
 
-proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
+common::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
                                                               const stats::Counters& counters, store::Store& store,
                                                               store::Tenancy& tenancy,
                                                               const compile::CompileCounters* engine,

@@ -15,7 +15,7 @@
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
 #include <daemon/store/tenancy.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -26,7 +26,7 @@ struct MetricsEndpoint {
 };
 
 // Null when metrics_listen is empty. Everything passed in must outlive the result.
-proto::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
+common::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
                                                               const stats::Counters& counters, store::Store& store,
                                                               store::Tenancy& tenancy,
                                                               const compile::CompileCounters* engine,

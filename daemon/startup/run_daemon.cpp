@@ -26,7 +26,7 @@
 #include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <daemon/store/store_set.hpp>
-#include <jitcache/proto/published_image.hpp>
+#include <proto/published_image.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -38,12 +38,12 @@ class StartupError : public std::runtime_error {
 };
 
 template <class T>
-T must(proto::Result<T> result, const std::string& what) {
+T must(common::Result<T> result, const std::string& what) {
   if (!result) throw StartupError(what + ": " + result.error().message);
   return std::move(*result);
 }
 
-void must(proto::Result<void> result, const std::string& what) {
+void must(common::Result<void> result, const std::string& what) {
   if (!result) throw StartupError(what + ": " + result.error().message);
 }
 

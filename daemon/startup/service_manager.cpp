@@ -8,10 +8,10 @@
 
 namespace jitcache::daemon::startup {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
-proto::Result<std::optional<InheritedSocket>> ServiceManager::take_listening_socket() {
+common::Result<std::optional<InheritedSocket>> ServiceManager::take_listening_socket() {
   // Unsetting LISTEN_* keeps children (the compile workers) from believing the socket is theirs.
   const int count = ::sd_listen_fds(1);
   if (count < 0) return make_error(ErrorCode::io, std::string("sd_listen_fds: ") + std::strerror(-count));

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -25,7 +25,7 @@ class ServiceManager {
   // The one listening socket systemd passed (LISTEN_FDS=1 for this pid), or none when none was
   // passed. More than one, or one that is not a listening Unix stream socket, is an error: the
   // unit is wrong and serving on the wrong thing would be worse than not starting.
-  static proto::Result<std::optional<InheritedSocket>> take_listening_socket();
+  static common::Result<std::optional<InheritedSocket>> take_listening_socket();
 
   // Ready to serve: the store is open and checked and the socket listens.
   static void ready(std::string_view status);

@@ -14,7 +14,7 @@
 #include <daemon/stats/load_failures.hpp>
 #include <daemon/stats/op_latency.hpp>
 #include <daemon/stats/saturating_add.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/wire.hpp>
 
 namespace jitcache::daemon::stats {
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include <jitcache/proto/cu_result_names.hpp>
+#include <proto/cu_result_names.hpp>
 
 namespace jitcache::daemon::stats {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include <jitcache/proto/wire.hpp>
+#include <proto/wire.hpp>
 
 namespace jitcache::daemon::stats {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/messages.hpp>
+#include <proto/digest.hpp>
+#include <proto/messages.hpp>
 
 #include <daemon/store/sqlite_db.hpp>
 

@@ -81,7 +81,7 @@ Result<std::uint64_t> stored_bytes(SqliteDb& db) {
   if (!stmt) return stmt.error();
   auto row = (*stmt)->step("reading the store size");
   if (!row) return row.error();
-  if (!*row) return proto::make_error(proto::ErrorCode::corrupt, "the store's totals row is missing");
+  if (!*row) return common::make_error(common::ErrorCode::corrupt, "the store's totals row is missing");
   return static_cast<std::uint64_t>((*stmt)->column_int64(0));
 }
 

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/sqlite_db.hpp>
 

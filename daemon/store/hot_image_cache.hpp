@@ -28,7 +28,7 @@
 #include <mutex>
 #include <unordered_map>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/store/image_buffer.hpp>
 

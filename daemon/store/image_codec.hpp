@@ -13,9 +13,9 @@
 #include <string>
 #include <variant>
 
-#include <jitcache/proto/byte_io.hpp>
+#include <proto/byte_io.hpp>
 
-#include <daemon/store/compression_level.hpp>
+#include <daemon/config/compression_level.hpp>
 #include <daemon/store/image_buffer.hpp>
 
 namespace jitcache::daemon::store {

@@ -24,9 +24,9 @@ std::vector<std::uint8_t> pack(const std::vector<int>& nibbles) {
 
 }  // namespace
 
-proto::Result<KeyIdRange> key_id_range(std::string_view prefix, std::size_t min_digits) {
+common::Result<KeyIdRange> key_id_range(std::string_view prefix, std::size_t min_digits) {
   if (prefix.size() < min_digits || prefix.size() > k_max_key_id_prefix_digits) {
-    return proto::make_error(proto::ErrorCode::invalid_argument,
+    return common::make_error(common::ErrorCode::invalid_argument,
                              "key id prefix \"" + std::string(prefix.substr(0, k_max_key_id_prefix_digits)) +
                                  "\" must have " + std::to_string(min_digits) + " to " +
                                  std::to_string(k_max_key_id_prefix_digits) + " hex digits");
@@ -36,7 +36,7 @@ proto::Result<KeyIdRange> key_id_range(std::string_view prefix, std::size_t min_
   for (char c : prefix) {
     int value = hex_digit_value(c);
     if (value < 0) {
-      return proto::make_error(proto::ErrorCode::invalid_argument,
+      return common::make_error(common::ErrorCode::invalid_argument,
                                "key id prefix \"" + std::string(prefix) + "\" contains a character that is not a hex digit");
     }
     nibbles.push_back(value);

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -28,6 +28,6 @@ struct KeyIdRange {
 
 // `prefix`: min_digits..64 hex digits, either case; "" (when min_digits is 0) covers every key id.
 // Anything else is ErrorCode::invalid_argument.
-proto::Result<KeyIdRange> key_id_range(std::string_view prefix, std::size_t min_digits);
+common::Result<KeyIdRange> key_id_range(std::string_view prefix, std::size_t min_digits);
 
 }  // namespace jitcache::daemon::store

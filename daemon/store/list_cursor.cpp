@@ -35,9 +35,9 @@ std::string encode_list_cursor(const ListPosition& position) {
   return out;
 }
 
-proto::Result<ListPosition> decode_list_cursor(std::string_view cursor) {
+common::Result<ListPosition> decode_list_cursor(std::string_view cursor) {
   auto invalid = [] {
-    return proto::make_error(proto::ErrorCode::invalid_argument,
+    return common::make_error(common::ErrorCode::invalid_argument,
                              "invalid LIST cursor: pass the next_cursor of the previous page unchanged");
   };
   if (cursor.size() != k_encoded_size) return invalid();

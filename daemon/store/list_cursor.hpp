@@ -13,8 +13,8 @@
 #include <string>
 #include <string_view>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -26,6 +26,6 @@ struct ListPosition {
 std::string encode_list_cursor(const ListPosition& position);
 
 // Anything but a string encode_list_cursor could have produced is ErrorCode::invalid_argument.
-proto::Result<ListPosition> decode_list_cursor(std::string_view cursor);
+common::Result<ListPosition> decode_list_cursor(std::string_view cursor);
 
 }  // namespace jitcache::daemon::store

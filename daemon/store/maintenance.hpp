@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/store.hpp>
 

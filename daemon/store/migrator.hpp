@@ -8,7 +8,7 @@
 
 #include <span>
 
-#include <jitcache/schema/migrations.hpp>
+#include <schema/migrations.hpp>
 
 #include <daemon/store/sqlite_db.hpp>
 

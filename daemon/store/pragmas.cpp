@@ -42,7 +42,7 @@ Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOption
     auto mode = db.query_text("PRAGMA journal_mode = WAL", "switching the store database to WAL");
     if (!mode) return mode.error();
     if (*mode != "wal") {
-      return proto::make_error(proto::ErrorCode::unsupported,
+      return common::make_error(common::ErrorCode::unsupported,
                                "the store database " + db.path().string() + " cannot use WAL (journal_mode is " +
                                    *mode + "); is it on a network file system?");
     }

@@ -46,8 +46,8 @@ Result<PrefixMatch> match_prefix(SqliteDb& db, PrefixScope scope, const KeyIdRan
   return match;
 }
 
-proto::Error ambiguous_prefix(const std::string& prefix) {
-  return proto::make_error(proto::ErrorCode::invalid_argument,
+common::Error ambiguous_prefix(const std::string& prefix) {
+  return common::make_error(common::ErrorCode::invalid_argument,
                            "key id prefix " + prefix +
                                " is ambiguous: it matches more than one key id; give more digits");
 }

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -30,6 +30,6 @@ Result<PrefixMatch> match_prefix(SqliteDb& db, PrefixScope scope, const KeyIdRan
                                  std::string_view what);
 
 // The invalid_argument error of a prefix that matches more than one key id.
-proto::Error ambiguous_prefix(const std::string& prefix);
+common::Error ambiguous_prefix(const std::string& prefix);
 
 }  // namespace jitcache::daemon::store

@@ -11,14 +11,14 @@
 #include <functional>
 #include <optional>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
+#include <proto/messages.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
-using proto::Result;
+using common::Result;
 
 // Told the id of every row a write replaces or deletes (a PUT over an entry, REMOVE, a quarantine,
 // a corrupt entry deleted, eviction), after the write commits and before the next write can start.

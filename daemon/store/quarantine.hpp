@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <optional>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/store/sqlite_db.hpp>
 #include <daemon/store/store.hpp>

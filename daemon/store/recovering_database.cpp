@@ -10,11 +10,11 @@
 
 namespace jitcache::daemon::store {
 
-using proto::ErrorCode;
+using common::ErrorCode;
 
 namespace {
 
-Result<std::unique_ptr<StoreDatabase>> open_fresh(const SqliteStoreOptions& options, const proto::Error& cause) {
+Result<std::unique_ptr<StoreDatabase>> open_fresh(const SqliteStoreOptions& options, const common::Error& cause) {
   // A retry after a swap that could not open the new database: the damaged file is gone already.
   std::error_code ec;
   if (!std::filesystem::exists(options.path, ec)) return open_store_database(options);
@@ -76,10 +76,10 @@ void RecoveringDatabase::check_files() {
     files = m_database->files;
     generation = m_generation;
   }
-  if (auto change = files->changed()) swap(generation, SwapKind::files_lost, proto::make_error(ErrorCode::io, *change));
+  if (auto change = files->changed()) swap(generation, SwapKind::files_lost, common::make_error(ErrorCode::io, *change));
 }
 
-void RecoveringDatabase::swap(std::uint64_t generation, SwapKind kind, const proto::Error& cause) {
+void RecoveringDatabase::swap(std::uint64_t generation, SwapKind kind, const common::Error& cause) {
   std::unique_ptr<StoreDatabase> old;
   {
     std::unique_lock lock(m_mutex);

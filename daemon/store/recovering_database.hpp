@@ -41,7 +41,7 @@
 #include <mutex>
 #include <utility>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/sqlite_store_options.hpp>
 #include <daemon/store/store_database.hpp>
@@ -101,7 +101,7 @@ class RecoveringDatabase {
   Entry enter();
   void leave();
   void check_files();
-  void swap(std::uint64_t generation, SwapKind kind, const proto::Error& cause);
+  void swap(std::uint64_t generation, SwapKind kind, const common::Error& cause);
 
   const SqliteStoreOptions m_options;
   SwapHooks m_hooks;
@@ -120,13 +120,13 @@ auto RecoveringDatabase::run(F&& fn) -> decltype(fn(std::declval<StoreDatabase&>
   const Entry entry = enter();
   auto result = [&]() -> decltype(fn(std::declval<StoreDatabase&>())) {
     if (entry.database == nullptr) {
-      return proto::make_error(proto::ErrorCode::corrupt,
+      return common::make_error(common::ErrorCode::corrupt,
                                "the store database could not be recreated after a corruption");
     }
     return fn(*entry.database);
   }();
   leave();
-  if (m_options.recover && !result && result.error().code == proto::ErrorCode::corrupt) {
+  if (m_options.recover && !result && result.error().code == common::ErrorCode::corrupt) {
     swap(entry.generation, SwapKind::corrupt, result.error());
   }
   return result;

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
 
 namespace jitcache::daemon::store {
 

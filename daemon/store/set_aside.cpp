@@ -23,7 +23,7 @@ std::string utc_time_stamp(std::chrono::system_clock::time_point when) {
   return text;
 }
 
-proto::Result<std::filesystem::path> set_aside_database(const std::filesystem::path& database,
+common::Result<std::filesystem::path> set_aside_database(const std::filesystem::path& database,
                                                         std::chrono::system_clock::time_point when) {
   const std::string base = database.string() + ".corrupt-" + utc_time_stamp(when);
   std::filesystem::path target(base);
@@ -34,7 +34,7 @@ proto::Result<std::filesystem::path> set_aside_database(const std::filesystem::p
   }
   std::filesystem::rename(database, target, ec);
   if (ec) {
-    return proto::make_error(proto::ErrorCode::io,
+    return common::make_error(common::ErrorCode::io,
                              "cannot move " + database.string() + " aside to " + target.string() + ": " + ec.message());
   }
   for (const char* suffix : {"-wal", "-shm"}) {

@@ -12,7 +12,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -23,7 +23,7 @@ std::string utc_time_stamp(std::chrono::system_clock::time_point when);
 // "-2", "-3", ... after the time stamp. Errors: io when the database itself cannot be renamed; a
 // -wal or -shm that is missing is fine, one that cannot be renamed is removed so that it cannot
 // be mistaken for the fresh database's.
-proto::Result<std::filesystem::path> set_aside_database(const std::filesystem::path& database,
+common::Result<std::filesystem::path> set_aside_database(const std::filesystem::path& database,
                                                         std::chrono::system_clock::time_point when);
 
 }  // namespace jitcache::daemon::store

@@ -6,8 +6,8 @@
 
 namespace jitcache::daemon::store {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 ErrorCode map_sqlite_code(int rc) {
   switch (rc & 0xFF) {
@@ -169,7 +169,7 @@ Result<StatementRef> SqliteDb::statement(std::string_view sql) {
   if (rc != SQLITE_OK) return sqlite_error(m_db, rc, "preparing \"" + std::string(sql) + "\" on " + m_path.string());
   if (stmt == nullptr || tail != sql.data() + sql.size()) {
     sqlite3_finalize(stmt);
-    return proto::make_error(ErrorCode::internal, "\"" + std::string(sql) + "\" is not exactly one SQL statement");
+    return common::make_error(ErrorCode::internal, "\"" + std::string(sql) + "\" is not exactly one SQL statement");
   }
   auto& slot = m_statements[std::string(sql)];
   slot = std::make_unique<Statement>(stmt);

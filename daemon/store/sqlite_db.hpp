@@ -1,6 +1,6 @@
 // A thin RAII layer over the SQLite C API for the store: a connection (SqliteDb), its prepared
 // statements (Statement, cached per connection and handed out as StatementRef), a transaction
-// guard, and the one mapping from SQLite result codes to proto::ErrorCode.
+// guard, and the one mapping from SQLite result codes to common::ErrorCode.
 //
 // Thread safety: none inside. A SqliteDb and everything obtained from it belong to one thread at a
 // time; the store hands whole connections to threads (a reader pool, a mutex-guarded writer).
@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/image_buffer.hpp>
 
@@ -27,13 +27,13 @@ struct sqlite3_stmt;
 
 namespace jitcache::daemon::store {
 
-using proto::Error;
-using proto::Result;
+using common::Error;
+using common::Result;
 
 // SQLITE_FULL → no_space, SQLITE_CORRUPT/SQLITE_NOTADB → corrupt, SQLITE_BUSY/SQLITE_LOCKED →
 // unavailable, SQLITE_TOOBIG → too_large, SQLITE_IOERR/SQLITE_CANTOPEN/SQLITE_READONLY/SQLITE_PERM →
 // io, anything else → internal. Takes primary or extended codes.
-proto::ErrorCode map_sqlite_code(int rc);
+common::ErrorCode map_sqlite_code(int rc);
 
 // "<what>: <SQLite's message> (SQLite code <n>)", e.g. "storing entry 3fa2…: database or disk is
 // full (SQLite code 13)". `db` may be null when no connection exists yet.

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <functional>
 
-#include <daemon/store/compression_level.hpp>
+#include <daemon/config/compression_level.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -29,7 +29,7 @@ struct SqliteStoreOptions {
   std::chrono::milliseconds stale_driver_after{0};
   // zstd level for new images (config key compression_level, the same default; image_codec.hpp); 0: store raw.
   // Entries already stored keep their codec: a store may hold raw and zstd images side by side.
-  int compression_level = k_default_compression_level;
+  int compression_level = config::k_default_compression_level;
   // Tenants (docs/security.md): the stored bytes an untrusted uid's own namespace may hold
   // (namespace_quota.hpp; 0: no quota), and how many distinct untrusted uids must report a shared
   // image failing before it is quarantined for everyone (quarantine.hpp).

@@ -9,8 +9,8 @@
 
 namespace jitcache::daemon::store {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 

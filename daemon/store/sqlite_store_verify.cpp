@@ -55,7 +55,7 @@ Result<VerifyBatch> SqliteStore::verify_entries(std::int64_t after_id, unsigned 
         if (!*has_row) break;
         ++rows;
         auto row = read_entry_row(**stmt);
-        if (!row) return proto::make_error(proto::ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
+        if (!row) return common::make_error(common::ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
         batch.last_id = row->id;
         auto blob = db->read_blob("blobs", "data", row->id, what);
         if (!blob) return blob.error();

@@ -21,10 +21,10 @@
 #include <variant>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
+#include <proto/messages.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/image_buffer.hpp>
 #include <daemon/store/image_codec.hpp>
@@ -33,7 +33,7 @@
 
 namespace jitcache::daemon::store {
 
-using proto::Result;
+using common::Result;
 
 inline constexpr std::uint32_t k_shared_namespace = 0;
 

@@ -12,16 +12,16 @@
 
 namespace jitcache::daemon::store {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOptions& options) {
   if (options.reader_count == 0) {
     return make_error(ErrorCode::invalid_argument, "the store needs at least one reader connection");
   }
-  if (options.compression_level < 0 || options.compression_level > k_max_compression_level) {
+  if (options.compression_level < 0 || options.compression_level > config::k_max_compression_level) {
     return make_error(ErrorCode::invalid_argument, "compression level " + std::to_string(options.compression_level) +
-                                                       " is not within 0.." + std::to_string(k_max_compression_level));
+                                                       " is not within 0.." + std::to_string(config::k_max_compression_level));
   }
   const PragmaOptions pragmas{options.busy_timeout, options.cache_size_kib, options.reader_mmap_bytes};
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/connection_pool.hpp>
 #include <daemon/store/database_files.hpp>

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <proto/messages.hpp>
+#include <common/result.hpp>
 
 #include <daemon/store/store.hpp>
 

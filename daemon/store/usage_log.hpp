@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::daemon::store {
 

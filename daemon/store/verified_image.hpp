@@ -9,7 +9,7 @@
 #include <optional>
 #include <variant>
 
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
 #include <daemon/store/image_codec.hpp>
 

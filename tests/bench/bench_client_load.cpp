@@ -31,14 +31,14 @@
 
 #include <client/src/transport/daemon_client.hpp>
 
-#include "child_process.hpp"
-#include "client_load_child.hpp"
-#include "client_load_report.hpp"
-#include "daemon_process.hpp"
-#include "log_tail.hpp"
-#include "machine_info.hpp"
-#include "ptx_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/child_process.hpp>
+#include <tests/bench/client_load_child.hpp>
+#include <tests/bench/client_load_report.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/bench/log_tail.hpp>
+#include <tests/bench/machine_info.hpp>
+#include <tests/support/ptx_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
 namespace {

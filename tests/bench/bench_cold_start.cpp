@@ -28,14 +28,14 @@
 #include <daemon/compile/compile_runner.hpp>
 #include <daemon/compile/prepare_job.hpp>
 #include <daemon/compile/worker_path.hpp>
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/jit_options.hpp>
 
-#include "child_process.hpp"
-#include "client_load_child.hpp"
-#include "cold_start_wave.hpp"
-#include "daemon_process.hpp"
-#include "machine_info.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/child_process.hpp>
+#include <tests/bench/client_load_child.hpp>
+#include <tests/bench/cold_start_wave.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/bench/machine_info.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
 namespace {

@@ -20,7 +20,7 @@
 
 #include <daemon/store/image_codec.hpp>
 
-#include "machine_info.hpp"
+#include <tests/bench/machine_info.hpp>
 
 #ifdef JITCACHE_BENCH_NVJITLINK
 #include <daemon/compile_worker/nvjitlink_compile.hpp>

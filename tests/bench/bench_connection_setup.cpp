@@ -22,12 +22,12 @@
 #include <vector>
 
 #include <client/src/transport/daemon_client.hpp>
-#include <jitcache/proto/content_digest.hpp>
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/content_digest.hpp>
+#include <proto/jit_options.hpp>
 
-#include "daemon_process.hpp"
-#include "sample_cubin.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/sample_cubin.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using Clock = std::chrono::steady_clock;

@@ -19,21 +19,21 @@
 #include <CLI/CLI.hpp>
 
 #include <client/src/transport/daemon_client.hpp>
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/key.hpp>
 
-#include "cell_figures.hpp"
-#include "daemon_process.hpp"
-#include "load_runner.hpp"
-#include "log_tail.hpp"
-#include "lookup_report.hpp"
-#include "lookup_targets.hpp"
-#include "machine_info.hpp"
-#include "process_usage.hpp"
-#include "redis_connection.hpp"
-#include "redis_server.hpp"
-#include "sample_cubin.hpp"
-#include "temp_dir.hpp"
+#include <tests/bench/cell_figures.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/bench/load_runner.hpp>
+#include <tests/bench/log_tail.hpp>
+#include <tests/bench/lookup_report.hpp>
+#include <tests/bench/lookup_targets.hpp>
+#include <tests/bench/machine_info.hpp>
+#include <tests/bench/process_usage.hpp>
+#include <tests/bench/redis_connection.hpp>
+#include <tests/bench/redis_server.hpp>
+#include <tests/support/sample_cubin.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
 namespace {

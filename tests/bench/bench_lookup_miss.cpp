@@ -21,18 +21,18 @@
 #include <CLI/CLI.hpp>
 
 #include <client/src/transport/daemon_client.hpp>
-#include <jitcache/proto/content_digest.hpp>
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/content_digest.hpp>
+#include <proto/digest.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/key.hpp>
 
-#include "daemon_process.hpp"
-#include "load_runner.hpp"
-#include "log_tail.hpp"
-#include "machine_info.hpp"
-#include "process_usage.hpp"
-#include "sample_cubin.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/bench/load_runner.hpp>
+#include <tests/bench/log_tail.hpp>
+#include <tests/bench/machine_info.hpp>
+#include <tests/bench/process_usage.hpp>
+#include <tests/support/sample_cubin.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
 namespace {
@@ -105,7 +105,7 @@ class MissClient final : public LoadClient {
   }
 
  private:
-  static bool check(const proto::Result<std::optional<client::transport::FetchedImage>>& fetched, const char* what,
+  static bool check(const common::Result<std::optional<client::transport::FetchedImage>>& fetched, const char* what,
                     std::string& failure) {
     if (!fetched) {
       failure = std::string(what) + ": " + fetched.error().message;

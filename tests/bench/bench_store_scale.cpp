@@ -29,13 +29,13 @@
 
 #include <client/src/transport/daemon_client.hpp>
 #include <daemon/store/sqlite_store.hpp>
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/key.hpp>
 
-#include "daemon_process.hpp"
-#include "load_runner.hpp"
-#include "machine_info.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/bench/load_runner.hpp>
+#include <tests/bench/machine_info.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "cell_figures.hpp"
+#include <tests/bench/cell_figures.hpp>
 
 namespace jitcache::bench {
 

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <optional>
 
-#include "load_runner.hpp"
+#include <tests/bench/load_runner.hpp>
 
 namespace jitcache::bench {
 

@@ -1,4 +1,4 @@
-#include "client_load_child.hpp"
+#include <tests/bench/client_load_child.hpp>
 
 #include <unistd.h>
 
@@ -8,9 +8,9 @@
 
 #include <jitcache/jitcache.h>
 
-#include "gpu_driver.hpp"
-#include "ptx_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/gpu_driver.hpp>
+#include <tests/support/ptx_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
 

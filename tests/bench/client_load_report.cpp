@@ -1,4 +1,4 @@
-#include "client_load_report.hpp"
+#include <tests/bench/client_load_report.hpp>
 
 #include <algorithm>
 #include <cstdarg>

@@ -1,4 +1,4 @@
-#include "cold_start_wave.hpp"
+#include <tests/bench/cold_start_wave.hpp>
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "temp_dir.hpp"
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
 

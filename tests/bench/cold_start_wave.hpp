@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "child_process.hpp"
-#include "client_load_child.hpp"
+#include <tests/support/child_process.hpp>
+#include <tests/bench/client_load_child.hpp>
 
 namespace jitcache::bench {
 

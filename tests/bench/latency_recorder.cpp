@@ -1,4 +1,4 @@
-#include "latency_recorder.hpp"
+#include <tests/bench/latency_recorder.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "load_runner.hpp"
+#include <tests/bench/load_runner.hpp>
 
 #include <algorithm>
 #include <latch>

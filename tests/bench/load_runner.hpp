@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "latency_recorder.hpp"
+#include <tests/bench/latency_recorder.hpp>
 
 namespace jitcache::bench {
 

@@ -1,4 +1,4 @@
-#include "log_tail.hpp"
+#include <tests/bench/log_tail.hpp>
 
 #include <fstream>
 #include <iterator>

@@ -1,4 +1,4 @@
-#include "lookup_report.hpp"
+#include <tests/bench/lookup_report.hpp>
 
 #include <cstdarg>
 #include <cstdio>

@@ -9,9 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cell_figures.hpp"
-#include "lookup_targets.hpp"
-#include "machine_info.hpp"
+#include <tests/bench/cell_figures.hpp>
+#include <tests/bench/lookup_targets.hpp>
+#include <tests/bench/machine_info.hpp>
 
 namespace jitcache::bench {
 

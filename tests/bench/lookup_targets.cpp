@@ -1,4 +1,4 @@
-#include "lookup_targets.hpp"
+#include <tests/bench/lookup_targets.hpp>
 
 #include <cstdio>
 

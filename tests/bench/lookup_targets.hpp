@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cell_figures.hpp"
+#include <tests/bench/cell_figures.hpp>
 
 namespace jitcache::bench {
 

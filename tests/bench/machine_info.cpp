@@ -1,4 +1,4 @@
-#include "machine_info.hpp"
+#include <tests/bench/machine_info.hpp>
 
 #include <sched.h>
 #include <sys/utsname.h>

@@ -1,4 +1,4 @@
-#include "process_usage.hpp"
+#include <tests/bench/process_usage.hpp>
 
 #include <sys/resource.h>
 #include <sys/socket.h>

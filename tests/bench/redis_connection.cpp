@@ -1,4 +1,4 @@
-#include "redis_connection.hpp"
+#include <tests/bench/redis_connection.hpp>
 
 #include <hiredis/hiredis.h>
 
@@ -10,15 +10,15 @@ namespace jitcache::bench {
 
 namespace {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 struct ReplyDeleter {
   void operator()(redisReply* reply) const { freeReplyObject(reply); }
 };
 using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
-proto::Error context_error(const redisContext* context, std::string_view what) {
+common::Error context_error(const redisContext* context, std::string_view what) {
   std::string message = std::string(what) + ": ";
   message += context != nullptr && context->err != 0 ? context->errstr : "no reply";
   return make_error(ErrorCode::io, std::move(message));
@@ -30,7 +30,7 @@ std::string_view reply_text(const redisReply& reply) {
 
 }  // namespace
 
-proto::Result<RedisConnection> RedisConnection::connect(const std::string& socket_path) {
+common::Result<RedisConnection> RedisConnection::connect(const std::string& socket_path) {
   redisContext* context = redisConnectUnix(socket_path.c_str());
   if (context == nullptr) return make_error(ErrorCode::io, "cannot allocate a hiredis context");
   if (context->err != 0) {
@@ -58,7 +58,7 @@ RedisConnection::~RedisConnection() {
 
 int RedisConnection::fd() const { return m_context != nullptr ? m_context->fd : -1; }
 
-proto::Result<void> RedisConnection::ping() {
+common::Result<void> RedisConnection::ping() {
   ReplyPtr reply(static_cast<redisReply*>(redisCommand(m_context, "PING")));
   if (!reply) return context_error(m_context, "PING");
   if (reply->type != REDIS_REPLY_STATUS || reply_text(*reply) != "PONG") {
@@ -67,7 +67,7 @@ proto::Result<void> RedisConnection::ping() {
   return {};
 }
 
-proto::Result<std::string> RedisConnection::server_version() {
+common::Result<std::string> RedisConnection::server_version() {
   ReplyPtr reply(static_cast<redisReply*>(redisCommand(m_context, "INFO server")));
   if (!reply) return context_error(m_context, "INFO");
   if (reply->type != REDIS_REPLY_STRING) return make_error(ErrorCode::internal, "INFO: unexpected reply");
@@ -79,7 +79,7 @@ proto::Result<std::string> RedisConnection::server_version() {
   return std::string(value.substr(0, value.find_first_of("\r\n")));
 }
 
-proto::Result<void> RedisConnection::set(std::string_view key, proto::Bytes value) {
+common::Result<void> RedisConnection::set(std::string_view key, proto::Bytes value) {
   ReplyPtr reply(static_cast<redisReply*>(
       redisCommand(m_context, "SET %b %b", key.data(), key.size(), value.data(), value.size())));
   if (!reply) return context_error(m_context, "SET");
@@ -89,7 +89,7 @@ proto::Result<void> RedisConnection::set(std::string_view key, proto::Bytes valu
   return {};
 }
 
-proto::Result<void> RedisConnection::get(std::string_view key, std::size_t expected_size) {
+common::Result<void> RedisConnection::get(std::string_view key, std::size_t expected_size) {
   ReplyPtr reply(static_cast<redisReply*>(redisCommand(m_context, "GET %b", key.data(), key.size())));
   if (!reply) return context_error(m_context, "GET");
   if (reply->type == REDIS_REPLY_NIL) return make_error(ErrorCode::not_found, "GET: no value for the key");

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 struct redisContext;
 
@@ -15,7 +15,7 @@ namespace jitcache::bench {
 
 class RedisConnection {
  public:
-  static proto::Result<RedisConnection> connect(const std::string& socket_path);
+  static common::Result<RedisConnection> connect(const std::string& socket_path);
 
   RedisConnection(RedisConnection&& other) noexcept;
   RedisConnection& operator=(RedisConnection&& other) noexcept;
@@ -23,12 +23,12 @@ class RedisConnection {
   RedisConnection& operator=(const RedisConnection&) = delete;
   ~RedisConnection();
 
-  proto::Result<void> ping();
+  common::Result<void> ping();
   // The redis_version line of INFO server, for the record printed with the figures.
-  proto::Result<std::string> server_version();
-  proto::Result<void> set(std::string_view key, proto::Bytes value);
+  common::Result<std::string> server_version();
+  common::Result<void> set(std::string_view key, proto::Bytes value);
   // GET that succeeds only when the value exists and has `expected_size` bytes.
-  proto::Result<void> get(std::string_view key, std::size_t expected_size);
+  common::Result<void> get(std::string_view key, std::size_t expected_size);
 
   int fd() const;
 

@@ -1,4 +1,4 @@
-#include "redis_server.hpp"
+#include <tests/bench/redis_server.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "log_tail.hpp"
-#include "redis_connection.hpp"
+#include <tests/bench/log_tail.hpp>
+#include <tests/bench/redis_connection.hpp>
 
 namespace jitcache::bench {
 

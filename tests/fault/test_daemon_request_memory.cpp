@@ -10,13 +10,13 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "process_status.hpp"
-#include "sample_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/process_status.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using client::transport::UnixConnection;

@@ -22,10 +22,10 @@
 #include <thread>
 #include <vector>
 
-#include "daemon_process.hpp"
-#include "sample_entries.hpp"
-#include "store_file_check.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/store_file_check.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using testing::DaemonProcess;

@@ -20,13 +20,13 @@
 
 #include <daemon/store/driver_log.hpp>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "sample_entries.hpp"
-#include "sqlite_text_query.hpp"
-#include "store_file_check.hpp"
-#include "temp_dir.hpp"
-#include "tmpfs_mount.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/sqlite_text_query.hpp>
+#include <tests/support/store_file_check.hpp>
+#include <tests/support/temp_dir.hpp>
+#include <tests/support/tmpfs_mount.hpp>
 
 using namespace jitcache;
 using testing::DaemonProcess;
@@ -135,7 +135,7 @@ TEST_CASE("store full disk: a PUT that does not fit fails with no_space, reads k
       }
       INFO("PUT failed with: " << put.error().message);
       CHECK(put.error().reply_status == static_cast<std::uint16_t>(proto::Status::no_space));
-      CHECK(put.error().code == proto::ErrorCode::no_space);
+      CHECK(put.error().code == common::ErrorCode::no_space);
       CHECK_THAT(put.error().message, Catch::StartsWith("no_space: "));
       refused.push_back(next_key);
     }

@@ -78,7 +78,7 @@ void fuzz_value(const ConfigKey& key, std::string_view value) {
   Config by_variable;
   auto result = key.set(by_variable, value);
   if (!result) {
-    if (result.error().code != jitcache::proto::ErrorCode::invalid_argument) fail("a bad value is not invalid_argument");
+    if (result.error().code != jitcache::common::ErrorCode::invalid_argument) fail("a bad value is not invalid_argument");
     if (result.error().message.empty()) fail("a bad value is refused without a message");
   } else {
     check_round_trip(by_variable);

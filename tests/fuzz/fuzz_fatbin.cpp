@@ -36,7 +36,7 @@
 
 namespace fb = jitcache::client::fatbin;
 namespace key = jitcache::client::key;
-using jitcache::proto::ErrorCode;
+using jitcache::common::ErrorCode;
 
 namespace {
 
@@ -87,7 +87,7 @@ bool has_elf_magic(std::span<const std::byte> bytes) {
          bytes[2] == std::byte{'L'} && bytes[3] == std::byte{'F'};
 }
 
-void check_refusal(const jitcache::proto::Error& error) {
+void check_refusal(const jitcache::common::Error& error) {
   if (error.message.empty()) fail("a refusal has no message");
 }
 

@@ -11,15 +11,16 @@
 //
 // Growing a field here takes three matching edits (the bytes, the field's length, payload_length),
 // which mutations rarely make at once; fuzz_payload_decoders drops the framing for that reason.
-#include "message_round_trip.hpp"
+#include <tests/fuzz/message_round_trip.hpp>
 
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/messages.hpp>
+#include <proto/wire.hpp>
 
 #include <algorithm>
 #include <cstdint>
 
 using namespace jitcache::proto;
+using namespace jitcache::common;
 
 namespace {
 

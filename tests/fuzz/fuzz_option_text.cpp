@@ -6,8 +6,8 @@
 //   - canonical text canonicalizes to itself, so a key built from it has one spelling;
 //   - canonical text fits the key's options field and the daemon's key validation accepts it,
 //     so whatever a client canonicalizes can be sent and stored.
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/key.hpp>
 
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +15,7 @@
 #include <string_view>
 
 using namespace jitcache::proto;
+using namespace jitcache::common;
 
 namespace {
 

@@ -10,7 +10,7 @@
 // Properties checked (abort() on violation, so the fuzzer reports the input):
 //   - nothing reads out of bounds, leaks or hits UB (ASan, UBSan, LeakSanitizer);
 //   - every payload passes the round-trip checks of message_round_trip.hpp.
-#include "message_round_trip.hpp"
+#include <tests/fuzz/message_round_trip.hpp>
 
 #include <cstdint>
 #include <cstring>

@@ -9,10 +9,10 @@
 #include <client/src/fatbin/fatbin_format.hpp>
 #include <daemon/config/config.hpp>
 #include <daemon/config/config_table.hpp>
-#include <jitcache/proto/compile_messages.hpp>
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/published_image.hpp>
+#include <proto/compile_messages.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/messages.hpp>
+#include <proto/published_image.hpp>
 
 #include <algorithm>
 #include <cstdio>

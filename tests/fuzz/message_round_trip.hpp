@@ -9,10 +9,10 @@
 //     byte form per message) and decodes again to an equal message.
 #pragma once
 
-#include <jitcache/proto/compile_messages.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/published_image.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/compile_messages.hpp>
+#include <proto/messages.hpp>
+#include <proto/published_image.hpp>
+#include <proto/wire.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -104,8 +104,8 @@ inline bool same(const PublishedImage& a, const PublishedImage& b) {
 }
 inline bool same(const std::string& a, const std::string& b) { return a == b; }
 
-inline void check_decode_error(const Error& error) {
-  if (error.code != ErrorCode::invalid_argument && error.code != ErrorCode::too_large) {
+inline void check_decode_error(const common::Error& error) {
+  if (error.code != common::ErrorCode::invalid_argument && error.code != common::ErrorCode::too_large) {
     fail("a decoder failed with a code other than invalid_argument or too_large");
   }
   if (error.message.empty()) fail("a decoder failed without a message");

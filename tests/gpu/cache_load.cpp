@@ -1,4 +1,4 @@
-#include "cache_load.hpp"
+#include <tests/gpu/cache_load.hpp>
 
 #include <stdexcept>
 

@@ -8,7 +8,7 @@
 
 #include <jitcache/jitcache.hpp>
 
-#include "daemon_process.hpp"
+#include <tests/support/daemon_process.hpp>
 
 namespace jitcache::testing::gpu {
 

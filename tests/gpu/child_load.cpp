@@ -1,10 +1,10 @@
-#include "child_load.hpp"
+#include <tests/gpu/child_load.hpp>
 
 #include <iostream>
 
-#include "cache_load.hpp"
-#include "kernel_checks.hpp"
-#include "temp_dir.hpp"
+#include <tests/gpu/cache_load.hpp>
+#include <tests/gpu/kernel_checks.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::testing::gpu {
 

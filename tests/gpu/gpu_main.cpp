@@ -10,9 +10,9 @@
 #include <iostream>
 #include <string_view>
 
-#include "child_load.hpp"
-#include "gpu_driver.hpp"
-#include "gpu_session.hpp"
+#include <tests/gpu/child_load.hpp>
+#include <tests/support/gpu_driver.hpp>
+#include <tests/gpu/gpu_session.hpp>
 
 namespace {
 

@@ -1,9 +1,9 @@
-#include "gpu_paths.hpp"
+#include <tests/gpu/gpu_paths.hpp>
 
 #include <cstdlib>
 #include <stdexcept>
 
-#include "temp_dir.hpp"
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::testing::gpu {
 

@@ -1,4 +1,4 @@
-#include "gpu_session.hpp"
+#include <tests/gpu/gpu_session.hpp>
 
 #include <optional>
 #include <stdexcept>

@@ -3,7 +3,7 @@
 // Thread safety: set once before the tests start; read-only afterwards.
 #pragma once
 
-#include "gpu_driver.hpp"
+#include <tests/support/gpu_driver.hpp>
 
 namespace jitcache::testing::gpu {
 

@@ -1,4 +1,4 @@
-#include "kernel_checks.hpp"
+#include <tests/gpu/kernel_checks.hpp>
 
 #include <limits>
 #include <vector>

@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "gpu_driver.hpp"
+#include <tests/support/gpu_driver.hpp>
 
 namespace jitcache::testing::gpu {
 

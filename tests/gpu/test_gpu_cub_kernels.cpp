@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "cache_load.hpp"
-#include "daemon_process.hpp"
-#include "gpu_paths.hpp"
-#include "gpu_session.hpp"
-#include "ptx_entries.hpp"
+#include <tests/gpu/cache_load.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/gpu/gpu_paths.hpp>
+#include <tests/gpu/gpu_session.hpp>
+#include <tests/support/ptx_entries.hpp>
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;

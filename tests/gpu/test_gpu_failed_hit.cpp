@@ -4,15 +4,15 @@
 // the next load is a hit on that good image.
 #include <catch2/catch.hpp>
 
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/messages.hpp>
+#include <proto/wire.hpp>
 
-#include "cache_load.hpp"
-#include "daemon_process.hpp"
-#include "gpu_paths.hpp"
-#include "gpu_session.hpp"
-#include "kernel_checks.hpp"
-#include "store_plant.hpp"
+#include <tests/gpu/cache_load.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/gpu/gpu_paths.hpp>
+#include <tests/gpu/gpu_session.hpp>
+#include <tests/gpu/kernel_checks.hpp>
+#include <tests/support/store_plant.hpp>
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;

@@ -5,11 +5,11 @@
 #include <chrono>
 #include <thread>
 
-#include "cache_load.hpp"
-#include "daemon_process.hpp"
-#include "gpu_paths.hpp"
-#include "gpu_session.hpp"
-#include "kernel_checks.hpp"
+#include <tests/gpu/cache_load.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/gpu/gpu_paths.hpp>
+#include <tests/gpu/gpu_session.hpp>
+#include <tests/gpu/kernel_checks.hpp>
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;

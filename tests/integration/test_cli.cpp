@@ -22,13 +22,13 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/key.hpp>
 
-#include "daemon_process.hpp"
-#include "sample_cubin.hpp"
-#include "sample_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/sample_cubin.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using testing::DaemonProcess;

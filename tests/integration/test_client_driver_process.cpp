@@ -13,9 +13,9 @@
 #include <iterator>
 #include <string>
 
-#include "daemon_process.hpp"
-#include "fake_driver.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/fake_driver.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using jitcache::testing::DaemonProcess;
 using jitcache::testing::FakeDriver;

@@ -24,16 +24,16 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/digest.hpp>
+#include <proto/messages.hpp>
+#include <proto/wire.hpp>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "fake_driver.hpp"
-#include "load_flow_fixture.hpp"
-#include "store_plant.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/fake_driver.hpp>
+#include <tests/support/load_flow_fixture.hpp>
+#include <tests/support/store_plant.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using namespace jitcache::testing::load_flow;

@@ -19,12 +19,12 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/published_image.hpp>
+#include <proto/published_image.hpp>
 
 #include <client/src/loader/pending_hit_notes.hpp>
-#include "load_flow_fixture.hpp"
-#include "sample_entries.hpp"
-#include "seccomp_refusal.hpp"
+#include <tests/support/load_flow_fixture.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/seccomp_refusal.hpp>
 
 using namespace jitcache;
 using namespace jitcache::testing::load_flow;

@@ -25,16 +25,16 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/default_paths.hpp>
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
-#include <jitcache/proto/published_image.hpp>
+#include <common/default_paths.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
+#include <proto/published_image.hpp>
 
-#include "child_process.hpp"
-#include "daemon_process.hpp"
-#include "load_flow_fixture.hpp"
-#include "sample_entries.hpp"
-#include "system_users.hpp"
+#include <tests/support/child_process.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/load_flow_fixture.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/system_users.hpp>
 
 using namespace jitcache;
 using namespace jitcache::testing::load_flow;
@@ -142,8 +142,8 @@ TEST_CASE("socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets n
   }
   const SystemUser& victim = users.a();
   const SystemUser& attacker = users.b();
-  if (fs::exists("/run/user/" + std::to_string(victim.uid)) || fs::exists(proto::k_system_socket_path)) {
-    WARN("SKIPPED: /run/user/" << victim.uid << " or " << proto::k_system_socket_path
+  if (fs::exists("/run/user/" + std::to_string(victim.uid)) || fs::exists(common::k_system_socket_path)) {
+    WARN("SKIPPED: /run/user/" << victim.uid << " or " << common::k_system_socket_path
                                << " exists here, so the victim's default socket is not the /tmp fallback");
     return;
   }

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "daemon_process.hpp"
-#include "sample_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using testing::DaemonProcess;

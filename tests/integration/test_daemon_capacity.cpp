@@ -7,12 +7,12 @@
 #include <chrono>
 #include <thread>
 
-#include <jitcache/proto/key.hpp>
+#include <proto/key.hpp>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "sample_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using testing::DaemonOptions;

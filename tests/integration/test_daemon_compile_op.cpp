@@ -13,13 +13,13 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/compile_messages.hpp>
-#include <jitcache/proto/content_digest.hpp>
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/compile_messages.hpp>
+#include <proto/content_digest.hpp>
+#include <proto/jit_options.hpp>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using namespace std::chrono_literals;

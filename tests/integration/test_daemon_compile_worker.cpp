@@ -16,13 +16,13 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/jit_options.hpp>
 
 #include <daemon/compile/compile_runner.hpp>
 #include <daemon/compile/compile_service.hpp>
 #include <daemon/compile/prepare_job.hpp>
 
-#include "temp_dir.hpp"
+#include <tests/support/temp_dir.hpp>
 
 namespace {
 

@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "sample_cubin.hpp"
-#include "sample_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/sample_cubin.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using client::transport::ImageDelivery;

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "sample_entries.hpp"
-#include "store_damage.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/store_damage.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using testing::DaemonOptions;

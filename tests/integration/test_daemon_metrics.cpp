@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "daemon_process.hpp"
-#include "http_get.hpp"
-#include "sample_entries.hpp"
-#include "system_users.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/http_get.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/system_users.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using testing::DaemonOptions;

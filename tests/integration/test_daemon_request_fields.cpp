@@ -9,12 +9,12 @@
 #include <limits>
 #include <string>
 
-#include <jitcache/proto/request_fields.hpp>
+#include <proto/request_fields.hpp>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "sample_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using testing::DaemonProcess;
@@ -26,7 +26,7 @@ namespace {
 constexpr auto k_bad_request = static_cast<std::uint16_t>(proto::Status::bad_request);
 
 template <class T>
-void check_refused(const proto::Result<T>& result, const std::string& field) {
+void check_refused(const common::Result<T>& result, const std::string& field) {
   REQUIRE_FALSE(result);
   INFO(result.error().message);
   CHECK(result.error().reply_status == k_bad_request);

@@ -20,12 +20,12 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
-#include "child_process.hpp"
-#include "daemon_process.hpp"
-#include "sample_entries.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/child_process.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using namespace std::chrono_literals;

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include <client/src/transport/daemon_client.hpp>
-#include <daemon_process.hpp>
-#include <temp_dir.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using jitcache::testing::DaemonProcess;
 using jitcache::testing::TempDir;

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <daemon_process.hpp>
-#include <temp_dir.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using jitcache::testing::DaemonProcess;
 using jitcache::testing::TempDir;

@@ -16,15 +16,15 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
 
-#include "child_process.hpp"
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "sample_entries.hpp"
-#include "system_users.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/child_process.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/system_users.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using client::transport::DaemonClient;
@@ -167,7 +167,7 @@ int attack_as_b(const DaemonProcess& daemon, uid_t a_uid, uid_t b_uid) {
     if (!client) client = connect_as_child(daemon);
     const std::uint64_t a_seed = k_a_seeds[i % k_a_seeds.size()];
     const std::uint64_t shared_seed = k_shared_seeds[(i / 8) % k_shared_seeds.size()];
-    std::optional<proto::Error> transport_error;
+    std::optional<common::Error> transport_error;
     auto check_served = [&](auto& found, const std::string& what) {
       if (!found) {
         if (found.error().reply_status == 0) transport_error = found.error();

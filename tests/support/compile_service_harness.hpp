@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/digest.hpp>
+#include <proto/jit_options.hpp>
 
 #include <daemon/compile/compile_service.hpp>
 

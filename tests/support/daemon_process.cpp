@@ -1,4 +1,4 @@
-#include "daemon_process.hpp"
+#include <tests/support/daemon_process.hpp>
 
 #include <fcntl.h>
 #include <signal.h>

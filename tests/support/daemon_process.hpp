@@ -14,7 +14,7 @@
 
 #include <client/src/transport/daemon_client.hpp>
 
-#include "temp_dir.hpp"
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::testing {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include <client/src/loader/cache_port.hpp>
-#include <jitcache/proto/key.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/key.hpp>
+#include <proto/wire.hpp>
 
 namespace jitcache::testing {
 
@@ -28,7 +28,7 @@ class FakeCachePort final : public client::loader::CachePort {
   // The script.
   std::vector<Entry> entries;                      // what LOOKUP finds
   std::vector<Entry> published;                    // what read_published finds
-  std::optional<proto::Error> connect_error;       // the daemon cannot be reached
+  std::optional<common::Error> connect_error;       // the daemon cannot be reached
   std::uint64_t capability_bits = proto::k_capability_store | proto::k_capability_report_failure |
                                   proto::k_capability_fast_key;
   bool capabilities_known = false;                 // as on a pooled connection that sent HELLO already
@@ -61,7 +61,7 @@ class FakeCachePort final : public client::loader::CachePort {
     return out;
   }
 
-  proto::Result<std::optional<FetchedImage>> read_published(const proto::FastKey& fast_key) override {
+  common::Result<std::optional<FetchedImage>> read_published(const proto::FastKey& fast_key) override {
     ++published_reads;
     for (const Entry& entry : published) {
       if (entry.content_fast && proto::fast_key_of(entry.key, *entry.content_fast) == fast_key) return {fetched(entry)};
@@ -70,7 +70,7 @@ class FakeCachePort final : public client::loader::CachePort {
   }
   void note_published_hit(const proto::FastKey& fast_key) override { hit_notes.push_back(fast_key); }
 
-  proto::Result<void> connect() override {
+  common::Result<void> connect() override {
     ++connects;
     if (connect_error) return *connect_error;
     return {};
@@ -79,13 +79,13 @@ class FakeCachePort final : public client::loader::CachePort {
     if (capabilities_known) return capability_bits;
     return std::nullopt;
   }
-  proto::Result<std::uint64_t> capabilities() override {
+  common::Result<std::uint64_t> capabilities() override {
     if (connect_error) return *connect_error;
     if (!capabilities_known) ++hellos;
     capabilities_known = true;
     return capability_bits;
   }
-  proto::Result<std::optional<FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
+  common::Result<std::optional<FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
                                                         client::transport::ImageDelivery) override {
     fast_lookups.push_back(fast_key);
     if (lookup_fast_status) return status_error(*lookup_fast_status, "LOOKUP selector 2 refused");
@@ -94,7 +94,7 @@ class FakeCachePort final : public client::loader::CachePort {
     }
     return {std::nullopt};
   }
-  proto::Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key,
+  common::Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key,
                                                    client::transport::ImageDelivery) override {
     key_lookups.push_back(key);
     for (const Entry& entry : entries) {
@@ -102,7 +102,7 @@ class FakeCachePort final : public client::loader::CachePort {
     }
     return {std::nullopt};
   }
-  proto::Result<client::transport::CompileAnswer> compile(const proto::CompileRequest& request,
+  common::Result<client::transport::CompileAnswer> compile(const proto::CompileRequest& request,
                                                           std::chrono::milliseconds) override {
     compiles.push_back(request);
     client::transport::CompileAnswer answer;
@@ -115,19 +115,19 @@ class FakeCachePort final : public client::loader::CachePort {
     }
     return answer;
   }
-  proto::Result<void> put(const proto::PutRequest& request) override {
+  common::Result<void> put(const proto::PutRequest& request) override {
     puts.push_back(request);
     put_images.emplace_back(request.image.begin(), request.image.end());
     return {};
   }
-  proto::Result<void> report_failure(const proto::ReportFailureRequest& request) override {
+  common::Result<void> report_failure(const proto::ReportFailureRequest& request) override {
     reports.push_back(request);
     return {};
   }
 
  private:
-  static proto::Error status_error(proto::Status status, std::string message) {
-    proto::Error error = proto::make_error(proto::ErrorCode::invalid_argument, std::move(message));
+  static common::Error status_error(proto::Status status, std::string message) {
+    common::Error error = common::make_error(common::ErrorCode::invalid_argument, std::move(message));
     error.reply_status = static_cast<std::uint16_t>(status);
     return error;
   }

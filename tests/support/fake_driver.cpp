@@ -1,4 +1,4 @@
-#include "fake_driver.hpp"
+#include <tests/support/fake_driver.hpp>
 
 #include <dlfcn.h>
 

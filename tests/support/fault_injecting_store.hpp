@@ -17,9 +17,9 @@
 #include <optional>
 #include <string>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
-#include "store_damage.hpp"
+#include <tests/support/store_damage.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace jitcache::testing {
@@ -52,12 +52,12 @@ class FaultInjectingStore final : public daemon::store::Store,
       : m_real(real), m_database(std::move(database)) {}
 
   // The nth call of `call` from now (1: the next one) fails with `code` and never reaches the store.
-  void fail_nth(StoreCall call, unsigned n, proto::ErrorCode code) {
+  void fail_nth(StoreCall call, unsigned n, common::ErrorCode code) {
     std::lock_guard lock(m_mutex);
     slot(call) = Fault{Kind::fail, m_calls[index(call)] + n, code};
   }
   // Every call of `call` from now fails with `code`, until heal().
-  void fail_every(StoreCall call, proto::ErrorCode code) {
+  void fail_every(StoreCall call, common::ErrorCode code) {
     std::lock_guard lock(m_mutex);
     slot(call) = Fault{Kind::fail_every, 0, code};
   }
@@ -65,13 +65,13 @@ class FaultInjectingStore final : public daemon::store::Store,
   // the first is overwritten: that call and the store meet real corruption.
   void corrupt_before(StoreCall call, unsigned n) {
     std::lock_guard lock(m_mutex);
-    slot(call) = Fault{Kind::corrupt, m_calls[index(call)] + n, proto::ErrorCode::corrupt};
+    slot(call) = Fault{Kind::corrupt, m_calls[index(call)] + n, common::ErrorCode::corrupt};
   }
   // Just before the nth call of `call` from now reaches the store, its database and the -wal and
   // -shm beside it are deleted, as an operator cleaning the state directory would.
   void delete_files_before(StoreCall call, unsigned n) {
     std::lock_guard lock(m_mutex);
-    slot(call) = Fault{Kind::delete_files, m_calls[index(call)] + n, proto::ErrorCode::io};
+    slot(call) = Fault{Kind::delete_files, m_calls[index(call)] + n, common::ErrorCode::io};
   }
   // No more faults; calls go straight through.
   void heal() {
@@ -85,54 +85,54 @@ class FaultInjectingStore final : public daemon::store::Store,
   }
 
   // Store
-  proto::Result<daemon::store::LookupOutcome> lookup(const daemon::store::Selector& selector,
+  common::Result<daemon::store::LookupOutcome> lookup(const daemon::store::Selector& selector,
                                                      const daemon::store::Visibility& who) override {
     if (auto fault = before(StoreCall::lookup)) return *fault;
     return m_real.lookup(selector, who);
   }
-  proto::Result<daemon::store::PutOutcome> put(const daemon::store::PutInput& input) override {
+  common::Result<daemon::store::PutOutcome> put(const daemon::store::PutInput& input) override {
     if (auto fault = before(StoreCall::put)) return *fault;
     return m_real.put(input);
   }
-  proto::Result<std::uint32_t> remove(const std::string& prefix, const daemon::store::Visibility& who) override {
+  common::Result<std::uint32_t> remove(const std::string& prefix, const daemon::store::Visibility& who) override {
     if (auto fault = before(StoreCall::remove)) return *fault;
     return m_real.remove(prefix, who);
   }
-  proto::Result<daemon::store::ListPage> list(const daemon::store::ListQuery& query,
+  common::Result<daemon::store::ListPage> list(const daemon::store::ListQuery& query,
                                               const daemon::store::Visibility& who) override {
     if (auto fault = before(StoreCall::list)) return *fault;
     return m_real.list(query, who);
   }
-  proto::Result<daemon::store::Totals> totals() override {
+  common::Result<daemon::store::Totals> totals() override {
     if (auto fault = before(StoreCall::totals)) return *fault;
     return m_real.totals();
   }
 
   // Maintenance
-  proto::Result<void> flush_usage() override {
+  common::Result<void> flush_usage() override {
     if (auto fault = before(StoreCall::flush_usage)) return *fault;
     return m_real.flush_usage();
   }
   void note_driver_asked(const daemon::store::AskedDriver& driver) override { m_real.note_driver_asked(driver); }
-  proto::Result<daemon::store::GcOutcome> collect_garbage() override {
+  common::Result<daemon::store::GcOutcome> collect_garbage() override {
     if (auto fault = before(StoreCall::collect_garbage)) return *fault;
     return m_real.collect_garbage();
   }
-  proto::Result<std::string> integrity_check() override {
+  common::Result<std::string> integrity_check() override {
     if (auto fault = before(StoreCall::integrity_check)) return *fault;
     return m_real.integrity_check();
   }
-  proto::Result<daemon::store::VerifyBatch> verify_entries(std::int64_t after_id, unsigned limit) override {
+  common::Result<daemon::store::VerifyBatch> verify_entries(std::int64_t after_id, unsigned limit) override {
     if (auto fault = before(StoreCall::verify_entries)) return *fault;
     return m_real.verify_entries(after_id, limit);
   }
 
   // Tenancy
-  proto::Result<daemon::store::NamespaceTotals> namespace_totals(unsigned top) override {
+  common::Result<daemon::store::NamespaceTotals> namespace_totals(unsigned top) override {
     if (auto fault = before(StoreCall::namespace_totals)) return *fault;
     return m_real.namespace_totals(top);
   }
-  proto::Result<std::optional<daemon::store::ReportOutcome>> report_failure(
+  common::Result<std::optional<daemon::store::ReportOutcome>> report_failure(
       const proto::Digest256& key_id, const daemon::store::Visibility& who,
       const daemon::store::FailureReport& report) override {
     if (auto fault = before(StoreCall::report_failure)) return *fault;
@@ -140,12 +140,12 @@ class FaultInjectingStore final : public daemon::store::Store,
   }
 
   // PublishSource
-  proto::Result<std::optional<proto::EntryInfo>> publishable_entry(std::int64_t row_id,
+  common::Result<std::optional<proto::EntryInfo>> publishable_entry(std::int64_t row_id,
                                                                    const proto::Digest256& fast_key_id) override {
     if (auto fault = before(StoreCall::publishable_entry)) return *fault;
     return m_real.publishable_entry(row_id, fast_key_id);
   }
-  proto::Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override {
+  common::Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override {
     if (auto fault = before(StoreCall::note_published_hit)) return *fault;
     return m_real.note_published_hit(fast_key_id);
   }
@@ -156,7 +156,7 @@ class FaultInjectingStore final : public daemon::store::Store,
   struct Fault {
     Kind kind = Kind::none;
     unsigned at_call = 0;  // the call number (1-based, counted since the store was made) it applies to
-    proto::ErrorCode code = proto::ErrorCode::internal;
+    common::ErrorCode code = common::ErrorCode::internal;
   };
 
   static std::size_t index(StoreCall call) { return static_cast<std::size_t>(call); }
@@ -164,7 +164,7 @@ class FaultInjectingStore final : public daemon::store::Store,
 
   // Counts the call and applies its fault: an error to return instead of calling the store, or
   // damage done to the files before the store is called.
-  std::optional<proto::Error> before(StoreCall call) {
+  std::optional<common::Error> before(StoreCall call) {
     Fault fault;
     unsigned number = 0;
     {
@@ -178,7 +178,7 @@ class FaultInjectingStore final : public daemon::store::Store,
       case Kind::none: return std::nullopt;
       case Kind::fail:
       case Kind::fail_every:
-        return proto::make_error(fault.code, "injected fault: call " + std::to_string(number) + " of store call " +
+        return common::make_error(fault.code, "injected fault: call " + std::to_string(number) + " of store call " +
                                                  std::to_string(index(call)) + " fails");
       case Kind::corrupt:
         overwrite_pages_after_the_first(m_database);

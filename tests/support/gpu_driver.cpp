@@ -1,4 +1,4 @@
-#include "gpu_driver.hpp"
+#include <tests/support/gpu_driver.hpp>
 
 #include <dlfcn.h>
 
@@ -7,8 +7,8 @@
 
 namespace jitcache::testing {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -55,7 +55,7 @@ std::string gpu_driver_path() {
   return (configured != nullptr && *configured != '\0') ? configured : "libcuda.so.1";
 }
 
-proto::Result<GpuDriver> open_gpu() {
+common::Result<GpuDriver> open_gpu() {
   GpuDriver gpu;
   gpu.library = gpu_driver_path();
   void* library = ::dlopen(gpu.library.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::testing {
 
@@ -63,6 +63,6 @@ std::string gpu_driver_path();
 // Opens the driver, resolves every entry point above, initialises it and makes device 0's primary
 // context current. The library is never closed and the context never released: the modules a test
 // loads live as long as the process.
-proto::Result<GpuDriver> open_gpu();
+common::Result<GpuDriver> open_gpu();
 
 }  // namespace jitcache::testing

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon_process.hpp"
-#include "daemon_stats.hpp"
-#include "fake_driver.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/fake_driver.hpp>
+#include <tests/support/temp_dir.hpp>
 
 namespace jitcache::testing::load_flow {
 

@@ -1,4 +1,4 @@
-#include "process_status.hpp"
+#include <tests/support/process_status.hpp>
 
 #include <filesystem>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "ptx_entries.hpp"
+#include <tests/support/ptx_entries.hpp>
 
 #include <cctype>
 #include <set>

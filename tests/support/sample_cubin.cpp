@@ -1,4 +1,4 @@
-#include "sample_cubin.hpp"
+#include <tests/support/sample_cubin.hpp>
 
 #include <elf.h>
 

@@ -1,8 +1,8 @@
-#include "sample_entries.hpp"
+#include <tests/support/sample_entries.hpp>
 
-#include "sample_cubin.hpp"
+#include <tests/support/sample_cubin.hpp>
 
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/jit_options.hpp>
 
 namespace jitcache::testing {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/key.hpp>
-#include <jitcache/proto/messages.hpp>
+#include <proto/key.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::testing {
 

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include <client/src/transport/daemon_client.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/messages.hpp>
+#include <proto/wire.hpp>
 
 namespace jitcache::testing {
 

@@ -1,4 +1,4 @@
-#include "seccomp_refusal.hpp"
+#include <tests/support/seccomp_refusal.hpp>
 
 #include <linux/audit.h>
 #include <linux/filter.h>

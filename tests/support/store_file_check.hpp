@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::testing {
 

@@ -19,10 +19,10 @@
 #include <variant>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
 
-#include "store_dir.hpp"
+#include <tests/support/store_dir.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace jitcache::testing {
@@ -140,23 +140,23 @@ inline proto::Digest256 put_ok(daemon::store::Store& store, const PutInput& inpu
 }
 
 // Store::lookup with a miss as nullopt, for tests that ask only "served or not".
-inline proto::Result<std::optional<Hit>> find(daemon::store::Store& store, const Selector& selector,
+inline common::Result<std::optional<Hit>> find(daemon::store::Store& store, const Selector& selector,
                                                const Visibility& who = {}) {
   auto found = store.lookup(selector, who);
   if (!found) return found.error();
   if (auto* hit = std::get_if<Hit>(&*found)) return std::optional<Hit>(std::move(*hit));
   return std::optional<Hit>();
 }
-inline proto::Result<std::optional<Hit>> lookup_key_id(daemon::store::Store& store, const proto::Digest256& key_id,
+inline common::Result<std::optional<Hit>> lookup_key_id(daemon::store::Store& store, const proto::Digest256& key_id,
                                                         const Visibility& who = {}) {
   return find(store, Selector::key_id(key_id), who);
 }
-inline proto::Result<std::optional<Hit>> lookup_fast_key_id(daemon::store::Store& store,
+inline common::Result<std::optional<Hit>> lookup_fast_key_id(daemon::store::Store& store,
                                                              const proto::Digest256& fast_key_id,
                                                              const Visibility& who = {}) {
   return find(store, Selector::fast_key_id(fast_key_id), who);
 }
-inline proto::Result<std::optional<Hit>> lookup_prefix(daemon::store::Store& store, const std::string& prefix,
+inline common::Result<std::optional<Hit>> lookup_prefix(daemon::store::Store& store, const std::string& prefix,
                                                         const Visibility& who = {}) {
   return find(store, Selector::key_id_prefix(prefix), who);
 }

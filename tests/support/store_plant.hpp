@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::testing {
 

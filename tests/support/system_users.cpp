@@ -1,4 +1,4 @@
-#include "system_users.hpp"
+#include <tests/support/system_users.hpp>
 
 #include <grp.h>
 #include <pwd.h>

@@ -1,4 +1,4 @@
-#include "temp_dir.hpp"
+#include <tests/support/temp_dir.hpp>
 
 #include <cstdlib>
 #include <filesystem>

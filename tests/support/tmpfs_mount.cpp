@@ -1,4 +1,4 @@
-#include "tmpfs_mount.hpp"
+#include <tests/support/tmpfs_mount.hpp>
 
 #include <sys/mount.h>
 #include <sys/stat.h>

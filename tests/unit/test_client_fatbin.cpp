@@ -21,7 +21,7 @@
 #include <vector>
 
 namespace fb = jitcache::client::fatbin;
-using jitcache::proto::ErrorCode;
+using jitcache::common::ErrorCode;
 
 namespace {
 

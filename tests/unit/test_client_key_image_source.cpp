@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sample_cubin.hpp"
+#include <tests/support/sample_cubin.hpp>
 
 namespace key = jitcache::client::key;
 using jitcache::client::driver::ComputeCapability;

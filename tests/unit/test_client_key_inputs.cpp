@@ -8,7 +8,7 @@
 
 namespace ld = jitcache::client::key;
 namespace fb = jitcache::client::fatbin;
-using jitcache::proto::ErrorCode;
+using jitcache::common::ErrorCode;
 
 TEST_CASE("ptx header: .version and .target are read past comments") {
   auto header = ld::read_ptx_header(

@@ -18,6 +18,7 @@
 
 namespace key = jitcache::client::key;
 namespace proto = jitcache::proto;
+namespace common = jitcache::common;
 using jitcache::client::driver::ComputeCapability;
 using jitcache::client::loader::CallerOptions;
 using jitcache::client::loader::OptionArrays;
@@ -173,20 +174,20 @@ TEST_CASE("key builder: PTX newer than the driver JIT-compiles, and options it c
   void* relocating_values[] = {reinterpret_cast<void*>(std::uintptr_t{1})};
   auto uncacheable = key::KeyBuilder::options_from_jit(1, relocating, relocating_values);
   REQUIRE_FALSE(uncacheable.ok());
-  CHECK(uncacheable.error().code == proto::ErrorCode::unsupported);
+  CHECK(uncacheable.error().code == common::ErrorCode::unsupported);
   CHECK_THAT(uncacheable.error().message, Catch::Contains("CU_JIT_GLOBAL_SYMBOL_COUNT"));
 
   auto both = key::KeyBuilder::options_from_text("opt=3", {{CU_JIT_OPTIMIZATION_LEVEL, 2}});
   REQUIRE_FALSE(both.ok());
-  CHECK(both.error().code == proto::ErrorCode::unsupported);
+  CHECK(both.error().code == common::ErrorCode::unsupported);
   auto typo = key::KeyBuilder::options_from_text("optt=3", {});
   REQUIRE_FALSE(typo.ok());
-  CHECK(typo.error().code == proto::ErrorCode::invalid_argument);
+  CHECK(typo.error().code == common::ErrorCode::invalid_argument);
 
   // A named arch that is no arch never becomes a key.
   auto canonical = key::KeyBuilder::options_from_text("", {});
   REQUIRE(canonical.ok());
   auto bad_arch = key::KeyBuilder::for_arch("compute_90", k_driver).build("ptx", *canonical);
   REQUIRE_FALSE(bad_arch.ok());
-  CHECK(bad_arch.error().code == proto::ErrorCode::invalid_argument);
+  CHECK(bad_arch.error().code == common::ErrorCode::invalid_argument);
 }

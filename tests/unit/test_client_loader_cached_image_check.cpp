@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 namespace ld = jitcache::client::loader;
 namespace proto = jitcache::proto;

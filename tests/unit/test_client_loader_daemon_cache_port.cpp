@@ -3,15 +3,15 @@
 // a call is not asked again in that load and is skipped by the next loads for a while; the
 // capabilities a connection learned travel with it back to the pool; LOOKUPs are counted.
 #include <client/src/loader/daemon_cache_port.hpp>
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/jit_options.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <memory>
 #include <string>
 
-#include "scripted_daemon.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/scripted_daemon.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using client::loader::ClientCounters;
@@ -90,7 +90,7 @@ TEST_CASE("daemon cache port: a daemon that fails a call is not asked again in t
     proto::PutRequest put;
     auto stored = port.put(put);
     REQUIRE_FALSE(stored.ok());
-    CHECK(stored.error().code == proto::ErrorCode::unavailable);
+    CHECK(stored.error().code == common::ErrorCode::unavailable);
     CHECK_THAT(stored.error().message, Catch::Contains("failed earlier in this load"));
     CHECK_FALSE(port.connect().ok());
     CHECK(daemon.accepted() == accepted);

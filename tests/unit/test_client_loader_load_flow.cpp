@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "fake_cache_port.hpp"
-#include "sample_cubin.hpp"
-#include "scripted_driver.hpp"
+#include <tests/support/fake_cache_port.hpp>
+#include <tests/support/sample_cubin.hpp>
+#include <tests/support/scripted_driver.hpp>
 
 using namespace jitcache;
 using client::loader::CallerOptions;
@@ -257,7 +257,7 @@ TEST_CASE("load flow unit: a resource error loading a hit is the caller's answer
 
 TEST_CASE("load flow unit: with the daemon absent the driver's own load decides, and the key is still recorded") {
   Harness h;
-  h.port.connect_error = proto::make_error(proto::ErrorCode::unavailable, "nobody listens");
+  h.port.connect_error = common::make_error(common::ErrorCode::unavailable, "nobody listens");
   CUjit_option options[] = {CU_JIT_OPTIMIZATION_LEVEL};
   void* values[] = {reinterpret_cast<void*>(std::uintptr_t{4})};
 

@@ -9,7 +9,7 @@
 
 #include <cstdlib>
 
-#include "temp_dir.hpp"
+#include <tests/support/temp_dir.hpp>
 
 namespace ld = jitcache::client::loader;
 using jitcache::testing::TempDir;
@@ -92,7 +92,7 @@ TEST_CASE("settings: published copies are read unless JITCACHE_PUBLISHED says no
 }
 
 // Regression (fuzz_config): toml++ 3.3.0 has undefined behaviour on some non-ASCII text outside
-// comments and quoted values (proto/toml_non_ascii.hpp); every CUDA process reads this file.
+// comments and quoted values (common/toml_non_ascii.hpp); every CUDA process reads this file.
 TEST_CASE("settings: a config file with non-ASCII text outside comments and quoted values is noted and ignored") {
   CleanEnvironment env;
   TempDir dir;

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include <client/src/transport/daemon_client.hpp>
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
-#include "scripted_daemon.hpp"
-#include "temp_dir.hpp"
+#include <tests/support/scripted_daemon.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using namespace std::chrono_literals;
@@ -87,7 +87,7 @@ TEST_CASE("daemon client: a PING whose connection closes before the reply is sen
     REQUIRE(client);
     auto pong = client->ping();
     REQUIRE_FALSE(pong);
-    CHECK(pong.error().code == proto::ErrorCode::unavailable);
+    CHECK(pong.error().code == common::ErrorCode::unavailable);
     CHECK(pong.error().reply_status == 0);
     CHECK(daemon.accepted() == 2);
   }
@@ -100,7 +100,7 @@ TEST_CASE("daemon client: a REMOVE whose reply is lost is not sent again (the da
   REQUIRE(client);
   auto removed = client->remove("0123456789abcdef");
   REQUIRE_FALSE(removed);
-  CHECK(removed.error().code == proto::ErrorCode::unavailable);
+  CHECK(removed.error().code == common::ErrorCode::unavailable);
   std::this_thread::sleep_for(50ms);
   CHECK(daemon.accepted() == 1);
 }
@@ -145,7 +145,7 @@ TEST_CASE("daemon client: with restart_wait, a connect waits for a missing socke
   SECTION("without restart_wait a missing socket fails at once") {
     auto client = transport::DaemonClient::connect(options);
     REQUIRE_FALSE(client);
-    CHECK(client.error().code == proto::ErrorCode::unavailable);
+    CHECK(client.error().code == common::ErrorCode::unavailable);
   }
   SECTION("with it, a daemon that binds the socket 200 ms later is reached") {
     options.restart_wait = 5s;

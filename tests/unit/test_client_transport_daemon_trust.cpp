@@ -16,9 +16,9 @@
 #include <client/src/transport/daemon_trust.hpp>
 #include <client/src/transport/default_socket.hpp>
 #include <client/src/transport/unix_connection.hpp>
-#include <jitcache/proto/unique_fd.hpp>
+#include <common/unique_fd.hpp>
 
-#include "temp_dir.hpp"
+#include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
 using client::transport::check_socket_path;
@@ -32,8 +32,8 @@ namespace {
 constexpr uid_t k_other_uid = 4242;
 
 // A socket bound at `path` and listening (by this process), so that connect(2) reaches it.
-proto::UniqueFd listen_at(const std::string& path) {
-  proto::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+common::UniqueFd listen_at(const std::string& path) {
+  common::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   REQUIRE(fd.get() >= 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -54,7 +54,7 @@ std::string make_dir(const std::string& path, mode_t mode) {
 std::string refusal(const std::string& socket_path, const DaemonTrust& trust = DaemonTrust::callers_own()) {
   auto checked = check_socket_path(socket_path, trust);
   REQUIRE_FALSE(checked);
-  CHECK(checked.error().code == proto::ErrorCode::unavailable);
+  CHECK(checked.error().code == common::ErrorCode::unavailable);
   return checked.error().message;
 }
 
@@ -199,7 +199,7 @@ TEST_CASE("daemon trust: a process of an untrusted uid listening on a socket a t
   const std::string path = dir.file("jitcached.sock");
   // Bound by root (the file and its directory are root's), listened on as another uid: SO_PEERCRED
   // reports the credentials of listen(2)'s caller, as it reports root's for a socket systemd made.
-  proto::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  common::UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
@@ -214,7 +214,7 @@ TEST_CASE("daemon trust: a process of an untrusted uid listening on a socket a t
   options.socket_path = path;
   auto refused = client::transport::UnixConnection::connect(options);
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().code == proto::ErrorCode::unavailable);
+  CHECK(refused.error().code == common::ErrorCode::unavailable);
   CHECK_THAT(refused.error().message, Catch::Contains("the process listening on it"));
   CHECK_THAT(refused.error().message, Catch::Contains("runs as uid 4242"));
 

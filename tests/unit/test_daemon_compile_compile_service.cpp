@@ -9,12 +9,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/jit_options.hpp>
 
 #include <daemon/compile/async_compile.hpp>
 #include <daemon/compile/compile_service.hpp>
 
-#include "compile_service_harness.hpp"
+#include <tests/support/compile_service_harness.hpp>
 
 using namespace jitcache::daemon::compile;
 using namespace jitcache::testing;
@@ -218,7 +218,7 @@ TEST_CASE("compile service: a malformed request is an error and its handler neve
   auto result = h.service.submit(key_of("a"), CompileInput{"sm_90", 13000, "opt=4", jitcache::proto::as_bytes(ptx)},
                                  Priority::interactive, [](CompileOutcomePtr) { FAIL("handler ran"); });
   REQUIRE_FALSE(result);
-  CHECK(result.error().code == jitcache::proto::ErrorCode::invalid_argument);
+  CHECK(result.error().code == jitcache::common::ErrorCode::invalid_argument);
 }
 
 TEST_CASE("compile service: stop abandons running compiles, answers queued ones busy, and refuses new ones") {

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/jit_options.hpp>
 
 #include <daemon/compile/option_mapping.hpp>
 
-#include "temp_dir.hpp"
+#include <tests/support/temp_dir.hpp>
 
 namespace {
 
@@ -117,6 +117,6 @@ TEST_CASE("compile option mapping: a non-canonical option string is an invalid a
     INFO(text);
     const auto result = map_options(text);
     REQUIRE_FALSE(result);
-    CHECK(result.error().code == jitcache::proto::ErrorCode::invalid_argument);
+    CHECK(result.error().code == jitcache::common::ErrorCode::invalid_argument);
   }
 }

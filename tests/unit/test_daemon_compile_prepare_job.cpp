@@ -5,8 +5,8 @@
 #include <string>
 #include <variant>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/digest.hpp>
+#include <proto/jit_options.hpp>
 
 #include <daemon/compile/prepare_job.hpp>
 #include <daemon/compile/ptx_version.hpp>
@@ -115,5 +115,5 @@ TEST_CASE("compile prepare job: an unmappable option is refused, and a non-canon
   CHECK_THAT(r.message, Catch::Contains("tpb"));
   const auto bad = prepare_job(input(ptx, "sm_90", 13000, "opt=4"), k_13_0);
   REQUIRE_FALSE(bad);
-  CHECK(bad.error().code == jitcache::proto::ErrorCode::invalid_argument);
+  CHECK(bad.error().code == jitcache::common::ErrorCode::invalid_argument);
 }

@@ -7,7 +7,7 @@
 
 using namespace jitcache::daemon;
 using policy::TrustPolicy;
-using server::PeerCredentials;
+using policy::PeerCredentials;
 
 namespace {
 

@@ -17,12 +17,12 @@
 #include <variant>
 #include <vector>
 
-#include <jitcache/proto/published_image.hpp>
+#include <proto/published_image.hpp>
 
-#include "sample_entries.hpp"
-#include "store_dir.hpp"
-#include "temp_dir.hpp"
-#include "tmpfs_mount.hpp"
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/temp_dir.hpp>
+#include <tests/support/tmpfs_mount.hpp>
 #include <daemon/publish/publish_policy.hpp>
 #include <daemon/publish/published_dir.hpp>
 #include <daemon/publish/published_file.hpp>

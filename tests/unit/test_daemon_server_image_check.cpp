@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "sample_cubin.hpp"
+#include <tests/support/sample_cubin.hpp>
 
 using namespace jitcache;
 using namespace std::string_literals;
 using daemon::server::check_put_image;
 using daemon::server::read_cubin_target;
-using proto::ErrorCode;
+using common::ErrorCode;
 using testing::CubinSpec;
 using testing::make_cubin;
 

@@ -14,12 +14,12 @@
 #include <memory>
 #include <string>
 
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
-#include "fault_injecting_store.hpp"
-#include "sample_cubin.hpp"
-#include "sample_entries.hpp"
-#include "store_dir.hpp"
+#include <tests/support/fault_injecting_store.hpp>
+#include <tests/support/sample_cubin.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/store_dir.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/sqlite_store.hpp>
@@ -27,7 +27,7 @@
 namespace {
 
 using namespace jitcache;
-using daemon::server::PeerCredentials;
+using daemon::policy::PeerCredentials;
 using daemon::server::Reply;
 using daemon::server::RequestHandler;
 using proto::Op;
@@ -281,9 +281,9 @@ TEST_CASE("request handler: a PUT with content_fast is found by LOOKUP selector 
 }
 
 TEST_CASE("request handler: a full disk is answered no_space, other store failures stay internal") {
-  CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::no_space, "disk full")) == Status::no_space);
-  CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::io, "read failed")) == Status::internal);
-  CHECK(daemon::server::status_for(proto::make_error(proto::ErrorCode::corrupt, "bad page")) == Status::internal);
+  CHECK(daemon::server::status_for(common::make_error(common::ErrorCode::no_space, "disk full")) == Status::no_space);
+  CHECK(daemon::server::status_for(common::make_error(common::ErrorCode::io, "read failed")) == Status::internal);
+  CHECK(daemon::server::status_for(common::make_error(common::ErrorCode::corrupt, "bad page")) == Status::internal);
 }
 
 TEST_CASE("request handler: GC runs on the writer lane, HELLO announces it, and only trusted callers may run it") {
@@ -521,23 +521,23 @@ TEST_CASE("request handler: a failing store is answered with its error's status,
   const auto image = testing::sample_image(1, 1000);
   REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.real.trusted).status == Status::ok);
 
-  f.store.fail_nth(testing::StoreCall::lookup, 1, proto::ErrorCode::unavailable);
+  f.store.fail_nth(testing::StoreCall::lookup, 1, common::ErrorCode::unavailable);
   CHECK(f.call(Op::lookup, lookup_by_key(1), f.real.untrusted).status == Status::unavailable);
-  f.store.fail_nth(testing::StoreCall::lookup, 1, proto::ErrorCode::corrupt);
+  f.store.fail_nth(testing::StoreCall::lookup, 1, common::ErrorCode::corrupt);
   Reply corrupt = f.call(Op::lookup, lookup_by_fast_key(1), f.real.untrusted);
   CHECK(corrupt.status == Status::internal);
   CHECK_THAT(message_of(corrupt), Catch::Contains("injected fault"));
   CHECK(f.call(Op::lookup, lookup_by_key(1), f.real.untrusted).status == Status::ok);
 
-  f.store.fail_every(testing::StoreCall::put, proto::ErrorCode::no_space);
+  f.store.fail_every(testing::StoreCall::put, common::ErrorCode::no_space);
   for (int i = 0; i < 2; ++i) {
     CHECK(f.call(Op::put, proto::encode(testing::sample_put(2, image)), f.real.trusted).status == Status::no_space);
   }
-  f.store.fail_nth(testing::StoreCall::report_failure, 1, proto::ErrorCode::io);
+  f.store.fail_nth(testing::StoreCall::report_failure, 1, common::ErrorCode::io);
   CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), f.real.trusted).status == Status::internal);
-  f.store.fail_nth(testing::StoreCall::collect_garbage, 1, proto::ErrorCode::unavailable);
+  f.store.fail_nth(testing::StoreCall::collect_garbage, 1, common::ErrorCode::unavailable);
   CHECK(f.call(Op::gc, {}, f.real.trusted).status == Status::unavailable);
-  f.store.fail_nth(testing::StoreCall::totals, 1, proto::ErrorCode::io);
+  f.store.fail_nth(testing::StoreCall::totals, 1, common::ErrorCode::io);
   CHECK(f.call(Op::stats, {}, f.real.trusted).status == Status::internal);
   f.store.heal();
 

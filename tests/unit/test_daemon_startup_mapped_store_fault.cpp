@@ -9,7 +9,7 @@
 #include <string>
 
 #include <daemon/startup/mapped_store_fault.hpp>
-#include <temp_dir.hpp>
+#include <tests/support/temp_dir.hpp>
 
 using jitcache::daemon::startup::explain_mapped_store_faults;
 

@@ -18,10 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
-#include "markdown_tables.hpp"
-#include "store_dir.hpp"
+#include <tests/support/markdown_tables.hpp>
+#include <tests/support/store_dir.hpp>
 #include <daemon/metrics/counter_families.hpp>
 #include <daemon/metrics/daemon_metrics.hpp>
 #include <daemon/server/request_handler.hpp>
@@ -353,7 +353,7 @@ struct DaemonParts {
   std::map<std::string, std::uint64_t> stats_reply() {
     daemon::server::RequestHandler handler{*store, counters, proto::k_default_max_frame_bytes};
     const daemon::server::Reply reply =
-        handler.handle(proto::Op::stats, {}, daemon::server::PeerCredentials{::geteuid(), ::getegid(), 100, {}});
+        handler.handle(proto::Op::stats, {}, daemon::policy::PeerCredentials{::geteuid(), ::getegid(), 100, {}});
     REQUIRE(reply.status == proto::Status::ok);
     auto decoded = proto::decode_stats_reply(proto::Bytes(reply.payload));
     REQUIRE(decoded.ok());
@@ -362,7 +362,7 @@ struct DaemonParts {
   std::vector<std::string> stats_names() {
     daemon::server::RequestHandler handler{*store, counters, proto::k_default_max_frame_bytes};
     const daemon::server::Reply reply =
-        handler.handle(proto::Op::stats, {}, daemon::server::PeerCredentials{::geteuid(), ::getegid(), 100, {}});
+        handler.handle(proto::Op::stats, {}, daemon::policy::PeerCredentials{::geteuid(), ::getegid(), 100, {}});
     auto decoded = proto::decode_stats_reply(proto::Bytes(reply.payload));
     REQUIRE(decoded.ok());
     std::vector<std::string> names;

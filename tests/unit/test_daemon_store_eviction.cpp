@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
 
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
@@ -27,7 +27,7 @@ using daemon::store::PutInput;
 using daemon::store::SqliteStore;
 using daemon::store::SqliteStoreOptions;
 using daemon::store::Visibility;
-using proto::ErrorCode;
+using common::ErrorCode;
 using testing::StoreDir;
 
 constexpr std::int64_t k_day_ms = 24 * 3'600'000LL;

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/store/hot_image_cache.hpp>
 

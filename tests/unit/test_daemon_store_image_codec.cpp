@@ -7,9 +7,9 @@
 #include <variant>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
-#include "store_fixtures.hpp"
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/image_codec.hpp>
 #include <daemon/store/verified_image.hpp>
 

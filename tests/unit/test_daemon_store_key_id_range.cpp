@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/store/key_id_range.hpp>
 
@@ -89,7 +89,7 @@ TEST_CASE("key id range: a full 64-digit prefix matches that key id alone") {
 }
 
 TEST_CASE("key id range: too short, too long or non-hex prefixes are invalid arguments") {
-  using jitcache::proto::ErrorCode;
+  using jitcache::common::ErrorCode;
   for (const std::string& bad : {std::string("abc"), std::string("0123456"), std::string(65, '0'), std::string("0123456z"),
                                 std::string("01234 67")}) {
     INFO("\"" << bad << "\"");

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/messages.hpp>
+#include <proto/digest.hpp>
+#include <proto/messages.hpp>
 
 #include <daemon/store/list_cursor.hpp>
 
@@ -34,6 +34,6 @@ TEST_CASE("list cursor: strings the store never produced are invalid arguments")
     INFO("\"" << bad << "\"");
     auto decoded = decode_list_cursor(bad);
     REQUIRE_FALSE(decoded.ok());
-    CHECK(decoded.error().code == jitcache::proto::ErrorCode::invalid_argument);
+    CHECK(decoded.error().code == jitcache::common::ErrorCode::invalid_argument);
   }
 }

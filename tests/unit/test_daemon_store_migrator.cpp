@@ -12,14 +12,14 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
-#include <jitcache/schema/migrations.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
+#include <schema/migrations.hpp>
 
-#include "sample_entries.hpp"
-#include "sqlite_text_query.hpp"
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/sqlite_text_query.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
@@ -30,7 +30,7 @@ namespace {
 using namespace jitcache;
 using daemon::store::MigrationPlan;
 using daemon::store::SqliteDb;
-using proto::ErrorCode;
+using common::ErrorCode;
 
 using testing::StoreDir;
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <variant>
 
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace {

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/key.hpp>
+#include <proto/key.hpp>
 
-#include "sample_entries.hpp"
-#include "sqlite_text_query.hpp"
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/sqlite_text_query.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace {
@@ -50,7 +50,7 @@ struct Fixture {
     return std::move(*opened);
   }
 
-  proto::Result<daemon::store::PutOutcome> put(std::uint64_t seed, std::uint32_t namespace_id,
+  common::Result<daemon::store::PutOutcome> put(std::uint64_t seed, std::uint32_t namespace_id,
                                                std::size_t bytes = k_image_bytes) {
     PutInput input;
     input.key = testing::sample_key(seed);
@@ -109,7 +109,7 @@ TEST_CASE("namespace quota: an image larger than the quota is refused as too lar
   REQUIRE(f.put(1, 1000).ok());
   auto refused = f.put(2, 1000, k_quota + 1);
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.error().code == proto::ErrorCode::too_large);
+  CHECK(refused.error().code == common::ErrorCode::too_large);
   CHECK_THAT(refused.error().message, Catch::Contains("namespace_quota"));
   CHECK(f.present(1, 1000));
   // The shared namespace takes it: the quota is for what one uid stores for itself.

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace {

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
 
-#include "sample_entries.hpp"
-#include "sqlite_text_query.hpp"
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/sqlite_text_query.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace {

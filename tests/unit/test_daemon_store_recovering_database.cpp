@@ -14,10 +14,10 @@
 #include <thread>
 #include <vector>
 
-#include "store_dir.hpp"
-#include "store_damage.hpp"
-#include "store_fixtures.hpp"
-#include "fault_injecting_store.hpp"
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_damage.hpp>
+#include <tests/support/store_fixtures.hpp>
+#include <tests/support/fault_injecting_store.hpp>
 #include <daemon/store/set_aside.hpp>
 
 namespace {
@@ -126,7 +126,7 @@ TEST_CASE("recovering store: corruption found while serving resets the store and
   // The lookup that reads a damaged page fails (the server answers `internal`) ...
   auto failed = testing::lookup_key_id(*store, keys[5], Visibility{});
   REQUIRE_FALSE(failed.ok());
-  CHECK(failed.error().code == proto::ErrorCode::corrupt);
+  CHECK(failed.error().code == common::ErrorCode::corrupt);
   // ... and every later call is served by an empty store on a new file, writer and readers alike.
   check_set_aside_name(dir);
   auto totals = store->totals();
@@ -271,7 +271,7 @@ TEST_CASE("recovering store: corruption met by the third lookup fails that looku
   CHECK(lookup_ok(store, keys[1]).has_value());
   auto failed = store.lookup(Selector::key_id(keys[5]), Visibility{});
   REQUIRE_FALSE(failed.ok());
-  CHECK(failed.error().code == proto::ErrorCode::corrupt);
+  CHECK(failed.error().code == common::ErrorCode::corrupt);
   check_set_aside_name(dir);
   CHECK(dropped == std::vector<std::int64_t>{daemon::store::k_every_row});
 
@@ -293,10 +293,10 @@ TEST_CASE("recovering store: an error the store did not meet itself resets nothi
   const auto keys = fill(dir, 3);
   auto real = open_recovering(dir);
   FaultInjectingStore store(*real, dir.db());
-  store.fail_nth(StoreCall::lookup, 1, proto::ErrorCode::corrupt);
+  store.fail_nth(StoreCall::lookup, 1, common::ErrorCode::corrupt);
   auto injected = store.lookup(Selector::key_id(keys[0]), Visibility{});
   REQUIRE_FALSE(injected.ok());
-  CHECK(injected.error().code == proto::ErrorCode::corrupt);
+  CHECK(injected.error().code == common::ErrorCode::corrupt);
   CHECK(lookup_ok(store, keys[0]).has_value());
   CHECK(store.totals()->store_resets == 0);
   CHECK(set_aside_files(dir).empty());

@@ -14,11 +14,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/digest.hpp>
+#include <proto/key.hpp>
 
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
@@ -33,7 +33,7 @@ using daemon::store::PutInput;
 using daemon::store::SqliteStore;
 using daemon::store::SqliteStoreOptions;
 using daemon::store::Visibility;
-using proto::ErrorCode;
+using common::ErrorCode;
 
 using testing::StoreDir;
 using namespace jitcache::testing;

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/config/config.hpp>
-#include <daemon/store/compression_level.hpp>
+#include <daemon/config/compression_level.hpp>
 #include <daemon/store/sqlite_store.hpp>
 
 namespace {
@@ -41,10 +41,10 @@ std::string entry_column(const StoreDir& dir, const proto::Digest256& key_id, co
 }  // namespace
 
 TEST_CASE("sqlite store compression: a store opened with default options compresses at the daemon's default level") {
-  // One default for the configuration and the store (daemon/store/compression_level.hpp): a store
+  // One default for the configuration and the store (daemon/config/compression_level.hpp): a store
   // a test or a tool opens without a configuration stores images as the daemon does.
-  CHECK(SqliteStoreOptions{}.compression_level == daemon::store::k_default_compression_level);
-  CHECK(daemon::config::Config{}.compression_level == static_cast<unsigned>(daemon::store::k_default_compression_level));
+  CHECK(SqliteStoreOptions{}.compression_level == daemon::config::k_default_compression_level);
+  CHECK(daemon::config::Config{}.compression_level == static_cast<unsigned>(daemon::config::k_default_compression_level));
   StoreDir dir;
   SqliteStoreOptions options;
   options.path = dir.db();
@@ -184,5 +184,5 @@ TEST_CASE("sqlite store compression: a level outside 0..19 is refused at open") 
   options.compression_level = 20;
   auto store = SqliteStore::open(options);
   REQUIRE_FALSE(store.ok());
-  CHECK(store.error().code == proto::ErrorCode::invalid_argument);
+  CHECK(store.error().code == common::ErrorCode::invalid_argument);
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "store_dir.hpp"
-#include "store_fixtures.hpp"
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/verify.hpp>
 
 namespace {

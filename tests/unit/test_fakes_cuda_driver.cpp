@@ -10,9 +10,9 @@
 
 #if defined(JITCACHE_FAKE_CUDA_DRIVER)
 
-#include <temp_dir.hpp>
+#include <tests/support/temp_dir.hpp>
 
-#include <jitcache/proto/cu_result_names.hpp>
+#include <proto/cu_result_names.hpp>
 
 #include <cuda.h>
 #include <cudaTypedefs.h>

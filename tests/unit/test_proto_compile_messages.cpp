@@ -5,10 +5,11 @@
 
 #include <string>
 
-#include <jitcache/proto/compile_messages.hpp>
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/compile_messages.hpp>
+#include <proto/jit_options.hpp>
 
 using namespace jitcache::proto;
+using namespace jitcache::common;
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include <jitcache/proto/cu_result_names.hpp>
+#include <proto/cu_result_names.hpp>
 
 using namespace jitcache::proto;
 

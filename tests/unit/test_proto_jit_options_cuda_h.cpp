@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <jitcache/proto/jit_options.hpp>
+#include <proto/jit_options.hpp>
 
 using jitcache::proto::JitOption;
 

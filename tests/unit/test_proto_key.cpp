@@ -4,11 +4,12 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/digest.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/key.hpp>
 
 using namespace jitcache::proto;
+using namespace jitcache::common;
 
 namespace {
 

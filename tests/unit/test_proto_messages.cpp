@@ -3,7 +3,7 @@
 // over-long) fail cleanly instead of reading past the buffer.
 #include <catch2/catch.hpp>
 
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
 #include <algorithm>
 #include <functional>
@@ -11,6 +11,7 @@
 #include <vector>
 
 using namespace jitcache::proto;
+using namespace jitcache::common;
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <string>
 
-#include <jitcache/proto/printable_text.hpp>
-#include <jitcache/proto/request_fields.hpp>
+#include <proto/printable_text.hpp>
+#include <proto/request_fields.hpp>
 
 using namespace jitcache;
 
@@ -53,7 +53,7 @@ TEST_CASE("request fields: a refusal names the field and what is wrong, without 
   CHECK(proto::check_printable_field("producer", "nvJitLink 13.0"));
   auto escape = proto::check_printable_field("producer", "x\x1b]0;title\a");
   REQUIRE_FALSE(escape);
-  CHECK(escape.error().code == proto::ErrorCode::invalid_argument);
+  CHECK(escape.error().code == common::ErrorCode::invalid_argument);
   CHECK_THAT(escape.error().message, Catch::Contains("producer is not printable text") &&
                                          Catch::Contains("control character 0x1b at byte 1"));
   CHECK(escape.error().message.find('\x1b') == std::string::npos);
@@ -72,7 +72,7 @@ TEST_CASE("request fields: compile_time_us may be anything up to 2^63 - 1, the s
   for (const std::uint64_t value : {std::uint64_t{1} << 63, std::numeric_limits<std::uint64_t>::max()}) {
     auto refused = proto::check_compile_time_us(value);
     REQUIRE_FALSE(refused);
-    CHECK(refused.error().code == proto::ErrorCode::invalid_argument);
+    CHECK(refused.error().code == common::ErrorCode::invalid_argument);
     CHECK_THAT(refused.error().message, Catch::Contains("compile_time_us " + std::to_string(value)));
   }
 }

@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/compile_messages.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/compile_messages.hpp>
+#include <proto/messages.hpp>
+#include <proto/wire.hpp>
 
 #include <daemon/store/image_codec.hpp>
 
-#include "markdown_tables.hpp"
+#include <tests/support/markdown_tables.hpp>
 
 using namespace jitcache::proto;
 using jitcache::testing::markdown_table_after;
@@ -170,9 +170,9 @@ TEST_CASE("protocol spec: every numbered value of the code is in PROTOCOL.md's t
 }
 
 TEST_CASE("protocol spec: every enumerator of the numbered enums and every flag and capability constant is in its table") {
-  const std::string wire = source_file("proto/include/jitcache/proto/wire.hpp");
-  const std::string messages = source_file("proto/include/jitcache/proto/messages.hpp");
-  const std::string compile = source_file("proto/include/jitcache/proto/compile_messages.hpp");
+  const std::string wire = source_file("proto/wire.hpp");
+  const std::string messages = source_file("proto/messages.hpp");
+  const std::string compile = source_file("proto/compile_messages.hpp");
   const std::string codec = source_file("daemon/store/image_codec.hpp");
   check_covers(enumerators(wire, "Op"), numbered(k_ops), true);
   check_covers(enumerators(wire, "Status"), numbered(k_statuses));

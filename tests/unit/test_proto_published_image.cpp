@@ -2,10 +2,10 @@
 // writes is what the client decodes, with the LOOKUP reply codec, and anything else is refused.
 #include <catch2/catch.hpp>
 
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/published_image.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/published_image.hpp>
 
-#include "sample_entries.hpp"
+#include <tests/support/sample_entries.hpp>
 
 using namespace jitcache;
 using namespace jitcache::proto;

@@ -6,9 +6,10 @@
 #include <cstddef>
 #include <string>
 
-#include <jitcache/proto/status_codes.hpp>
+#include <proto/status_codes.hpp>
 
 using namespace jitcache::proto;
+using namespace jitcache::common;
 
 namespace {
 

@@ -3,12 +3,13 @@
 // the status, the message and the op/request id it echoes.
 #include <catch2/catch.hpp>
 
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <proto/messages.hpp>
+#include <proto/wire.hpp>
 
 #include <string>
 
 using namespace jitcache::proto;
+using namespace jitcache::common;
 
 namespace {
 

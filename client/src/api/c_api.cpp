@@ -16,7 +16,7 @@
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/loader/client_runtime.hpp>
 #include <client/src/loader/daemon_cache_port.hpp>
-#include <jitcache/proto/published_image.hpp>
+#include <proto/published_image.hpp>
 #include <client/src/loader/load_flow.hpp>
 #include <client/src/loader/load_record.hpp>
 
@@ -58,7 +58,7 @@ CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_optio
     auto timer = record.step(&jitcache_load_info::ns_setup);
     return runtime.daemon();
   }();
-  std::optional<jitcache::proto::Result<DaemonLease>> early_lease;
+  std::optional<jitcache::common::Result<DaemonLease>> early_lease;
   if (!daemon->settings().disabled && module != nullptr && image != nullptr && !publishes(daemon->settings())) {
     auto timer = record.step(&jitcache_load_info::ns_lookup);
     early_lease.emplace(daemon->acquire());

@@ -9,8 +9,8 @@
 
 namespace jitcache::client::api {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 // Rationale: cuModuleLoad of a multi-gigabyte file is not a real use; the bound keeps a wrong path
@@ -18,7 +18,7 @@ namespace {
 constexpr off_t k_max_module_file = off_t{1} << 31;
 }  // namespace
 
-proto::Result<std::vector<char>> read_module_file(const char* path) {
+common::Result<std::vector<char>> read_module_file(const char* path) {
   if (path == nullptr) return make_error(ErrorCode::invalid_argument, "no module file path given");
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(ErrorCode::not_found, std::string("cannot open module file ") + path + ": " + std::strerror(errno));

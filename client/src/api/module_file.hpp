@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::api {
 
 // Errors (ErrorCode::not_found / io / too_large) name the path and the system's reason.
-proto::Result<std::vector<char>> read_module_file(const char* path);
+common::Result<std::vector<char>> read_module_file(const char* path);
 
 }  // namespace jitcache::client::api

@@ -1,6 +1,6 @@
 #include <client/src/driver/cu_result_text.hpp>
 
-#include <jitcache/proto/cu_result_names.hpp>
+#include <proto/cu_result_names.hpp>
 
 namespace jitcache::client::driver {
 

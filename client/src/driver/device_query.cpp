@@ -4,10 +4,10 @@
 
 namespace jitcache::client::driver {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
-proto::Result<ComputeCapability> current_device_capability(const DriverApi& api) {
+common::Result<ComputeCapability> current_device_capability(const DriverApi& api) {
   if (!api.can_query_device()) return make_error(ErrorCode::unsupported, "the driver lacks cuCtxGetDevice or cuDeviceGetAttribute");
   CUdevice device = 0;
   if (CUresult r = api.ctx_get_device(&device); r != CUDA_SUCCESS) {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <client/src/driver/driver_api.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::driver {
 
@@ -16,6 +16,6 @@ struct ComputeCapability {
 
 // Errors (ErrorCode::unavailable) name the call and its CUresult, e.g. no current context
 // (CUDA_ERROR_INVALID_CONTEXT from cuCtxGetDevice).
-proto::Result<ComputeCapability> current_device_capability(const DriverApi& api);
+common::Result<ComputeCapability> current_device_capability(const DriverApi& api);
 
 }  // namespace jitcache::client::driver

@@ -11,8 +11,8 @@
 
 namespace jitcache::client::driver {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -102,7 +102,7 @@ std::string default_driver_path() {
   return (configured != nullptr && *configured != '\0') ? configured : "libcuda.so.1";
 }
 
-proto::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& path) {
+common::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& path) {
   // Rationale: RTLD_LOCAL keeps the driver's symbols out of the global namespace; if the program
   // already loaded libcuda.so.1 this returns that same instance, so modules and contexts agree.
   void* library = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

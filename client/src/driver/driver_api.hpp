@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::driver {
 
@@ -56,7 +56,7 @@ struct DriverApi {
 // Errors: ErrorCode::unavailable when dlopen fails or the library has no cuGetProcAddress (the
 // message carries dlerror()); the toolkit's stub libcuda is recognised by its CUDA_ERROR_STUB_LIBRARY.
 // The library is never closed: modules loaded through it live as long as the process.
-proto::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& path);
+common::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& path);
 
 // The path open_driver uses when nothing else is configured: $JITCACHE_CUDA_DRIVER or "libcuda.so.1".
 std::string default_driver_path();

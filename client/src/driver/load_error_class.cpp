@@ -1,7 +1,7 @@
 #include <client/src/driver/load_error_class.hpp>
 
 #include <jitcache/jitcache.h>
-#include <jitcache/proto/messages.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::client::driver {
 

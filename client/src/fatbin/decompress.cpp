@@ -9,14 +9,14 @@
 namespace jitcache::client::fatbin {
 namespace {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 // Rationale: LZ4 cannot expand a block by more than about 255:1 (a match length byte is worth at
 // most 255 output bytes), so a claimed size beyond that is a lie we can refuse before allocating.
 constexpr std::uint64_t k_lz4_max_ratio = 255;
 
-proto::Result<std::vector<std::byte>> decompress_zstd(std::span<const std::byte> input, std::uint64_t expected_size,
+common::Result<std::vector<std::byte>> decompress_zstd(std::span<const std::byte> input, std::uint64_t expected_size,
                                                       const std::string& where) {
   // Every fatbinary-written frame records its content size; compare it before allocating.
   const unsigned long long frame_size = ZSTD_getFrameContentSize(input.data(), input.size());
@@ -43,7 +43,7 @@ proto::Result<std::vector<std::byte>> decompress_zstd(std::span<const std::byte>
   return output;
 }
 
-proto::Result<std::vector<std::byte>> decompress_lz4(std::span<const std::byte> input, std::uint64_t expected_size,
+common::Result<std::vector<std::byte>> decompress_lz4(std::span<const std::byte> input, std::uint64_t expected_size,
                                                      const std::string& where) {
   if (input.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
       expected_size > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
@@ -73,7 +73,7 @@ proto::Result<std::vector<std::byte>> decompress_lz4(std::span<const std::byte> 
 
 }  // namespace
 
-proto::Result<std::vector<std::byte>> decompress(Compression compression, std::span<const std::byte> input,
+common::Result<std::vector<std::byte>> decompress(Compression compression, std::span<const std::byte> input,
                                                  std::uint64_t expected_size, std::uint64_t max_size,
                                                  const std::string& where) {
   if (expected_size == 0) {

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <client/src/fatbin/fatbin_entry.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +17,7 @@
 namespace jitcache::client::fatbin {
 
 // `where` names the entry in error messages ("entry at offset 16").
-proto::Result<std::vector<std::byte>> decompress(Compression compression, std::span<const std::byte> input,
+common::Result<std::vector<std::byte>> decompress(Compression compression, std::span<const std::byte> input,
                                                  std::uint64_t expected_size, std::uint64_t max_size,
                                                  const std::string& where);
 

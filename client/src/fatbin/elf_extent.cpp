@@ -9,8 +9,8 @@
 namespace jitcache::client::fatbin {
 namespace {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 // ELF64 header and table entry offsets (System V gABI).
 constexpr std::size_t k_ei_class = 4;
@@ -32,7 +32,7 @@ constexpr std::uint32_t k_sht_nobits = 8;
 
 // Checks that [offset, offset + length) is inside the limit (when there is one) and under the cap,
 // and returns its end.
-proto::Result<std::uint64_t> checked_end(std::uint64_t offset, std::uint64_t length, std::optional<std::size_t> limit,
+common::Result<std::uint64_t> checked_end(std::uint64_t offset, std::uint64_t length, std::optional<std::size_t> limit,
                                          const std::string& what) {
   if (!fits(offset, length, k_max_elf_size)) {
     return make_error(ErrorCode::corrupt, "ELF image: " + what + " (offset " + std::to_string(offset) + ", " +
@@ -48,7 +48,7 @@ proto::Result<std::uint64_t> checked_end(std::uint64_t offset, std::uint64_t len
 
 }  // namespace
 
-proto::Result<std::size_t> elf_extent(const std::byte* image, std::optional<std::size_t> limit) {
+common::Result<std::size_t> elf_extent(const std::byte* image, std::optional<std::size_t> limit) {
   if (limit && *limit < k_elf64_header_size) {
     return make_error(ErrorCode::corrupt, "ELF image: truncated header (" + std::to_string(*limit) + " bytes, 64 needed)");
   }

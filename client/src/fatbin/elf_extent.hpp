@@ -9,7 +9,7 @@
 // Thread safety: pure functions.
 #pragma once
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +25,6 @@ inline constexpr std::uint64_t k_max_elf_size = std::uint64_t{1} << 30;
 
 // `image` starts with the ELF magic. With `limit`, nothing at or past image + *limit is read and an
 // extent beyond it is ErrorCode::corrupt ("truncated"). Only ELF64 little-endian is accepted.
-proto::Result<std::size_t> elf_extent(const std::byte* image, std::optional<std::size_t> limit);
+common::Result<std::size_t> elf_extent(const std::byte* image, std::optional<std::size_t> limit);
 
 }  // namespace jitcache::client::fatbin

@@ -8,8 +8,8 @@
 namespace jitcache::client::fatbin {
 namespace {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 // Rationale: the largest fat binaries in the wild (whole math libraries) are a few hundred MiB; a
 // wrapper whose container claims more than this is taken as garbage rather than read through.
@@ -18,7 +18,7 @@ constexpr std::uint64_t k_max_container_size = std::uint64_t{1} << 34;
 std::string at(std::size_t offset) { return "at offset " + std::to_string(offset); }
 
 // Reads the entry at `entry_offset` and sets `next_offset` to where the following entry starts.
-proto::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t entry_offset, std::size_t container_end,
+common::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t entry_offset, std::size_t container_end,
                                 const ReadLimits& limits, std::size_t& next_offset) {
   const std::string where = "fat binary entry " + at(entry_offset);
   const std::size_t available = container_end - entry_offset;
@@ -125,7 +125,7 @@ proto::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t entr
 
 }  // namespace
 
-proto::Result<std::span<const std::byte>> container_behind_wrapper(std::span<const std::byte> wrapper) {
+common::Result<std::span<const std::byte>> container_behind_wrapper(std::span<const std::byte> wrapper) {
   if (wrapper.size() < k_wrapper_size) {
     return make_error(ErrorCode::corrupt, "fat binary wrapper: truncated (" + std::to_string(wrapper.size()) +
                                               " bytes, " + std::to_string(k_wrapper_size) + " needed)");
@@ -161,7 +161,7 @@ proto::Result<std::span<const std::byte>> container_behind_wrapper(std::span<con
   return std::span<const std::byte>(data, header_size + static_cast<std::size_t>(fat_size));
 }
 
-proto::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const ReadLimits& limits) {
+common::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const ReadLimits& limits) {
   if (bytes.empty()) {
     return make_error(ErrorCode::invalid_argument, "fat binary: empty input");
   }

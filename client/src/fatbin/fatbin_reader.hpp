@@ -10,7 +10,7 @@
 
 #include <client/src/fatbin/fatbin_entry.hpp>
 #include <client/src/fatbin/fatbin_format.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -30,13 +30,13 @@ struct FatBinary {
 
 // `bytes` is either containers back to back (each starting with 0xBA55ED50; an .nv_fatbin section or
 // an `nvcc -fatbin` file), or a wrapper (0x466243B1), which is followed to the container it points at.
-proto::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const ReadLimits& limits = {});
+common::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const ReadLimits& limits = {});
 
 // The container a wrapper points at, sized by the container's own header. The wrapper's pointer is
 // trusted the way the driver trusts it (it is an address in this process); it must be non-null and
 // 8-byte aligned, and the container header it points at must carry the container magic. Only the
 // 16 header bytes are read here. A v2 wrapper's prelinked array is not followed: it holds relocatable
 // images for the runtime's device linker, not images the driver loads from this wrapper.
-proto::Result<std::span<const std::byte>> container_behind_wrapper(std::span<const std::byte> wrapper);
+common::Result<std::span<const std::byte>> container_behind_wrapper(std::span<const std::byte> wrapper);
 
 }  // namespace jitcache::client::fatbin

@@ -12,8 +12,8 @@
 namespace jitcache::client::fatbin {
 namespace {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 // Rationale: a PTX module of a whole library is tens of MiB; a string with no NUL within 1 GiB is not
 // a PTX module, and the cap bounds how far we scan a pointer that lies.
@@ -38,7 +38,7 @@ bool starts_with(const unsigned char* image, const std::array<unsigned char, 4>&
 
 }  // namespace
 
-proto::Result<ImageView> classify_image(const void* image) {
+common::Result<ImageView> classify_image(const void* image) {
   if (image == nullptr) {
     return make_error(ErrorCode::invalid_argument, "image: null pointer");
   }

@@ -16,7 +16,7 @@
 // Thread safety: pure functions.
 #pragma once
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <cstddef>
 #include <span>
@@ -32,7 +32,7 @@ struct ImageView {
   bool via_wrapper = false;          // fatbin only: the image was a wrapper pointing at `bytes`
 };
 
-proto::Result<ImageView> classify_image(const void* image);
+common::Result<ImageView> classify_image(const void* image);
 
 std::string_view image_kind_name(ImageKind kind);
 

@@ -57,7 +57,7 @@ bool ptx_targets(const Arch& arch, const DeviceTarget& device) {
   return arch.sm <= device_sm(device);
 }
 
-proto::Result<Selection> select_image(std::span<const Entry> entries, const DeviceTarget& device,
+common::Result<Selection> select_image(std::span<const Entry> entries, const DeviceTarget& device,
                                       const PtxIsa& max_ptx) {
   std::optional<std::size_t> best_cubin;
   std::optional<std::size_t> best_ptx;
@@ -87,7 +87,7 @@ proto::Result<Selection> select_image(std::span<const Entry> entries, const Devi
                         (device.family ? ", f" : "") + "; driver JITs PTX up to ISA " + std::to_string(max_ptx.major) +
                         "." + std::to_string(max_ptx.minor) + "): " + list_entries(entries);
   if (ptx_too_new) message += "; a PTX entry for this device needs a newer driver";
-  return proto::make_error(proto::ErrorCode::unsupported, std::move(message));
+  return common::make_error(common::ErrorCode::unsupported, std::move(message));
 }
 
 }  // namespace jitcache::client::fatbin

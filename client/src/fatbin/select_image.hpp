@@ -20,7 +20,7 @@
 #pragma once
 
 #include <client/src/fatbin/fatbin_entry.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <cstddef>
 #include <span>
@@ -53,7 +53,7 @@ bool ptx_targets(const Arch& arch, const DeviceTarget& device);
 // No usable image → ErrorCode::unsupported with a message that names the device, the driver's PTX
 // ISA limit, and every entry the fat binary holds ("no image for this device (CC 9.0): the fat binary
 // holds sm_80 cubin").
-proto::Result<Selection> select_image(std::span<const Entry> entries, const DeviceTarget& device,
+common::Result<Selection> select_image(std::span<const Entry> entries, const DeviceTarget& device,
                                       const PtxIsa& max_ptx);
 
 }  // namespace jitcache::client::fatbin

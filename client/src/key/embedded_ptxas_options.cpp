@@ -7,8 +7,8 @@
 
 namespace jitcache::client::key {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -31,14 +31,14 @@ std::optional<std::uintptr_t> number(std::string_view s) {
   return value;
 }
 
-proto::Error not_mappable(std::string_view word, std::string_view why) {
+common::Error not_mappable(std::string_view word, std::string_view why) {
   return make_error(ErrorCode::unsupported, "the fat binary's embedded ptxas option \"" + std::string(word) + "\" " +
                                                 std::string(why));
 }
 
 }  // namespace
 
-proto::Result<std::vector<JitOptionValue>> parse_embedded_ptxas_options(std::string_view text) {
+common::Result<std::vector<JitOptionValue>> parse_embedded_ptxas_options(std::string_view text) {
   std::vector<JitOptionValue> options;
   const auto words = words_of(text);
   bool debug = false;

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::key {
 
@@ -23,6 +23,6 @@ struct JitOptionValue {
   std::uintptr_t value;  // an integer option's value, as it travels in the void* slot
 };
 
-proto::Result<std::vector<JitOptionValue>> parse_embedded_ptxas_options(std::string_view text);
+common::Result<std::vector<JitOptionValue>> parse_embedded_ptxas_options(std::string_view text);
 
 }  // namespace jitcache::client::key

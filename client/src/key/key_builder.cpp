@@ -28,12 +28,12 @@ KeyBuilder KeyBuilder::for_arch(std::string arch, proto::DriverId driver) {
   return KeyBuilder(std::nullopt, std::move(arch), std::move(driver));
 }
 
-proto::Result<void> KeyBuilder::check_ptx_version(std::string_view ptx) const {
+common::Result<void> KeyBuilder::check_ptx_version(std::string_view ptx) const {
   const PtxHeader header = read_ptx_header(ptx);
   const auto isa = driver::max_ptx_isa(static_cast<int>(m_driver.api));
   if (header.version_major && header.version_minor &&
       (*header.version_major > isa.major || (*header.version_major == isa.major && *header.version_minor > isa.minor))) {
-    return proto::make_error(proto::ErrorCode::unsupported,
+    return common::make_error(common::ErrorCode::unsupported,
                              "PTX ISA " + std::to_string(*header.version_major) + "." +
                                  std::to_string(*header.version_minor) + " is newer than this driver (API " +
                                  std::to_string(m_driver.api) + ") JIT-compiles (" + std::to_string(isa.major) + "." +
@@ -42,13 +42,13 @@ proto::Result<void> KeyBuilder::check_ptx_version(std::string_view ptx) const {
   return {};
 }
 
-proto::Result<proto::CanonicalOptions> KeyBuilder::options_from_jit(unsigned count, const CUjit_option* options,
+common::Result<proto::CanonicalOptions> KeyBuilder::options_from_jit(unsigned count, const CUjit_option* options,
                                                                     void* const* values) {
   // proto/ mirrors CUjit_option by value without cuda.h (jit_options.hpp): the enum is an int.
   return proto::canonicalize_options(count, reinterpret_cast<const int*>(options), values);
 }
 
-proto::Result<proto::CanonicalOptions> KeyBuilder::options_from_text(std::string_view text,
+common::Result<proto::CanonicalOptions> KeyBuilder::options_from_text(std::string_view text,
                                                                      const std::vector<JitOptionValue>& embedded) {
   if (embedded.empty()) {
     auto canonical = proto::canonicalize_option_text(text);
@@ -58,7 +58,7 @@ proto::Result<proto::CanonicalOptions> KeyBuilder::options_from_text(std::string
     return options;
   }
   if (!text.empty()) {
-    return proto::make_error(proto::ErrorCode::unsupported,
+    return common::make_error(common::ErrorCode::unsupported,
                              "--options and the fat binary's embedded ptxas options together are not supported");
   }
   std::vector<CUjit_option> names;
@@ -70,7 +70,7 @@ proto::Result<proto::CanonicalOptions> KeyBuilder::options_from_text(std::string
   return options_from_jit(static_cast<unsigned>(names.size()), names.data(), slots.data());
 }
 
-proto::Result<BuiltKey> KeyBuilder::build(std::string_view ptx, const proto::CanonicalOptions& options) const {
+common::Result<BuiltKey> KeyBuilder::build(std::string_view ptx, const proto::CanonicalOptions& options) const {
   proto::KeyFields fields;
   fields.arch = m_device ? key_arch(*m_device, options.target_arch, read_ptx_header(ptx).target) : m_arch;
   fields.driver_api = m_driver.api;

@@ -26,9 +26,9 @@
 #include <client/src/driver/device_query.hpp>
 #include <client/src/driver/driver_api.hpp>
 #include <client/src/key/embedded_ptxas_options.hpp>
-#include <jitcache/proto/content_digest.hpp>
-#include <jitcache/proto/jit_options.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/content_digest.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/key.hpp>
 
 namespace jitcache::client::key {
 
@@ -69,19 +69,19 @@ class KeyBuilder {
 
   // version: an error (ErrorCode::unsupported) when the PTX's `.version` is newer than the newest
   // ISA this driver JIT-compiles (driver_identity.hpp max_ptx_isa); PTX without one passes.
-  proto::Result<void> check_ptx_version(std::string_view ptx) const;
+  common::Result<void> check_ptx_version(std::string_view ptx) const;
 
   // options: JIT option arrays exactly as the driver would receive them (the caller's with a fat
   // binary entry's embedded options added: loader::CallerOptions::with).
-  static proto::Result<proto::CanonicalOptions> options_from_jit(unsigned count, const CUjit_option* options,
+  static common::Result<proto::CanonicalOptions> options_from_jit(unsigned count, const CUjit_option* options,
                                                                  void* const* values);
   // options: the CLI's text form ("opt=3;maxrreg=32", "" = all defaults) or a fat binary entry's
   // embedded options; both at once is ErrorCode::unsupported (which would the user mean?).
-  static proto::Result<proto::CanonicalOptions> options_from_text(std::string_view text,
+  static common::Result<proto::CanonicalOptions> options_from_text(std::string_view text,
                                                                   const std::vector<JitOptionValue>& embedded);
 
   // key: the fields for `ptx` compiled with `options`, validated (proto::validate_fast_key).
-  proto::Result<BuiltKey> build(std::string_view ptx, const proto::CanonicalOptions& options) const;
+  common::Result<BuiltKey> build(std::string_view ptx, const proto::CanonicalOptions& options) const;
 
  private:
   KeyBuilder(std::optional<driver::ComputeCapability> device, std::string arch, proto::DriverId driver)

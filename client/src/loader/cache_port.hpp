@@ -18,9 +18,9 @@
 #include <optional>
 
 #include <client/src/transport/daemon_client.hpp>
-#include <jitcache/proto/compile_messages.hpp>
-#include <jitcache/proto/key.hpp>
-#include <jitcache/proto/messages.hpp>
+#include <proto/compile_messages.hpp>
+#include <proto/key.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::client::loader {
 
@@ -31,28 +31,28 @@ class CachePort {
   // The published copy of the entry with this fast key, its file checked (owner, mode, format,
   // fast key, size, XXH3-128: transport/published_reader.hpp); nullopt when none is published; an
   // error when one is there but may not be used. The caller still checks the entry's key.
-  virtual proto::Result<std::optional<transport::FetchedImage>> read_published(const proto::FastKey& fast_key) = 0;
+  virtual common::Result<std::optional<transport::FetchedImage>> read_published(const proto::FastKey& fast_key) = 0;
   // A hit served from a published copy, for the daemon to count (HIT_NOTE, sent off the load's path).
   virtual void note_published_hit(const proto::FastKey& fast_key) = 0;
 
   // Connects to the daemon unless the load already holds a connection; the error says why the
   // daemon cannot be used (asked once per load: a failed connect is not retried).
-  virtual proto::Result<void> connect() = 0;
+  virtual common::Result<void> connect() = 0;
   // The daemon's capability bits when they are known without a round trip (this connection's
   // HELLO already answered); nullopt otherwise.
   virtual std::optional<std::uint64_t> known_capabilities() const = 0;
   // The capability bits, sending HELLO when they are not known yet.
-  virtual proto::Result<std::uint64_t> capabilities() = 0;
+  virtual common::Result<std::uint64_t> capabilities() = 0;
 
   // LOOKUP by fast key (selector 2) or by key (selector 0); nullopt is not_found.
-  virtual proto::Result<std::optional<transport::FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
+  virtual common::Result<std::optional<transport::FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
                                                                            transport::ImageDelivery delivery) = 0;
-  virtual proto::Result<std::optional<transport::FetchedImage>> lookup(const proto::KeyFields& key,
+  virtual common::Result<std::optional<transport::FetchedImage>> lookup(const proto::KeyFields& key,
                                                                       transport::ImageDelivery delivery) = 0;
-  virtual proto::Result<transport::CompileAnswer> compile(const proto::CompileRequest& request,
+  virtual common::Result<transport::CompileAnswer> compile(const proto::CompileRequest& request,
                                                           std::chrono::milliseconds wait) = 0;
-  virtual proto::Result<void> put(const proto::PutRequest& request) = 0;
-  virtual proto::Result<void> report_failure(const proto::ReportFailureRequest& request) = 0;
+  virtual common::Result<void> put(const proto::PutRequest& request) = 0;
+  virtual common::Result<void> report_failure(const proto::ReportFailureRequest& request) = 0;
 };
 
 }  // namespace jitcache::client::loader

@@ -6,8 +6,8 @@
 
 namespace jitcache::client::loader {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 constexpr std::uint16_t k_em_cuda = 190;
@@ -15,7 +15,7 @@ constexpr std::uint8_t k_elfclass64 = 2;
 constexpr std::uint8_t k_little_endian = 1;
 }  // namespace
 
-proto::Result<void> check_cached_image(const transport::FetchedImage& fetched, const proto::KeyFields& asked) {
+common::Result<void> check_cached_image(const transport::FetchedImage& fetched, const proto::KeyFields& asked) {
   const proto::Bytes image = fetched.bytes();
   if (!(fetched.info.key == asked)) return make_error(ErrorCode::corrupt, "the daemon answered for another key");
   if (image.size() != fetched.info.raw_size) {

@@ -7,12 +7,12 @@
 // Thread safety: pure function.
 #pragma once
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 #include <client/src/transport/daemon_client.hpp>
 
 namespace jitcache::client::loader {
 
 // ErrorCode::corrupt naming the first check that failed.
-proto::Result<void> check_cached_image(const transport::FetchedImage& fetched, const proto::KeyFields& asked);
+common::Result<void> check_cached_image(const transport::FetchedImage& fetched, const proto::KeyFields& asked);
 
 }  // namespace jitcache::client::loader

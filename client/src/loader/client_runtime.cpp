@@ -7,9 +7,9 @@ ClientRuntime& ClientRuntime::instance() {
   return *runtime;
 }
 
-const proto::Result<std::shared_ptr<const driver::DriverApi>>& ClientRuntime::driver() {
+const common::Result<std::shared_ptr<const driver::DriverApi>>& ClientRuntime::driver() {
   std::call_once(m_driver_once, [this] {
-    m_driver = std::make_unique<proto::Result<std::shared_ptr<const driver::DriverApi>>>(
+    m_driver = std::make_unique<common::Result<std::shared_ptr<const driver::DriverApi>>>(
         driver::open_driver(driver::default_driver_path()));
   });
   return *m_driver;

@@ -20,7 +20,7 @@ class ClientRuntime {
   static ClientRuntime& instance();
 
   // The driver, or why it cannot be opened; decided once per process.
-  const proto::Result<std::shared_ptr<const driver::DriverApi>>& driver();
+  const common::Result<std::shared_ptr<const driver::DriverApi>>& driver();
   std::shared_ptr<DaemonLink> daemon();
   void configure(const jitcache_config* config);
   ClientCounters& counters() { return m_counters; }
@@ -29,7 +29,7 @@ class ClientRuntime {
   ClientRuntime() = default;
 
   std::once_flag m_driver_once;
-  std::unique_ptr<proto::Result<std::shared_ptr<const driver::DriverApi>>> m_driver;
+  std::unique_ptr<common::Result<std::shared_ptr<const driver::DriverApi>>> m_driver;
   std::mutex m_mutex;
   std::shared_ptr<DaemonLink> m_daemon;
   ClientCounters m_counters;

@@ -11,8 +11,8 @@
 #include <toml++/toml.h>
 
 #include <client/src/transport/default_socket.hpp>
-#include <jitcache/proto/default_paths.hpp>
-#include <jitcache/proto/toml_non_ascii.hpp>
+#include <common/default_paths.hpp>
+#include <common/toml_non_ascii.hpp>
 
 namespace jitcache::client::loader {
 
@@ -36,8 +36,8 @@ bool file_exists(const std::string& path) {
 // The first config file that exists, in precedence order; "" when none.
 std::string config_file_path() {
   if (std::string named = env("JITCACHE_CONFIG"); !named.empty()) return named;
-  if (std::string user = proto::default_config_file(); file_exists(user)) return user;
-  if (file_exists(proto::k_system_config_file)) return proto::k_system_config_file;
+  if (std::string user = common::default_config_file(); file_exists(user)) return user;
+  if (file_exists(common::k_system_config_file)) return common::k_system_config_file;
   return {};
 }
 
@@ -52,7 +52,7 @@ std::string socket_from_config_file(const std::string& path, std::string& notes)
       return {};
     }
     // toml++ must not see the text its whitespace test has undefined behaviour on (toml_non_ascii.hpp).
-    if (proto::find_misplaced_non_ascii(text.str())) {
+    if (common::find_misplaced_non_ascii(text.str())) {
       notes += "config file " + path + " ignored: non-ASCII text outside a comment or a quoted value; ";
       return {};
     }

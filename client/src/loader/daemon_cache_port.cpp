@@ -5,10 +5,10 @@
 
 namespace jitcache::client::loader {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
-proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::read_published(const proto::FastKey& fast_key) {
+common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::read_published(const proto::FastKey& fast_key) {
   const ClientSettings& settings = m_daemon->settings();
   return transport::read_published(settings.socket_path, settings.daemon_trust, fast_key, proto::fast_key_id(fast_key));
 }
@@ -17,12 +17,12 @@ void DaemonCachePort::note_published_hit(const proto::FastKey& fast_key) {
   PendingHitNotes::instance().add(m_daemon->connect_options(), fast_key);
 }
 
-proto::Result<DaemonLease>& DaemonCachePort::lease() {
+common::Result<DaemonLease>& DaemonCachePort::lease() {
   if (!m_lease) m_lease.emplace(m_daemon->acquire());
   return *m_lease;
 }
 
-proto::Error DaemonCachePort::failed(const proto::Error& error) {
+common::Error DaemonCachePort::failed(const common::Error& error) {
   // A daemon that answered with a status (busy, draining) is alive: the connection stays.
   if (error.reply_status != 0) return error;
   if (m_lease && *m_lease) (*m_lease)->broken(error);
@@ -30,7 +30,7 @@ proto::Error DaemonCachePort::failed(const proto::Error& error) {
   return error;
 }
 
-proto::Result<void> DaemonCachePort::connect() {
+common::Result<void> DaemonCachePort::connect() {
   auto& held = lease();
   if (!held) return held.error();
   return {};
@@ -41,7 +41,7 @@ std::optional<std::uint64_t> DaemonCachePort::known_capabilities() const {
   return (*m_lease)->known_capabilities();
 }
 
-proto::Result<std::uint64_t> DaemonCachePort::capabilities() {
+common::Result<std::uint64_t> DaemonCachePort::capabilities() {
   auto& held = lease();
   if (!held) return held.error();
   auto capabilities = held->capabilities();
@@ -50,7 +50,7 @@ proto::Result<std::uint64_t> DaemonCachePort::capabilities() {
 }
 
 template <class Call>
-proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_with(Call call) {
+common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_with(Call call) {
   auto& held = lease();
   if (!held) return held.error();
   ++m_counters.lookups;
@@ -70,17 +70,17 @@ proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_wi
   return fetched;
 }
 
-proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_fast(const proto::FastKey& fast_key,
+common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_fast(const proto::FastKey& fast_key,
                                                                                   transport::ImageDelivery delivery) {
   return lookup_with([&](transport::DaemonClient& client) { return client.lookup_fast(fast_key, delivery); });
 }
 
-proto::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup(const proto::KeyFields& key,
+common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup(const proto::KeyFields& key,
                                                                              transport::ImageDelivery delivery) {
   return lookup_with([&](transport::DaemonClient& client) { return client.lookup(key, delivery); });
 }
 
-proto::Result<transport::CompileAnswer> DaemonCachePort::compile(const proto::CompileRequest& request,
+common::Result<transport::CompileAnswer> DaemonCachePort::compile(const proto::CompileRequest& request,
                                                                  std::chrono::milliseconds wait) {
   auto& held = lease();
   if (!held) return held.error();
@@ -96,7 +96,7 @@ proto::Result<transport::CompileAnswer> DaemonCachePort::compile(const proto::Co
   return answer;
 }
 
-proto::Result<void> DaemonCachePort::put(const proto::PutRequest& request) {
+common::Result<void> DaemonCachePort::put(const proto::PutRequest& request) {
   auto& held = lease();
   if (!held) return held.error();
   auto stored = held->client().put(request);
@@ -104,7 +104,7 @@ proto::Result<void> DaemonCachePort::put(const proto::PutRequest& request) {
   return {};
 }
 
-proto::Result<void> DaemonCachePort::report_failure(const proto::ReportFailureRequest& request) {
+common::Result<void> DaemonCachePort::report_failure(const proto::ReportFailureRequest& request) {
   auto& held = lease();
   if (!held) return held.error();
   auto reported = held->client().report_failure(request);

@@ -27,34 +27,34 @@ class DaemonCachePort final : public CachePort {
 
   // A connection (or the reason there is none) acquired before the load started, used instead of
   // acquiring one when the load first needs the daemon.
-  void use_connection(proto::Result<DaemonLease> lease) { m_lease.emplace(std::move(lease)); }
+  void use_connection(common::Result<DaemonLease> lease) { m_lease.emplace(std::move(lease)); }
 
-  proto::Result<std::optional<transport::FetchedImage>> read_published(const proto::FastKey& fast_key) override;
+  common::Result<std::optional<transport::FetchedImage>> read_published(const proto::FastKey& fast_key) override;
   void note_published_hit(const proto::FastKey& fast_key) override;
 
-  proto::Result<void> connect() override;
+  common::Result<void> connect() override;
   std::optional<std::uint64_t> known_capabilities() const override;
-  proto::Result<std::uint64_t> capabilities() override;
-  proto::Result<std::optional<transport::FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
+  common::Result<std::uint64_t> capabilities() override;
+  common::Result<std::optional<transport::FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
                                                                    transport::ImageDelivery delivery) override;
-  proto::Result<std::optional<transport::FetchedImage>> lookup(const proto::KeyFields& key,
+  common::Result<std::optional<transport::FetchedImage>> lookup(const proto::KeyFields& key,
                                                               transport::ImageDelivery delivery) override;
-  proto::Result<transport::CompileAnswer> compile(const proto::CompileRequest& request,
+  common::Result<transport::CompileAnswer> compile(const proto::CompileRequest& request,
                                                   std::chrono::milliseconds wait) override;
-  proto::Result<void> put(const proto::PutRequest& request) override;
-  proto::Result<void> report_failure(const proto::ReportFailureRequest& request) override;
+  common::Result<void> put(const proto::PutRequest& request) override;
+  common::Result<void> report_failure(const proto::ReportFailureRequest& request) override;
 
  private:
   // The load's connection, or the error that stands for it (a failed connect, a dropped connection).
-  proto::Result<DaemonLease>& lease();
+  common::Result<DaemonLease>& lease();
   // A failed call: a transport failure drops the connection and backs off; `error` is returned.
-  proto::Error failed(const proto::Error& error);
+  common::Error failed(const common::Error& error);
   template <class Call>
-  proto::Result<std::optional<transport::FetchedImage>> lookup_with(Call call);
+  common::Result<std::optional<transport::FetchedImage>> lookup_with(Call call);
 
   std::shared_ptr<DaemonLink> m_daemon;
   ClientCounters& m_counters;
-  std::optional<proto::Result<DaemonLease>> m_lease;
+  std::optional<common::Result<DaemonLease>> m_lease;
 };
 
 }  // namespace jitcache::client::loader

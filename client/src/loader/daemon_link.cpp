@@ -4,8 +4,8 @@
 
 namespace jitcache::client::loader {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -34,7 +34,7 @@ DaemonLease::~DaemonLease() {
   if (m_client && m_link != nullptr) m_link->give_back(std::move(*m_client), m_capabilities);
 }
 
-proto::Result<std::uint64_t> DaemonLease::capabilities() {
+common::Result<std::uint64_t> DaemonLease::capabilities() {
   if (m_capabilities) return *m_capabilities;
   if (!m_client) return make_error(ErrorCode::unavailable, "the connection to jitcached was dropped");
   auto hello = m_client->hello("libjitcache");
@@ -43,7 +43,7 @@ proto::Result<std::uint64_t> DaemonLease::capabilities() {
   return *m_capabilities;
 }
 
-void DaemonLease::broken(const proto::Error& why) {
+void DaemonLease::broken(const common::Error& why) {
   m_client.reset();
   if (m_link != nullptr) m_link->mark_unavailable(why);
 }
@@ -60,7 +60,7 @@ transport::ConnectOptions DaemonLink::connect_options() const {
   return options;
 }
 
-proto::Result<DaemonLease> DaemonLink::acquire() {
+common::Result<DaemonLease> DaemonLink::acquire() {
   std::optional<Idle> reused;
   {
     std::lock_guard lock(m_mutex);
@@ -83,7 +83,7 @@ proto::Result<DaemonLease> DaemonLink::acquire() {
   return DaemonLease(this, std::move(*client), std::nullopt);
 }
 
-void DaemonLink::mark_unavailable(const proto::Error& why) {
+void DaemonLink::mark_unavailable(const common::Error& why) {
   const bool slow_or_broken = why.code == ErrorCode::timeout || why.code == ErrorCode::corrupt ||
                               why.code == ErrorCode::invalid_argument || why.code == ErrorCode::too_large;
   std::lock_guard lock(m_mutex);

@@ -40,13 +40,13 @@ class DaemonLease {
 
   transport::DaemonClient& client() { return *m_client; }
   // The daemon's capability bits (HELLO on first use); errors as the HELLO call's.
-  proto::Result<std::uint64_t> capabilities();
+  common::Result<std::uint64_t> capabilities();
   // The bits when this connection's HELLO has already answered; nullopt before.
   std::optional<std::uint64_t> known_capabilities() const { return m_capabilities; }
   // Closes this connection without judging the daemon (its state is unusable, the daemon is fine).
   void discard() { m_client.reset(); }
   // The daemon failed on this connection: drop it and back off (see DaemonLink::mark_unavailable).
-  void broken(const proto::Error& why);
+  void broken(const common::Error& why);
 
  private:
   DaemonLink* m_link;
@@ -65,12 +65,12 @@ class DaemonLink {
 
   // A connection (HELLO done), or the reason the daemon cannot be used now (ErrorCode::unavailable
   // during a back-off, else the connect/HELLO error).
-  proto::Result<DaemonLease> acquire();
+  common::Result<DaemonLease> acquire();
   // How this link connects (socket, timeouts), for connections of other kinds (hit notes).
   transport::ConnectOptions connect_options() const;
 
   // Starts a back-off: timeouts and unreadable replies get the long one, refusals the short one.
-  void mark_unavailable(const proto::Error& why);
+  void mark_unavailable(const common::Error& why);
 
  private:
   friend class DaemonLease;

@@ -63,7 +63,7 @@ CUresult LoadFlow::driver_load(CUmodule* module, const void* image, const Caller
 }
 
 CUresult LoadFlow::daemon_failed(CUmodule* module, const void* image, const CallerOptions& options,
-                                 const proto::Error& error) {
+                                 const common::Error& error) {
   ++m_counters.daemon_unavailable;
   const std::string why = "jitcached at " + m_settings.socket_path + " cannot be used: " + error.message;
   warn_once(why, m_settings.quiet);
@@ -152,7 +152,7 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   if (m_settings.published) {
     if (auto result = load_published(module, image, options, source, *key)) return *result;
   }
-  proto::Result<void> connected = [&] {
+  common::Result<void> connected = [&] {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
     return m_cache.connect();
   }();

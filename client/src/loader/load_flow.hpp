@@ -80,7 +80,7 @@ class LoadFlow {
                     const driver::ComputeCapability& device);
   // The daemon's entry for this key: one LOOKUP where the daemon's capabilities allow
   // (load_flow_lookup.cpp).
-  proto::Result<std::optional<transport::FetchedImage>> look_up(LoadKey& key, transport::ImageDelivery delivery);
+  common::Result<std::optional<transport::FetchedImage>> look_up(LoadKey& key, transport::ImageDelivery delivery);
   // The hit path (also for an image the daemon compiled: `success` says which outcome a clean load
   // is); nullopt when the image must be rebuilt (damaged reply, or a bad image reported to the
   // daemon when it can be reached).
@@ -102,7 +102,7 @@ class LoadFlow {
   // The driver's own load with the caller's options, recorded as `outcome` with `why`.
   CUresult driver_load(CUmodule* module, const void* image, const CallerOptions& options,
                        jitcache_load_outcome outcome, std::string_view why);
-  CUresult daemon_failed(CUmodule* module, const void* image, const CallerOptions& options, const proto::Error& error);
+  CUresult daemon_failed(CUmodule* module, const void* image, const CallerOptions& options, const common::Error& error);
 
   const driver::DriverApi& m_api;
   CachePort& m_cache;

@@ -13,7 +13,7 @@
 
 namespace jitcache::client::loader {
 
-proto::Result<std::optional<transport::FetchedImage>> LoadFlow::look_up(LoadKey& key, transport::ImageDelivery delivery) {
+common::Result<std::optional<transport::FetchedImage>> LoadFlow::look_up(LoadKey& key, transport::ImageDelivery delivery) {
   // Each request is timed as ns_lookup; the wait for the content digest is ns_key's (LoadKey).
   auto timed = [&](auto call) {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);

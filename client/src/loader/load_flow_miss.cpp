@@ -9,7 +9,7 @@
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/driver/load_error_class.hpp>
 #include <client/src/loader/load_wording.hpp>
-#include <jitcache/proto/compile_messages.hpp>
+#include <proto/compile_messages.hpp>
 
 namespace jitcache::client::loader {
 
@@ -50,8 +50,8 @@ CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOp
   }();
   using Kind = transport::CompileAnswer::Kind;
   if (!answer) {
-    const proto::Error& error = answer.error();
-    if (error.code == proto::ErrorCode::timeout) {
+    const common::Error& error = answer.error();
+    if (error.code == common::ErrorCode::timeout) {
       // A compile that outlasts the wait is not a dead daemon: it finishes and stores the image for
       // the next load. This load JITs here, and stores nothing (the daemon will).
       m_record.reason("jitcached did not finish compiling within " + std::to_string(wait.count()) +

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <string>
 
-#include <jitcache/proto/status_codes.hpp>
+#include <proto/status_codes.hpp>
 
 namespace jitcache::client::transport {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 using proto::Op;
 using proto::Status;
 
@@ -80,11 +80,11 @@ Result<DaemonClient> DaemonClient::connect(const ConnectOptions& options) {
   return DaemonClient(std::move(*connection));
 }
 
-proto::Error DaemonClient::status_error(const Reply& reply) {
+common::Error DaemonClient::status_error(const Reply& reply) {
   auto message = proto::decode_error_message(Bytes(reply.payload));
   std::string text = std::string(proto::status_name(reply.header.status)) + ": " +
                      (message ? *message : std::string("(unreadable error message)"));
-  proto::Error error = make_error(proto::error_code_for(reply.header.status), std::move(text));
+  common::Error error = make_error(proto::error_code_for(reply.header.status), std::move(text));
   error.reply_status = static_cast<std::uint16_t>(reply.header.status);
   return error;
 }

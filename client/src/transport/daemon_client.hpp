@@ -20,8 +20,8 @@
 
 #include <client/src/transport/mapped_image.hpp>
 #include <client/src/transport/unix_connection.hpp>
-#include <jitcache/proto/compile_messages.hpp>
-#include <jitcache/proto/messages.hpp>
+#include <proto/compile_messages.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::client::transport {
 
@@ -110,7 +110,7 @@ class DaemonClient {
   Result<Reply> ok_reply(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
                          std::uint16_t flags = 0);
   Result<std::optional<FetchedImage>> lookup_with(const proto::LookupRequest& request, ImageDelivery delivery);
-  proto::Error status_error(const Reply& reply);
+  common::Error status_error(const Reply& reply);
 
   UnixConnection m_connection;
 };

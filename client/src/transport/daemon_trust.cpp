@@ -16,8 +16,8 @@
 
 namespace jitcache::client::transport {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -88,11 +88,11 @@ std::string parent_of(const std::string& dir) {
 
 std::string child_of(const std::string& dir, const std::string& name) { return dir == "/" ? "/" + name : dir + "/" + name; }
 
-proto::Error unreachable(const std::string& socket_path, const std::string& why) {
+common::Error unreachable(const std::string& socket_path, const std::string& why) {
   return make_error(ErrorCode::unavailable, "cannot connect to jitcached at " + socket_path + ": " + why);
 }
 
-proto::Error untrusted(const std::string& socket_path, const std::string& why, const DaemonTrust& trust) {
+common::Error untrusted(const std::string& socket_path, const std::string& why, const DaemonTrust& trust) {
   return make_error(ErrorCode::unavailable,
                     "the socket " + socket_path + " is not trusted: " + why +
                         "; a daemon is used only when the socket's whole path and the process listening on it belong "
@@ -196,7 +196,7 @@ std::string DaemonTrust::describe() const {
   return text.empty() ? "no one" : text;
 }
 
-proto::Result<uid_t> check_socket_path(const std::string& socket_path, const DaemonTrust& trust) {
+common::Result<uid_t> check_socket_path(const std::string& socket_path, const DaemonTrust& trust) {
   if (socket_path.empty()) return unreachable(socket_path, std::strerror(ENOENT));
   std::string path = socket_path;
   if (path.front() != '/') {
@@ -246,7 +246,7 @@ proto::Result<uid_t> check_socket_path(const std::string& socket_path, const Dae
   return unreachable(socket_path, dir + " is a directory, not a socket");
 }
 
-proto::Result<void> check_peer(int connected_socket, const std::string& socket_path, const DaemonTrust& trust) {
+common::Result<void> check_peer(int connected_socket, const std::string& socket_path, const DaemonTrust& trust) {
   ucred peer{};
   socklen_t length = sizeof(peer);
   if (::getsockopt(connected_socket, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) {

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::transport {
 
@@ -78,9 +78,9 @@ class DaemonTrust {
 // at P: No such file or directory"; a path that breaks the rule fails with "the socket P is not
 // trusted: …", naming the entry and its owner or mode. Both are ErrorCode::unavailable: a daemon
 // that may not be used is, to the caller, a daemon that is not there.
-proto::Result<uid_t> check_socket_path(const std::string& socket_path, const DaemonTrust& trust);
+common::Result<uid_t> check_socket_path(const std::string& socket_path, const DaemonTrust& trust);
 
 // Rule 3 on a connected socket: ok when the process listening on it runs as a trusted uid.
-proto::Result<void> check_peer(int connected_socket, const std::string& socket_path, const DaemonTrust& trust);
+common::Result<void> check_peer(int connected_socket, const std::string& socket_path, const DaemonTrust& trust);
 
 }  // namespace jitcache::client::transport

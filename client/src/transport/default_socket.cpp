@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include <jitcache/proto/default_paths.hpp>
+#include <common/default_paths.hpp>
 
 namespace jitcache::client::transport {
 
@@ -18,7 +18,7 @@ std::string choose_default_socket(const std::vector<std::string>& candidates, co
 }
 
 std::string default_socket(const DaemonTrust& trust) {
-  return choose_default_socket(proto::default_client_sockets(), trust);
+  return choose_default_socket(common::default_client_sockets(), trust);
 }
 
 }  // namespace jitcache::client::transport

@@ -14,13 +14,13 @@ namespace {
 
 constexpr int k_required_seals = F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW;
 
-proto::Error refused(const std::string& why) {
-  return proto::make_error(proto::ErrorCode::corrupt, "the image descriptor jitcached sent " + why);
+common::Error refused(const std::string& why) {
+  return common::make_error(common::ErrorCode::corrupt, "the image descriptor jitcached sent " + why);
 }
 
 }  // namespace
 
-proto::Result<MappedImage> MappedImage::map(int fd, std::uint64_t size) {
+common::Result<MappedImage> MappedImage::map(int fd, std::uint64_t size) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return refused(std::string("cannot be examined: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) return refused("is not a memory file");

@@ -12,14 +12,14 @@
 #include <cstdint>
 #include <utility>
 
-#include <jitcache/proto/digest.hpp>
-#include <jitcache/proto/result.hpp>
+#include <proto/digest.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::transport {
 
 class MappedImage {
  public:
-  static proto::Result<MappedImage> map(int fd, std::uint64_t size);
+  static common::Result<MappedImage> map(int fd, std::uint64_t size);
 
   MappedImage() = default;
   MappedImage(MappedImage&& other) noexcept

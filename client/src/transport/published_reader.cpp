@@ -7,13 +7,13 @@
 #include <cerrno>
 #include <cstring>
 
-#include <jitcache/proto/unique_fd.hpp>
-#include <jitcache/proto/published_image.hpp>
+#include <common/unique_fd.hpp>
+#include <proto/published_image.hpp>
 
 namespace jitcache::client::transport {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 
 namespace {
 
@@ -32,7 +32,7 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
   auto socket_owner = check_socket_path(socket_path, trust);
   if (!socket_owner) return std::optional<FetchedImage>();
   const std::string dir_path = proto::published_dir_for(socket_path);
-  proto::UniqueFd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  common::UniqueFd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dir.get() < 0) {
     // Not readable by this uid (not in the socket's group): the socket is the way, not a rejection.
     if (errno == ENOENT || errno == EACCES) return std::optional<FetchedImage>();
@@ -47,7 +47,7 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
   }
 
   const std::string name = proto::published_file_name(fast_key_id);
-  proto::UniqueFd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  common::UniqueFd file(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
   if (file.get() < 0) {
     if (errno == ENOENT) return std::optional<FetchedImage>();
     return make_error(ErrorCode::corrupt, "the published image " + name + " cannot be opened: " + std::strerror(errno));

@@ -19,7 +19,7 @@
 
 #include <client/src/transport/daemon_client.hpp>
 #include <client/src/transport/daemon_trust.hpp>
-#include <jitcache/proto/key.hpp>
+#include <proto/key.hpp>
 
 namespace jitcache::client::transport {
 

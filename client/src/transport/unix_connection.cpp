@@ -14,13 +14,13 @@
 
 namespace jitcache::client::transport {
 
-using proto::ErrorCode;
-using proto::make_error;
+using common::ErrorCode;
+using common::make_error;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
-proto::Error errno_error(ErrorCode code, const std::string& what) {
+common::Error errno_error(ErrorCode code, const std::string& what) {
   return make_error(code, what + ": " + std::strerror(errno));
 }
 
@@ -47,7 +47,7 @@ void cpu_relax() {
 
 // recv that also takes a file descriptor passed with the bytes (SCM_RIGHTS) into `descriptor`.
 // MSG_CMSG_CLOEXEC: the descriptor must not leak into programs the application starts.
-ssize_t receive_with_descriptor(int socket, std::uint8_t* out, std::size_t size, proto::UniqueFd& descriptor) {
+ssize_t receive_with_descriptor(int socket, std::uint8_t* out, std::size_t size, common::UniqueFd& descriptor) {
   iovec iov{out, size};
   alignas(cmsghdr) char control[CMSG_SPACE(2 * sizeof(int))];
   msghdr message{};
@@ -174,7 +174,7 @@ Result<void> UnixConnection::write_all(Bytes bytes, Clock::time_point deadline) 
 }
 
 Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clock::time_point deadline,
-                                        std::chrono::microseconds spin, proto::UniqueFd* descriptor) {
+                                        std::chrono::microseconds spin, common::UniqueFd* descriptor) {
   std::size_t done = 0;
   Clock::time_point spin_until = spin.count() > 0 ? Clock::now() + spin : Clock::time_point{};
   while (done < size) {
@@ -205,7 +205,7 @@ Result<Reply> UnixConnection::read_reply() { return read_reply(Clock::now() + m_
 Result<Reply> UnixConnection::read_reply(Clock::time_point deadline) {
   proto::HeaderBytes raw{};
   // A descriptor rides on the frame's first byte, so the header is read with recvmsg.
-  proto::UniqueFd descriptor;
+  common::UniqueFd descriptor;
   if (auto r = read_exact(raw.data(), raw.size(), deadline, m_options.reply_spin, &descriptor); !r) return r.error();
   auto header = proto::decode_reply_header(raw, m_options.max_reply_bytes);
   if (!header) return header.error();

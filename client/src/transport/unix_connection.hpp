@@ -15,15 +15,15 @@
 
 #include <client/src/transport/byte_buffer.hpp>
 #include <client/src/transport/daemon_trust.hpp>
-#include <jitcache/proto/unique_fd.hpp>
-#include <jitcache/proto/messages.hpp>
-#include <jitcache/proto/result.hpp>
-#include <jitcache/proto/wire.hpp>
+#include <common/unique_fd.hpp>
+#include <proto/messages.hpp>
+#include <common/result.hpp>
+#include <proto/wire.hpp>
 
 namespace jitcache::client::transport {
 
 using proto::Bytes;
-using proto::Result;
+using common::Result;
 
 struct ConnectOptions {
   std::string socket_path;
@@ -52,7 +52,7 @@ enum class CallLoss { none, while_sending, while_awaiting_reply };
 struct Reply {
   proto::FrameHeader header;
   ByteBuffer payload;
-  proto::UniqueFd descriptor;  // the file descriptor that came with the frame, if any (SCM_RIGHTS)
+  common::UniqueFd descriptor;  // the file descriptor that came with the frame, if any (SCM_RIGHTS)
 };
 
 class UnixConnection {
@@ -95,7 +95,7 @@ class UnixConnection {
   // With `descriptor`, reads with recvmsg and keeps a file descriptor that arrives with the bytes
   // (a second one, which the protocol never sends, is closed).
   Result<void> read_exact(std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline,
-                          std::chrono::microseconds spin = {}, proto::UniqueFd* descriptor = nullptr);
+                          std::chrono::microseconds spin = {}, common::UniqueFd* descriptor = nullptr);
 
   int m_fd = -1;
   ConnectOptions m_options;

@@ -12,10 +12,10 @@
 namespace jitcache::fakes::fake_cuda {
 namespace {
 
-using proto::ErrorCode;
+using common::ErrorCode;
 
-proto::Error truncated(const std::string& what, std::size_t claimed) {
-  return proto::make_error(ErrorCode::corrupt, "truncated: " + what + " claims " + std::to_string(claimed) +
+common::Error truncated(const std::string& what, std::size_t claimed) {
+  return common::make_error(ErrorCode::corrupt, "truncated: " + what + " claims " + std::to_string(claimed) +
                                                    " bytes, but the memory ends before that");
 }
 
@@ -48,7 +48,7 @@ CallerImageKind classify_caller_image(const void* image) {
   return CallerImageKind::text;
 }
 
-proto::Result<std::vector<std::byte>> copy_cubin_from_caller(const void* image) {
+common::Result<std::vector<std::byte>> copy_cubin_from_caller(const void* image) {
   constexpr std::size_t k_header = 64;
   const auto header = caller_bytes(image, k_header);
   if (!header) return truncated("the ELF header", k_header);
@@ -63,7 +63,7 @@ proto::Result<std::vector<std::byte>> copy_cubin_from_caller(const void* image) 
   return std::move(*whole);
 }
 
-proto::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image, CallerImageKind kind) {
+common::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image, CallerImageKind kind) {
   namespace fb = jitcache::client::fatbin;
   const void* container = image;
   if (kind == CallerImageKind::fatbin_wrapper) {
@@ -71,20 +71,20 @@ proto::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image,
     if (!wrapper) return truncated("the fat binary wrapper", fb::k_wrapper_size);
     const auto version = read_at<std::uint32_t>(*wrapper, 4);
     if (version < fb::k_wrapper_version_min || version > fb::k_wrapper_version_max) {
-      return proto::make_error(ErrorCode::corrupt, "fat binary wrapper version " + std::to_string(version) + " is unknown");
+      return common::make_error(ErrorCode::corrupt, "fat binary wrapper version " + std::to_string(version) + " is unknown");
     }
     container = reinterpret_cast<const void*>(read_at<std::uintptr_t>(*wrapper, fb::k_wrapper_data_offset));
-    if (container == nullptr) return proto::make_error(ErrorCode::corrupt, "fat binary wrapper with a null data pointer");
+    if (container == nullptr) return common::make_error(ErrorCode::corrupt, "fat binary wrapper with a null data pointer");
   }
   const auto header = caller_bytes(container, fb::k_container_header_min);
   if (!header) return truncated("the fat binary container header", fb::k_container_header_min);
   if (read_at<std::uint32_t>(*header, 0) != fb::k_container_magic) {
-    return proto::make_error(ErrorCode::corrupt, "the fat binary wrapper does not point at a container");
+    return common::make_error(ErrorCode::corrupt, "the fat binary wrapper does not point at a container");
   }
   const auto header_size = read_at<std::uint16_t>(*header, 6);
   const auto fat_size = read_at<std::uint64_t>(*header, 8);
   if (header_size < fb::k_container_header_min || fat_size > fb::k_default_max_decompressed) {
-    return proto::make_error(ErrorCode::corrupt, "the fat binary container header has impossible sizes");
+    return common::make_error(ErrorCode::corrupt, "the fat binary container header has impossible sizes");
   }
   const std::size_t total = header_size + static_cast<std::size_t>(fat_size);
   auto bytes = caller_bytes(container, total);

@@ -8,7 +8,7 @@
 // Thread safety: pure functions.
 #pragma once
 
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <cstddef>
 #include <string>
@@ -22,7 +22,7 @@ enum class CallerImageKind { cubin, fatbin_container, fatbin_wrapper, text, unre
 CallerImageKind classify_caller_image(const void* image);
 
 // ErrorCode::corrupt when the headers are malformed or the image is cut short.
-proto::Result<std::vector<std::byte>> copy_cubin_from_caller(const void* image);
-proto::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image, CallerImageKind kind);
+common::Result<std::vector<std::byte>> copy_cubin_from_caller(const void* image);
+common::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image, CallerImageKind kind);
 
 }  // namespace jitcache::fakes::fake_cuda

@@ -14,7 +14,7 @@ namespace jitcache::fakes::fake_cuda {
 namespace {
 
 using Bytes = std::span<const std::byte>;
-using proto::ErrorCode;
+using common::ErrorCode;
 
 // Rationale: an ELF may not use more section indices than this without extended numbering, which no
 // cubin uses; more than that is a lying header.
@@ -24,7 +24,7 @@ constexpr std::uint8_t k_compat_arch_specific_attribute = 9;
 // st_other bit the CUDA toolchain sets on kernel (entry) symbols [E-local readelf: "<other>: 10"].
 constexpr unsigned char k_sto_cuda_entry = 0x10;
 
-proto::Error corrupt(const std::string& message) { return proto::make_error(ErrorCode::corrupt, "cubin: " + message); }
+common::Error corrupt(const std::string& message) { return common::make_error(ErrorCode::corrupt, "cubin: " + message); }
 
 template <class T>
 T read_at(Bytes bytes, std::uint64_t offset) {
@@ -37,7 +37,7 @@ bool fits(std::uint64_t offset, std::uint64_t length, std::uint64_t size) {
   return offset <= size && length <= size - offset;
 }
 
-proto::Result<Elf64_Ehdr> read_header(Bytes image) {
+common::Result<Elf64_Ehdr> read_header(Bytes image) {
   if (image.size() < sizeof(Elf64_Ehdr)) return corrupt("shorter than an ELF header");
   const auto header = read_at<Elf64_Ehdr>(image, 0);
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return corrupt("no ELF magic");
@@ -115,7 +115,7 @@ std::optional<char> tkinfo_arch_suffix(Bytes note) {
 
 }  // namespace
 
-proto::Result<std::size_t> elf_tables_end(Bytes header_bytes) {
+common::Result<std::size_t> elf_tables_end(Bytes header_bytes) {
   auto header = read_header(header_bytes);
   if (!header) return header.error();
   const std::uint64_t end = tables_end(*header);
@@ -123,7 +123,7 @@ proto::Result<std::size_t> elf_tables_end(Bytes header_bytes) {
   return static_cast<std::size_t>(end);
 }
 
-proto::Result<std::size_t> elf_image_end(Bytes image) {
+common::Result<std::size_t> elf_image_end(Bytes image) {
   auto header = read_header(image);
   if (!header) return header.error();
   std::uint64_t end = tables_end(*header);
@@ -147,7 +147,7 @@ proto::Result<std::size_t> elf_image_end(Bytes image) {
   return static_cast<std::size_t>(end);
 }
 
-proto::Result<CubinInfo> inspect_cubin(Bytes image) {
+common::Result<CubinInfo> inspect_cubin(Bytes image) {
   auto header = read_header(image);
   if (!header) return header.error();
   if (tables_end(*header) > image.size()) return corrupt("truncated: its header tables run past the image");

@@ -11,7 +11,7 @@
 #pragma once
 
 #include <client/src/fatbin/fatbin_entry.hpp>
-#include <jitcache/proto/result.hpp>
+#include <common/result.hpp>
 
 #include <cstddef>
 #include <span>
@@ -36,12 +36,12 @@ struct CubinInfo {
 };
 
 // Errors are ErrorCode::corrupt with a message naming the field that is wrong.
-proto::Result<CubinInfo> inspect_cubin(std::span<const std::byte> image);
+common::Result<CubinInfo> inspect_cubin(std::span<const std::byte> image);
 
 // How far the image's headers say it extends, given its first bytes. With only the 64-byte ELF header
 // this is the end of its header tables; with the tables too, the end of the furthest section/segment.
 // Errors (corrupt) for fields no valid cubin has; the result is capped at fb::k_max_elf_size.
-proto::Result<std::size_t> elf_tables_end(std::span<const std::byte> header);
-proto::Result<std::size_t> elf_image_end(std::span<const std::byte> header_and_tables);
+common::Result<std::size_t> elf_tables_end(std::span<const std::byte> header);
+common::Result<std::size_t> elf_image_end(std::span<const std::byte> header_and_tables);
 
 }  // namespace jitcache::fakes::fake_cuda

@@ -1,6 +1,6 @@
 #include <tests/fakes/fake_cuda/error_names.hpp>
 
-#include <jitcache/proto/cu_result_names.hpp>
+#include <proto/cu_result_names.hpp>
 
 namespace jitcache::fakes::fake_cuda {
 

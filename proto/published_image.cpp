@@ -1,0 +1,48 @@
+#include <proto/published_image.hpp>
+
+#include <algorithm>
+
+namespace jitcache::proto {
+
+Payload encode_published_image_head(const FastKey& fast_key, const EntryInfo& info, std::uint32_t image_size) {
+  Payload out;
+  ByteWriter w(out);
+  w.raw(Bytes(k_published_magic));
+  w.u16(k_published_format_version);
+  encode_fast_key(w, fast_key);
+  const Payload reply_head = encode_lookup_reply_head(info, image_size);
+  w.raw(Bytes(reply_head));
+  return out;
+}
+
+Payload encode_published_image(const FastKey& fast_key, const EntryInfo& info, Bytes image) {
+  Payload out = encode_published_image_head(fast_key, info, static_cast<std::uint32_t>(image.size()));
+  out.insert(out.end(), image.begin(), image.end());
+  return out;
+}
+
+common::Result<PublishedImage> decode_published_image(Bytes file) {
+  if (file.size() < k_published_magic.size() || !std::equal(k_published_magic.begin(), k_published_magic.end(), file.begin())) {
+    return common::make_error(common::ErrorCode::invalid_argument, "not a published image (wrong magic)");
+  }
+  ByteReader r(file.subspan(k_published_magic.size()));
+  auto version = r.u16("format version");
+  if (!version) return version.error();
+  if (*version != k_published_format_version) {
+    return common::make_error(common::ErrorCode::invalid_argument, "published image format " + std::to_string(*version) +
+                                                       " is not the one this library reads (" +
+                                                       std::to_string(k_published_format_version) + ")");
+  }
+  auto fast_key = decode_fast_key(r);
+  if (!fast_key) return fast_key.error();
+  const std::size_t consumed = file.size() - r.remaining();
+  auto reply = decode_lookup_reply(file.subspan(consumed));
+  if (!reply) return reply.error();
+  return PublishedImage{std::move(*fast_key), std::move(*reply)};
+}
+
+std::string published_dir_for(const std::string& socket_path) { return socket_path + k_published_dir_suffix; }
+
+std::string published_file_name(const Digest256& fast_key_id) { return to_hex(fast_key_id); }
+
+}  // namespace jitcache::proto
