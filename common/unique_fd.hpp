@@ -1,6 +1,6 @@
 // UniqueFd: owns one file descriptor and closes it, like std::unique_ptr for memory. It lives in
-// proto because the client (sockets, published files) and the daemon (the published directory) both
-// need it and proto is all they share (docs/architecture.md "Components").
+// common because the client (sockets, published files) and the daemon (the published directory)
+// both need it (docs/architecture.md "Targets and which may depend on which").
 // Thread safety: a move-only value type.
 #pragma once
 

@@ -16,7 +16,7 @@ struct PeerCredentials {
   uid_t uid = 0;
   gid_t gid = 0;
   pid_t pid = 0;
-  std::vector<gid_t> groups;  // supplementary groups (SO_PEERGROUPS); empty where the kernel has none
+  std::vector<gid_t> groups{};  // supplementary groups (SO_PEERGROUPS); empty where the kernel has none
 
   std::string describe() const;  // "uid=1000 gid=1000 pid=4242"
 };

@@ -1,0 +1,3 @@
+#include <low/low.hpp>
+
+int low_value() { return 1; }

@@ -1,0 +1,4 @@
+// The bottom folder: includes nothing of the project.
+#pragma once
+
+int low_value();
