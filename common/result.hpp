@@ -3,6 +3,8 @@
 // Exceptions are reserved for "cannot start" in main(); everything a running daemon or a client
 // library meets at run time (bad frames, full disks, dead peers) travels as an Error value so
 // that no failure can unwind through a request loop or across the C API.
+//
+// JITCACHE_TRY and JITCACHE_TRY_ASSIGN (at the end) pass a failure on to the caller in one line.
 // Thread safety: plain values, no shared state.
 #pragma once
 
@@ -59,7 +61,8 @@ class [[nodiscard]] Result {
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  const Error& error() const { assert(!ok()); return std::get<1>(m_state); }
+  const Error& error() const& { assert(!ok()); return std::get<1>(m_state); }
+  Error&& error() && { assert(!ok()); return std::get<1>(std::move(m_state)); }
 
  private:
   std::variant<T, Error> m_state;
@@ -74,7 +77,8 @@ class [[nodiscard]] Result<void> {
 
   bool ok() const { return !m_failed; }
   explicit operator bool() const { return ok(); }
-  const Error& error() const { assert(m_failed); return m_error; }
+  const Error& error() const& { assert(m_failed); return m_error; }
+  Error&& error() && { assert(m_failed); return std::move(m_error); }
 
  private:
   Error m_error;
@@ -82,3 +86,36 @@ class [[nodiscard]] Result<void> {
 };
 
 }  // namespace jitcache::common
+
+// JITCACHE_TRY(expr): evaluates expr, a Result of any type, once; when it failed, returns its Error
+// from the enclosing function (which returns a Result of any type), else goes on. The value of a
+// successful Result<T> is dropped: take it with JITCACHE_TRY_ASSIGN. Not for coroutines, which
+// co_return.
+//
+//   JITCACHE_TRY(reader.expect_end("PUT"));
+#define JITCACHE_TRY(expr)                                                                   \
+  do {                                                                                       \
+    auto&& jitcache_try_result_ = (expr);                                                    \
+    if (!jitcache_try_result_) return std::forward<decltype(jitcache_try_result_)>(jitcache_try_result_).error(); \
+  } while (false)
+
+// JITCACHE_TRY_ASSIGN(target, expr): evaluates expr, a Result<T>, once; when it failed, returns its
+// Error from the enclosing function, else moves its value into target (copies it when expr names a
+// Result that outlives the statement): a declaration (`auto length`, `std::string name`) or
+// something assignable. Being two statements, it cannot be the body of an unbraced if or loop.
+//
+//   JITCACHE_TRY_ASSIGN(auto length, reader.u16("length"));
+//
+// Rationale: two macros, because one that also yields the value would need a statement expression
+// (GCC's `({ ... })`), which -Wpedantic refuses.
+#define JITCACHE_TRY_ASSIGN(target, expr) \
+  JITCACHE_TRY_ASSIGN_WITH_(JITCACHE_TRY_CONCAT_(jitcache_try_value_, __COUNTER__), target, expr)
+
+// NOLINTBEGIN(bugprone-macro-parentheses): target is a declaration, result a name the macro made.
+#define JITCACHE_TRY_CONCAT_INNER_(a, b) a##b
+#define JITCACHE_TRY_CONCAT_(a, b) JITCACHE_TRY_CONCAT_INNER_(a, b)
+#define JITCACHE_TRY_ASSIGN_WITH_(result, target, expr)                      \
+  auto&& result = (expr);                                                    \
+  if (!result) return std::forward<decltype(result)>(result).error();        \
+  target = std::forward<decltype(result)>(result).value()
+// NOLINTEND(bugprone-macro-parentheses)

@@ -17,24 +17,21 @@ common::Result<Bytes> ByteReader::take(std::size_t n, std::string_view field) {
 }
 
 common::Result<std::int64_t> ByteReader::i64(std::string_view field) {
-  auto v = get_le<std::uint64_t>(field);
-  if (!v) return v.error();
-  return static_cast<std::int64_t>(*v);
+  JITCACHE_TRY_ASSIGN(const std::uint64_t v, get_le<std::uint64_t>(field));
+  return static_cast<std::int64_t>(v);
 }
 
 common::Result<Digest256> ByteReader::digest(std::string_view field) {
-  auto bytes = take(32, field);
-  if (!bytes) return bytes.error();
+  JITCACHE_TRY_ASSIGN(const Bytes bytes, take(32, field));
   Digest256 d;
-  std::copy(bytes->begin(), bytes->end(), d.bytes.begin());
+  std::copy(bytes.begin(), bytes.end(), d.bytes.begin());
   return d;
 }
 
 common::Result<Checksum128> ByteReader::checksum(std::string_view field) {
-  auto bytes = take(16, field);
-  if (!bytes) return bytes.error();
+  JITCACHE_TRY_ASSIGN(const Bytes bytes, take(16, field));
   Checksum128 c;
-  std::copy(bytes->begin(), bytes->end(), c.bytes.begin());
+  std::copy(bytes.begin(), bytes.end(), c.bytes.begin());
   return c;
 }
 
@@ -56,9 +53,8 @@ common::Result<std::string_view> ByteReader::str16(std::string_view field, std::
 }
 
 common::Result<Bytes> ByteReader::blob32(std::string_view field) {
-  auto length = u32(field);
-  if (!length) return length.error();
-  return take(*length, field);
+  JITCACHE_TRY_ASSIGN(const std::uint32_t length, u32(field));
+  return take(length, field);
 }
 
 common::Result<void> ByteReader::expect_end(std::string_view what) const {

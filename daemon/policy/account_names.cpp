@@ -65,9 +65,8 @@ std::vector<std::string> split_list(std::string_view text) {
 common::Result<std::vector<uid_t>> resolve_users(std::string_view list) {
   std::vector<uid_t> out;
   for (const auto& name : split_list(list)) {
-    auto uid = resolve_user(name);
-    if (!uid) return uid.error();
-    out.push_back(*uid);
+    JITCACHE_TRY_ASSIGN(const uid_t uid, resolve_user(name));
+    out.push_back(uid);
   }
   return out;
 }
@@ -75,9 +74,8 @@ common::Result<std::vector<uid_t>> resolve_users(std::string_view list) {
 common::Result<std::vector<gid_t>> resolve_groups(std::string_view list) {
   std::vector<gid_t> out;
   for (const auto& name : split_list(list)) {
-    auto gid = resolve_group(name);
-    if (!gid) return gid.error();
-    out.push_back(*gid);
+    JITCACHE_TRY_ASSIGN(const gid_t gid, resolve_group(name));
+    out.push_back(gid);
   }
   return out;
 }

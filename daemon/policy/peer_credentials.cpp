@@ -41,9 +41,8 @@ common::Result<PeerCredentials> read_peer_credentials(int socket_fd) {
   if (::getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) {
     return common::make_error(common::ErrorCode::io, std::string("SO_PEERCRED: ") + std::strerror(errno));
   }
-  auto groups = read_peer_groups(socket_fd);
-  if (!groups) return groups.error();
-  return PeerCredentials{cred.uid, cred.gid, cred.pid, std::move(*groups)};
+  JITCACHE_TRY_ASSIGN(auto groups, read_peer_groups(socket_fd));
+  return PeerCredentials{cred.uid, cred.gid, cred.pid, std::move(groups)};
 }
 
 }  // namespace jitcache::daemon::policy

@@ -74,12 +74,12 @@ common::Result<std::size_t> elf_extent(const std::byte* image, std::optional<std
   }
 
   std::uint64_t extent = k_elf64_header_size;
-  auto phdr_end = checked_end(phoff, std::uint64_t{phnum} * k_phdr_size, limit, "program header table");
-  if (!phdr_end) return phdr_end.error();
-  auto shdr_end = checked_end(shoff, std::uint64_t{shnum} * k_shdr_size, limit, "section header table");
-  if (!shdr_end) return shdr_end.error();
-  if (phnum != 0) extent = std::max(extent, *phdr_end);
-  if (shnum != 0) extent = std::max(extent, *shdr_end);
+  JITCACHE_TRY_ASSIGN(const std::uint64_t phdr_end,
+                      checked_end(phoff, std::uint64_t{phnum} * k_phdr_size, limit, "program header table"));
+  JITCACHE_TRY_ASSIGN(const std::uint64_t shdr_end,
+                      checked_end(shoff, std::uint64_t{shnum} * k_shdr_size, limit, "section header table"));
+  if (phnum != 0) extent = std::max(extent, phdr_end);
+  if (shnum != 0) extent = std::max(extent, shdr_end);
 
   // The tables are inside the extent the header claims (checked above), so reading them is as safe
   // as the header's own claim.
