@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <common/result.hpp>
 
 namespace jitcache::proto {
 
@@ -37,13 +38,13 @@ common::Result<Checksum128> ByteReader::checksum(std::string_view field) {
 
 common::Result<std::string_view> ByteReader::str16(std::string_view field, std::size_t max_length) {
   auto length = u16(field);
-  if (!length) return length.error();
+  JITCACHE_TRY(length);
   if (*length > max_length) {
     return common::make_error(common::ErrorCode::too_large, "field " + std::string(field) + " is " + std::to_string(*length) +
                                                 " bytes; the limit is " + std::to_string(max_length));
   }
   auto bytes = take(*length, field);
-  if (!bytes) return bytes.error();
+  JITCACHE_TRY(bytes);
   // Rationale: PROTOCOL.md §4 forbids NUL in a str16; one that got through would be cut short by any
   // C-string consumer (SQLite text, logs, the C API) and so mean different things in different places.
   if (std::find(bytes->begin(), bytes->end(), std::uint8_t{0}) != bytes->end()) {

@@ -67,7 +67,7 @@ class ByteReader {
   template <class T>
   common::Result<T> get_le(std::string_view field) {
     auto bytes = take(sizeof(T), field);
-    if (!bytes) return bytes.error();
+    JITCACHE_TRY(bytes);
     T v = 0;
     for (std::size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(static_cast<T>((*bytes)[i]) << (8 * i));
     return v;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include <proto/key.hpp>
+#include <common/result.hpp>
 
 // Evidence for the choices below (docs/cache-key.md "How the options were chosen"): cuda.h 13.0 and a
 // probe on an H200 with driver 580.159.04 that compiled one PTX through cuModuleLoadDataEx and cuLink*
@@ -252,7 +253,7 @@ common::Result<void> scan_option(ArrayScan& scan, int option, void* slot) {
     case Disposition::keyed: {
       const std::size_t index = keyed_index(static_cast<JitOption>(option));
       auto value = read_keyed_value(k_keyed_options[index], option, slot);
-      if (!value) return value.error();
+      JITCACHE_TRY(value);
       scan.values[index] = *value;
       return {};
     }
@@ -261,7 +262,7 @@ common::Result<void> scan_option(ArrayScan& scan, int option, void* slot) {
       return {};
     case Disposition::target: {
       auto arch = target_arch(slot_u32(slot));
-      if (!arch) return arch.error();
+      JITCACHE_TRY(arch);
       scan.result.target_arch = std::move(*arch);
       return {};
     }
@@ -349,7 +350,7 @@ common::Result<void> parse_pair(std::string_view pair, OptionValues& values, std
   if (seen.test(index)) return invalid("option " + quoted(key) + " is given more than once");
   seen.set(index);
   auto value = parse_text_value(k_keyed_options[index], value_text);
-  if (!value) return value.error();
+  JITCACHE_TRY(value);
   values[index] = *value;
   return {};
 }

@@ -1,6 +1,7 @@
 #include <proto/published_image.hpp>
 
 #include <algorithm>
+#include <common/result.hpp>
 
 namespace jitcache::proto {
 
@@ -27,17 +28,17 @@ common::Result<PublishedImage> decode_published_image(Bytes file) {
   }
   ByteReader r(file.subspan(k_published_magic.size()));
   auto version = r.u16("format version");
-  if (!version) return version.error();
+  JITCACHE_TRY(version);
   if (*version != k_published_format_version) {
     return common::make_error(common::ErrorCode::invalid_argument, "published image format " + std::to_string(*version) +
                                                        " is not the one this library reads (" +
                                                        std::to_string(k_published_format_version) + ")");
   }
   auto fast_key = decode_fast_key(r);
-  if (!fast_key) return fast_key.error();
+  JITCACHE_TRY(fast_key);
   const std::size_t consumed = file.size() - r.remaining();
   auto reply = decode_lookup_reply(file.subspan(consumed));
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   return PublishedImage{std::move(*fast_key), std::move(*reply)};
 }
 

@@ -12,6 +12,7 @@
 #include <client/cli/key_input.hpp>
 #include <client/cli/number_option.hpp>
 #include <client/cli/text_table.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::cli {
 
@@ -40,14 +41,14 @@ common::Result<proto::ListRequest> build_request(const LsOptions& options) {
   }
   if (!options.driver.empty()) {
     auto driver = parse_driver_filter(options.driver);
-    if (!driver) return driver.error();
+    JITCACHE_TRY(driver);
     request.driver_api = driver->api;
     request.driver_build = driver->build;
   }
   if (!options.prefix.empty()) {
     // LIST takes the same 8-digit minimum as LOOKUP and REMOVE (proto's codec enforces it).
     auto prefix = parse_key_id_prefix(options.prefix);
-    if (!prefix) return prefix.error();
+    JITCACHE_TRY(prefix);
     request.key_id_prefix = std::move(*prefix);
   }
   request.stale_only = options.stale;

@@ -22,6 +22,7 @@
 #include <client/src/key/key_builder.hpp>
 #include <client/src/key/ptx_header.hpp>
 #include <proto/compile_messages.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::cli {
 
@@ -65,7 +66,7 @@ struct Item {
 common::Result<key::BuiltKey> source_key(const WarmSource& source, const WarmOptions& options,
                                         const key::KeyBuilder& builder) {
   auto canonical = key::KeyBuilder::options_from_text(options.options, source.embedded);
-  if (!canonical) return canonical.error();
+  JITCACHE_TRY(canonical);
   return builder.build(source.ptx, *canonical);
 }
 

@@ -5,6 +5,7 @@
 #include <client/cli/file_io.hpp>
 #include <client/src/key/key_builder.hpp>
 #include <proto/messages.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::cli {
 
@@ -46,7 +47,7 @@ common::Result<proto::KeyFields> build_key(const KeyInput& input, proto::Checksu
   if (!options) return usage_error("--options: " + options.error().message);
 
   auto source = read_whole_file(input.source_path);
-  if (!source) return source.error();
+  JITCACHE_TRY(source);
 
   // The file's bytes as they are on disk, under the arch as typed (not the one a device's JIT would
   // choose: docs/cli.md).

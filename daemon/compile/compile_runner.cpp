@@ -11,6 +11,7 @@
 #include <daemon/compile/worker_exchange.hpp>
 #include <daemon/compile/worker_process.hpp>
 #include <daemon/compile/worker_protocol.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::compile {
 
@@ -133,7 +134,7 @@ CompileOutcome CompileRunner::run(const CompileJob& job, const std::atomic<bool>
 common::Result<ToolkitVersion> CompileRunner::probe_toolkit() {
   const auto deadline = Clock::now() + k_probe_timeout;
   auto process = WorkerProcess::spawn(m_worker_path, {"--version"}, m_limits);
-  if (!process) return process.error();
+  JITCACHE_TRY(process);
   const std::atomic<bool> never{false};
   const Exchange result = exchange(*process, {}, deadline, never, k_max_probe_output);
   const std::string text(result.stdout_bytes.begin(), result.stdout_bytes.end());

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 #include <variant>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::compile {
 
@@ -95,7 +96,7 @@ common::Result<CompileTicket> CompileService::submit(const proto::Digest256& key
   // key nobody is compiling; the check is repeated after, for a flight that started meanwhile.
   lock.unlock();
   auto prepared = prepare_job(input, m_toolkit);
-  if (!prepared) return prepared.error();
+  JITCACHE_TRY(prepared);
   if (auto* refusal = std::get_if<Refusal>(&*prepared)) {
     CompileCounters::add(m_counters.refused);
     return answer({shared(CompileOutcome::make_refused(std::move(*refusal))), {key_id, 0}});

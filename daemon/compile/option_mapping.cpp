@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <proto/jit_options.hpp>
+#include <common/result.hpp>
 
 // Evidence (docs/compile-service.md "Option mapping"): cuda.h 13.0's description of every
 // CUjit_option, `ptxas --help` 13.0, docs/driver-facts.md §8, and a probe that linked small_kernel.ptx with
@@ -125,7 +126,7 @@ const OptionRule* find_rule(std::string_view key) {
 
 common::Result<MappedOptions> map_options(std::string_view canonical) {
   auto checked = proto::canonicalize_option_text(canonical);
-  if (!checked) return checked.error();
+  JITCACHE_TRY(checked);
   if (*checked != canonical) {
     return common::make_error(common::ErrorCode::invalid_argument,
                              "option string is not canonical: \"" + std::string(canonical) + "\"");

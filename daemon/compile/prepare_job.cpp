@@ -6,6 +6,7 @@
 
 #include <daemon/compile/option_mapping.hpp>
 #include <daemon/compile/ptx_version.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::compile {
 
@@ -51,7 +52,7 @@ std::optional<Refusal> check_toolkit(const CompileInput& input, ToolkitVersion t
 common::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit) {
   if (auto refusal = check_toolkit(input, toolkit)) return PreparedJob{std::move(*refusal)};
   auto mapped = map_options(input.options);
-  if (!mapped) return mapped.error();
+  JITCACHE_TRY(mapped);
   if (mapped->refusal) return PreparedJob{std::move(*mapped->refusal)};
   CompileJob job;
   job.arch = input.arch;

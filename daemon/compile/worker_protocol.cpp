@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string_view>
 #include <utility>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::compile {
 
@@ -20,7 +21,7 @@ void write_magic(ByteWriter& out, const char (&magic)[4]) {
 common::Result<void> read_magic(ByteReader& in, const char (&magic)[4], std::string_view what) {
   for (char expected : magic) {
     auto byte = in.u8(what);
-    if (!byte) return byte.error();
+    JITCACHE_TRY(byte);
     if (*byte != static_cast<std::uint8_t>(expected)) {
       return common::make_error(common::ErrorCode::corrupt, std::string(what) + ": wrong magic");
     }
@@ -47,20 +48,20 @@ common::Result<CompileJob> decode_job(proto::Bytes bytes) {
   if (auto r = read_magic(in, k_job_magic, "job"); !r) return r.error();
   CompileJob job;
   auto arch = in.str16("job arch", k_max_arch_length);
-  if (!arch) return arch.error();
+  JITCACHE_TRY(arch);
   job.arch = std::string(*arch);
   auto count = in.u16("job option count");
-  if (!count) return count.error();
+  JITCACHE_TRY(count);
   if (*count > k_max_job_options) {
     return common::make_error(common::ErrorCode::corrupt, "job: " + std::to_string(*count) + " options");
   }
   for (unsigned i = 0; i < *count; ++i) {
     auto option = in.str16("job option", k_max_job_option_length);
-    if (!option) return option.error();
+    JITCACHE_TRY(option);
     job.nvjitlink_options.emplace_back(*option);
   }
   auto ptx = in.blob32("job ptx");
-  if (!ptx) return ptx.error();
+  JITCACHE_TRY(ptx);
   job.ptx.assign(ptx->begin(), ptx->end());
   if (auto r = in.expect_end("job"); !r) return r.error();
   return job;
@@ -85,21 +86,21 @@ common::Result<WorkerReply> decode_reply(proto::Bytes bytes) {
   if (auto r = read_magic(in, k_reply_magic, "reply"); !r) return r.error();
   WorkerReply reply;
   auto status = in.u8("reply status");
-  if (!status) return status.error();
+  JITCACHE_TRY(status);
   if (*status > static_cast<std::uint8_t>(ReplyStatus::refused)) {
     return common::make_error(common::ErrorCode::corrupt, "reply: unknown status " + std::to_string(*status));
   }
   reply.status = static_cast<ReplyStatus>(*status);
   auto major = in.u16("reply nvJitLink major");
-  if (!major) return major.error();
+  JITCACHE_TRY(major);
   auto minor = in.u16("reply nvJitLink minor");
-  if (!minor) return minor.error();
+  JITCACHE_TRY(minor);
   auto time = in.u64("reply compile time");
-  if (!time) return time.error();
+  JITCACHE_TRY(time);
   auto result = in.u32("reply nvJitLink result");
-  if (!result) return result.error();
+  JITCACHE_TRY(result);
   auto payload = in.blob32("reply payload");
-  if (!payload) return payload.error();
+  JITCACHE_TRY(payload);
   if (auto r = in.expect_end("reply"); !r) return r.error();
   reply.nvjitlink_major = *major;
   reply.nvjitlink_minor = *minor;

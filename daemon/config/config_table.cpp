@@ -6,6 +6,7 @@
 
 #include <daemon/config/units.hpp>
 #include <daemon/config/listen_address.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -52,7 +53,7 @@ struct SizeBounds {
 
 Result<void> set_size(std::uint64_t& target, std::string_view value, SizeBounds bounds) {
   auto size = parse_size(value);
-  if (!size) return size.error();
+  JITCACHE_TRY(size);
   if (*size == 0 && bounds.zero_allowed) {
     target = 0;
     return {};
@@ -70,7 +71,7 @@ Result<void> set_size(std::uint64_t& target, std::string_view value, SizeBounds 
 Result<void> set_duration(std::chrono::milliseconds& target, std::string_view value,
                           std::chrono::milliseconds min) {
   auto parsed = parse_duration(value);
-  if (!parsed) return parsed.error();
+  JITCACHE_TRY(parsed);
   if (*parsed < min) {
     return make_error(ErrorCode::invalid_argument,
                       "\"" + std::string(value) + "\" is shorter than the minimum " + format_duration(min));

@@ -3,6 +3,7 @@
 #include <string>
 
 #include <daemon/server/cubin_target.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -45,7 +46,7 @@ common::Error cannot_serve(const CubinTarget& target, std::string_view key_arch,
 
 common::Result<void> check_put_image(proto::Bytes image, std::string_view key_arch) {
   auto target = read_cubin_target(image);
-  if (!target) return target.error();
+  JITCACHE_TRY(target);
   const KeyArch key = parse_key_arch(key_arch);
   if (key.sm == 0 || target->sm / 10 != key.sm / 10) {
     return cannot_serve(*target, key_arch, "a cubin runs only on GPUs of its own major compute capability");

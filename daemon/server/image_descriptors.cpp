@@ -1,4 +1,5 @@
 #include <daemon/server/image_descriptors.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -20,7 +21,7 @@ common::Result<std::shared_ptr<const SealedImage>> ImageDescriptors::get(
   }
   // Copied outside the lock: two threads may both copy one image, and the second insert wins.
   auto sealed = SealedImage::create(*image);
-  if (!sealed) return sealed.error();
+  JITCACHE_TRY(sealed);
   std::lock_guard lock(m_mutex);
   ++m_created;
   if ((*sealed)->size() > m_budget || m_max_count == 0) return sealed;  // served once, not kept

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -78,7 +79,7 @@ common::Result<ListeningSocket> open_listening_socket(const std::string& socket_
     }
   }
   auto lock = InstanceLock::acquire(socket_path + ".lock", "socket " + socket_path);
-  if (!lock) return lock.error();
+  JITCACHE_TRY(lock);
 
   struct stat st {};
   if (::lstat(socket_path.c_str(), &st) == 0) {

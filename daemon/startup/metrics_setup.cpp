@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <spdlog/spdlog.h>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -28,14 +29,14 @@ common::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Con
   if (config.metrics_listen.empty()) return std::unique_ptr<MetricsEndpoint>();
   // The config table checked it already; parsed again here for the address itself.
   auto address = config::parse_listen_address(config.metrics_listen);
-  if (!address) return address.error();
+  JITCACHE_TRY(address);
   auto endpoint = std::make_unique<MetricsEndpoint>();
   endpoint->figures =
       std::make_unique<metrics::DaemonMetrics>(counters, store, tenancy, engine, publisher, config.metrics_per_uid);
   auto server = metrics::MetricsServer::open(
       *address, [figures = endpoint->figures.get()] { return figures->render(); },
       address->is_unix() ? main_socket_group(config.socket_path) : std::nullopt);
-  if (!server) return server.error();
+  JITCACHE_TRY(server);
   endpoint->server = std::move(*server);
   endpoint->server->start();
   spdlog::info("metrics on {}", endpoint->server->url());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -32,13 +33,13 @@ struct Candidate {
 
 Result<std::vector<Candidate>> candidates(SqliteDb& db, std::string_view sql, std::int64_t cutoff_ms) {
   auto stmt = db.statement(sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   (*stmt)->bind(1, k_batch_rows);
   if (sql == std::string_view(k_stale_candidates_sql)) (*stmt)->bind(12, cutoff_ms);
   std::vector<Candidate> out;
   for (;;) {
     auto row = (*stmt)->step("choosing entries to evict");
-    if (!row) return row.error();
+    JITCACHE_TRY(row);
     if (!*row) break;
     out.push_back(Candidate{(*stmt)->column_int64(0), static_cast<std::uint64_t>((*stmt)->column_int64(1))});
   }
@@ -49,7 +50,7 @@ Result<std::vector<Candidate>> candidates(SqliteDb& db, std::string_view sql, st
 
 Result<void> remove_entry(SqliteDb& db, std::int64_t id) {
   auto stmt = db.statement(k_delete_sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   (*stmt)->bind(1, id);
   return (*stmt)->run("evicting an entry");
 }
@@ -78,9 +79,9 @@ std::uint64_t low_water_bytes(std::uint64_t max_size_bytes) {
 
 Result<std::uint64_t> stored_bytes(SqliteDb& db) {
   auto stmt = db.statement(k_stored_bytes_sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   auto row = (*stmt)->step("reading the store size");
-  if (!row) return row.error();
+  JITCACHE_TRY(row);
   if (!*row) return common::make_error(common::ErrorCode::corrupt, "the store's totals row is missing");
   return static_cast<std::uint64_t>((*stmt)->column_int64(0));
 }
@@ -89,7 +90,7 @@ Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, con
                              std::int64_t now_ms) {
   EvictionResult result;
   auto size = stored_bytes(writer);
-  if (!size) return size.error();
+  JITCACHE_TRY(size);
   std::uint64_t bytes = *size;
   const bool over = over_limit(policy, bytes, request.incoming_bytes);
   if (!over && !request.all_stale) return result;
@@ -103,7 +104,7 @@ Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, con
     for (;;) {
       if (until_target && bytes <= target) return {};
       auto batch = candidates(writer, sql, now_ms - policy.stale_driver_after_ms);
-      if (!batch) return batch.error();
+      JITCACHE_TRY(batch);
       if (batch->empty()) return {};
       for (const Candidate& candidate : *batch) {
         if (until_target && bytes <= target) return {};

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <string>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -38,10 +39,10 @@ Result<void> check_plan(const MigrationPlan& plan) {
 
 Result<int> read_meta_int(SqliteDb& db, const char* key, const std::string& where) {
   auto stmt = db.statement("SELECT value FROM meta WHERE key = ?");
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   (*stmt)->bind_text(1, key);
   auto row = (*stmt)->step("reading the schema version of " + where);
-  if (!row) return row.error();
+  JITCACHE_TRY(row);
   if (!*row) return make_error(ErrorCode::corrupt, where + " has a meta table without a '" + key + "' row");
   const std::string text = (*stmt)->column_text(0);
   int value = 0;
@@ -57,9 +58,9 @@ Result<StoredVersions> read_versions(SqliteDb& db, const std::string& where) {
   auto stmt = db.statement(
       "SELECT COUNT(*), COALESCE(SUM(name = 'meta'), 0) FROM sqlite_schema "
       "WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   auto row = (*stmt)->step("reading the tables of " + where);
-  if (!row) return row.error();
+  JITCACHE_TRY(row);
   const std::int64_t tables = *row ? (*stmt)->column_int64(0) : 0;
   const bool has_meta = *row && (*stmt)->column_int64(1) > 0;
   if (!has_meta) {
@@ -70,9 +71,9 @@ Result<StoredVersions> read_versions(SqliteDb& db, const std::string& where) {
   }
   StoredVersions versions;
   auto version = read_meta_int(db, "version", where);
-  if (!version) return version.error();
+  JITCACHE_TRY(version);
   auto compatible = read_meta_int(db, "compatible_version", where);
-  if (!compatible) return compatible.error();
+  JITCACHE_TRY(compatible);
   versions.version = *version;
   versions.compatible_version = *compatible;
   return versions;
@@ -81,7 +82,7 @@ Result<StoredVersions> read_versions(SqliteDb& db, const std::string& where) {
 Result<void> write_meta_int(SqliteDb& db, const char* key, int value, const std::string& where) {
   auto stmt = db.statement(
       "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   const std::string text = std::to_string(value);
   (*stmt)->bind_text(1, key);
   (*stmt)->bind_text(2, text);
@@ -97,10 +98,10 @@ Result<MigrationOutcome> migrate(SqliteDb& db, const MigrationPlan& plan) {
   // Rationale: IMMEDIATE takes the write lock before reading the version, so two processes that
   // open one new file at once cannot both decide to apply migration 1.
   auto transaction = Transaction::begin(db, TransactionKind::immediate, "starting the migration of " + where);
-  if (!transaction) return transaction.error();
+  JITCACHE_TRY(transaction);
 
   auto stored = read_versions(db, where);
-  if (!stored) return stored.error();
+  JITCACHE_TRY(stored);
   if (stored->compatible_version > plan.schema_version) {
     return make_error(ErrorCode::unsupported,
                       where + " has schema version " + std::to_string(stored->version) +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <vector>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -17,10 +18,10 @@ constexpr char k_candidates_sql[] =
 
 Result<std::uint64_t> namespace_bytes(SqliteDb& db, std::uint32_t namespace_id) {
   auto stmt = db.statement(k_namespace_bytes_sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   (*stmt)->bind(1, namespace_id);
   auto row = (*stmt)->step("reading the size of namespace " + std::to_string(namespace_id));
-  if (!row) return row.error();
+  JITCACHE_TRY(row);
   return *row ? static_cast<std::uint64_t>((*stmt)->column_int64(0)) : std::uint64_t{0};
 }
 
@@ -28,7 +29,7 @@ Result<EvictionResult> evict_over_quota(SqliteDb& writer, std::uint32_t namespac
                                         std::uint64_t incoming_bytes) {
   EvictionResult result;
   auto size = namespace_bytes(writer, namespace_id);
-  if (!size) return size.error();
+  JITCACHE_TRY(size);
   std::uint64_t bytes = *size;
   if (quota_bytes == 0 || bytes + incoming_bytes <= quota_bytes) return result;
   const std::uint64_t low_water = low_water_bytes(quota_bytes);
@@ -40,11 +41,11 @@ Result<EvictionResult> evict_over_quota(SqliteDb& writer, std::uint32_t namespac
     std::vector<std::pair<std::int64_t, std::uint64_t>> batch;
     {
       auto stmt = writer.statement(k_candidates_sql);
-      if (!stmt) return stmt.error();
+      JITCACHE_TRY(stmt);
       (*stmt)->bind(1, namespace_id);
       for (;;) {
         auto row = (*stmt)->step(what);
-        if (!row) return row.error();
+        JITCACHE_TRY(row);
         if (!*row) break;
         batch.emplace_back((*stmt)->column_int64(0), static_cast<std::uint64_t>((*stmt)->column_int64(1)));
       }

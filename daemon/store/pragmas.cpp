@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <string>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -40,7 +41,7 @@ Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOption
     if (auto r = db.exec("PRAGMA page_size = 16384", what); !r) return r;
     // journal_mode is persistent in the file and reports the mode actually in force, checked below.
     auto mode = db.query_text("PRAGMA journal_mode = WAL", "switching the store database to WAL");
-    if (!mode) return mode.error();
+    JITCACHE_TRY(mode);
     if (*mode != "wal") {
       return common::make_error(common::ErrorCode::unsupported,
                                "the store database " + db.path().string() + " cannot use WAL (journal_mode is " +
@@ -92,11 +93,11 @@ Result<std::string> run_integrity_pragma(SqliteDb& db, IntegrityPragma which) {
   const std::string what = std::string(quick ? "running quick_check on " : "running integrity_check on ") +
                            db.path().string();
   auto stmt = db.statement(sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   std::string findings;
   for (;;) {
     auto row = (*stmt)->step(what);
-    if (!row) return row.error();
+    JITCACHE_TRY(row);
     if (!*row) break;
     if (!findings.empty()) findings += '\n';
     findings += (*stmt)->column_text(0);

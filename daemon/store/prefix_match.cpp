@@ -1,6 +1,7 @@
 #include <daemon/store/prefix_match.hpp>
 
 #include <algorithm>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -23,7 +24,7 @@ constexpr char k_removable_key_ids_sql[] =
 Result<PrefixMatch> match_prefix(SqliteDb& db, PrefixScope scope, const KeyIdRange& range, const Visibility& who,
                                  std::string_view what) {
   auto stmt = db.statement(scope == PrefixScope::visible ? k_visible_key_ids_sql : k_removable_key_ids_sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   (*stmt)->bind_blob(1, range.lo);
   (*stmt)->bind_blob(2, range.hi);
   if (scope == PrefixScope::visible) {
@@ -35,7 +36,7 @@ Result<PrefixMatch> match_prefix(SqliteDb& db, PrefixScope scope, const KeyIdRan
   PrefixMatch match;
   for (;;) {
     auto row = (*stmt)->step(what);
-    if (!row) return row.error();
+    JITCACHE_TRY(row);
     if (!*row) break;
     proto::Bytes key_id = (*stmt)->column_blob(0);
     if (match.count == 0 && key_id.size() == match.key_id.bytes.size()) {

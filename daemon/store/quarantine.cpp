@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -44,13 +45,13 @@ struct Picked {
 Result<std::optional<Picked>> pick(SqliteDb& writer, const proto::Digest256& key_id, const Visibility& who,
                                    std::uint32_t reporter_uid, const std::string& what) {
   auto stmt = writer.statement(k_pick_sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   (*stmt)->bind_blob(1, key_id.bytes);
   (*stmt)->bind(2, who.own_namespace);
   (*stmt)->bind(3, reporter_uid);
   (*stmt)->bind(4, who.trusted ? 1 : 0);
   auto row = (*stmt)->step(what);
-  if (!row) return row.error();
+  JITCACHE_TRY(row);
   if (!*row) return std::optional<Picked>();
   return std::optional<Picked>(Picked{(*stmt)->column_int64(0), static_cast<std::uint32_t>((*stmt)->column_int64(1)),
                                       (*stmt)->column_int64(2) != 0, (*stmt)->column_int64(3) != 0});
@@ -58,7 +59,7 @@ Result<std::optional<Picked>> pick(SqliteDb& writer, const proto::Digest256& key
 
 Result<void> run_on_entry(SqliteDb& writer, const char* sql, std::int64_t id, const std::string& what) {
   auto stmt = writer.statement(sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   (*stmt)->bind(1, id);
   return (*stmt)->run(what);
 }
@@ -66,7 +67,7 @@ Result<void> run_on_entry(SqliteDb& writer, const char* sql, std::int64_t id, co
 Result<void> mark_quarantined(SqliteDb& writer, std::int64_t id, const FailureReport& report, std::int64_t now_ms,
                               const std::string& what) {
   auto stmt = writer.statement(k_quarantine_sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   Statement& s = **stmt;
   s.bind(1, id);
   // quarantined_at_ms 0 means "live" on the wire, so a clock at the epoch still marks it.
@@ -83,7 +84,7 @@ Result<std::uint32_t> record_report(SqliteDb& writer, std::int64_t id, const Fai
                                     std::int64_t now_ms, const std::string& what) {
   {
     auto stmt = writer.statement(k_record_report_sql);
-    if (!stmt) return stmt.error();
+    JITCACHE_TRY(stmt);
     Statement& s = **stmt;
     s.bind(1, id);
     s.bind(2, report.reporter_uid);
@@ -94,10 +95,10 @@ Result<std::uint32_t> record_report(SqliteDb& writer, std::int64_t id, const Fai
     if (auto r = s.run(what); !r) return r.error();
   }
   auto stmt = writer.statement(k_count_reporters_sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   (*stmt)->bind(1, id);
   auto row = (*stmt)->step(what);
-  if (!row) return row.error();
+  JITCACHE_TRY(row);
   return static_cast<std::uint32_t>(*row ? (*stmt)->column_int64(0) : 0);
 }
 
@@ -108,10 +109,10 @@ Result<std::optional<QuarantinedEntry>> quarantine_entry(SqliteDb& writer, const
                                                          std::int64_t now_ms, unsigned quorum) {
   const std::string what = "reporting entry " + proto::to_hex(key_id) + " failing";
   auto transaction = Transaction::begin(writer, TransactionKind::immediate, what);
-  if (!transaction) return transaction.error();
+  JITCACHE_TRY(transaction);
 
   auto picked = pick(writer, key_id, who, report.reporter_uid, what);
-  if (!picked) return picked.error();
+  JITCACHE_TRY(picked);
   if (!picked->has_value()) return std::optional<QuarantinedEntry>();
   const Picked& entry = **picked;
   QuarantinedEntry result{entry.id, ReportOutcome{entry.namespace_id, ReportVerdict::quarantined, 0}};
@@ -125,7 +126,7 @@ Result<std::optional<QuarantinedEntry>> quarantine_entry(SqliteDb& writer, const
     return std::optional<QuarantinedEntry>(result);
   } else if (entry.namespace_id == k_shared_namespace && !who.trusted) {
     auto reporters = record_report(writer, entry.id, report, now_ms, what);
-    if (!reporters) return reporters.error();
+    JITCACHE_TRY(reporters);
     result.outcome.reporters = *reporters;
     if (*reporters >= std::max(quorum, 1u)) {
       if (auto r = mark_quarantined(writer, entry.id, report, now_ms, what); !r) return r.error();

@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include <daemon/store/set_aside.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -19,7 +20,7 @@ Result<std::unique_ptr<StoreDatabase>> open_fresh(const SqliteStoreOptions& opti
   std::error_code ec;
   if (!std::filesystem::exists(options.path, ec)) return open_store_database(options);
   auto moved = set_aside_database(options.path, std::chrono::system_clock::now());
-  if (!moved) return moved.error();
+  JITCACHE_TRY(moved);
   spdlog::error("store: the database {} is corrupt ({}); it was moved aside to {} for inspection and an empty "
                 "store replaces it (docs/operations.md \"Corruption\")",
                 options.path.string(), cause.message, moved->string());
@@ -38,7 +39,7 @@ Result<std::unique_ptr<StoreDatabase>> open_at_path(const SqliteStoreOptions& op
 
 Result<std::unique_ptr<RecoveringDatabase>> RecoveringDatabase::open(const SqliteStoreOptions& options) {
   auto database = options.recover ? open_at_path(options) : open_store_database(options);
-  if (!database) return database.error();
+  JITCACHE_TRY(database);
   return std::unique_ptr<RecoveringDatabase>(new RecoveringDatabase(options, std::move(*database)));
 }
 

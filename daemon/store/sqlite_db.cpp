@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <utility>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -81,7 +82,7 @@ Result<bool> Statement::step(std::string_view what) {
 Result<void> Statement::run(std::string_view what) {
   for (;;) {
     auto row = step(what);
-    if (!row) return row.error();
+    JITCACHE_TRY(row);
     if (!*row) return {};
   }
 }
@@ -178,9 +179,9 @@ Result<StatementRef> SqliteDb::statement(std::string_view sql) {
 
 Result<std::string> SqliteDb::query_text(std::string_view sql, std::string_view what) {
   auto stmt = statement(sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   auto row = (*stmt)->step(what);
-  if (!row) return row.error();
+  JITCACHE_TRY(row);
   if (!*row) return make_error(ErrorCode::internal, std::string(what) + ": no result row");
   return (*stmt)->column_text(0);
 }
@@ -216,17 +217,15 @@ bool SqliteDb::in_transaction() const { return sqlite3_get_autocommit(m_db) == 0
 
 Result<Transaction> Transaction::begin(SqliteDb& db, TransactionKind kind, std::string_view what) {
   auto stmt = db.statement(kind == TransactionKind::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
-  if (!stmt) return stmt.error();
-  auto done = (*stmt)->run(what);
-  if (!done) return done.error();
+  JITCACHE_TRY(stmt);
+  JITCACHE_TRY((*stmt)->run(what));
   return Transaction(db);
 }
 
 Result<void> Transaction::commit(std::string_view what) {
   auto stmt = m_db->statement("COMMIT");
-  if (!stmt) return stmt.error();
-  auto done = (*stmt)->run(what);
-  if (!done) return done.error();
+  JITCACHE_TRY(stmt);
+  JITCACHE_TRY((*stmt)->run(what));
   m_db = nullptr;
   return {};
 }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <utility>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -27,7 +28,7 @@ std::int64_t system_clock_ms() {
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions& options) {
   auto database = RecoveringDatabase::open(options);
-  if (!database) return database.error();
+  JITCACHE_TRY(database);
   return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(*database), options));
 }
 
@@ -75,9 +76,9 @@ Result<Totals> SqliteStore::totals() {
 Result<Totals> SqliteStore::totals_of(StoreDatabase& db) {
   auto reader = db.readers.acquire();
   auto stmt = reader->statement(k_totals_sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   auto row = (*stmt)->step("reading the store totals");
-  if (!row) return row.error();
+  JITCACHE_TRY(row);
   if (!*row) return make_error(ErrorCode::corrupt, "the store's totals row is missing");
   Totals totals;
   totals.entries = static_cast<std::uint64_t>((*stmt)->column_int64(0));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <daemon/store/namespace_quota.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -40,10 +41,10 @@ Result<void> SqliteStore::flush_usage_locked(StoreDatabase& db) {
 
   auto write = [&]() -> Result<void> {
     auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
-    if (!transaction) return transaction.error();
+    JITCACHE_TRY(transaction);
     if (!records.empty()) {
       auto stmt = db.writer.statement(k_flush_usage_sql);
-      if (!stmt) return stmt.error();
+      JITCACHE_TRY(stmt);
       for (const auto& record : records) {
         (*stmt)->reset();
         (*stmt)->bind(1, static_cast<std::int64_t>(record.hits));
@@ -56,7 +57,7 @@ Result<void> SqliteStore::flush_usage_locked(StoreDatabase& db) {
     }
     if (!asks.empty()) {
       auto stmt = db.writer.statement(k_flush_drivers_sql);
-      if (!stmt) return stmt.error();
+      JITCACHE_TRY(stmt);
       for (const auto& ask : asks) {
         (*stmt)->reset();
         (*stmt)->bind(1, ask.driver_api);
@@ -88,15 +89,15 @@ void SqliteStore::note_served(const proto::EntryInfo& info) {
 Result<void> SqliteStore::evict_over_quota_locked(StoreDatabase& db, std::uint32_t namespace_id,
                                                   std::uint64_t incoming_bytes) {
   auto bytes = namespace_bytes(db.writer, namespace_id);
-  if (!bytes) return bytes.error();
+  JITCACHE_TRY(bytes);
   if (*bytes + incoming_bytes <= m_namespace_quota) return {};
   // As evict_locked: the namespace's hits so far order its entries.
   if (auto r = flush_usage_locked(db); !r) return r.error();
   const std::string what = "evicting over the quota of namespace " + std::to_string(namespace_id);
   auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
-  if (!transaction) return transaction.error();
+  JITCACHE_TRY(transaction);
   auto result = evict_over_quota(db.writer, namespace_id, m_namespace_quota, incoming_bytes);
-  if (!result) return result.error();
+  JITCACHE_TRY(result);
   if (result->removed_ids.empty()) return {};
   if (auto r = transaction->commit(what); !r) return r.error();
   for (std::int64_t id : result->removed_ids) drop_row(id);
@@ -111,15 +112,15 @@ Result<EvictionResult> SqliteStore::evict_locked(StoreDatabase& db, const Evicti
   // read of the totals row, and hits still become writes only every usage_flush_interval.
   if (!request.all_stale) {
     auto bytes = stored_bytes(db.writer);
-    if (!bytes) return bytes.error();
+    JITCACHE_TRY(bytes);
     if (!over_limit(m_policy, *bytes, request.incoming_bytes)) return EvictionResult{};
   }
   if (auto r = flush_usage_locked(db); !r) return r.error();
   const std::string what = "evicting entries";
   auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
-  if (!transaction) return transaction.error();
+  JITCACHE_TRY(transaction);
   auto result = evict(db.writer, m_policy, request, m_clock());
-  if (!result) return result.error();
+  JITCACHE_TRY(result);
   if (result->removed_ids.empty()) return result;
   if (auto r = transaction->commit(what); !r) return r.error();
   for (std::int64_t id : result->removed_ids) drop_row(id);
@@ -136,13 +137,13 @@ Result<GcOutcome> SqliteStore::collect_garbage() {
     {
       std::lock_guard lock(m_writer_mutex);
       auto evicted = evict_locked(db, EvictionRequest{0, true});
-      if (!evicted) return evicted.error();
+      JITCACHE_TRY(evicted);
       outcome.evicted_entries = evicted->removed_ids.size();
       outcome.evicted_bytes = evicted->removed_bytes;
       outcome.stale_entries = evicted->stale_entries;
     }
     auto now = totals_of(db);
-    if (!now) return now.error();
+    JITCACHE_TRY(now);
     outcome.entries = now->entries;
     outcome.bytes_stored = now->bytes_stored;
     return outcome;

@@ -9,6 +9,7 @@
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/list_cursor.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -56,12 +57,12 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
                                                        std::to_string(proto::k_max_list_limit));
   }
   auto range = key_id_range(query.key_id_prefix, 0);
-  if (!range) return range.error();
+  JITCACHE_TRY(range);
 
   Position start{range->lo, -1};
   if (!query.cursor.empty()) {
     auto cursor = decode_list_cursor(query.cursor);
-    if (!cursor) return cursor.error();
+    JITCACHE_TRY(cursor);
     Position after{std::vector<std::uint8_t>(cursor->key_id.bytes.begin(), cursor->key_id.bytes.end()),
                    cursor->namespace_id};
     if (position_less(start, after)) start = std::move(after);
@@ -77,7 +78,7 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
   return m_database->run([&](StoreDatabase& db) -> Result<ListPage> {
     auto reader = db.readers.acquire();
     auto stmt = reader->statement(query.namespace_id ? std::string_view(k_list_namespace_sql) : std::string_view(k_list_sql));
-    if (!stmt) return stmt.error();
+    JITCACHE_TRY(stmt);
     Statement& s = **stmt;
     // With a fixed namespace N, "(key_id, N) after start" is "key_id >= start.key_id" when N is above
     // start's namespace, else "key_id > start.key_id", which in BLOB order is
@@ -99,7 +100,7 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
     ListPage page;
     for (;;) {
       auto has_row = s.step("listing entries");
-      if (!has_row) return has_row.error();
+      JITCACHE_TRY(has_row);
       if (!*has_row) break;
       if (page.entries.size() == query.limit) {
         const proto::EntryInfo& last = page.entries.back();

@@ -11,6 +11,7 @@
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/prefix_match.hpp>
 #include <daemon/store/verified_image.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -68,16 +69,16 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
     // One read transaction, so the row and its image come from the same snapshot even when a PUT
     // replaces the entry in between.
     auto transaction = Transaction::begin(*reader, TransactionKind::deferred, what);
-    if (!transaction) return transaction.error();
+    JITCACHE_TRY(transaction);
     {
       auto stmt = reader->statement(by_fast_key ? k_lookup_fast_sql : k_lookup_sql);
-      if (!stmt) return stmt.error();
+      JITCACHE_TRY(stmt);
       (*stmt)->bind_blob(1, id.bytes);
       (*stmt)->bind(2, who.own_namespace);
       bool unservable_seen = false;
       for (;;) {
         auto has_row = (*stmt)->step(what);
-        if (!has_row) return has_row.error();
+        JITCACHE_TRY(has_row);
         if (!*has_row) return LookupOutcome(Miss{unservable_seen ? MissReason::quarantined : MissReason::not_found});
         if ((*stmt)->column_int64(k_servable_index) != 0) break;
         unservable_seen = true;
@@ -99,7 +100,7 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
       return LookupOutcome(Hit{std::move(row.info), std::move(cached), row.id, row.content_fast});
     }
     auto blob = reader->read_blob("blobs", "data", row.id, what);
-    if (!blob) return blob.error();
+    JITCACHE_TRY(blob);
     image = std::move(*blob);
     if (auto r = transaction->commit(what); !r) return r.error();
   }
@@ -119,12 +120,12 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
 
 Result<LookupOutcome> SqliteStore::lookup_prefix(StoreDatabase& db, const std::string& prefix, const Visibility& who) {
   auto range = key_id_range(prefix, proto::k_min_key_id_prefix_length);
-  if (!range) return range.error();
+  JITCACHE_TRY(range);
   PrefixMatch match;
   {
     auto reader = db.readers.acquire();
     auto found = match_prefix(*reader, PrefixScope::visible, *range, who, "looking up key id prefix " + prefix);
-    if (!found) return found.error();
+    JITCACHE_TRY(found);
     match = *found;
   }
   if (match.count == 0) return LookupOutcome(Miss{MissReason::not_found});

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <daemon/store/entry_row.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -39,10 +40,10 @@ Result<std::optional<EntryRow>> SqliteStore::read_row(StoreDatabase& db, const s
                                                       const std::string& what) {
   auto reader = db.readers.acquire();
   auto stmt = reader->statement(sql);
-  if (!stmt) return stmt.error();
+  JITCACHE_TRY(stmt);
   bind(**stmt);
   auto has_row = (*stmt)->step(what);
-  if (!has_row) return has_row.error();
+  JITCACHE_TRY(has_row);
   if (!*has_row) return std::optional<EntryRow>();
   auto row = read_entry_row(**stmt);
   if (!row) return make_error(ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
@@ -59,7 +60,7 @@ Result<std::optional<proto::EntryInfo>> SqliteStore::publishable_entry(std::int6
           s.bind_blob(2, fast_key_id.bytes);
         },
         "checking row " + std::to_string(row_id) + " for publishing");
-    if (!row) return row.error();
+    JITCACHE_TRY(row);
     if (!row->has_value()) return std::optional<proto::EntryInfo>();
     return std::optional<proto::EntryInfo>(std::move((*row)->info));
   });
@@ -70,7 +71,7 @@ Result<std::optional<proto::EntryInfo>> SqliteStore::note_published_hit(const pr
     auto row = read_row(
         db, k_published_hit_sql, [&](Statement& s) { s.bind_blob(1, fast_key_id.bytes); },
         "noting a published hit of " + proto::to_hex(fast_key_id));
-    if (!row) return row.error();
+    JITCACHE_TRY(row);
     if (!row->has_value()) return std::optional<proto::EntryInfo>();
     note_served((*row)->info);
     return std::optional<proto::EntryInfo>(std::move((*row)->info));

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include <daemon/store/quarantine.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -23,11 +24,11 @@ Result<NamespaceTotals> SqliteStore::namespace_totals(unsigned top) {
     out.largest.push_back(NamespaceUsage{k_shared_namespace, 0, 0});
     auto reader = db.readers.acquire();
     auto stmt = reader->statement(k_namespace_totals_sql);
-    if (!stmt) return stmt.error();
+    JITCACHE_TRY(stmt);
     unsigned others_listed = 0;
     for (;;) {
       auto row = (*stmt)->step("reading the bytes by namespace");
-      if (!row) return row.error();
+      JITCACHE_TRY(row);
       if (!*row) break;
       NamespaceUsage usage;
       usage.namespace_id = static_cast<std::uint32_t>((*stmt)->column_int64(0));
@@ -54,7 +55,7 @@ Result<std::optional<ReportOutcome>> SqliteStore::report_failure(const proto::Di
   return m_database->run_write([&](StoreDatabase& db) -> Result<std::optional<ReportOutcome>> {
     std::lock_guard lock(m_writer_mutex);
     auto quarantined = quarantine_entry(db.writer, key_id, who, report, now, m_report_quorum);
-    if (!quarantined) return quarantined.error();
+    JITCACHE_TRY(quarantined);
     if (!quarantined->has_value()) return std::optional<ReportOutcome>();
     // Lookups skip a quarantined row, so its cached image would only hold memory until evicted; a
     // row hidden from one uid is still served to the others.

@@ -8,6 +8,7 @@
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/verified_image.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -43,22 +44,22 @@ Result<VerifyBatch> SqliteStore::verify_entries(std::int64_t after_id, unsigned 
       // inside it. Rationale: the page is small (the caller's limit), so the snapshot is short and a
       // connection is held for one page, not for the whole store.
       auto transaction = Transaction::begin(*db, TransactionKind::deferred, what);
-      if (!transaction) return transaction.error();
+      JITCACHE_TRY(transaction);
       auto stmt = db->statement(k_verify_page_sql);
-      if (!stmt) return stmt.error();
+      JITCACHE_TRY(stmt);
       (*stmt)->bind(1, after_id);
       (*stmt)->bind(2, static_cast<std::int64_t>(limit));
       unsigned rows = 0;
       for (;;) {
         auto has_row = (*stmt)->step(what);
-        if (!has_row) return has_row.error();
+        JITCACHE_TRY(has_row);
         if (!*has_row) break;
         ++rows;
         auto row = read_entry_row(**stmt);
         if (!row) return common::make_error(common::ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
         batch.last_id = row->id;
         auto blob = db->read_blob("blobs", "data", row->id, what);
-        if (!blob) return blob.error();
+        JITCACHE_TRY(blob);
         ++batch.checked;
         auto checked = verified_image(row->info, std::move(*blob));
         if (auto* failure = std::get_if<DecodeFailure>(&checked); failure && !failure->unknown_codec) {

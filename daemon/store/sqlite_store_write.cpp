@@ -7,6 +7,7 @@
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/prefix_match.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -78,25 +79,24 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
       // Rationale: eviction commits before the PUT's own transaction starts, so a PUT that then
       // fails (a full disk) still leaves the store within its limit; the room made is not lost,
       // only early.
-      auto evicted = evict_locked(db, EvictionRequest{stored.size(), false});
-      if (!evicted) return evicted.error();
+      JITCACHE_TRY(evict_locked(db, EvictionRequest{stored.size(), false}));
     }
     auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
-    if (!transaction) return transaction.error();
+    JITCACHE_TRY(transaction);
 
     std::optional<std::int64_t> existing;
     {
       auto stmt = db.writer.statement(k_find_entry_sql);
-      if (!stmt) return stmt.error();
+      JITCACHE_TRY(stmt);
       (*stmt)->bind_blob(1, outcome.key_id.bytes);
       (*stmt)->bind(2, input.namespace_id);
       auto row = (*stmt)->step(what);
-      if (!row) return row.error();
+      JITCACHE_TRY(row);
       if (*row) existing = (*stmt)->column_int64(0);
     }
     {
       auto stmt = db.writer.statement(existing ? k_replace_entry_sql : k_insert_entry_sql);
-      if (!stmt) return stmt.error();
+      JITCACHE_TRY(stmt);
       Statement& s = **stmt;
       s.bind_blob(1, outcome.key_id.bytes);
       s.bind(2, input.namespace_id);
@@ -121,7 +121,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
     const std::int64_t id = existing ? *existing : db.writer.last_insert_rowid();
     {
       auto stmt = db.writer.statement(k_store_blob_sql);
-      if (!stmt) return stmt.error();
+      JITCACHE_TRY(stmt);
       (*stmt)->bind(1, id);
       (*stmt)->bind_blob(2, stored);
       if (auto r = (*stmt)->run(what); !r) return r.error();
@@ -138,20 +138,20 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
 
 Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visibility& who) {
   auto range = key_id_range(prefix, proto::k_min_key_id_prefix_length);
-  if (!range) return range.error();
+  JITCACHE_TRY(range);
   const std::string what = "removing key id prefix " + prefix;
 
   return m_database->run_write([&](StoreDatabase& db) -> Result<std::uint32_t> {
     std::lock_guard lock(m_writer_mutex);
     auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
-    if (!transaction) return transaction.error();
+    JITCACHE_TRY(transaction);
     auto match = match_prefix(db.writer, PrefixScope::removable, *range, who, what);
-    if (!match) return match.error();
+    JITCACHE_TRY(match);
     if (match->count == 0) return std::uint32_t{0};
     if (match->count > 1) return ambiguous_prefix(prefix);
 
     auto stmt = db.writer.statement(k_remove_sql);
-    if (!stmt) return stmt.error();
+    JITCACHE_TRY(stmt);
     (*stmt)->bind_blob(1, range->lo);
     (*stmt)->bind_blob(2, range->hi);
     (*stmt)->bind(3, who.trusted ? 1 : 0);
@@ -159,7 +159,7 @@ Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visib
     std::vector<std::int64_t> removed_ids;
     for (;;) {
       auto row = (*stmt)->step(what);
-      if (!row) return row.error();
+      JITCACHE_TRY(row);
       if (!*row) break;
       removed_ids.push_back((*stmt)->column_int64(0));
     }

@@ -9,6 +9,7 @@
 #include <daemon/store/image_codec.hpp>
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -26,12 +27,12 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
   const PragmaOptions pragmas{options.busy_timeout, options.cache_size_kib, options.reader_mmap_bytes};
 
   auto writer = SqliteDb::open(options.path, OpenMode::read_write_create);
-  if (!writer) return writer.error();
+  JITCACHE_TRY(writer);
   if (auto r = apply_pragmas(*writer, ConnectionRole::writer, pragmas); !r) return r.error();
   if (options.quick_check_at_open || options.recover) {
     // Before the migrations, which would otherwise be the first to trip over a damaged page.
     auto verdict = run_integrity_pragma(*writer, IntegrityPragma::quick_check);
-    if (!verdict) return verdict.error();
+    JITCACHE_TRY(verdict);
     if (*verdict != k_integrity_ok) {
       return make_error(ErrorCode::corrupt, "the store database " + options.path.string() +
                                                 " fails PRAGMA quick_check: " + *verdict);
@@ -46,7 +47,7 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
   std::vector<std::unique_ptr<SqliteDb>> readers;
   for (unsigned i = 0; i < options.reader_count; ++i) {
     auto reader = SqliteDb::open(options.path, OpenMode::read_write);
-    if (!reader) return reader.error();
+    JITCACHE_TRY(reader);
     if (auto r = apply_pragmas(*reader, ConnectionRole::reader, pragmas); !r) return r.error();
     readers.push_back(std::make_unique<SqliteDb>(std::move(*reader)));
   }

@@ -1,4 +1,5 @@
 #include <daemon/store/verify.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -6,13 +7,13 @@ Result<VerifyReport> run_verify(Maintenance& store, std::size_t max_listed) {
   const auto start = std::chrono::steady_clock::now();
   VerifyReport report;
   auto integrity = store.integrity_check();
-  if (!integrity) return integrity.error();
+  JITCACHE_TRY(integrity);
   report.integrity = std::move(*integrity);
 
   std::int64_t after_id = 0;
   for (;;) {
     auto batch = store.verify_entries(after_id, k_verify_page_entries);
-    if (!batch) return batch.error();
+    JITCACHE_TRY(batch);
     report.entries_checked += batch->checked;
     report.entries_removed += batch->removed.size();
     for (const auto& removed : batch->removed) {

@@ -24,6 +24,7 @@
 
 #include <tests/support/store_dir.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::testing {
 
@@ -143,7 +144,7 @@ inline proto::Digest256 put_ok(daemon::store::Store& store, const PutInput& inpu
 inline common::Result<std::optional<Hit>> find(daemon::store::Store& store, const Selector& selector,
                                                const Visibility& who = {}) {
   auto found = store.lookup(selector, who);
-  if (!found) return found.error();
+  JITCACHE_TRY(found);
   if (auto* hit = std::get_if<Hit>(&*found)) return std::optional<Hit>(std::move(*hit));
   return std::optional<Hit>();
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <span>
 #include <string>
+#include <common/result.hpp>
 
 namespace jitcache::client::fatbin {
 namespace {
@@ -88,14 +89,14 @@ common::Result<std::size_t> elf_extent(const std::byte* image, std::optional<std
     if (load_le<std::uint32_t>(section, k_sh_type) == k_sht_nobits) continue;
     auto end = checked_end(load_le<std::uint64_t>(section, k_sh_offset), load_le<std::uint64_t>(section, k_sh_size),
                            limit, "section " + std::to_string(i));
-    if (!end) return end.error();
+    JITCACHE_TRY(end);
     extent = std::max(extent, *end);
   }
   for (std::uint16_t i = 0; i < phnum; ++i) {
     const std::span<const std::byte> segment(image + phoff + std::uint64_t{i} * k_phdr_size, k_phdr_size);
     auto end = checked_end(load_le<std::uint64_t>(segment, k_p_offset), load_le<std::uint64_t>(segment, k_p_filesz),
                            limit, "segment " + std::to_string(i));
-    if (!end) return end.error();
+    JITCACHE_TRY(end);
     extent = std::max(extent, *end);
   }
   return static_cast<std::size_t>(extent);

@@ -4,6 +4,7 @@
 #include <client/src/fatbin/little_endian.hpp>
 
 #include <string>
+#include <common/result.hpp>
 
 namespace jitcache::client::fatbin {
 namespace {
@@ -116,7 +117,7 @@ common::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t ent
   const auto uncompressed_size = load_le<std::uint64_t>(header, entry_field::uncompressed_size);
   auto decoded = decompress(entry.compression, payload.first(compressed_size), uncompressed_size,
                             limits.max_decompressed, where);
-  if (!decoded) return decoded.error();
+  JITCACHE_TRY(decoded);
   auto owned = std::make_shared<const std::vector<std::byte>>(std::move(decoded).value());
   entry.bytes = std::span<const std::byte>(owned->data(), owned->size());
   entry.owned = std::move(owned);
@@ -167,7 +168,7 @@ common::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const Re
   }
   if (bytes.size() >= 4 && load_le<std::uint32_t>(bytes, 0) == k_wrapper_magic) {
     auto container = container_behind_wrapper(bytes);
-    if (!container) return container.error();
+    JITCACHE_TRY(container);
     return read_fatbin(*container, limits);
   }
 
@@ -215,7 +216,7 @@ common::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const Re
     while (entry_offset < end) {
       std::size_t next_offset = end;
       auto entry = read_entry(bytes, entry_offset, end, limits, next_offset);
-      if (!entry) return entry.error();
+      JITCACHE_TRY(entry);
       entry_offset = next_offset;
       result.entries.push_back(std::move(entry).value());
     }

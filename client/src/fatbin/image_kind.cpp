@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <common/result.hpp>
 
 namespace jitcache::client::fatbin {
 namespace {
@@ -47,12 +48,12 @@ common::Result<ImageView> classify_image(const void* image) {
 
   if (starts_with(bytes, k_elf_magic)) {
     auto size = elf_extent(data, std::nullopt);
-    if (!size) return size.error();
+    JITCACHE_TRY(size);
     return ImageView{ImageKind::cubin, std::span<const std::byte>(data, *size), false};
   }
   if (starts_with(bytes, le_bytes(k_wrapper_magic))) {
     auto container = container_behind_wrapper(std::span<const std::byte>(data, k_wrapper_size));
-    if (!container) return container.error();
+    JITCACHE_TRY(container);
     return ImageView{ImageKind::fatbin, *container, true};
   }
   if (starts_with(bytes, le_bytes(k_container_magic))) {

@@ -3,6 +3,7 @@
 #include <client/src/driver/driver_identity.hpp>
 #include <client/src/key/key_arch.hpp>
 #include <client/src/key/ptx_header.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::key {
 
@@ -52,7 +53,7 @@ common::Result<proto::CanonicalOptions> KeyBuilder::options_from_text(std::strin
                                                                      const std::vector<JitOptionValue>& embedded) {
   if (embedded.empty()) {
     auto canonical = proto::canonicalize_option_text(text);
-    if (!canonical) return canonical.error();
+    JITCACHE_TRY(canonical);
     proto::CanonicalOptions options;
     options.text = std::move(*canonical);
     return options;

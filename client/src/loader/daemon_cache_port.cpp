@@ -2,6 +2,7 @@
 
 #include <client/src/loader/pending_hit_notes.hpp>
 #include <client/src/transport/published_reader.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::loader {
 
@@ -31,8 +32,7 @@ common::Error DaemonCachePort::failed(const common::Error& error) {
 }
 
 common::Result<void> DaemonCachePort::connect() {
-  auto& held = lease();
-  if (!held) return held.error();
+  JITCACHE_TRY(lease());
   return {};
 }
 
@@ -43,7 +43,7 @@ std::optional<std::uint64_t> DaemonCachePort::known_capabilities() const {
 
 common::Result<std::uint64_t> DaemonCachePort::capabilities() {
   auto& held = lease();
-  if (!held) return held.error();
+  JITCACHE_TRY(held);
   auto capabilities = held->capabilities();
   if (!capabilities) return failed(capabilities.error());
   return capabilities;
@@ -52,7 +52,7 @@ common::Result<std::uint64_t> DaemonCachePort::capabilities() {
 template <class Call>
 common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_with(Call call) {
   auto& held = lease();
-  if (!held) return held.error();
+  JITCACHE_TRY(held);
   ++m_counters.lookups;
   auto fetched = call(held->client());
   if (!fetched && fetched.error().code == ErrorCode::too_large && fetched.error().reply_status == 0) {
@@ -61,7 +61,7 @@ common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_w
     held->discard();
     m_lease.emplace(m_daemon->acquire());
     auto& fresh = *m_lease;
-    if (!fresh) return fresh.error();
+    JITCACHE_TRY(fresh);
     if (auto hello = fresh->capabilities(); !hello) return failed(hello.error());
     ++m_counters.lookups;
     fetched = call(fresh->client());
@@ -83,7 +83,7 @@ common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup(c
 common::Result<transport::CompileAnswer> DaemonCachePort::compile(const proto::CompileRequest& request,
                                                                  std::chrono::milliseconds wait) {
   auto& held = lease();
-  if (!held) return held.error();
+  JITCACHE_TRY(held);
   auto answer = held->client().compile(request, wait);
   if (!answer && answer.error().code == ErrorCode::timeout) {
     // A compile that outlasts the wait is not a dead daemon: it finishes and stores the image for
@@ -98,7 +98,7 @@ common::Result<transport::CompileAnswer> DaemonCachePort::compile(const proto::C
 
 common::Result<void> DaemonCachePort::put(const proto::PutRequest& request) {
   auto& held = lease();
-  if (!held) return held.error();
+  JITCACHE_TRY(held);
   auto stored = held->client().put(request);
   if (!stored) return failed(stored.error());
   return {};
@@ -106,7 +106,7 @@ common::Result<void> DaemonCachePort::put(const proto::PutRequest& request) {
 
 common::Result<void> DaemonCachePort::report_failure(const proto::ReportFailureRequest& request) {
   auto& held = lease();
-  if (!held) return held.error();
+  JITCACHE_TRY(held);
   auto reported = held->client().report_failure(request);
   if (!reported) return failed(reported.error());
   return {};

@@ -1,6 +1,7 @@
 #include <client/src/loader/daemon_link.hpp>
 
 #include <client/src/loader/pending_hit_notes.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::loader {
 
@@ -38,7 +39,7 @@ common::Result<std::uint64_t> DaemonLease::capabilities() {
   if (m_capabilities) return *m_capabilities;
   if (!m_client) return make_error(ErrorCode::unavailable, "the connection to jitcached was dropped");
   auto hello = m_client->hello("libjitcache");
-  if (!hello) return hello.error();
+  JITCACHE_TRY(hello);
   m_capabilities = hello->capabilities;
   return *m_capabilities;
 }

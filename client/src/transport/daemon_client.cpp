@@ -4,6 +4,7 @@
 #include <string>
 
 #include <proto/status_codes.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::transport {
 
@@ -16,14 +17,14 @@ namespace {
 
 Result<std::optional<FetchedImage>> fetched_by_descriptor(const Reply& reply) {
   auto decoded = proto::decode_lookup_reply_by_descriptor(Bytes(reply.payload));
-  if (!decoded) return decoded.error();
+  JITCACHE_TRY(decoded);
   if (!reply.descriptor) return make_error(ErrorCode::corrupt, "jitcached's reply says it carries an image descriptor, but none came");
   if (decoded->image_size != decoded->info.raw_size) {
     return make_error(ErrorCode::corrupt, "the image descriptor's size (" + std::to_string(decoded->image_size) +
                                               ") is not the entry's (" + std::to_string(decoded->info.raw_size) + ")");
   }
   auto mapped = MappedImage::map(reply.descriptor.get(), decoded->image_size);
-  if (!mapped) return mapped.error();
+  JITCACHE_TRY(mapped);
   if (proto::xxh3_128(mapped->bytes()) != decoded->info.checksum) {
     return make_error(ErrorCode::corrupt, "the image in the descriptor jitcached sent does not match its checksum");
   }
@@ -76,7 +77,7 @@ Result<Reply> DaemonClient::exchange(Op op, const proto::Payload& payload, Bytes
 
 Result<DaemonClient> DaemonClient::connect(const ConnectOptions& options) {
   auto connection = UnixConnection::connect(options);
-  if (!connection) return connection.error();
+  JITCACHE_TRY(connection);
   return DaemonClient(std::move(*connection));
 }
 
@@ -92,7 +93,7 @@ common::Error DaemonClient::status_error(const Reply& reply) {
 Result<Reply> DaemonClient::ok_reply(Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
                                      std::uint16_t flags) {
   auto reply = exchange(op, payload, tail, trailer, flags);
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   if (reply->header.status == Status::ok) return reply;
   return status_error(*reply);
 }
@@ -101,9 +102,9 @@ Result<proto::HelloReply> DaemonClient::hello(const std::string& client_name) {
   proto::HelloRequest request;
   request.client_name = client_name;
   auto reply = ok_reply(Op::hello, proto::encode(request));
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   auto hello = proto::decode_hello_reply(Bytes(reply->payload));
-  if (!hello) return hello.error();
+  JITCACHE_TRY(hello);
   // Rationale: the daemon never accepts a frame above 1 GiB (its configuration's ceiling), so a
   // larger claim is not believed; 64 KiB covers a LOOKUP reply's metadata beyond the image.
   constexpr std::uint64_t k_metadata_room = 64 << 10;
@@ -114,7 +115,7 @@ Result<proto::HelloReply> DaemonClient::hello(const std::string& client_name) {
 
 Result<void> DaemonClient::ping() {
   auto reply = ok_reply(Op::ping, {});
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   return proto::decode_empty(Bytes(reply->payload), "PING reply");
 }
 
@@ -131,7 +132,7 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_with(const proto::Looku
     return fetched_by_descriptor(*reply);
   }
   auto decoded = proto::decode_lookup_reply(Bytes(reply->payload));
-  if (!decoded) return decoded.error();
+  JITCACHE_TRY(decoded);
   if (decoded->image.size() != decoded->info.raw_size || proto::xxh3_128(decoded->image) != decoded->info.checksum) {
     return make_error(ErrorCode::corrupt, "the image jitcached sent does not match its size and checksum");
   }
@@ -162,12 +163,12 @@ std::string_view compile_answer_name(CompileAnswer::Kind kind) {
 
 Result<CompileAnswer> DaemonClient::compile(const proto::CompileRequest& request, std::chrono::milliseconds timeout) {
   auto reply = exchange(Op::compile, proto::encode_compile_request_head(request), request.ptx, {}, 0, timeout);
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   CompileAnswer answer;
   switch (reply->header.status) {
     case Status::ok: {
       auto decoded = proto::decode_compile_reply(Bytes(reply->payload));
-      if (!decoded) return decoded.error();
+      JITCACHE_TRY(decoded);
       if (decoded->image.size() != decoded->info.raw_size || proto::xxh3_128(decoded->image) != decoded->info.checksum) {
         return make_error(ErrorCode::corrupt, "the image jitcached compiled does not match its size and checksum");
       }
@@ -182,7 +183,7 @@ Result<CompileAnswer> DaemonClient::compile(const proto::CompileRequest& request
     }
     case Status::compile_error: {
       auto decoded = proto::decode_compile_error_reply(Bytes(reply->payload));
-      if (!decoded) return decoded.error();
+      JITCACHE_TRY(decoded);
       answer.kind = CompileAnswer::Kind::compile_error;
       answer.message = std::move(decoded->message);
       answer.log = std::move(decoded->log);
@@ -194,7 +195,7 @@ Result<CompileAnswer> DaemonClient::compile(const proto::CompileRequest& request
     default: return status_error(*reply);
   }
   auto message = proto::decode_error_message(Bytes(reply->payload));
-  if (!message) return message.error();
+  JITCACHE_TRY(message);
   answer.message = std::move(*message);
   return answer;
 }
@@ -221,27 +222,26 @@ Result<std::optional<FetchedImage>> DaemonClient::lookup_fast(const proto::FastK
 }
 
 Result<void> DaemonClient::hit_note(const proto::FastKey& fast_key) {
-  auto reply = ok_reply(Op::hit_note, proto::encode(proto::HitNoteRequest{fast_key}));
-  if (!reply) return reply.error();
+  JITCACHE_TRY(ok_reply(Op::hit_note, proto::encode(proto::HitNoteRequest{fast_key})));
   return {};
 }
 
 Result<proto::PutReply> DaemonClient::put(const proto::PutRequest& request) {
   const proto::Payload trailer = proto::encode_put_request_trailer(request);
   auto reply = ok_reply(Op::put, proto::encode_put_request_head(request), request.image, Bytes(trailer));
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   return proto::decode_put_reply(Bytes(reply->payload));
 }
 
 Result<proto::StatsReply> DaemonClient::stats() {
   auto reply = ok_reply(Op::stats, {});
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   return proto::decode_stats_reply(Bytes(reply->payload));
 }
 
 Result<proto::ListReply> DaemonClient::list(const proto::ListRequest& request) {
   auto reply = ok_reply(Op::list, proto::encode(request));
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   return proto::decode_list_reply(Bytes(reply->payload));
 }
 
@@ -249,19 +249,19 @@ Result<proto::RemoveReply> DaemonClient::remove(const std::string& key_id_prefix
   proto::RemoveRequest request;
   request.key_id_prefix = key_id_prefix;
   auto reply = ok_reply(Op::remove, proto::encode(request));
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   return proto::decode_remove_reply(Bytes(reply->payload));
 }
 
 Result<proto::GcReply> DaemonClient::gc() {
   auto reply = ok_reply(Op::gc, {});
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   return proto::decode_gc_reply(Bytes(reply->payload));
 }
 
 Result<proto::VerifyReply> DaemonClient::verify(std::chrono::milliseconds timeout) {
   auto reply = exchange(Op::verify, {}, {}, {}, 0, timeout);
-  if (!reply) return reply.error();
+  JITCACHE_TRY(reply);
   if (reply->header.status != Status::ok) return status_error(*reply);
   return proto::decode_verify_reply(Bytes(reply->payload));
 }
@@ -274,7 +274,7 @@ Result<std::optional<proto::ReportFailureReply>> DaemonClient::report_failure(
     return reply.error();
   }
   auto decoded = proto::decode_report_failure_reply(Bytes(reply->payload));
-  if (!decoded) return decoded.error();
+  JITCACHE_TRY(decoded);
   return std::optional<proto::ReportFailureReply>(*decoded);
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 #include <utility>
+#include <common/result.hpp>
 
 namespace jitcache::client::transport {
 
@@ -124,8 +125,7 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
     if (errno != EAGAIN && errno != EINPROGRESS) {
       return errno_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path);
     }
-    auto ready = wait_ready(fd, POLLOUT, Clock::now() + options.connect_timeout, "connecting to jitcached");
-    if (!ready) return ready.error();
+    JITCACHE_TRY(wait_ready(fd, POLLOUT, Clock::now() + options.connect_timeout, "connecting to jitcached"));
     int so_error = 0;
     socklen_t len = sizeof(so_error);
     ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
@@ -208,7 +208,7 @@ Result<Reply> UnixConnection::read_reply(Clock::time_point deadline) {
   common::UniqueFd descriptor;
   if (auto r = read_exact(raw.data(), raw.size(), deadline, m_options.reply_spin, &descriptor); !r) return r.error();
   auto header = proto::decode_reply_header(raw, m_options.max_reply_bytes);
-  if (!header) return header.error();
+  JITCACHE_TRY(header);
   Reply reply;
   reply.header = *header;
   reply.descriptor = std::move(descriptor);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <common/result.hpp>
 
 namespace jitcache::fakes::fake_cuda {
 namespace {
@@ -53,11 +54,11 @@ common::Result<std::vector<std::byte>> copy_cubin_from_caller(const void* image)
   const auto header = caller_bytes(image, k_header);
   if (!header) return truncated("the ELF header", k_header);
   const auto tables_end = elf_tables_end(*header);
-  if (!tables_end) return tables_end.error();
+  JITCACHE_TRY(tables_end);
   const auto head = caller_bytes(image, *tables_end);
   if (!head) return truncated("the section header table", *tables_end);
   const auto image_end = elf_image_end(*head);
-  if (!image_end) return image_end.error();
+  JITCACHE_TRY(image_end);
   auto whole = caller_bytes(image, *image_end);
   if (!whole) return truncated("the cubin's furthest section", *image_end);
   return std::move(*whole);

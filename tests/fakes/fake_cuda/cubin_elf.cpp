@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <common/result.hpp>
 
 namespace jitcache::fakes::fake_cuda {
 namespace {
@@ -117,7 +118,7 @@ std::optional<char> tkinfo_arch_suffix(Bytes note) {
 
 common::Result<std::size_t> elf_tables_end(Bytes header_bytes) {
   auto header = read_header(header_bytes);
-  if (!header) return header.error();
+  JITCACHE_TRY(header);
   const std::uint64_t end = tables_end(*header);
   if (end > fb::k_max_elf_size) return corrupt("its header tables end past 1 GiB");
   return static_cast<std::size_t>(end);
@@ -125,7 +126,7 @@ common::Result<std::size_t> elf_tables_end(Bytes header_bytes) {
 
 common::Result<std::size_t> elf_image_end(Bytes image) {
   auto header = read_header(image);
-  if (!header) return header.error();
+  JITCACHE_TRY(header);
   std::uint64_t end = tables_end(*header);
   if (end > image.size()) return corrupt("its header tables run past the bytes given");
   for (std::size_t i = 0; i < header->e_shnum; ++i) {
@@ -149,7 +150,7 @@ common::Result<std::size_t> elf_image_end(Bytes image) {
 
 common::Result<CubinInfo> inspect_cubin(Bytes image) {
   auto header = read_header(image);
-  if (!header) return header.error();
+  JITCACHE_TRY(header);
   if (tables_end(*header) > image.size()) return corrupt("truncated: its header tables run past the image");
   for (std::size_t i = 0; i < header->e_phnum; ++i) {
     const auto phdr = read_at<Elf64_Phdr>(image, header->e_phoff + i * sizeof(Elf64_Phdr));
