@@ -22,14 +22,14 @@ enum class ErrorCode {
   invalid_argument,  // the caller's input is malformed or out of range
   too_large,         // a size limit was exceeded
   not_found,
-  io,                // a system call failed (socket, file)
+  io,  // a system call failed (socket, file)
   timeout,
-  unavailable,       // the peer is absent or not ready
-  corrupt,           // stored or received bytes fail their checksum or structure
-  no_space,          // a disk or quota is full
-  unsupported,       // well-formed, but not something this build can do
-  forbidden,         // the caller may not do this (the daemon's `forbidden`: a trusted caller's op)
-  internal,          // stays last: k_error_code_count counts up to it
+  unavailable,  // the peer is absent or not ready
+  corrupt,      // stored or received bytes fail their checksum or structure
+  no_space,     // a disk or quota is full
+  unsupported,  // well-formed, but not something this build can do
+  forbidden,    // the caller may not do this (the daemon's `forbidden`: a trusted caller's op)
+  internal,     // stays last: k_error_code_count counts up to it
 };
 // How many ErrorCodes there are, for tables that must cover each (proto/status_codes.hpp).
 inline constexpr std::size_t k_error_code_count = static_cast<std::size_t>(ErrorCode::internal) + 1;
@@ -53,16 +53,31 @@ class [[nodiscard]] Result {
   bool ok() const { return m_state.index() == 0; }
   explicit operator bool() const { return ok(); }
 
-  T& value() & { assert(ok()); return std::get<0>(m_state); }
-  const T& value() const& { assert(ok()); return std::get<0>(m_state); }
-  T&& value() && { assert(ok()); return std::get<0>(std::move(m_state)); }
+  T& value() & {
+    assert(ok());
+    return std::get<0>(m_state);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<0>(m_state);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<0>(std::move(m_state));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  const Error& error() const& { assert(!ok()); return std::get<1>(m_state); }
-  Error&& error() && { assert(!ok()); return std::get<1>(std::move(m_state)); }
+  const Error& error() const& {
+    assert(!ok());
+    return std::get<1>(m_state);
+  }
+  Error&& error() && {
+    assert(!ok());
+    return std::get<1>(std::move(m_state));
+  }
 
  private:
   std::variant<T, Error> m_state;
@@ -77,8 +92,14 @@ class [[nodiscard]] Result<void> {
 
   bool ok() const { return !m_failed; }
   explicit operator bool() const { return ok(); }
-  const Error& error() const& { assert(m_failed); return m_error; }
-  Error&& error() && { assert(m_failed); return std::move(m_error); }
+  const Error& error() const& {
+    assert(m_failed);
+    return m_error;
+  }
+  Error&& error() && {
+    assert(m_failed);
+    return std::move(m_error);
+  }
 
  private:
   Error m_error;
@@ -93,9 +114,9 @@ class [[nodiscard]] Result<void> {
 // co_return.
 //
 //   JITCACHE_TRY(reader.expect_end("PUT"));
-#define JITCACHE_TRY(expr)                                                                   \
-  do {                                                                                       \
-    auto&& jitcache_try_result_ = (expr);                                                    \
+#define JITCACHE_TRY(expr)                                                                                        \
+  do {                                                                                                            \
+    auto&& jitcache_try_result_ = (expr);                                                                         \
     if (!jitcache_try_result_) return std::forward<decltype(jitcache_try_result_)>(jitcache_try_result_).error(); \
   } while (false)
 
@@ -114,8 +135,8 @@ class [[nodiscard]] Result<void> {
 // NOLINTBEGIN(bugprone-macro-parentheses): target is a declaration, result a name the macro made.
 #define JITCACHE_TRY_CONCAT_INNER_(a, b) a##b
 #define JITCACHE_TRY_CONCAT_(a, b) JITCACHE_TRY_CONCAT_INNER_(a, b)
-#define JITCACHE_TRY_ASSIGN_WITH_(result, target, expr)                      \
-  auto&& result = (expr);                                                    \
-  if (!result) return std::forward<decltype(result)>(result).error();        \
+#define JITCACHE_TRY_ASSIGN_WITH_(result, target, expr)               \
+  auto&& result = (expr);                                             \
+  if (!result) return std::forward<decltype(result)>(result).error(); \
   target = std::forward<decltype(result)>(result).value()
 // NOLINTEND(bugprone-macro-parentheses)

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::proto {
 
@@ -29,10 +29,16 @@ class ByteWriter {
   void digest(const Digest256& d) { raw(Bytes(d.bytes)); }
   void checksum(const Checksum128& c) { raw(Bytes(c.bytes)); }
   // The caller guarantees s.size() fits its field's limit (encoders check before calling).
-  void str16(std::string_view s) { u16(static_cast<std::uint16_t>(s.size())); raw(as_bytes(s)); }
+  void str16(std::string_view s) {
+    u16(static_cast<std::uint16_t>(s.size()));
+    raw(as_bytes(s));
+  }
   // Writes only the length of a blob whose bytes travel separately (scatter-gather write).
   void blob32_length(std::uint32_t length) { u32(length); }
-  void blob32(Bytes b) { u32(static_cast<std::uint32_t>(b.size())); raw(b); }
+  void blob32(Bytes b) {
+    u32(static_cast<std::uint32_t>(b.size()));
+    raw(b);
+  }
 
  private:
   template <class T>

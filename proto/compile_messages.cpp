@@ -64,7 +64,7 @@ common::Result<CompileRequest> decode_compile_request(Bytes payload) {
   JC_READ(ptx, r.blob32("ptx"));
   if (priority > static_cast<std::uint8_t>(CompilePriority::warm)) {
     return common::make_error(common::ErrorCode::invalid_argument,
-                      "COMPILE priority " + std::to_string(priority) + " is not 0 (interactive) or 1 (warm)");
+                              "COMPILE priority " + std::to_string(priority) + " is not 0 (interactive) or 1 (warm)");
   }
   m.key_schema = schema;
   m.arch = arch;
@@ -97,7 +97,7 @@ common::Result<CompileReply> decode_compile_reply(Bytes payload) {
   JC_READ(origin, r.u8("origin"));
   if (origin > static_cast<std::uint8_t>(CompileOrigin::stored)) {
     return common::make_error(common::ErrorCode::invalid_argument,
-                      "COMPILE reply origin " + std::to_string(origin) + " is not 0 (compiled) or 1 (stored)");
+                              "COMPILE reply origin " + std::to_string(origin) + " is not 0 (compiled) or 1 (stored)");
   }
   JC_READ(info, decode_entry_info(r));
   JC_READ(image, r.blob32("image"));
@@ -122,7 +122,8 @@ common::Result<CompileErrorReply> decode_compile_error_reply(Bytes payload) {
   JC_READ(log, r.blob32("log"));
   if (log.size() > k_max_compile_log_length) {
     return common::make_error(common::ErrorCode::too_large, "the compile log is " + std::to_string(log.size()) +
-                                                " bytes, more than " + std::to_string(k_max_compile_log_length));
+                                                                " bytes, more than " +
+                                                                std::to_string(k_max_compile_log_length));
   }
   m.message = std::string(message);
   m.log.assign(reinterpret_cast<const char*>(log.data()), log.size());

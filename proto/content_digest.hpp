@@ -51,7 +51,7 @@ class ContentDigestTask {
   Bytes m_source;
   std::vector<Digest256> m_parts;
   std::atomic<std::size_t> m_next{0};
-  std::thread m_coordinator;          // started by the constructor; starts and joins m_helpers
+  std::thread m_coordinator;           // started by the constructor; starts and joins m_helpers
   std::vector<std::thread> m_helpers;  // touched by the coordinator thread only
   std::optional<Digest256> m_result;
 };

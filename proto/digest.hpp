@@ -38,8 +38,6 @@ inline std::string to_hex(const Checksum128& c) { return to_hex(Bytes(c.bytes));
 // Parses exactly 64 lowercase or uppercase hex digits.
 std::optional<Digest256> digest_from_hex(std::string_view hex);
 
-inline Bytes as_bytes(std::string_view s) {
-  return Bytes(reinterpret_cast<const std::uint8_t*>(s.data()), s.size());
-}
+inline Bytes as_bytes(std::string_view s) { return Bytes(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()); }
 
 }  // namespace jitcache::proto

@@ -9,8 +9,8 @@
 #include <limits>
 #include <string>
 
-#include <proto/key.hpp>
 #include <common/result.hpp>
+#include <proto/key.hpp>
 
 // Evidence for the choices below (docs/cache-key.md "How the options were chosen"): cuda.h 13.0 and a
 // probe on an H200 with driver 580.159.04 that compiled one PTX through cuModuleLoadDataEx and cuLink*
@@ -68,12 +68,12 @@ using OptionValues = std::array<std::uint32_t, k_keyed_options.size()>;
 
 // What an option in a CUjit_option array does to the key.
 enum class Disposition {
-  keyed,        // in the canonical string (k_keyed_options)
-  dropped,      // log, time or verbosity: no effect on the image
-  from_context, // CU_JIT_TARGET_FROM_CUCONTEXT: the default
-  target,       // CU_JIT_TARGET: sets the arch
-  fallback,     // CU_JIT_FALLBACK_STRATEGY: selects the fat-binary image
-  uncacheable,  // the load is passed through to the driver
+  keyed,         // in the canonical string (k_keyed_options)
+  dropped,       // log, time or verbosity: no effect on the image
+  from_context,  // CU_JIT_TARGET_FROM_CUCONTEXT: the default
+  target,        // CU_JIT_TARGET: sets the arch
+  fallback,      // CU_JIT_FALLBACK_STRATEGY: selects the fat-binary image
+  uncacheable,   // the load is passed through to the driver
 };
 
 struct OptionInfo {
@@ -84,8 +84,7 @@ struct OptionInfo {
 
 constexpr std::string_view k_host_relocation =
     "relocates device symbols to host addresses of this process, so the image is not reusable";
-constexpr std::string_view k_lto_names =
-    "belongs to a symbol list (legacy LTO) that the key cannot capture";
+constexpr std::string_view k_lto_names = "belongs to a symbol list (legacy LTO) that the key cannot capture";
 
 // Indexed by CUjit_option number (cuda.h:1152-1517); the cuda.h test checks the numbering.
 constexpr std::array<OptionInfo, 35> k_option_info = {{
@@ -135,8 +134,12 @@ constexpr std::uint32_t k_accelerated_target_base = 0x10000;
 constexpr std::uint32_t k_family_target_base = 0x20000;
 constexpr std::uint32_t k_target_number_mask = 0xFFFF;
 
-common::Error unsupported(std::string message) { return common::make_error(common::ErrorCode::unsupported, std::move(message)); }
-common::Error invalid(std::string message) { return common::make_error(common::ErrorCode::invalid_argument, std::move(message)); }
+common::Error unsupported(std::string message) {
+  return common::make_error(common::ErrorCode::unsupported, std::move(message));
+}
+common::Error invalid(std::string message) {
+  return common::make_error(common::ErrorCode::invalid_argument, std::move(message));
+}
 
 std::string option_label(int option) {
   return std::string(k_option_info[static_cast<std::size_t>(option)].name) + " (" + std::to_string(option) + ")";
@@ -188,8 +191,7 @@ common::Result<std::uint32_t> read_keyed_value(const KeyedOption& spec, int opti
         return unsupported(option_label(option) + " = 0 is refused by the driver; only values >= 1 are cached");
       }
       return raw;
-    case ValueKind::any_u32:
-      return raw;
+    case ValueKind::any_u32: return raw;
     case ValueKind::bounded_u32:
     case ValueKind::cache_mode:
       if (raw > spec.max_value) {
@@ -258,8 +260,7 @@ common::Result<void> scan_option(ArrayScan& scan, int option, void* slot) {
       return {};
     }
     case Disposition::dropped:
-    case Disposition::from_context:
-      return {};
+    case Disposition::from_context: return {};
     case Disposition::target: {
       auto arch = target_arch(slot_u32(slot));
       JITCACHE_TRY(arch);
@@ -275,8 +276,7 @@ common::Result<void> scan_option(ArrayScan& scan, int option, void* slot) {
       scan.result.fallback_strategy = strategy;
       return {};
     }
-    case Disposition::uncacheable:
-      return unsupported(option_label(option) + " " + std::string(info.why_uncacheable));
+    case Disposition::uncacheable: return unsupported(option_label(option) + " " + std::string(info.why_uncacheable));
   }
   return {};
 }
@@ -285,8 +285,9 @@ common::Result<void> scan_option(ArrayScan& scan, int option, void* slot) {
 common::Result<void> check_combinations(const ArrayScan& scan) {
   const auto has = [&](JitOption option) { return scan.seen.test(static_cast<std::size_t>(option)); };
   if (has(JitOption::target) && has(JitOption::target_from_cucontext)) {
-    return unsupported("CU_JIT_TARGET (9) together with CU_JIT_TARGET_FROM_CUCONTEXT (8): which target wins is "
-                       "the driver's choice");
+    return unsupported(
+        "CU_JIT_TARGET (9) together with CU_JIT_TARGET_FROM_CUCONTEXT (8): which target wins is "
+        "the driver's choice");
   }
   if (has(JitOption::target) && has(JitOption::threads_per_block)) {
     return unsupported("CU_JIT_TARGET (9) together with CU_JIT_THREADS_PER_BLOCK (1) is not allowed (cuda.h)");
@@ -339,7 +340,8 @@ common::Result<std::uint32_t> parse_text_value(const KeyedOption& spec, std::str
   return value;
 }
 
-common::Result<void> parse_pair(std::string_view pair, OptionValues& values, std::bitset<k_keyed_options.size()>& seen) {
+common::Result<void> parse_pair(std::string_view pair, OptionValues& values,
+                                std::bitset<k_keyed_options.size()>& seen) {
   const std::size_t equals = pair.find('=');
   if (equals == std::string_view::npos) return invalid(quoted(pair) + " is not key=value");
   const std::string_view key = trim(pair.substr(0, equals));

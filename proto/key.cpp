@@ -63,7 +63,9 @@ std::string quoted(std::string_view value) {
   return out;
 }
 
-common::Error invalid(std::string message) { return common::make_error(common::ErrorCode::invalid_argument, std::move(message)); }
+common::Error invalid(std::string message) {
+  return common::make_error(common::ErrorCode::invalid_argument, std::move(message));
+}
 
 // SHA-256 of the tagged, length-prefixed encoding shared by the key id and the fast key id
 // (documented at key_id below); only the tag and the content bytes differ between them.
@@ -114,8 +116,8 @@ common::Result<void> check_driver_api(std::uint32_t api) {
 common::Result<void> check_driver_build(std::string_view build) {
   if (build.empty()) return invalid("driver_build is empty (expected the driver build, e.g. 580.159.04)");
   if (build.size() > k_max_driver_build_length) {
-    return invalid("driver_build " + quoted(build) + " is " + std::to_string(build.size()) +
-                   " bytes, more than " + std::to_string(k_max_driver_build_length));
+    return invalid("driver_build " + quoted(build) + " is " + std::to_string(build.size()) + " bytes, more than " +
+                   std::to_string(k_max_driver_build_length));
   }
   for (std::size_t i = 0; i < build.size(); ++i) {
     if (!is_build_char(build[i])) {
@@ -183,8 +185,8 @@ bool same_fields_but_content(const FastKey& fast, const KeyFields& key) {
 //   "jitcache-fast-key" 0x00      18 bytes
 //   key_schema u16, content_fast 16 bytes, then arch, driver_api, driver_build, options as key_id's
 Digest256 fast_key_id(const FastKey& key) {
-  return key_preimage_digest(k_fast_key_id_tag, key.key_schema, Bytes(key.content_fast.bytes), key.arch,
-                             key.driver_api, key.driver_build, key.options);
+  return key_preimage_digest(k_fast_key_id_tag, key.key_schema, Bytes(key.content_fast.bytes), key.arch, key.driver_api,
+                             key.driver_build, key.options);
 }
 
 common::Result<void> validate_fast_key(const FastKey& key) {

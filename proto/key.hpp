@@ -16,9 +16,9 @@
 #include <string>
 #include <string_view>
 
+#include <common/result.hpp>
 #include <proto/content_digest.hpp>
 #include <proto/digest.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::proto {
 
@@ -42,7 +42,6 @@ struct KeyFields {
 
   bool operator==(const KeyFields&) const = default;
 };
-
 
 // The fast key (docs/cache-key.md "The fast key: look up first, verify after"): the key with its
 // content digest replaced by the XXH3-128 of the same bytes. A client looks an entry up by it while

@@ -8,15 +8,14 @@
 // Rationale: every field read can fail, and spelling out "if (!x) return x.error();" for each of the
 // ~20 fields of an entry would bury the field order, which is the thing a reader compares with
 // PROTOCOL.md. The macro is local to this file.
-#define JC_READ(var, expr)             \
-  auto var##_result = (expr);          \
+#define JC_READ(var, expr)                        \
+  auto var##_result = (expr);                     \
   if (!var##_result) return var##_result.error(); \
   auto var = *var##_result
 
 namespace jitcache::proto {
 
 namespace {
-
 
 template <class M, class F>
 Payload encode_with(const M& m, F&& fill) {
@@ -33,8 +32,8 @@ common::Result<std::string> read_key_id_prefix(ByteReader& r, bool allow_empty) 
   if (!is_valid_key_id_prefix(prefix, allow_empty)) {
     // The prefix is not echoed: it is the client's raw bytes and would reach the daemon's log.
     return common::make_error(common::ErrorCode::invalid_argument,
-                      "key_id_prefix (" + std::to_string(prefix.size()) + " bytes) must be " +
-                          std::to_string(k_min_key_id_prefix_length) + " to 64 hex digits");
+                              "key_id_prefix (" + std::to_string(prefix.size()) + " bytes) must be " +
+                                  std::to_string(k_min_key_id_prefix_length) + " to 64 hex digits");
   }
   return std::string(prefix);
 }
@@ -259,8 +258,9 @@ common::Result<LookupRequest> decode_lookup_request(Bytes payload) {
     m.selector = LookupSelector::fast_key;
     m.fast_key = std::move(fast_key);
   } else {
-    return common::make_error(common::ErrorCode::invalid_argument, "LOOKUP selector " + std::to_string(selector) +
-                                                       " is not 0 (key), 1 (key id prefix) or 2 (fast key)");
+    return common::make_error(common::ErrorCode::invalid_argument,
+                              "LOOKUP selector " + std::to_string(selector) +
+                                  " is not 0 (key), 1 (key id prefix) or 2 (fast key)");
   }
   return finish(r, std::move(m), "LOOKUP");
 }
@@ -375,7 +375,7 @@ common::Result<PutReply> decode_put_reply(Bytes payload) {
 common::Result<void> decode_empty(Bytes payload, std::string_view op) {
   if (!payload.empty()) {
     return common::make_error(common::ErrorCode::invalid_argument,
-                      std::string(op) + " takes no payload, got " + std::to_string(payload.size()) + " bytes");
+                              std::string(op) + " takes no payload, got " + std::to_string(payload.size()) + " bytes");
   }
   return {};
 }
@@ -435,15 +435,17 @@ common::Result<ListRequest> decode_list_request(Bytes payload) {
   if (r.remaining() > 0) {
     JC_READ(stale_only, r.u8("stale_only"));
     // Sent only when set (absent means 0), so one request has one encoding.
-    if (stale_only != 1) return common::make_error(common::ErrorCode::invalid_argument, "stale_only, when sent, must be 1");
+    if (stale_only != 1)
+      return common::make_error(common::ErrorCode::invalid_argument, "stale_only, when sent, must be 1");
     m.stale_only = true;
   }
   if (namespace_filter > 1) {
     return common::make_error(common::ErrorCode::invalid_argument, "namespace_filter must be 0 or 1");
   }
   if (limit < 1 || limit > k_max_list_limit) {
-    return common::make_error(common::ErrorCode::invalid_argument,
-                      "LIST limit " + std::to_string(limit) + " is outside 1.." + std::to_string(k_max_list_limit));
+    return common::make_error(common::ErrorCode::invalid_argument, "LIST limit " + std::to_string(limit) +
+                                                                       " is outside 1.." +
+                                                                       std::to_string(k_max_list_limit));
   }
   m.arch = arch;
   m.driver_api = driver_api;
@@ -559,9 +561,9 @@ common::Result<VerifyReply> decode_verify_reply(Bytes payload) {
   JC_READ(removed, r.u64("entries_removed"));
   JC_READ(listed, r.u32("removed_count"));
   if (listed > k_max_verify_listed || listed > removed) {
-    return common::make_error(common::ErrorCode::invalid_argument, "VERIFY reply lists " + std::to_string(listed) +
-                                                       " removed entries (at most " +
-                                                       std::to_string(k_max_verify_listed) + " and entries_removed)");
+    return common::make_error(common::ErrorCode::invalid_argument,
+                              "VERIFY reply lists " + std::to_string(listed) + " removed entries (at most " +
+                                  std::to_string(k_max_verify_listed) + " and entries_removed)");
   }
   for (std::uint32_t i = 0; i < listed; ++i) {
     JC_READ(key_id, r.digest("key_id"));
@@ -598,12 +600,13 @@ common::Result<ReportFailureRequest> decode_report_failure_request(Bytes payload
   JC_READ(detail, r.str16("detail", k_max_failure_detail_length));
   if (auto text = check_printable_field("detail", detail); !text) return text.error();
   if (cu_result == 0) {
-    return common::make_error(common::ErrorCode::invalid_argument, "REPORT_FAILURE cu_result 0 is CUDA_SUCCESS, not a failure");
+    return common::make_error(common::ErrorCode::invalid_argument,
+                              "REPORT_FAILURE cu_result 0 is CUDA_SUCCESS, not a failure");
   }
   if (stage < static_cast<std::uint8_t>(FailureStage::image) || stage > static_cast<std::uint8_t>(FailureStage::load)) {
     return common::make_error(common::ErrorCode::invalid_argument,
-                      "REPORT_FAILURE stage " + std::to_string(stage) +
-                          " is not 1 (image), 2 (ptx_version), 3 (jit) or 4 (load)");
+                              "REPORT_FAILURE stage " + std::to_string(stage) +
+                                  " is not 1 (image), 2 (ptx_version), 3 (jit) or 4 (load)");
   }
   m.key = std::move(key);
   m.cu_result = cu_result;
@@ -626,8 +629,8 @@ common::Result<ReportFailureReply> decode_report_failure_reply(Bytes payload) {
   JC_READ(namespace_id, r.u32("namespace"));
   if (outcome > static_cast<std::uint8_t>(ReportFailureOutcome::hidden_from_reporter)) {
     return common::make_error(common::ErrorCode::invalid_argument,
-                      "REPORT_FAILURE reply outcome " + std::to_string(outcome) +
-                          " is not 0 (quarantined), 1 (already quarantined) or 2 (hidden from the reporter)");
+                              "REPORT_FAILURE reply outcome " + std::to_string(outcome) +
+                                  " is not 0 (quarantined), 1 (already quarantined) or 2 (hidden from the reporter)");
   }
   m.outcome = static_cast<ReportFailureOutcome>(outcome);
   m.namespace_id = namespace_id;

@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
+#include <common/result.hpp>
 #include <proto/byte_io.hpp>
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 #include <proto/named_values.hpp>
-#include <common/result.hpp>
 #include <proto/wire.hpp>
 
 namespace jitcache::proto {
@@ -186,7 +186,7 @@ struct ReportFailureRequest {
   KeyFields key;
   std::uint32_t cu_result = 0;  // the driver's CUresult, raw; never 0 (CUDA_SUCCESS)
   FailureStage stage = FailureStage::load;
-  std::string detail;           // free text, at most k_max_failure_detail_length bytes
+  std::string detail;  // free text, at most k_max_failure_detail_length bytes
 };
 
 // Persisted on the wire: numbered explicitly, never reused.

@@ -23,16 +23,18 @@ Payload encode_published_image(const FastKey& fast_key, const EntryInfo& info, B
 }
 
 common::Result<PublishedImage> decode_published_image(Bytes file) {
-  if (file.size() < k_published_magic.size() || !std::equal(k_published_magic.begin(), k_published_magic.end(), file.begin())) {
+  if (file.size() < k_published_magic.size() ||
+      !std::equal(k_published_magic.begin(), k_published_magic.end(), file.begin())) {
     return common::make_error(common::ErrorCode::invalid_argument, "not a published image (wrong magic)");
   }
   ByteReader r(file.subspan(k_published_magic.size()));
   auto version = r.u16("format version");
   JITCACHE_TRY(version);
   if (*version != k_published_format_version) {
-    return common::make_error(common::ErrorCode::invalid_argument, "published image format " + std::to_string(*version) +
-                                                       " is not the one this library reads (" +
-                                                       std::to_string(k_published_format_version) + ")");
+    return common::make_error(common::ErrorCode::invalid_argument,
+                              "published image format " + std::to_string(*version) +
+                                  " is not the one this library reads (" + std::to_string(k_published_format_version) +
+                                  ")");
   }
   auto fast_key = decode_fast_key(r);
   JITCACHE_TRY(fast_key);

@@ -31,14 +31,15 @@ common::Result<void> check_printable_field(std::string_view field, std::string_v
   const std::size_t at = first_unprintable(text);
   if (at == std::string_view::npos) return {};
   return common::make_error(common::ErrorCode::invalid_argument,
-                    std::string(field) + " is not printable text: " + describe_unprintable(text, at) +
-                        " (control characters, bidirectional controls and invalid UTF-8 are refused)");
+                            std::string(field) + " is not printable text: " + describe_unprintable(text, at) +
+                                " (control characters, bidirectional controls and invalid UTF-8 are refused)");
 }
 
 common::Result<void> check_compile_time_us(std::uint64_t value) {
   if (value <= k_max_compile_time_us) return {};
-  return common::make_error(common::ErrorCode::invalid_argument, "compile_time_us " + std::to_string(value) + " is above the maximum " +
-                                                     std::to_string(k_max_compile_time_us) + " (2^63 - 1)");
+  return common::make_error(common::ErrorCode::invalid_argument,
+                            "compile_time_us " + std::to_string(value) + " is above the maximum " +
+                                std::to_string(k_max_compile_time_us) + " (2^63 - 1)");
 }
 
 }  // namespace jitcache::proto

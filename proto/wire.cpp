@@ -27,9 +27,7 @@ std::string_view op_name(Op op) { return name_in(k_ops, op); }
 
 std::string_view status_name(Status s) { return name_in(k_statuses, s); }
 
-bool is_implemented_op(Op op) {
-  return op >= Op::hello && op <= Op::hit_note;
-}
+bool is_implemented_op(Op op) { return op >= Op::hello && op <= Op::hit_note; }
 
 bool is_known_op(std::uint16_t value) { return value >= 1 && value <= static_cast<std::uint16_t>(Op::hit_note); }
 
@@ -89,14 +87,17 @@ std::optional<HeaderError> check_request_header(const HeaderBytes& raw, std::uin
 }
 
 common::Result<FrameHeader> decode_reply_header(const HeaderBytes& raw, std::uint64_t max_payload) {
-  if (!has_magic(raw)) return common::make_error(common::ErrorCode::corrupt, "reply has a bad magic: not a jitcache daemon?");
+  if (!has_magic(raw))
+    return common::make_error(common::ErrorCode::corrupt, "reply has a bad magic: not a jitcache daemon?");
   FrameHeader h = decode_fields(raw);
   if (h.version != k_protocol_version) {
-    return common::make_error(common::ErrorCode::unsupported, "reply uses protocol version " + std::to_string(h.version));
+    return common::make_error(common::ErrorCode::unsupported,
+                              "reply uses protocol version " + std::to_string(h.version));
   }
   if (h.payload_length > max_payload) {
     return common::make_error(common::ErrorCode::too_large, "reply payload of " + std::to_string(h.payload_length) +
-                                                " bytes exceeds the client's limit of " + std::to_string(max_payload));
+                                                                " bytes exceeds the client's limit of " +
+                                                                std::to_string(max_payload));
   }
   return h;
 }

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string_view>
 
-#include <proto/named_values.hpp>
 #include <common/result.hpp>
+#include <proto/named_values.hpp>
 
 namespace jitcache::proto {
 
@@ -30,11 +30,11 @@ enum class Op : std::uint16_t {
   stats = 5,
   list = 6,
   remove = 7,
-  compile = 8,         // needs k_capability_compile
+  compile = 8,  // needs k_capability_compile
   report_failure = 9,
-  gc = 10,             // needs k_capability_gc; trusted callers only
-  verify = 11,         // needs k_capability_verify; trusted callers only
-  hit_note = 12,       // needs k_capability_hit_note: a hit served from a published file
+  gc = 10,        // needs k_capability_gc; trusted callers only
+  verify = 11,    // needs k_capability_verify; trusted callers only
+  hit_note = 12,  // needs k_capability_hit_note: a hit served from a published file
 };
 inline constexpr std::array<NamedValue<Op>, 13> k_ops{{
     {Op::none, "NONE"},
@@ -122,10 +122,10 @@ inline constexpr std::array<NamedValue<std::uint16_t>, 1> k_header_flags{{
     {k_flag_image_fd, "image_fd"},
 }};
 
-std::string_view op_name(Op op);          // "LOOKUP"; "unknown" outside k_ops
-std::string_view status_name(Status s);   // "not_found"; "unknown" outside k_statuses
-bool is_implemented_op(Op op);            // v1 implements HELLO..HIT_NOTE
-bool is_known_op(std::uint16_t value);    // numbered in the table, implemented or reserved
+std::string_view op_name(Op op);         // "LOOKUP"; "unknown" outside k_ops
+std::string_view status_name(Status s);  // "not_found"; "unknown" outside k_statuses
+bool is_implemented_op(Op op);           // v1 implements HELLO..HIT_NOTE
+bool is_known_op(std::uint16_t value);   // numbered in the table, implemented or reserved
 
 struct FrameHeader {
   std::uint16_t version = k_protocol_version;
@@ -142,9 +142,9 @@ HeaderBytes encode_header(const FrameHeader& header);
 
 // Why a header was refused; the reply status and whether the connection must close follow from it.
 struct HeaderError {
-  Status status;           // bad_request or too_large
+  Status status;  // bad_request or too_large
   std::string message;
-  std::uint16_t op_echo;   // the op to put in the error reply (0 when the magic was wrong)
+  std::uint16_t op_echo;  // the op to put in the error reply (0 when the magic was wrong)
   std::uint32_t request_id_echo;
 };
 

@@ -33,13 +33,13 @@ std::string command_names(const std::vector<Command>& commands) {
 // CLI11 says "A subcommand is required" both for no command and for an unknown one; the words the
 // user typed are still in remaining(), which lets the message name the culprit.
 ExitCode fail_parse(const CLI::App& app, const CLI::ParseError& error, const std::vector<Command>& commands) {
-  const bool no_command = std::none_of(commands.begin(), commands.end(),
-                                       [](const Command& command) { return command.parser->parsed(); });
+  const bool no_command =
+      std::none_of(commands.begin(), commands.end(), [](const Command& command) { return command.parser->parsed(); });
   if (no_command && dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
     const auto remaining = app.remaining();
     if (!remaining.empty()) {
-      return fail(ExitCode::usage, "unknown command \"" + remaining.front() + "\" (commands: " +
-                                       command_names(commands) + ")");
+      return fail(ExitCode::usage,
+                  "unknown command \"" + remaining.front() + "\" (commands: " + command_names(commands) + ")");
     }
     return fail(ExitCode::usage, "a command is required: " + command_names(commands) + " (see jitcache --help)");
   }
@@ -73,7 +73,7 @@ ExitCode parse_and_run(int argc, char** argv) {
 
   std::vector<Command> commands{add_ping_command(app), add_stats_command(app), add_ls_command(app),
                                 add_put_command(app),  add_get_command(app),   add_rm_command(app),
-                                add_warm_command(app), add_gc_command(app), add_verify_command(app)};
+                                add_warm_command(app), add_gc_command(app),    add_verify_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -23,8 +23,8 @@ ExitCode run_gc(const GlobalOptions& global) {
   auto gc = client->gc();
   if (!gc) {
     if (gc.error().reply_status == static_cast<std::uint16_t>(proto::Status::forbidden)) {
-      return fail(ExitCode::daemon_failed, "jitcached refused GC: " + gc.error().message +
-                                               " (run it as root or as the daemon's user)");
+      return fail(ExitCode::daemon_failed,
+                  "jitcached refused GC: " + gc.error().message + " (run it as root or as the daemon's user)");
     }
     return fail_daemon(gc.error());
   }

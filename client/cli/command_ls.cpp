@@ -30,7 +30,7 @@ struct LsOptions {
   std::string driver;
   std::string prefix;
   std::uint64_t limit = 0;  // 0: no limit (--limit itself is at least 1)
-  bool stale = false;  // only entries of drivers no client has asked for within stale_driver_after
+  bool stale = false;       // only entries of drivers no client has asked for within stale_driver_after
 };
 
 common::Result<proto::ListRequest> build_request(const LsOptions& options) {

@@ -42,8 +42,8 @@ ExitCode run_ping(const GlobalOptions& global) {
     // The daemon names itself in its version string ("jitcached 0.1.0"); add the name only if not.
     const std::string version = terminal_text(hello->daemon_version);
     std::cout << (version.starts_with("jitcached") ? version : "jitcached " + version) << " at "
-              << terminal_text(socket) << ": protocol " << hello->version
-              << ", round trip " << human_duration_us(round_trip_us) << '\n';
+              << terminal_text(socket) << ": protocol " << hello->version << ", round trip "
+              << human_duration_us(round_trip_us) << '\n';
   }
   return ExitCode::ok;
 }
@@ -52,7 +52,8 @@ ExitCode run_ping(const GlobalOptions& global) {
 
 Command add_ping_command(CLI::App& app) {
   Command command;
-  command.parser = app.add_subcommand("ping", "Check that jitcached answers; print its version and the round-trip time");
+  command.parser =
+      app.add_subcommand("ping", "Check that jitcached answers; print its version and the round-trip time");
   command.run = run_ping;
   return command;
 }

@@ -30,7 +30,8 @@ struct PutOptions {
 
 ExitCode run_put(const PutOptions& options, const GlobalOptions& global) {
   if (options.producer.size() > proto::k_max_producer_length) {
-    return fail(ExitCode::usage, "--producer is longer than " + std::to_string(proto::k_max_producer_length) + " bytes");
+    return fail(ExitCode::usage,
+                "--producer is longer than " + std::to_string(proto::k_max_producer_length) + " bytes");
   }
   // The daemon refuses the same (PROTOCOL.md §4 "Field rules"); said here, it is a usage error.
   if (auto text = proto::check_printable_field("--producer", options.producer); !text) {
@@ -87,10 +88,10 @@ Command add_put_command(CLI::App& app) {
       ->required();
   command.parser->add_option("--options", options->key.options,
                              "JIT options as key=value pairs separated by ';' (default: all defaults)");
-  command.parser->add_option("--producer", options->producer, "What produced the image")
-      ->capture_default_str();
-  command.parser->add_option("--compile-time-us", options->compile_time_us,
-                             "What producing the image cost, in microseconds (default 0: unknown)")
+  command.parser->add_option("--producer", options->producer, "What produced the image")->capture_default_str();
+  command.parser
+      ->add_option("--compile-time-us", options->compile_time_us,
+                   "What producing the image cost, in microseconds (default 0: unknown)")
       ->check(whole_number(0, proto::k_max_compile_time_us));
   command.run = [options](const GlobalOptions& global) { return run_put(*options, global); };
   return command;

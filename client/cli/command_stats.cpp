@@ -44,7 +44,8 @@ ExitCode run_stats(const GlobalOptions& global) {
 
 Command add_stats_command(CLI::App& app) {
   Command command;
-  command.parser = app.add_subcommand("stats", "Print the daemon's counters (entries, bytes, hits, misses, errors, ...)");
+  command.parser =
+      app.add_subcommand("stats", "Print the daemon's counters (entries, bytes, hits, misses, errors, ...)");
   command.run = run_stats;
   return command;
 }

@@ -35,8 +35,8 @@ ExitCode run_verify(const GlobalOptions& global, int timeout_s) {
   auto verify = client->verify(std::chrono::seconds(timeout_s));
   if (!verify) {
     if (verify.error().reply_status == static_cast<std::uint16_t>(proto::Status::forbidden)) {
-      return fail(ExitCode::daemon_failed, "jitcached refused VERIFY: " + verify.error().message +
-                                               " (run it as root or as the daemon's user)");
+      return fail(ExitCode::daemon_failed,
+                  "jitcached refused VERIFY: " + verify.error().message + " (run it as root or as the daemon's user)");
     }
     return fail_daemon(verify.error());
   }
@@ -79,7 +79,8 @@ ExitCode run_verify(const GlobalOptions& global, int timeout_s) {
 Command add_verify_command(CLI::App& app) {
   Command command;
   command.parser = app.add_subcommand(
-      "verify", "Check the whole store now: SQLite's integrity_check and every image's checksum; damaged entries are removed");
+      "verify",
+      "Check the whole store now: SQLite's integrity_check and every image's checksum; damaged entries are removed");
   auto timeout_s = std::make_shared<int>(k_default_timeout_s);
   command.parser->add_option("--timeout", *timeout_s, "Seconds to wait for the daemon's answer")
       ->check(whole_number(1, k_max_timeout_s))

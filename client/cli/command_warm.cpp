@@ -21,8 +21,8 @@
 #include <client/src/driver/driver_identity.hpp>
 #include <client/src/key/key_builder.hpp>
 #include <client/src/key/ptx_header.hpp>
-#include <proto/compile_messages.hpp>
 #include <common/result.hpp>
+#include <proto/compile_messages.hpp>
 
 namespace jitcache::client::cli {
 
@@ -64,7 +64,7 @@ struct Item {
 // The key of one source as libjitcache would build it on the target device (its arch and options
 // go into the COMPILE; the daemon digests the PTX itself).
 common::Result<key::BuiltKey> source_key(const WarmSource& source, const WarmOptions& options,
-                                        const key::KeyBuilder& builder) {
+                                         const key::KeyBuilder& builder) {
   auto canonical = key::KeyBuilder::options_from_text(options.options, source.embedded);
   JITCACHE_TRY(canonical);
   return builder.build(source.ptx, *canonical);
@@ -94,8 +94,8 @@ ExitCode run_warm(const WarmOptions& options, const GlobalOptions& global) {
   } else {
     auto host = driver::open_driver(driver::default_driver_path());
     if (!host) {
-      return fail(ExitCode::usage, "--driver API/BUILD is required: no CUDA driver could be opened here (" +
-                                       host.error().message + ")");
+      return fail(ExitCode::usage,
+                  "--driver API/BUILD is required: no CUDA driver could be opened here (" + host.error().message + ")");
     }
     driver_id.api = static_cast<std::uint32_t>((*host)->api_version);
     driver_id.build = (*host)->build;
@@ -214,7 +214,8 @@ Command add_warm_command(CLI::App& app) {
       "warm", "Have the daemon compile, ahead of time, the PTX in these files (PTX, fat binaries, directories)");
   command.parser->add_option("paths", options->paths, "PTX files, fat binaries, or directories of *.ptx / *.fatbin")
       ->required();
-  command.parser->add_option("--arch", options->arch, "The GPU to warm for, e.g. sm_90 (keys as a program there builds)")
+  command.parser
+      ->add_option("--arch", options->arch, "The GPU to warm for, e.g. sm_90 (keys as a program there builds)")
       ->required();
   command.parser->add_option("--options", options->options,
                              "JIT options as key=value pairs separated by ';' (default: all defaults)");

@@ -78,7 +78,7 @@ std::string file_kind(mode_t mode) {
 common::Result<void> write_directly(int fd, proto::Bytes bytes, const std::string& name) {
   if (::isatty(fd) == 1) {
     return common::make_error(common::ErrorCode::io, "not writing an image to " + name +
-                                                       ": it is a terminal (redirect it, or give -o a file)");
+                                                         ": it is a terminal (redirect it, or give -o a file)");
   }
   return write_all(fd, bytes, name);
 }
@@ -90,8 +90,8 @@ common::Result<void> write_into_special_file(const std::string& path, proto::Byt
   FdGuard fd(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENXIO) {
-      return common::make_error(common::ErrorCode::io, "cannot write " + path +
-                                                         ": no process has it open for reading (a FIFO or a socket)");
+      return common::make_error(common::ErrorCode::io,
+                                "cannot write " + path + ": no process has it open for reading (a FIFO or a socket)");
     }
     return io_error("cannot write", path, errno);
   }
@@ -118,8 +118,8 @@ common::Result<std::vector<std::uint8_t>> read_whole_file(const std::string& pat
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) return io_error("cannot read", path, errno);
   if (!S_ISREG(info.st_mode)) {
-    return common::make_error(common::ErrorCode::io, "cannot read " + path + ": it is " + file_kind(info.st_mode) +
-                                                       ", not a regular file");
+    return common::make_error(common::ErrorCode::io,
+                              "cannot read " + path + ": it is " + file_kind(info.st_mode) + ", not a regular file");
   }
 
   std::vector<std::uint8_t> bytes;
@@ -143,11 +143,13 @@ common::Result<void> write_file_atomically(const std::string& path, proto::Bytes
   if (fd.get() < 0) return io_error("cannot create a temporary file next to", path, errno);
 
   auto written = [&]() -> common::Result<void> {
-    if (::fchmod(fd.get(), 0666 & ~current_umask()) != 0) return io_error("cannot set permissions of", temp_path, errno);
+    if (::fchmod(fd.get(), 0666 & ~current_umask()) != 0)
+      return io_error("cannot set permissions of", temp_path, errno);
     if (auto r = write_all(fd.get(), bytes, temp_path); !r) return r;
     if (::fsync(fd.get()) != 0) return io_error("cannot flush", temp_path, errno);
     if (::close(fd.release()) != 0) return io_error("cannot write", temp_path, errno);
-    if (::rename(temp_path.c_str(), path.c_str()) != 0) return io_error("cannot rename a temporary file to", path, errno);
+    if (::rename(temp_path.c_str(), path.c_str()) != 0)
+      return io_error("cannot rename a temporary file to", path, errno);
     return {};
   }();
   if (!written) {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::client::cli {
 

@@ -4,8 +4,8 @@
 
 #include <client/cli/file_io.hpp>
 #include <client/src/key/key_builder.hpp>
-#include <proto/messages.hpp>
 #include <common/result.hpp>
+#include <proto/messages.hpp>
 
 namespace jitcache::client::cli {
 
@@ -34,7 +34,8 @@ bool is_printable_without_spaces(std::string_view text) {
 
 common::Result<void> check_arch(std::string_view arch) {
   if (!proto::is_valid_arch(arch)) {
-    return usage_error("--arch \"" + std::string(arch) + "\" is not of the form sm_<digits>[a|f], e.g. sm_90 or sm_90a");
+    return usage_error("--arch \"" + std::string(arch) +
+                       "\" is not of the form sm_<digits>[a|f], e.g. sm_90 or sm_90a");
   }
   return {};
 }
@@ -70,7 +71,8 @@ common::Result<DriverFilter> parse_driver_filter(std::string_view text) {
   if (is_all_digits(text)) {
     const auto parsed = std::from_chars(text.data(), text.data() + text.size(), filter.api);
     if (parsed.ec != std::errc() || filter.api == 0) {
-      return usage_error("--driver \"" + std::string(text) + "\": the API version must be a number from 1 to 4294967295");
+      return usage_error("--driver \"" + std::string(text) +
+                         "\": the API version must be a number from 1 to 4294967295");
     }
     return filter;
   }
@@ -94,7 +96,8 @@ common::Result<std::string> parse_key_id_prefix(std::string_view text) {
     prefix.push_back(c);
   }
   if (prefix.size() < proto::k_min_key_id_prefix_length || prefix.size() > 64) {
-    return usage_error("key id \"" + std::string(text) + "\" must have " + std::to_string(proto::k_min_key_id_prefix_length) +
+    return usage_error("key id \"" + std::string(text) + "\" must have " +
+                       std::to_string(proto::k_min_key_id_prefix_length) +
                        " to 64 hex digits (jitcache ls prints the first 16)");
   }
   return prefix;

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include <proto/key.hpp>
 #include <common/result.hpp>
+#include <proto/key.hpp>
 
 namespace jitcache::client::cli {
 
@@ -18,8 +18,8 @@ namespace jitcache::client::cli {
 struct KeyInput {
   std::string source_path;  // the PTX whose bytes, as on disk, are digested
   std::string arch;
-  std::string driver;       // "API/BUILD"
-  std::string options;      // option text for proto::canonicalize_option_text; "" = all defaults
+  std::string driver;   // "API/BUILD"
+  std::string options;  // option text for proto::canonicalize_option_text; "" = all defaults
 };
 
 // Reads the source, digests it, canonicalises the options and validates the whole key. With

@@ -30,7 +30,8 @@ void add_file(const std::string& path, const driver::ComputeCapability& device, 
   }
   // The image is read like the driver reads it, up to a NUL for PTX: give it one past the file's end.
   bytes->push_back(0);
-  const key::ImageSource found = key::find_source(bytes->data(), [&] { return std::optional(device); }, max_ptx);
+  const key::ImageSource found = key::find_source(
+      bytes->data(), [&] { return std::optional(device); }, max_ptx);
   if (!found.entry.empty()) source.label = path + " [" + found.entry + "]";
   if (found.none) {
     switch (*found.none) {

@@ -18,11 +18,11 @@
 namespace jitcache::client::cli {
 
 struct WarmSource {
-  std::string label;  // the file, plus the fat binary entry ("a.fatbin [compute_90 PTX 9.0]")
-  std::string ptx;    // the PTX text, without a trailing NUL
+  std::string label;                          // the file, plus the fat binary entry ("a.fatbin [compute_90 PTX 9.0]")
+  std::string ptx;                            // the PTX text, without a trailing NUL
   std::vector<key::JitOptionValue> embedded;  // a fat binary entry's ptxas options
-  std::string error;  // not empty: this path gives nothing to compile, and why
-  bool nothing_to_do = false;  // a fat binary with a cubin for the device: nothing to warm
+  std::string error;                          // not empty: this path gives nothing to compile, and why
+  bool nothing_to_do = false;                 // a fat binary with a cubin for the device: nothing to warm
 };
 
 // `device` and `max_ptx` stand for the GPU and driver the entries are warmed for.

@@ -53,7 +53,8 @@ auto async_compile(CompileService& service, const proto::Digest256& key_id, cons
         auto executor = asio::prefer(asio::get_associated_executor(handler), asio::execution::outstanding_work.tracked);
         auto shared = std::make_shared<Handler>(std::move(handler));
         auto complete = [shared, executor](CompileResult result) {
-          asio::post(executor, [shared, result = std::move(result)]() mutable { std::move(*shared)(std::move(result)); });
+          asio::post(executor,
+                     [shared, result = std::move(result)]() mutable { std::move (*shared)(std::move(result)); });
         };
         auto ticket = service.submit(
             key, in, p, [complete](CompileOutcomePtr outcome) { complete(CompileResult(std::move(outcome))); }, who);

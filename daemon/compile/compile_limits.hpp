@@ -12,9 +12,9 @@ namespace jitcache::daemon::compile {
 // compiles in ~5 s on a 2-core machine with a peak of a few hundred MB of address space; the limits
 // leave a generous margin for that and still bound a compiler that has lost its way.
 struct CompileLimits {
-  std::chrono::seconds cpu_time{120};                  // RLIMIT_CPU: SIGXCPU at this, SIGKILL 1 s later
+  std::chrono::seconds cpu_time{120};                          // RLIMIT_CPU: SIGXCPU at this, SIGKILL 1 s later
   std::uint64_t address_space_bytes = std::uint64_t{4} << 30;  // RLIMIT_AS; 0 = unlimited
-  std::chrono::milliseconds wall_time{120'000};        // SIGKILL when the worker is still running
+  std::chrono::milliseconds wall_time{120'000};                // SIGKILL when the worker is still running
 };
 
 }  // namespace jitcache::daemon::compile

@@ -37,13 +37,13 @@ enum class WorkerFailure : std::uint8_t {
 
 struct CompileOutcome {
   OutcomeKind kind = OutcomeKind::worker_failed;
-  std::vector<std::uint8_t> image;  // the cubin (compiled)
-  std::string producer;             // "nvJitLink 13.0" (compiled, compile_error)
+  std::vector<std::uint8_t> image;    // the cubin (compiled)
+  std::string producer;               // "nvJitLink 13.0" (compiled, compile_error)
   std::uint64_t compile_time_us = 0;  // nvJitLink's wall time inside the worker (compiled, compile_error)
   std::string message;  // compile_error: the compiler's log; otherwise a sentence for a log line or a client
   RefusalReason refusal = RefusalReason::option;  // refused only
   WorkerFailure failure = WorkerFailure::none;    // worker_failed only
-  bool from_negative_cache = false;  // a remembered failure, served without compiling
+  bool from_negative_cache = false;               // a remembered failure, served without compiling
 
   static CompileOutcome make_refused(Refusal refusal);
   static CompileOutcome make_worker_failed(WorkerFailure failure, std::string message);

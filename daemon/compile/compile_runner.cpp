@@ -8,10 +8,10 @@
 #include <string_view>
 #include <utility>
 
+#include <common/result.hpp>
 #include <daemon/compile/worker_exchange.hpp>
 #include <daemon/compile/worker_process.hpp>
 #include <daemon/compile/worker_protocol.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::compile {
 
@@ -65,8 +65,7 @@ CompileOutcome from_reply(WorkerReply reply) {
       outcome.kind = OutcomeKind::compile_error;
       outcome.message = std::move(text);
       return outcome;
-    case ReplyStatus::refused:
-      return CompileOutcome::make_refused(Refusal{RefusalReason::arch, std::move(text)});
+    case ReplyStatus::refused: return CompileOutcome::make_refused(Refusal{RefusalReason::arch, std::move(text)});
   }
   return failed(WorkerFailure::protocol, "the compile worker sent an unknown status");
 }
@@ -84,8 +83,7 @@ CompileOutcome classify(Exchange exchange, const CompileLimits& limits) {
                                                  std::to_string(k_max_reply_bytes >> 20) + " MiB and was killed");
     case Exchange::End::failed:
       return failed(WorkerFailure::spawn, "waiting for the compile worker failed; it was killed");
-    case Exchange::End::exited:
-      break;
+    case Exchange::End::exited: break;
   }
   if (status.signaled) {
     const bool over_cpu = limits.cpu_time.count() > 0 && status.cpu_time >= limits.cpu_time;
@@ -93,16 +91,18 @@ CompileOutcome classify(Exchange exchange, const CompileLimits& limits) {
       return failed(WorkerFailure::cpu_time, "the compile worker exceeded its CPU time limit of " +
                                                  std::to_string(limits.cpu_time.count()) + " s");
     }
-    return failed(WorkerFailure::crashed, with_stderr("the compile worker crashed with signal " +
-                                                          signal_text(status.signal), exchange.stderr_head));
+    return failed(WorkerFailure::crashed,
+                  with_stderr("the compile worker crashed with signal " + signal_text(status.signal),
+                              exchange.stderr_head));
   }
   if (status.code == k_exit_out_of_memory) {
     return failed(WorkerFailure::memory, "the compile worker exceeded its memory limit of " +
                                              std::to_string(limits.address_space_bytes >> 20) + " MiB");
   }
   if (status.code != 0) {
-    return failed(WorkerFailure::protocol, with_stderr("the compile worker exited with status " +
-                                                           std::to_string(status.code), exchange.stderr_head));
+    return failed(WorkerFailure::protocol,
+                  with_stderr("the compile worker exited with status " + std::to_string(status.code),
+                              exchange.stderr_head));
   }
   auto reply = decode_reply(exchange.stdout_bytes);
   if (!reply) {
@@ -140,8 +140,9 @@ common::Result<ToolkitVersion> CompileRunner::probe_toolkit() {
   const std::string text(result.stdout_bytes.begin(), result.stdout_bytes.end());
   const auto bad = [&] {
     return common::make_error(common::ErrorCode::unavailable,
-                             with_stderr(m_worker_path + " --version did not print \"nvJitLink X.Y\" (got \"" +
-                                             text.substr(0, 80) + "\")", result.stderr_head));
+                              with_stderr(m_worker_path + " --version did not print \"nvJitLink X.Y\" (got \"" +
+                                              text.substr(0, 80) + "\")",
+                                          result.stderr_head));
   };
   constexpr std::string_view k_prefix = "nvJitLink ";
   if (result.end != Exchange::End::exited || !result.status.exited || result.status.code != 0 ||

@@ -1,10 +1,10 @@
 #include <daemon/compile/compile_service.hpp>
 
 #include <algorithm>
+#include <common/result.hpp>
 #include <optional>
 #include <utility>
 #include <variant>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::compile {
 
@@ -32,8 +32,8 @@ struct CompileService::Flight {
   std::vector<std::pair<std::uint64_t, CompletionHandler>> waiters;
 };
 
-CompileService::CompileService(CompileServiceConfig config, ToolkitVersion toolkit,
-                               std::shared_ptr<JobRunner> runner, StoreSink sink)
+CompileService::CompileService(CompileServiceConfig config, ToolkitVersion toolkit, std::shared_ptr<JobRunner> runner,
+                               StoreSink sink)
     : m_config(config),
       m_toolkit(toolkit),
       m_runner(std::move(runner)),
@@ -49,8 +49,8 @@ CompileService::CompileService(CompileServiceConfig config, ToolkitVersion toolk
 CompileService::~CompileService() { stop(); }
 
 std::optional<CompileService::EarlyAnswer> CompileService::answer_locked(const proto::Digest256& key_id,
-                                                                        Priority priority,
-                                                                        CompletionHandler& handler) {
+                                                                         Priority priority,
+                                                                         CompletionHandler& handler) {
   if (m_stopping) return EarlyAnswer{busy(k_stopping), {key_id, 0}};
   if (auto remembered = m_negative.find(key_id, Clock::now())) {
     CompileCounters::add(m_counters.negative_hits);
@@ -71,8 +71,8 @@ std::optional<CompileService::EarlyAnswer> CompileService::answer_locked(const p
 }
 
 common::Result<CompileTicket> CompileService::submit(const proto::Digest256& key_id, const CompileInput& input,
-                                                    Priority priority, CompletionHandler handler,
-                                                    std::optional<std::uint32_t> tenant) {
+                                                     Priority priority, CompletionHandler handler,
+                                                     std::optional<std::uint32_t> tenant) {
   const auto answer = [&](EarlyAnswer early) {
     if (early.outcome) handler(early.outcome);
     return early.ticket;

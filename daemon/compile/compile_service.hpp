@@ -34,8 +34,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/compile/compile_counters.hpp>
 #include <daemon/compile/compile_outcome.hpp>
@@ -50,7 +50,7 @@ namespace jitcache::daemon::compile {
 enum class Priority : std::uint8_t { interactive = 0, warm = 1 };
 
 struct CompileServiceConfig {
-  unsigned max_concurrent = 0;  // compiles at once; 0 = std::thread::hardware_concurrency()
+  unsigned max_concurrent = 0;   // compiles at once; 0 = std::thread::hardware_concurrency()
   std::size_t max_queued = 256;  // compiles waiting for a slot; one more is `busy`
   // Per tenant (the daemon's tenants are uids): compiles it started that are queued or running, and
   // the PTX bytes their jobs hold; one more is `busy` (busy_per_tenant). A join needs neither.
@@ -87,7 +87,7 @@ class CompileService {
   // otherwise: once submit returns, the caller may free it. `tenant`: who asked, for the per-tenant
   // limits (none: not limited).
   common::Result<CompileTicket> submit(const proto::Digest256& key_id, const CompileInput& input, Priority priority,
-                                      CompletionHandler handler, std::optional<std::uint32_t> tenant = std::nullopt);
+                                       CompletionHandler handler, std::optional<std::uint32_t> tenant = std::nullopt);
 
   // The waiter's handler will not be called; the compile goes on for the others and for the sink.
   // False when the handler has already run or is running.
@@ -130,7 +130,7 @@ class CompileService {
   std::mutex m_mutex;
   std::condition_variable m_work;
   std::map<proto::Digest256, FlightPtr> m_flights;  // queued or running
-  std::deque<FlightPtr> m_queue[2];                   // by Priority
+  std::deque<FlightPtr> m_queue[2];                 // by Priority
   struct TenantLoad {
     std::size_t flights = 0;
     std::uint64_t bytes = 0;

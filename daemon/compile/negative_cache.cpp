@@ -43,13 +43,11 @@ void NegativeCache::make_room(Clock::time_point now) {
 bool worth_remembering(const CompileOutcome& outcome) {
   switch (outcome.kind) {
     case OutcomeKind::compile_error:
-    case OutcomeKind::refused:
-      return true;
+    case OutcomeKind::refused: return true;
     case OutcomeKind::worker_failed:
       return outcome.failure != WorkerFailure::spawn && outcome.failure != WorkerFailure::cancelled;
     case OutcomeKind::compiled:
-    case OutcomeKind::busy:
-      return false;
+    case OutcomeKind::busy: return false;
   }
   return false;
 }

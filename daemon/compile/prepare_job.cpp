@@ -4,9 +4,9 @@
 #include <string_view>
 #include <utility>
 
+#include <common/result.hpp>
 #include <daemon/compile/option_mapping.hpp>
 #include <daemon/compile/ptx_version.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::compile {
 
@@ -21,15 +21,16 @@ std::optional<Refusal> check_toolkit(const CompileInput& input, ToolkitVersion t
   const auto max_isa = max_ptx_isa(toolkit);
   if (!max_isa) {
     return Refusal{RefusalReason::unknown_toolkit,
-                   name + " is not in this daemon's tables of PTX versions and archs, so it cannot tell what it "
-                          "would compile faithfully"};
+                   name +
+                       " is not in this daemon's tables of PTX versions and archs, so it cannot tell what it "
+                       "would compile faithfully"};
   }
   // Rationale: a cubin from toolkit major N needs a driver of major >= N (minor version
   // compatibility holds only within a major, docs/driver-facts.md §2); an older driver would not load it.
   if (input.driver_api / 1000 < toolkit.major) {
     return Refusal{RefusalReason::driver_too_old,
-                   "the client's driver API " + driver_text(input.driver_api) + " is older than " + name +
-                       " (major " + std::to_string(toolkit.major) + "), whose cubins it could not load"};
+                   "the client's driver API " + driver_text(input.driver_api) + " is older than " + name + " (major " +
+                       std::to_string(toolkit.major) + "), whose cubins it could not load"};
   }
   const auto isa = read_ptx_isa(std::string_view(reinterpret_cast<const char*>(input.ptx.data()), input.ptx.size()));
   if (isa && *isa > *max_isa) {
@@ -38,8 +39,7 @@ std::optional<Refusal> check_toolkit(const CompileInput& input, ToolkitVersion t
   }
   const auto targets = can_target(toolkit, input.arch);
   if (!targets) {
-    return Refusal{RefusalReason::unknown_toolkit,
-                   "the archs " + name + " can target are not in this daemon's tables"};
+    return Refusal{RefusalReason::unknown_toolkit, "the archs " + name + " can target are not in this daemon's tables"};
   }
   if (!*targets) {
     return Refusal{RefusalReason::arch, name + " cannot generate code for " + input.arch};

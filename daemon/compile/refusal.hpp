@@ -13,11 +13,11 @@ namespace jitcache::daemon::compile {
 
 // Why the daemon refused. Persisted in counters and logs by name; never renumber.
 enum class RefusalReason : std::uint8_t {
-  option = 0,            // an option has no faithful nvJitLink equivalent
-  ptx_version = 1,       // the PTX ISA is newer than the nvJitLink in use knows
-  arch = 2,              // the nvJitLink in use cannot generate code for the arch
-  driver_too_old = 3,    // the client's driver is older than the toolkit major the daemon compiles with
-  unknown_toolkit = 4,   // the nvJitLink version is not in the daemon's tables, so nothing can be checked
+  option = 0,           // an option has no faithful nvJitLink equivalent
+  ptx_version = 1,      // the PTX ISA is newer than the nvJitLink in use knows
+  arch = 2,             // the nvJitLink in use cannot generate code for the arch
+  driver_too_old = 3,   // the client's driver is older than the toolkit major the daemon compiles with
+  unknown_toolkit = 4,  // the nvJitLink version is not in the daemon's tables, so nothing can be checked
 };
 
 struct Refusal {

@@ -36,8 +36,8 @@ Drain drain(int fd, Buffer& into, std::size_t keep, bool discard) {
 
 }  // namespace
 
-Exchange exchange(WorkerProcess& process, proto::Bytes input, Clock::time_point deadline,
-                  const std::atomic<bool>& stop, std::size_t max_stdout) {
+Exchange exchange(WorkerProcess& process, proto::Bytes input, Clock::time_point deadline, const std::atomic<bool>& stop,
+                  std::size_t max_stdout) {
   Exchange result;
   std::size_t written = 0;
   bool out_open = true;

@@ -50,7 +50,8 @@ common::Result<void> open_channel(Channel& channel) {
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(int in, int out, int err, const char* path, char* const* argv, const CompileLimits& limits) {
+[[noreturn]] void exec_child(int in, int out, int err, const char* path, char* const* argv,
+                             const CompileLimits& limits) {
   if (::dup2(in, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(err, STDERR_FILENO) < 0) _exit(127);
   ::close_range(3, ~0U, 0);
   // Rationale: ignored signals and the signal mask survive exec. The daemon ignores SIGPIPE and may
@@ -77,7 +78,7 @@ common::Result<void> open_channel(Channel& channel) {
 }  // namespace
 
 common::Result<WorkerProcess> WorkerProcess::spawn(const std::string& path, const std::vector<std::string>& args,
-                                                  const CompileLimits& limits) {
+                                                   const CompileLimits& limits) {
   if (::access(path.c_str(), X_OK) != 0) return io_error("compile worker " + path);
   Channel in, out, err;
   for (Channel* channel : {&in, &out, &err}) {
@@ -147,7 +148,9 @@ ExitStatus WorkerProcess::wait() {
   status.signaled = WIFSIGNALED(raw);
   status.code = status.exited ? WEXITSTATUS(raw) : 0;
   status.signal = status.signaled ? WTERMSIG(raw) : 0;
-  const auto micros = [](const timeval& t) { return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec); };
+  const auto micros = [](const timeval& t) {
+    return std::chrono::seconds(t.tv_sec) + std::chrono::microseconds(t.tv_usec);
+  };
   status.cpu_time = micros(usage.ru_utime) + micros(usage.ru_stime);
   return status;
 }

@@ -34,7 +34,7 @@ class WorkerProcess {
   // Starts `path` with `args` (argv[1..]). Its stdin/stdout/stderr are stream sockets whose other
   // ends this object holds, close-on-exec and non-blocking. Error io when it cannot be started.
   static common::Result<WorkerProcess> spawn(const std::string& path, const std::vector<std::string>& args,
-                                            const CompileLimits& limits);
+                                             const CompileLimits& limits);
 
   WorkerProcess(WorkerProcess&& other) noexcept;
   WorkerProcess& operator=(WorkerProcess&&) = delete;

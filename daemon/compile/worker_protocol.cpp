@@ -1,9 +1,9 @@
 #include <daemon/compile/worker_protocol.hpp>
 
+#include <common/result.hpp>
 #include <cstring>
 #include <string_view>
 #include <utility>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::compile {
 

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include <proto/byte_io.hpp>
 #include <common/result.hpp>
+#include <proto/byte_io.hpp>
 
 #include <daemon/compile/compile_job.hpp>
 

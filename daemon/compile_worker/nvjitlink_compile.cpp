@@ -15,11 +15,25 @@ using compile::WorkerReply;
 
 std::string result_name(nvJitLinkResult result) {
   // nvJitLink.h 13.0; the number is kept too, for codes a newer library adds.
-  static constexpr const char* k_names[] = {
-      "SUCCESS", "UNRECOGNIZED_OPTION", "MISSING_ARCH", "INVALID_INPUT", "PTX_COMPILE", "NVVM_COMPILE",
-      "INTERNAL", "THREADPOOL", "UNRECOGNIZED_INPUT", "FINALIZE", "NULL_INPUT", "INCOMPATIBLE_OPTIONS",
-      "INCORRECT_INPUT_TYPE", "ARCH_MISMATCH", "OUTDATED_LIBRARY", "MISSING_FATBIN", "UNRECOGNIZED_ARCH",
-      "UNSUPPORTED_ARCH", "LTO_NOT_ENABLED"};
+  static constexpr const char* k_names[] = {"SUCCESS",
+                                            "UNRECOGNIZED_OPTION",
+                                            "MISSING_ARCH",
+                                            "INVALID_INPUT",
+                                            "PTX_COMPILE",
+                                            "NVVM_COMPILE",
+                                            "INTERNAL",
+                                            "THREADPOOL",
+                                            "UNRECOGNIZED_INPUT",
+                                            "FINALIZE",
+                                            "NULL_INPUT",
+                                            "INCOMPATIBLE_OPTIONS",
+                                            "INCORRECT_INPUT_TYPE",
+                                            "ARCH_MISMATCH",
+                                            "OUTDATED_LIBRARY",
+                                            "MISSING_FATBIN",
+                                            "UNRECOGNIZED_ARCH",
+                                            "UNSUPPORTED_ARCH",
+                                            "LTO_NOT_ENABLED"};
   const auto index = static_cast<unsigned>(result);
   const std::string name = index < std::size(k_names) ? std::string("NVJITLINK_ERROR_") + k_names[index] : "unknown";
   return name + " (" + std::to_string(index) + ")";

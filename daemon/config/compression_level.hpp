@@ -2,7 +2,8 @@
 // and its one default, read by the daemon's configuration (daemon/config/config.hpp) and by
 // SqliteStoreOptions, so that a store opened without a configuration (a test, a benchmark, a tool)
 // stores images as the daemon does. Header-only constants, in the configuration's folder because
-// the store depends on the configuration and never the other way (docs/architecture.md "Targets"). Thread safety: constants.
+// the store depends on the configuration and never the other way (docs/architecture.md "Targets"). Thread safety:
+// constants.
 #pragma once
 
 namespace jitcache::daemon::config {

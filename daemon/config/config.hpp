@@ -13,13 +13,13 @@
 namespace jitcache::daemon::config {
 
 struct Config {
-  std::string config_file;        // empty: none given (and no default file found)
+  std::string config_file;  // empty: none given (and no default file found)
   std::string socket_path;
-  std::string socket_group;       // empty: the daemon's own group
+  std::string socket_group;  // empty: the daemon's own group
   std::string state_dir;
   bool foreground = false;
   std::string log_level = "info";
-  std::string metrics_listen;     // empty: no metrics endpoint (daemon/metrics/)
+  std::string metrics_listen;  // empty: no metrics endpoint (daemon/metrics/)
   // Rationale: off, because any local user can scrape a loopback port, and bytes by uid say who
   // compiles what; an operator who wants them per uid says so (or serves metrics on a Unix socket).
   bool metrics_per_uid = false;
@@ -51,9 +51,9 @@ struct Config {
   // Rationale: 3, so that two colluding uids cannot take an entry from everyone, while a real
   // defect is quarantined once a few users hit it; each reporter stops being served it at once.
   unsigned report_quorum = 3;
-  unsigned reports_per_minute = 60;  // per untrusted uid; 0: unlimited
+  unsigned reports_per_minute = 60;             // per untrusted uid; 0: unlimited
   std::uint64_t hot_cache_size = 256ull << 20;  // bytes; 0: no hot image cache
-  std::uint64_t store_mmap_size = 2ull << 30;  // bytes of the database each reader maps; 0: none
+  std::uint64_t store_mmap_size = 2ull << 30;   // bytes of the database each reader maps; 0: none
   // Capacity (docs/operations.md "Capacity and eviction").
   // Rationale: bounded by default, because the cache runs for months with no one watching. 10 GiB
   // holds some 5 000 to 50 000 cubins of 0.2 to 2 MB (many applications, several archs and drivers
@@ -65,16 +65,16 @@ struct Config {
   // Published images beside the socket (docs/architecture.md "Published images"); the sizes'
   // rationale is at publish::PublishSettings.
   bool publish = true;
-  std::uint64_t publish_size = 64ull << 20;       // bytes of files at most
-  std::uint64_t publish_max_image = 1ull << 20;   // larger images are served by socket only
+  std::uint64_t publish_size = 64ull << 20;      // bytes of files at most
+  std::uint64_t publish_max_image = 1ull << 20;  // larger images are served by socket only
   // zstd level for stored images; 0: raw. The store's own default (its rationale is there).
   unsigned compression_level = k_default_compression_level;
   unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
   // The compile service (COMPILE, docs/compile-service.md). Defaults as CompileLimits and
   // CompileServiceConfig.
-  bool compile = true;                  // false: no COMPILE (capability bit 1 clear)
-  unsigned compile_jobs = 0;            // compiles at once; 0: one per core
-  unsigned compile_queue = 256;         // compiles waiting for a slot; one more is `busy`
+  bool compile = true;           // false: no COMPILE (capability bit 1 clear)
+  unsigned compile_jobs = 0;     // compiles at once; 0: one per core
+  unsigned compile_queue = 256;  // compiles waiting for a slot; one more is `busy`
   // Per uid (CompileServiceConfig): a quarter of compile_queue, so one tenant cannot fill it; and
   // PTX bytes held for its compiles, eight of the largest PTX allowed.
   unsigned compile_queue_per_uid = 64;                 // 0: none but compile_queue
@@ -82,11 +82,11 @@ struct Config {
   // Rationale: ten times cub_kernels.ptx (3.2 MB, 65 kernels), the largest module seen; a larger
   // PTX is most likely padding, and the compile would hold its bytes for minutes.
   std::uint64_t compile_max_ptx = 32ull << 20;
-  std::chrono::milliseconds compile_cpu_time{120'000};   // RLIMIT_CPU, rounded up to whole seconds
+  std::chrono::milliseconds compile_cpu_time{120'000};  // RLIMIT_CPU, rounded up to whole seconds
   std::chrono::milliseconds compile_wall_time{120'000};
-  std::uint64_t compile_memory = 4ull << 30;             // RLIMIT_AS; 0: unlimited
+  std::uint64_t compile_memory = 4ull << 30;              // RLIMIT_AS; 0: unlimited
   std::chrono::milliseconds compile_failure_ttl{60'000};  // 0: failures are not remembered
-  std::string compile_worker;           // empty: compile::default_worker_path()
+  std::string compile_worker;                             // empty: compile::default_worker_path()
 
   std::string database_path() const { return state_dir + "/jitcache.db"; }
 };

@@ -2,8 +2,8 @@
 
 #include <sys/stat.h>
 
-#include <CLI/CLI.hpp>
 #include <toml++/toml.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,8 +12,8 @@
 #include <optional>
 #include <sstream>
 
-#include <daemon/config/config_table.hpp>
 #include <common/toml_non_ascii.hpp>
+#include <daemon/config/config_table.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -78,8 +78,7 @@ void apply_config_file_text(Config& config, const std::string& text, const std::
   try {
     table = toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
-    throw ConfigError(source_name + ":" + std::to_string(e.source().begin.line) + ": " +
-                      std::string(e.description()));
+    throw ConfigError(source_name + ":" + std::to_string(e.source().begin.line) + ": " + std::string(e.description()));
   }
   for (const auto& [name, node] : table) {
     const std::string where = source_name + ":" + std::to_string(node.source().begin.line);
@@ -90,8 +89,9 @@ void apply_config_file_text(Config& config, const std::string& text, const std::
     }
     auto value = is_list_kind(key->kind) && node.is_array() ? toml_list_text(*node.as_array()) : toml_scalar_text(node);
     if (!value) {
-      throw ConfigError(where + ": " + std::string(name.str()) +
-                        (is_list_kind(key->kind) ? ": expected a list of names or numbers" : ": expected a single value"));
+      throw ConfigError(
+          where + ": " + std::string(name.str()) +
+          (is_list_kind(key->kind) ? ": expected a list of names or numbers" : ": expected a single value"));
     }
     apply(config, *key, *value, where);
   }

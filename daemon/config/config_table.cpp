@@ -4,9 +4,9 @@
 #include <cctype>
 #include <charconv>
 
-#include <daemon/config/units.hpp>
-#include <daemon/config/listen_address.hpp>
 #include <common/result.hpp>
+#include <daemon/config/listen_address.hpp>
+#include <daemon/config/units.hpp>
 
 namespace jitcache::daemon::config {
 
@@ -68,8 +68,7 @@ Result<void> set_size(std::uint64_t& target, std::string_view value, SizeBounds 
   return {};
 }
 
-Result<void> set_duration(std::chrono::milliseconds& target, std::string_view value,
-                          std::chrono::milliseconds min) {
+Result<void> set_duration(std::chrono::milliseconds& target, std::string_view value, std::chrono::milliseconds min) {
   auto parsed = parse_duration(value);
   JITCACHE_TRY(parsed);
   if (*parsed < min) {
@@ -81,7 +80,7 @@ Result<void> set_duration(std::chrono::milliseconds& target, std::string_view va
 }
 
 Result<void> set_log_level(std::string& target, std::string_view value) {
-  static constexpr std::array<std::string_view, 7> k_levels{"trace", "debug", "info", "warn",
+  static constexpr std::array<std::string_view, 7> k_levels{"trace", "debug",    "info", "warn",
                                                             "error", "critical", "off"};
   for (auto level : k_levels) {
     if (value == level) {
@@ -146,7 +145,9 @@ const std::array<ConfigKey, 44> k_config_key_table{{
      [](const Config& c) { return std::string(c.metrics_per_uid ? "true" : "false"); }},
     {"max_frame_bytes", ValueKind::size,
      "Largest request payload accepted (and so the largest image); checked before anything is allocated.",
-     [](Config& c, std::string_view v) { return set_size(c.max_frame_bytes, v, SizeBounds{1u << 20, 1ull << 30}); },
+     [](Config& c, std::string_view v) {
+       return set_size(c.max_frame_bytes, v, SizeBounds{1u << 20, 1ull << 30});
+     },
      [](const Config& c) { return format_size(c.max_frame_bytes); }},
     {"idle_timeout", ValueKind::duration, "A connection with no request for this long is closed.",
      [](Config& c, std::string_view v) { return set_duration(c.idle_timeout, v, std::chrono::milliseconds(100)); },
@@ -174,8 +175,7 @@ const std::array<ConfigKey, 44> k_config_key_table{{
      "one writer thread.",
      [](Config& c, std::string_view v) { return set_count(c.worker_threads, v, 1, 64); },
      [](const Config& c) { return std::to_string(c.worker_threads); }},
-    {"max_connections", ValueKind::count,
-     "Connections served at once; one more is answered `busy` and closed.",
+    {"max_connections", ValueKind::count, "Connections served at once; one more is answered `busy` and closed.",
      [](Config& c, std::string_view v) { return set_count(c.max_connections, v, 1, 65536); },
      [](const Config& c) { return std::to_string(c.max_connections); }},
     {"max_connections_per_uid", ValueKind::count,
@@ -192,8 +192,7 @@ const std::array<ConfigKey, 44> k_config_key_table{{
        return set_size(c.request_bytes_per_uid, v, SizeBounds{1u << 20, 1ull << 40, true});
      },
      [](const Config& c) { return format_size(c.request_bytes_per_uid); }},
-    {"request_bytes_total", ValueKind::size,
-     "As request_bytes_per_uid, for all uids together. `0`: no limit.",
+    {"request_bytes_total", ValueKind::size, "As request_bytes_per_uid, for all uids together. `0`: no limit.",
      [](Config& c, std::string_view v) {
        return set_size(c.request_bytes_total, v, SizeBounds{1u << 20, 1ull << 40, true});
      },
@@ -219,7 +218,9 @@ const std::array<ConfigKey, 44> k_config_key_table{{
      "Most bytes of stored images an untrusted uid's own namespace holds (what it PUT with its own driver). A "
      "PUT that would go over it first evicts that uid's least recently used entries, down to 90% of it; an "
      "image larger than it is refused (`too_large`). `0`: no quota.",
-     [](Config& c, std::string_view v) { return set_size(c.namespace_quota, v, SizeBounds{1u << 20, 1ull << 50, true}); },
+     [](Config& c, std::string_view v) {
+       return set_size(c.namespace_quota, v, SizeBounds{1u << 20, 1ull << 50, true});
+     },
      [](const Config& c) { return format_size(c.namespace_quota); }},
     {"report_quorum", ValueKind::count,
      "Distinct untrusted uids that must report a shared entry failing to load before it is quarantined for "
@@ -249,15 +250,15 @@ const std::array<ConfigKey, 44> k_config_key_table{{
      "Most bytes of stored images the database holds. A PUT that would go over it first evicts the entries of "
      "stale drivers, then the least recently used ones, down to 90% of it; a single image larger than it is "
      "refused (`too_large`). Quarantined entries count. `0`: unlimited.",
-     [](Config& c, std::string_view v) { return set_size(c.max_size, v, SizeBounds{1u << 20, 1ull << 50, true}); },
+     [](Config& c, std::string_view v) {
+       return set_size(c.max_size, v, SizeBounds{1u << 20, 1ull << 50, true});
+     },
      [](const Config& c) { return format_size(c.max_size); }},
     {"stale_driver_after", ValueKind::duration,
      "Entries keyed to a driver (driver_api and driver_build) that no LOOKUP, COMPILE or PUT has named for this "
      "long are stale: eviction and `jitcache gc` remove them first, and `jitcache ls --stale` lists them. `0`: "
      "drivers never go stale.",
-     [](Config& c, std::string_view v) {
-       return set_duration(c.stale_driver_after, v, std::chrono::milliseconds(0));
-     },
+     [](Config& c, std::string_view v) { return set_duration(c.stale_driver_after, v, std::chrono::milliseconds(0)); },
      [](const Config& c) { return format_duration(c.stale_driver_after); }},
     {"publish", ValueKind::boolean,
      "Publish read-only copies of shared entries in `<socket>.published/`, so that a client loads a hit "
@@ -273,7 +274,9 @@ const std::array<ConfigKey, 44> k_config_key_table{{
     {"publish_max_image", ValueKind::size,
      "Largest image published; larger ones are served through the socket only (where a round trip is a "
      "small share of the load).",
-     [](Config& c, std::string_view v) { return set_size(c.publish_max_image, v, SizeBounds{0, 1ull << 30}); },
+     [](Config& c, std::string_view v) {
+       return set_size(c.publish_max_image, v, SizeBounds{0, 1ull << 30});
+     },
      [](const Config& c) { return format_size(c.publish_max_image); }},
     {"compression_level", ValueKind::count,
      "zstd level (1..19) at which new images are stored; `0` stores them raw. An image that compression would "
@@ -294,8 +297,7 @@ const std::array<ConfigKey, 44> k_config_key_table{{
      "does not answer its start-up probe, leaves capability bit 1 clear: clients then JIT with their own driver.",
      [](Config& c, std::string_view v) { return set_bool(c.compile, v); },
      [](const Config& c) { return std::string(c.compile ? "true" : "false"); }},
-    {"compile_jobs", ValueKind::count,
-     "Compiles at once, each in its own worker process. `0`: one per core.",
+    {"compile_jobs", ValueKind::count, "Compiles at once, each in its own worker process. `0`: one per core.",
      [](Config& c, std::string_view v) { return set_count(c.compile_jobs, v, 0, 1024); },
      [](const Config& c) { return std::to_string(c.compile_jobs); }, "`0` (one per core)"},
     {"compile_queue", ValueKind::count,
@@ -319,7 +321,9 @@ const std::array<ConfigKey, 44> k_config_key_table{{
     {"compile_max_ptx", ValueKind::size,
      "Largest PTX a COMPILE may carry; a larger one is answered `too_large` (build it with the driver's own "
      "JIT). Frames are limited by max_frame_bytes before this.",
-     [](Config& c, std::string_view v) { return set_size(c.compile_max_ptx, v, SizeBounds{1u << 20, 1ull << 30}); },
+     [](Config& c, std::string_view v) {
+       return set_size(c.compile_max_ptx, v, SizeBounds{1u << 20, 1ull << 30});
+     },
      [](const Config& c) { return format_size(c.compile_max_ptx); }},
     {"compile_cpu_time", ValueKind::duration,
      "CPU time one compile may use (RLIMIT_CPU of its worker, in whole seconds, rounded up); over it the "
@@ -334,15 +338,16 @@ const std::array<ConfigKey, 44> k_config_key_table{{
     {"compile_memory", ValueKind::size,
      "Address space one compile worker may map (RLIMIT_AS); an allocation over it ends the compile as "
      "`worker_failed`. `0`: unlimited.",
-     [](Config& c, std::string_view v) { return set_size(c.compile_memory, v, SizeBounds{64ull << 20, 1ull << 50, true}); },
+     [](Config& c, std::string_view v) {
+       return set_size(c.compile_memory, v, SizeBounds{64ull << 20, 1ull << 50, true});
+     },
      [](const Config& c) { return format_size(c.compile_memory); }},
     {"compile_failure_ttl", ValueKind::duration,
      "How long a failed compile (compile error, crashed or over-limit worker) is remembered: the same key "
      "within that time gets the same answer without a second compile. `0` remembers nothing.",
      [](Config& c, std::string_view v) { return set_duration(c.compile_failure_ttl, v, std::chrono::milliseconds(0)); },
      [](const Config& c) { return format_duration(c.compile_failure_ttl); }},
-    {"compile_worker", ValueKind::path,
-     "The compile worker executable (`jitcache-compile`).",
+    {"compile_worker", ValueKind::path, "The compile worker executable (`jitcache-compile`).",
      [](Config& c, std::string_view v) { return set_path(c.compile_worker, v); },
      [](const Config& c) { return c.compile_worker; },
      "`jitcache-compile` beside `jitcached` when it is there (a build tree), else "

@@ -9,8 +9,8 @@
 #include <string>
 #include <string_view>
 
-#include <daemon/config/config.hpp>
 #include <common/result.hpp>
+#include <daemon/config/config.hpp>
 
 namespace jitcache::daemon::config {
 

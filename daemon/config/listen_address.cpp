@@ -23,8 +23,8 @@ common::Result<ListenAddress> parse_unix_address(std::string_view text, const st
                       quoted + ": a Unix socket needs an absolute file path, e.g. unix:/run/jitcache/metrics.sock");
   }
   if (path.size() > k_max_unix_path_length) {
-    return make_error(ErrorCode::invalid_argument, quoted + ": the socket path is longer than " +
-                                                       std::to_string(k_max_unix_path_length) + " bytes");
+    return make_error(ErrorCode::invalid_argument,
+                      quoted + ": the socket path is longer than " + std::to_string(k_max_unix_path_length) + " bytes");
   }
   ListenAddress out;
   out.unix_path = std::string(path);
@@ -66,9 +66,10 @@ common::Result<ListenAddress> parse_listen_address(std::string_view text) {
   }
   if (!address.is_loopback()) {
     return make_error(ErrorCode::invalid_argument,
-                      quoted + " is not a loopback address: the metrics endpoint has no authentication, so it "
-                               "listens on 127.0.0.0/8 or ::1 only (put an authenticating proxy in front to "
-                               "scrape from elsewhere, or unix:PATH for a socket only a group can reach)");
+                      quoted +
+                          " is not a loopback address: the metrics endpoint has no authentication, so it "
+                          "listens on 127.0.0.0/8 or ::1 only (put an authenticating proxy in front to "
+                          "scrape from elsewhere, or unix:PATH for a socket only a group can reach)");
   }
   out.host = address.to_string();
   return out;

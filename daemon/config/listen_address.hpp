@@ -21,7 +21,7 @@ namespace jitcache::daemon::config {
 inline constexpr std::string_view k_unix_listen_prefix = "unix:";
 
 struct ListenAddress {
-  std::string host;       // TCP: a numeric IPv4 or IPv6 address, without brackets; empty for a Unix socket
+  std::string host;  // TCP: a numeric IPv4 or IPv6 address, without brackets; empty for a Unix socket
   std::uint16_t port = 0;
   std::string unix_path;  // a Unix socket's absolute path; empty for TCP
 

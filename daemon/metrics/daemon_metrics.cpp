@@ -20,8 +20,7 @@ std::string namespace_label(std::uint32_t namespace_id) {
 }  // namespace
 
 DaemonMetrics::DaemonMetrics(const stats::Counters& counters, store::Store& store, store::Tenancy& tenancy,
-                             const compile::CompileCounters* engine, const publish::Publisher* publisher,
-                             bool per_uid)
+                             const compile::CompileCounters* engine, const publish::Publisher* publisher, bool per_uid)
     : m_counters(counters),
       m_engine(engine),
       m_publisher(publisher),

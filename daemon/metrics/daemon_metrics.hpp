@@ -28,8 +28,7 @@ class DaemonMetrics {
   // (metrics_per_uid): bytes and entries by namespace name each uid; otherwise they are "shared"
   // and "users", every uid's namespace summed.
   DaemonMetrics(const stats::Counters& counters, store::Store& store, store::Tenancy& tenancy,
-                const compile::CompileCounters* engine,
-                const publish::Publisher* publisher, bool per_uid);
+                const compile::CompileCounters* engine, const publish::Publisher* publisher, bool per_uid);
 
   std::string render();
 

@@ -8,16 +8,16 @@
 #include <algorithm>
 #include <array>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/basic_stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <spdlog/spdlog.h>
 
 namespace jitcache::daemon::metrics {
 
@@ -92,7 +92,7 @@ struct MetricsServer::Connection {
 MetricsServer::MetricsServer(Render render) : m_render(std::move(render)), m_acceptor(m_io) {}
 
 common::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config::ListenAddress& address, Render render,
-                                                                  std::optional<gid_t> unix_group) {
+                                                                   std::optional<gid_t> unix_group) {
   std::unique_ptr<MetricsServer> server(new MetricsServer(std::move(render)));
   boost::system::error_code ec;
   if (address.is_unix()) {
@@ -104,7 +104,7 @@ common::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config:
     if (server->m_acceptor.assign(Protocol(AF_UNIX, 0), listening->fd, ec); ec) {
       ::close(listening->fd);
       return common::make_error(common::ErrorCode::io,
-                               "cannot serve metrics on " + address.unix_path + ": " + ec.message());
+                                "cannot serve metrics on " + address.unix_path + ": " + ec.message());
     }
     server->m_unix_path = address.unix_path;
     return server;
@@ -115,8 +115,8 @@ common::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config:
   if (ec) return common::make_error(common::ErrorCode::invalid_argument, where + " is not an IP address");
   const Protocol::endpoint endpoint(tcp::endpoint(ip, address.port));
   auto fail = [&](std::string_view step) {
-    return common::make_error(common::ErrorCode::io, "cannot " + std::string(step) + " " + where +
-                                                       " for metrics: " + ec.message());
+    return common::make_error(common::ErrorCode::io,
+                              "cannot " + std::string(step) + " " + where + " for metrics: " + ec.message());
   };
   auto& acceptor = server->m_acceptor;
   if (acceptor.open(endpoint.protocol(), ec); ec) return fail("open a socket for");
@@ -200,8 +200,8 @@ awaitable<void> MetricsServer::serve(std::shared_ptr<Connection> connection) {
   stream.expires_after(k_request_deadline);
   co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
   http::response<http::string_body> response;
-  const bool bad_request = ec.category() == http::make_error_code(http::error::header_limit).category() &&
-                           ec != http::error::end_of_stream;
+  const bool bad_request =
+      ec.category() == http::make_error_code(http::error::header_limit).category() && ec != http::error::end_of_stream;
   if (!ec) {
     response = respond(parser.get(), m_render);
   } else if (bad_request) {

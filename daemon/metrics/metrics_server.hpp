@@ -41,9 +41,9 @@
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <common/result.hpp>
 #include <daemon/config/listen_address.hpp>
 #include <daemon/server/listening_socket.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::metrics {
 
@@ -68,7 +68,7 @@ class MetricsServer {
   // only after start(). `unix_group`: the group of a Unix socket (none: the daemon's own); unused
   // for TCP.
   static common::Result<std::unique_ptr<MetricsServer>> open(const config::ListenAddress& address, Render render,
-                                                            std::optional<gid_t> unix_group = {});
+                                                             std::optional<gid_t> unix_group = {});
   ~MetricsServer();  // stop()
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

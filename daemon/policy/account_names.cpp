@@ -31,21 +31,23 @@ std::string lookup_failure(std::string_view what, const std::string& name, int r
 
 common::Result<gid_t> resolve_group(const std::string& name_or_id) {
   if (auto number = as_number(name_or_id)) return static_cast<gid_t>(*number);
-  group entry {};
+  group entry{};
   group* found = nullptr;
   std::vector<char> buffer(16384);
   const int rc = ::getgrnam_r(name_or_id.c_str(), &entry, buffer.data(), buffer.size(), &found);
-  if (rc != 0 || found == nullptr) return make_error(ErrorCode::invalid_argument, lookup_failure("group", name_or_id, rc));
+  if (rc != 0 || found == nullptr)
+    return make_error(ErrorCode::invalid_argument, lookup_failure("group", name_or_id, rc));
   return found->gr_gid;
 }
 
 common::Result<uid_t> resolve_user(const std::string& name_or_id) {
   if (auto number = as_number(name_or_id)) return static_cast<uid_t>(*number);
-  passwd entry {};
+  passwd entry{};
   passwd* found = nullptr;
   std::vector<char> buffer(16384);
   const int rc = ::getpwnam_r(name_or_id.c_str(), &entry, buffer.data(), buffer.size(), &found);
-  if (rc != 0 || found == nullptr) return make_error(ErrorCode::invalid_argument, lookup_failure("user", name_or_id, rc));
+  if (rc != 0 || found == nullptr)
+    return make_error(ErrorCode::invalid_argument, lookup_failure("user", name_or_id, rc));
   return found->pw_uid;
 }
 

@@ -17,10 +17,10 @@ namespace jitcache::daemon::publish {
 
 enum class PublishVerdict {
   publish,
-  not_shared,    // a uid's own namespace: other clients must never see it
-  quarantined,   // a client reported that it fails to load
-  no_fast_key,   // stored without content_fast: no client could find the file
-  too_large,     // over publish_max_image
+  not_shared,   // a uid's own namespace: other clients must never see it
+  quarantined,  // a client reported that it fails to load
+  no_fast_key,  // stored without content_fast: no client could find the file
+  too_large,    // over publish_max_image
 };
 
 PublishVerdict publish_verdict(const proto::EntryInfo& info, bool has_fast_key, std::uint64_t max_image_bytes);

@@ -33,7 +33,9 @@ common::Result<common::UniqueFd> prepare_published_dir(const std::string& dir, c
   // remove_all never follows a link: a link planted at the path goes, not what it points to.
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
-  if (ec) return make_error(ErrorCode::io, "cannot remove the published directory of an earlier run " + dir + ": " + ec.message());
+  if (ec)
+    return make_error(ErrorCode::io,
+                      "cannot remove the published directory of an earlier run " + dir + ": " + ec.message());
   // Rationale: made under a umask that yields 0700 at first, so the directory is never readable
   // by the socket's group before its group and mode are set.
   const mode_t old_umask = ::umask(0077);

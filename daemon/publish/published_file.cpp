@@ -51,14 +51,14 @@ common::Result<void> write_all(int fd, proto::Bytes head, proto::Bytes image) {
 }  // namespace
 
 common::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& final_name, proto::Bytes head,
-                                             proto::Bytes image) {
+                                              proto::Bytes image) {
   TemporaryFile file;
   file.final_name = final_name;
-  file.temp_name = ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_temp_counter.fetch_add(1)) + "." +
-                   final_name;
+  file.temp_name =
+      ".tmp." + std::to_string(::getpid()) + "." + std::to_string(g_temp_counter.fetch_add(1)) + "." + final_name;
   file.bytes = head.size() + image.size();
-  const int fd = ::openat(dir_fd, file.temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                          k_file_mode);
+  const int fd =
+      ::openat(dir_fd, file.temp_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, k_file_mode);
   if (fd < 0) return errno_error("creating a published image", errno);
   // Rationale: the file must carry the directory's group (the socket's) or the clients cannot read
   // it. A new file takes the daemon's primary group, which is that group under the shipped unit,

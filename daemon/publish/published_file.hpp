@@ -8,8 +8,8 @@
 
 #include <string>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::daemon::publish {
 
@@ -23,7 +23,7 @@ struct TemporaryFile {
 // Writes `head` then `image` to a fresh temporary file in `dir_fd`. Errors: no_space (a full
 // tmpfs), io (EACCES, …), with the file removed again.
 common::Result<TemporaryFile> write_temporary(int dir_fd, const std::string& final_name, proto::Bytes head,
-                                             proto::Bytes image);
+                                              proto::Bytes image);
 common::Result<void> rename_into_place(int dir_fd, const TemporaryFile& file);
 void discard(int dir_fd, const TemporaryFile& file);
 // Removes a published file; a file already gone is not an error.

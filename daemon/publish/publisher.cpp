@@ -39,8 +39,7 @@ bool Publisher::published_locked(std::int64_t row_id, const proto::Digest256& fa
   return true;
 }
 
-void Publisher::served(const store::Hit& hit, const proto::FastKey& fast_key,
-                       const proto::Digest256& fast_key_id) {
+void Publisher::served(const store::Hit& hit, const proto::FastKey& fast_key, const proto::Digest256& fast_key_id) {
   if (publish_verdict(hit.info, true, m_settings.max_image_bytes) != PublishVerdict::publish) return;
   {
     std::lock_guard lock(m_mutex);
@@ -128,13 +127,15 @@ void Publisher::count_failure(const std::string& message) {
   std::lock_guard lock(m_mutex);
   ++m_failures;
   const auto now = std::chrono::steady_clock::now();
-  if (m_last_failure_log != std::chrono::steady_clock::time_point{} && now - m_last_failure_log < k_failure_log_interval) {
+  if (m_last_failure_log != std::chrono::steady_clock::time_point{} &&
+      now - m_last_failure_log < k_failure_log_interval) {
     ++m_failures_unlogged;
     return;
   }
   spdlog::warn("publish: cannot publish an image in {}: {}{}", m_dir_path, message,
-               m_failures_unlogged == 0 ? std::string()
-                                        : " (and " + std::to_string(m_failures_unlogged) + " more failures not logged)");
+               m_failures_unlogged == 0
+                   ? std::string()
+                   : " (and " + std::to_string(m_failures_unlogged) + " more failures not logged)");
   m_last_failure_log = now;
   m_failures_unlogged = 0;
 }
@@ -157,7 +158,8 @@ void Publisher::publish(const Candidate& candidate) {
   const proto::Payload head =
       proto::encode_published_image_head(candidate.fast_key, info, static_cast<std::uint32_t>(image.size()));
   if (head.size() + image.size() > m_settings.budget_bytes) return;
-  auto temp = write_temporary(m_dir.get(), proto::published_file_name(candidate.fast_key_id), proto::Bytes(head), image);
+  auto temp =
+      write_temporary(m_dir.get(), proto::published_file_name(candidate.fast_key_id), proto::Bytes(head), image);
   if (!temp) {
     count_failure(temp.error().message);
     return;

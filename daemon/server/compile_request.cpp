@@ -34,7 +34,7 @@ Reply CompileRequests::counted(Reply reply) {
 }
 
 std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload, const store::Visibility& who,
-                                                          const policy::PeerCredentials& peer) {
+                                                           const policy::PeerCredentials& peer) {
   Counters::add(m_counters.requests);
   auto request = proto::decode_compile_request(payload);
   if (!request) return counted(error_reply(status_for(request.error()), request.error().message));
@@ -76,15 +76,16 @@ std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload,
     return Reply{Status::ok,
                  proto::encode_compile_reply_head(proto::CompileOrigin::stored, hit.info,
                                                   static_cast<std::uint32_t>(hit.image->size())),
-                 std::move(hit.image), {}};
+                 std::move(hit.image),
+                 {}};
   }
 
   pending.input.arch = pending.key.arch;
   pending.input.driver_api = pending.key.driver_api;
   pending.input.options = pending.key.options;
   pending.input.ptx = request->ptx;
-  pending.priority = request->priority == proto::CompilePriority::warm ? compile::Priority::warm
-                                                                       : compile::Priority::interactive;
+  pending.priority =
+      request->priority == proto::CompilePriority::warm ? compile::Priority::warm : compile::Priority::interactive;
   m_sink.expect(pending.key_id, pending.key, proto::xxh3_128(request->ptx));
   spdlog::debug("COMPILE key_id={} arch={} bytes={} priority={} peer {}", proto::to_hex(pending.key_id),
                 pending.key.arch, request->ptx.size(),
@@ -118,7 +119,8 @@ Reply CompileRequests::answer(const PendingCompile& pending, const compile::Comp
       return Reply{Status::ok,
                    proto::encode_compile_reply_head(proto::CompileOrigin::compiled, info,
                                                     static_cast<std::uint32_t>(image->size())),
-                   std::move(image), {}};
+                   std::move(image),
+                   {}};
     }
     case OutcomeKind::compile_error: {
       proto::CompileErrorReply reply;
@@ -128,9 +130,8 @@ Reply CompileRequests::answer(const PendingCompile& pending, const compile::Comp
       return Reply{Status::compile_error, proto::encode(reply), nullptr, {}};
     }
     case OutcomeKind::refused:
-      return error_reply(Status::cannot_compile,
-                         std::string(compile::refusal_reason_name(outcome.refusal)) + ": " + outcome.message +
-                             "; build it with the driver's own JIT");
+      return error_reply(Status::cannot_compile, std::string(compile::refusal_reason_name(outcome.refusal)) + ": " +
+                                                     outcome.message + "; build it with the driver's own JIT");
     case OutcomeKind::busy: return error_reply(Status::busy, outcome.message);
     case OutcomeKind::worker_failed:
       return error_reply(Status::worker_failed,

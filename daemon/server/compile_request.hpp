@@ -16,8 +16,8 @@
 
 #include <daemon/compile/async_compile.hpp>
 #include <daemon/compile/compile_service.hpp>
-#include <daemon/server/compile_store_sink.hpp>
 #include <daemon/policy/peer_credentials.hpp>
+#include <daemon/server/compile_store_sink.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>

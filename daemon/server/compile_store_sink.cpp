@@ -56,8 +56,8 @@ void CompileStoreSink::operator()(const proto::Digest256& key_id, const compile:
                         input.image);
   }
   spdlog::info("COMPILE stored key_id={} arch={} driver={}/{} bytes={} compile_time_us={} ({})", proto::to_hex(key_id),
-               input.key.arch, input.key.driver_api, input.key.driver_build, input.image.size(),
-               input.compile_time_us, input.producer);
+               input.key.arch, input.key.driver_api, input.key.driver_build, input.image.size(), input.compile_time_us,
+               input.producer);
 }
 
 }  // namespace jitcache::daemon::server

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -11,7 +12,6 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include <daemon/compile/async_compile.hpp>
 #include <daemon/server/compile_request.hpp>
@@ -103,7 +103,9 @@ awaitable<void> Connection::watchdog() {
     } else {
       Counters::add(m_phase == Phase::idle ? m_context.counters.dropped_idle : m_context.counters.dropped_deadline);
       spdlog::debug("closing connection of {}: {} deadline passed", m_peer.describe(),
-                    m_phase == Phase::idle ? "idle" : m_phase == Phase::writing ? "write" : "read");
+                    m_phase == Phase::idle      ? "idle"
+                    : m_phase == Phase::writing ? "write"
+                                                : "read");
       close();
     }
   }
@@ -171,8 +173,8 @@ std::optional<std::string> Connection::reserve_payload(std::uint64_t length) {
               " would pass request_bytes_per_uid (" + std::to_string(budget.per_uid_limit()) + "); try again later";
   } else {
     message = "the daemon has " + std::to_string(budget.reserved_total()) +
-              " bytes of requests in flight; this one's " + std::to_string(length) + " would pass request_bytes_total (" +
-              std::to_string(budget.total_limit()) + "); try again later";
+              " bytes of requests in flight; this one's " + std::to_string(length) +
+              " would pass request_bytes_total (" + std::to_string(budget.total_limit()) + "); try again later";
   }
   spdlog::debug("refusing a request of {}: {}", m_peer.describe(), message);
   return message;
@@ -303,7 +305,7 @@ awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const
 }
 
 awaitable<bool> Connection::write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,
-                                                   const SealedImage& sealed) {
+                                                  const SealedImage& sealed) {
   proto::FrameHeader header;
   header.op = request.op;
   header.status = reply.status;
@@ -372,8 +374,8 @@ awaitable<void> Connection::run() {
       reply = co_await dispatch(header);
     }
     if (!co_await write_reply(header, reply)) break;
-    m_context.counters.latency.record(
-        header.op, std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
+    m_context.counters.latency.record(header.op,
+                                      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
     ++m_requests_served;
     if (draining) ++m_answers_while_draining;
     if (turn_away) break;

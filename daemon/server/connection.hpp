@@ -18,13 +18,13 @@
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/asio/io_context.hpp>
 
-#include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/policy/peer_credentials.hpp>
+#include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/server/sealed_image.hpp>
 #include <daemon/server/server_context.hpp>
 #include <proto/wire.hpp>

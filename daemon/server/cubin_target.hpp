@@ -14,8 +14,8 @@
 // Thread safety: pure function.
 #pragma once
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::daemon::server {
 

@@ -29,7 +29,7 @@ common::Result<std::size_t> send_with_descriptor(int socket, proto::Bytes bytes,
       return common::make_error(common::ErrorCode::unavailable, "socket full");
     }
     return common::make_error(common::ErrorCode::io, std::string("sendmsg with a descriptor: ") +
-                                                       (n < 0 ? std::strerror(errno) : "no byte sent"));
+                                                         (n < 0 ? std::strerror(errno) : "no byte sent"));
   }
 }
 

@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::daemon::server {
 

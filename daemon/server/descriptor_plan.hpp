@@ -10,9 +10,9 @@
 namespace jitcache::daemon::server {
 
 struct DescriptorPlan {
-  std::uint64_t limit = 0;     // RLIMIT_NOFILE (soft) the daemon runs under; 0: not planned
-  std::uint64_t reserved = 0;  // for the daemon's own files: store, log, io_contexts, compile pipes
-  unsigned max_connections = 0;  // max_connections, lowered to fit the limit when it must be
+  std::uint64_t limit = 0;                     // RLIMIT_NOFILE (soft) the daemon runs under; 0: not planned
+  std::uint64_t reserved = 0;                  // for the daemon's own files: store, log, io_contexts, compile pipes
+  unsigned max_connections = 0;                // max_connections, lowered to fit the limit when it must be
   std::size_t cached_image_descriptors = 256;  // memfds ImageDescriptors may keep
 };
 

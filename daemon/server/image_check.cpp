@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include <daemon/server/cubin_target.hpp>
 #include <common/result.hpp>
+#include <daemon/server/cubin_target.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -12,7 +12,7 @@ using common::ErrorCode;
 namespace {
 
 struct KeyArch {
-  unsigned sm = 0;  // 0: more digits than any SM has
+  unsigned sm = 0;      // 0: more digits than any SM has
   char variant = '\0';  // 'a', 'f' or none
 };
 
@@ -38,8 +38,8 @@ std::string name(const CubinTarget& target) {
 
 common::Error cannot_serve(const CubinTarget& target, std::string_view key_arch, const std::string& why) {
   return common::make_error(ErrorCode::invalid_argument, "the image is an " + name(target) +
-                                                            " cubin, which cannot serve the key's arch " +
-                                                            std::string(key_arch) + ": " + why);
+                                                             " cubin, which cannot serve the key's arch " +
+                                                             std::string(key_arch) + ": " + why);
 }
 
 }  // namespace

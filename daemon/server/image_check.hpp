@@ -15,8 +15,8 @@
 
 #include <string_view>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::daemon::server {
 

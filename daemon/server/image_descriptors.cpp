@@ -1,5 +1,5 @@
-#include <daemon/server/image_descriptors.hpp>
 #include <common/result.hpp>
+#include <daemon/server/image_descriptors.hpp>
 
 namespace jitcache::daemon::server {
 

@@ -35,7 +35,7 @@ class ImageDescriptors {
   common::Result<std::shared_ptr<const SealedImage>> get(const std::shared_ptr<const store::ImageBuffer>& image);
 
   std::uint64_t bytes() const;
-  std::size_t count() const;  // memfds kept now
+  std::size_t count() const;      // memfds kept now
   std::uint64_t created() const;  // memfds made since start
 
  private:

@@ -84,7 +84,7 @@ common::Result<InstanceLock> InstanceLock::acquire(const std::string& lock_path,
 }
 
 common::Result<InstanceLock> InstanceLock::acquire_directory(const std::string& directory, const std::string& lock_file,
-                                                            const std::string& what) {
+                                                             const std::string& what) {
   const std::string lock_path = directory + "/" + lock_file;
   int directory_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (directory_fd < 0) {

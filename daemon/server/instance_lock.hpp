@@ -27,7 +27,7 @@ class InstanceLock {
   // directory cannot be flocked (some network file systems) keeps the file lock alone, with a
   // warning.
   static common::Result<InstanceLock> acquire_directory(const std::string& directory, const std::string& lock_file,
-                                                       const std::string& what);
+                                                        const std::string& what);
 
   InstanceLock(InstanceLock&& other) noexcept;
   InstanceLock& operator=(InstanceLock&&) = delete;

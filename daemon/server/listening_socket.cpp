@@ -8,10 +8,10 @@
 
 #include <cerrno>
 #include <charconv>
+#include <common/result.hpp>
 #include <cstdio>
 #include <cstring>
 #include <vector>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -46,19 +46,20 @@ common::Result<void> check_socket_directory(const std::string& directory) {
       "$XDG_RUNTIME_DIR/jitcache or /run/jitcache, is made that way), since whoever can write there can replace "
       "the socket and serve code to every client";
   if (!S_ISDIR(st.st_mode)) {
-    return make_error(ErrorCode::invalid_argument, "insecure socket directory " + directory + ": not a directory (a link?)" + advice);
+    return make_error(ErrorCode::invalid_argument,
+                      "insecure socket directory " + directory + ": not a directory (a link?)" + advice);
   }
   if (st.st_uid != ::geteuid()) {
     return make_error(ErrorCode::invalid_argument, "insecure socket directory " + directory + ": owned by uid " +
-                                                std::to_string(st.st_uid) + ", not by jitcached's uid " +
-                                                std::to_string(::geteuid()) + advice);
+                                                       std::to_string(st.st_uid) + ", not by jitcached's uid " +
+                                                       std::to_string(::geteuid()) + advice);
   }
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
     return make_error(ErrorCode::invalid_argument, "insecure socket directory " + directory + ": writable by " +
-                                                ((st.st_mode & S_IWOTH) ? "everyone" : "its group") + " (mode " + mode +
-                                                ")" + advice);
+                                                       ((st.st_mode & S_IWOTH) ? "everyone" : "its group") + " (mode " +
+                                                       mode + ")" + advice);
   }
   return {};
 }

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include <daemon/server/instance_lock.hpp>
 #include <common/result.hpp>
+#include <daemon/server/instance_lock.hpp>
 
 namespace jitcache::daemon::server {
 

@@ -38,7 +38,8 @@ Reply error_reply(Status status, std::string_view message) {
 Reply image_as_bytes(const Reply& reply) {
   if (!reply.image_by_descriptor) return reply;
   auto head = proto::decode_lookup_reply_by_descriptor(proto::Bytes(reply.payload));
-  if (!head) return error_reply(Status::internal, "a LOOKUP reply by descriptor that does not decode: " + head.error().message);
+  if (!head)
+    return error_reply(Status::internal, "a LOOKUP reply by descriptor that does not decode: " + head.error().message);
   return Reply{reply.status, proto::encode_lookup_reply_head(head->info, static_cast<std::uint32_t>(head->image_size)),
                reply.image, false};
 }
@@ -124,9 +125,8 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   auto request = proto::decode_hello_request(payload);
   if (!request) return failure(request.error(), "HELLO");
   if (request->min_version > proto::k_protocol_version || request->max_version < proto::k_protocol_version) {
-    return error_reply(Status::bad_request, "client speaks protocol versions " +
-                                                std::to_string(request->min_version) + ".." +
-                                                std::to_string(request->max_version) + "; this daemon speaks " +
+    return error_reply(Status::bad_request, "client speaks protocol versions " + std::to_string(request->min_version) +
+                                                ".." + std::to_string(request->max_version) + "; this daemon speaks " +
                                                 std::to_string(proto::k_protocol_version));
   }
   proto::HelloReply reply;
@@ -184,8 +184,9 @@ Reply RequestHandler::put(proto::Bytes payload, const policy::PeerCredentials& p
   if (auto valid = check_put_image(request->image, request->key.arch); !valid) return failure(valid.error(), "PUT");
   // Every entry has a fast key (schema 7), so that a LOOKUP by fast key that finds nothing is final.
   if (!request->content_fast) {
-    return error_reply(Status::bad_request, "PUT without content_fast: every entry needs its fast key (the XXH3-128 "
-                                            "of its source, PROTOCOL.md §5 PUT)");
+    return error_reply(Status::bad_request,
+                       "PUT without content_fast: every entry needs its fast key (the XXH3-128 "
+                       "of its source, PROTOCOL.md §5 PUT)");
   }
   if (auto valid = proto::validate_fast_key(proto::fast_key_of(request->key, *request->content_fast)); !valid) {
     return failure(valid.error(), "PUT");
@@ -296,7 +297,8 @@ Reply RequestHandler::verify(proto::Bytes payload, const policy::PeerCredentials
   spdlog::info("VERIFY started by peer {}", peer.describe());
   auto report = store::run_verify(m_stores.maintenance, proto::k_max_verify_listed);
   if (!report) return failure(report.error(), "VERIFY");
-  const auto log = report->integrity == "ok" && report->entries_removed == 0 ? spdlog::level::info : spdlog::level::warn;
+  const auto log =
+      report->integrity == "ok" && report->entries_removed == 0 ? spdlog::level::info : spdlog::level::warn;
   spdlog::log(log, "VERIFY integrity_check={} checked={} removed={} in {} ms peer {}",
               report->integrity == "ok" ? "ok" : "FAILED: " + report->integrity, report->entries_checked,
               report->entries_removed, report->duration.count(), peer.describe());
@@ -372,7 +374,8 @@ Reply RequestHandler::hit_note(proto::Bytes payload) {
   if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "HIT_NOTE");
   // Counted as the LOOKUP it replaced would have been: the driver is in use, the entry was hit
   // (hits, last use for eviction, compile time saved). The client does not wait for this reply.
-  m_stores.maintenance.note_driver_asked(store::AskedDriver{request->fast_key.driver_api, request->fast_key.driver_build});
+  m_stores.maintenance.note_driver_asked(
+      store::AskedDriver{request->fast_key.driver_api, request->fast_key.driver_build});
   const proto::Digest256 fast_key_id = proto::fast_key_id(request->fast_key);
   auto found = m_stores.publish_source.note_published_hit(fast_key_id);
   if (!found) return failure(found.error(), "HIT_NOTE");

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include <daemon/policy/peer_credentials.hpp>
 #include <daemon/policy/report_rate_limiter.hpp>
 #include <daemon/policy/trust_policy.hpp>
-#include <daemon/policy/peer_credentials.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store_set.hpp>
 #include <proto/messages.hpp>

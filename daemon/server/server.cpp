@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -20,7 +21,6 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <spdlog/spdlog.h>
 
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/connection.hpp>
@@ -68,8 +68,16 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_request_bytes(config.request_bytes_per_uid, config.request_bytes_total),
       m_descriptor_warnings(k_warning_interval),
       m_accept_warnings(k_warning_interval),
-      m_context{config,        m_handler,       compile,  m_counters, m_writer, m_maintenance,
-                m_descriptors, m_request_bytes, m_descriptor_warnings, {}} {
+      m_context{config,
+                m_handler,
+                compile,
+                m_counters,
+                m_writer,
+                m_maintenance,
+                m_descriptors,
+                m_request_bytes,
+                m_descriptor_warnings,
+                {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
   // Only the workers' duplicates hold a socket systemd passed from here on: systemd's own copy
   // keeps it listening for the next instance. One the daemon bound stays open here until the drain

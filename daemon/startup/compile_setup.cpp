@@ -42,22 +42,25 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
   auto runner = std::make_shared<compile::CompileRunner>(worker, compile_limits(config));
   auto toolkit = runner->probe_toolkit();
   if (!toolkit) {
-    spdlog::warn("cannot compile: the compile worker {} failed its probe ({}); clients JIT misses with their own driver",
-                 worker, toolkit.error().message);
+    spdlog::warn(
+        "cannot compile: the compile worker {} failed its probe ({}); clients JIT misses with their own driver", worker,
+        toolkit.error().message);
     return nullptr;
   }
   auto path = std::make_unique<CompilePath>();
   path->sink = std::make_unique<server::CompileStoreSink>(store, counters, publisher);
   server::CompileStoreSink& sink = *path->sink;
-  path->service = std::make_unique<compile::CompileService>(
-      compile_service_config(config), *toolkit, runner,
-      [&sink](const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome) { sink(key_id, outcome); });
+  path->service = std::make_unique<compile::CompileService>(compile_service_config(config), *toolkit, runner,
+                                                            [&sink](const proto::Digest256& key_id,
+                                                                    const compile::CompileOutcomePtr& outcome) {
+                                                              sink(key_id, outcome);
+                                                            });
   path->requests =
       std::make_unique<server::CompileRequests>(store, counters, *path->service, sink, config.compile_max_ptx);
   spdlog::info("compiling with {} ({}): {} jobs, queue {} ({} per uid), limits cpu {} s / wall {} ms / memory {} bytes",
                compile::producer_name(*toolkit), worker, path->service->max_concurrent(), config.compile_queue,
-               config.compile_queue_per_uid,
-               compile_limits(config).cpu_time.count(), config.compile_wall_time.count(), config.compile_memory);
+               config.compile_queue_per_uid, compile_limits(config).cpu_time.count(), config.compile_wall_time.count(),
+               config.compile_memory);
   return path;
 }
 

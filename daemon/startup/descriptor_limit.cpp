@@ -56,13 +56,14 @@ std::uint64_t raise_descriptor_limit() {
 
 server::DescriptorPlan plan_descriptors_at_start(const config::Config& config, unsigned compile_jobs,
                                                  std::uint64_t limit) {
-  const std::uint64_t reserved = open_descriptors() + k_per_worker_thread * config.worker_threads +
-                                 k_per_compile_job * compile_jobs + k_margin;
+  const std::uint64_t reserved =
+      open_descriptors() + k_per_worker_thread * config.worker_threads + k_per_compile_job * compile_jobs + k_margin;
   const server::DescriptorPlan plan = server::plan_descriptors(limit, reserved, config.max_connections);
   if (plan.max_connections < config.max_connections) {
-    spdlog::warn("max_connections {} lowered to {}: the descriptor limit {} leaves room for no more beside the "
-                 "daemon's own {} and the images served by descriptor; raise LimitNOFILE (or ulimit -n)",
-                 config.max_connections, plan.max_connections, limit, reserved);
+    spdlog::warn(
+        "max_connections {} lowered to {}: the descriptor limit {} leaves room for no more beside the "
+        "daemon's own {} and the images served by descriptor; raise LimitNOFILE (or ulimit -n)",
+        config.max_connections, plan.max_connections, limit, reserved);
   }
   spdlog::info("descriptors: {} for the daemon's own files, up to {} connections, up to {} images kept as memfds",
                reserved, plan.max_connections, plan.cached_image_descriptors);

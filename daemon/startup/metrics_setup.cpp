@@ -22,10 +22,10 @@ std::optional<gid_t> main_socket_group(const std::string& socket_path) {
 }  // namespace
 
 common::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
-                                                              const stats::Counters& counters, store::Store& store,
-                                                              store::Tenancy& tenancy,
-                                                              const compile::CompileCounters* engine,
-                                                              const publish::Publisher* publisher) {
+                                                               const stats::Counters& counters, store::Store& store,
+                                                               store::Tenancy& tenancy,
+                                                               const compile::CompileCounters* engine,
+                                                               const publish::Publisher* publisher) {
   if (config.metrics_listen.empty()) return std::unique_ptr<MetricsEndpoint>();
   // The config table checked it already; parsed again here for the address itself.
   auto address = config::parse_listen_address(config.metrics_listen);

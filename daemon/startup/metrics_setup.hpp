@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include <common/result.hpp>
 #include <daemon/compile/compile_counters.hpp>
 #include <daemon/config/config.hpp>
 #include <daemon/metrics/daemon_metrics.hpp>
@@ -15,7 +16,6 @@
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
 #include <daemon/store/tenancy.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::startup {
 
@@ -27,9 +27,9 @@ struct MetricsEndpoint {
 
 // Null when metrics_listen is empty. Everything passed in must outlive the result.
 common::Result<std::unique_ptr<MetricsEndpoint>> start_metrics(const config::Config& config,
-                                                              const stats::Counters& counters, store::Store& store,
-                                                              store::Tenancy& tenancy,
-                                                              const compile::CompileCounters* engine,
-                                                              const publish::Publisher* publisher);
+                                                               const stats::Counters& counters, store::Store& store,
+                                                               store::Tenancy& tenancy,
+                                                               const compile::CompileCounters* engine,
+                                                               const publish::Publisher* publisher);
 
 }  // namespace jitcache::daemon::startup

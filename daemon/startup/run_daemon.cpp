@@ -123,8 +123,8 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   // Before the server, which takes compile requests into the service, and destroyed after it.
   auto compile_path = make_compile_path(config, *store, counters, publisher.get());
   // After the store and the compile path have opened their files: what is left is shared out.
-  const server::DescriptorPlan descriptors = plan_descriptors_at_start(
-      config, compile_path ? compile_path->service->max_concurrent() : 0, descriptor_limit);
+  const server::DescriptorPlan descriptors =
+      plan_descriptors_at_start(config, compile_path ? compile_path->service->max_concurrent() : 0, descriptor_limit);
   config.max_connections = descriptors.max_connections;
   server::ServiceHooks hooks;
   if (auto interval = ServiceManager::watchdog_interval()) {
@@ -191,9 +191,8 @@ int run_daemon(int argc, char** argv) {
   if (!config.config_file.empty()) spdlog::info("configuration from {}", config.config_file);
   if (config.store_mmap_size > 0) {
     // Detached, the explanation goes to the log file as it was at start (stderr is /dev/null).
-    const int fd = config.foreground
-                       ? 2
-                       : ::open((config.state_dir + "/jitcached.log").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    const int fd =
+        config.foreground ? 2 : ::open((config.state_dir + "/jitcached.log").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd >= 0) explain_mapped_store_faults(fd);
   }
 

@@ -17,9 +17,9 @@ common::Result<std::optional<InheritedSocket>> ServiceManager::take_listening_so
   if (count < 0) return make_error(ErrorCode::io, std::string("sd_listen_fds: ") + std::strerror(-count));
   if (count == 0) return std::optional<InheritedSocket>{};
   if (count > 1) {
-    return make_error(ErrorCode::invalid_argument,
-                      "systemd passed " + std::to_string(count) + " sockets; jitcached listens on exactly one "
-                      "(one ListenStream= in jitcached.socket)");
+    return make_error(ErrorCode::invalid_argument, "systemd passed " + std::to_string(count) +
+                                                       " sockets; jitcached listens on exactly one "
+                                                       "(one ListenStream= in jitcached.socket)");
   }
   const int fd = SD_LISTEN_FDS_START;
   if (::sd_is_socket_unix(fd, SOCK_STREAM, 1, nullptr, 0) <= 0) {

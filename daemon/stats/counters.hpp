@@ -24,11 +24,11 @@ class Counters {
 
   Counter requests{0};
   Counter hits{0};
-  Counter misses{0};             // LOOKUP by key or key id prefix that found nothing
+  Counter misses{0};              // LOOKUP by key or key id prefix that found nothing
   Counter misses_quarantined{0};  // of those, where the key's only visible entry was quarantined
   Counter misses_corrupt{0};      // of those, where the entry failed its checksum and was deleted
-  Counter fast_key_lookups{0};   // LOOKUP by fast key (selector 2), found or not
-  Counter fast_key_hits{0};      // of those, the ones that served an entry (also counted in hits)
+  Counter fast_key_lookups{0};    // LOOKUP by fast key (selector 2), found or not
+  Counter fast_key_hits{0};       // of those, the ones that served an entry (also counted in hits)
   Counter puts{0};
   Counter put_bytes{0};
   Counter removes{0};
@@ -42,23 +42,23 @@ class Counters {
   Counter images_by_descriptor{0};  // LOOKUP hits whose image went to the client as a sealed memfd
   // LOOKUP hits asked for by descriptor whose memfd could not be made (e.g. EMFILE): sent as bytes.
   Counter images_by_descriptor_failed{0};
-  Counter published_hits{0};        // HIT_NOTEs of a live entry: hits of a published file (also in hits)
-  Counter connections{0};          // open now
-  Counter connections_total{0};    // accepted since start
-  Counter connections_refused{0};  // over max_connections or max_connections_per_uid
-  Counter connections_refused_per_uid{0};  // of those, over max_connections_per_uid
-  Counter accept_failures{0};      // accept() failed (EMFILE, ENFILE, ...); accepting paused briefly
+  Counter published_hits{0};                  // HIT_NOTEs of a live entry: hits of a published file (also in hits)
+  Counter connections{0};                     // open now
+  Counter connections_total{0};               // accepted since start
+  Counter connections_refused{0};             // over max_connections or max_connections_per_uid
+  Counter connections_refused_per_uid{0};     // of those, over max_connections_per_uid
+  Counter accept_failures{0};                 // accept() failed (EMFILE, ENFILE, ...); accepting paused briefly
   Counter requests_refused_bytes{0};          // answered busy over request_bytes_per_uid or _total
   Counter requests_refused_bytes_per_uid{0};  // of those, over request_bytes_per_uid
-  Counter dropped_idle{0};         // closed by idle_timeout
-  Counter dropped_deadline{0};     // closed by read_deadline or write_deadline
-  Counter dropped_protocol{0};     // closed after an unreadable frame header
+  Counter dropped_idle{0};                    // closed by idle_timeout
+  Counter dropped_deadline{0};                // closed by read_deadline or write_deadline
+  Counter dropped_protocol{0};                // closed after an unreadable frame header
   // Summed over LOOKUP hits (and COMPILEs answered from the store): the served entry's
   // compile_time_us, what the cache spared its clients.
   Counter compile_microseconds_saved{0};
-  Counter compile_requests{0};     // COMPILE requests with a valid payload and key
-  Counter compile_store_hits{0};   // of those, answered from an entry already stored
-  Counter compile_stored{0};       // compiled images written to the store
+  Counter compile_requests{0};    // COMPILE requests with a valid payload and key
+  Counter compile_store_hits{0};  // of those, answered from an entry already stored
+  Counter compile_stored{0};      // compiled images written to the store
   // For the metrics endpoint (daemon/metrics/); STATS does not report them.
   LoadFailures load_failures;  // REPORT_FAILUREs by their CUresult
   OpLatency latency;           // per op, from a request's frame read to its reply written

@@ -4,8 +4,8 @@
 
 namespace jitcache::daemon::store {
 
-void DriverLog::merge_locked(Times& times, std::size_t limit, std::uint32_t driver_api,
-                             const std::string& driver_build, std::int64_t at_ms) {
+void DriverLog::merge_locked(Times& times, std::size_t limit, std::uint32_t driver_api, const std::string& driver_build,
+                             std::int64_t at_ms) {
   Driver driver{driver_api, driver_build};
   if (auto it = times.find(driver); it != times.end()) {
     it->second = std::max(it->second, at_ms);

@@ -1,8 +1,8 @@
 #include <daemon/store/eviction.hpp>
 
 #include <algorithm>
-#include <string>
 #include <common/result.hpp>
+#include <string>
 
 namespace jitcache::daemon::store {
 
@@ -22,8 +22,7 @@ constexpr char k_stale_candidates_sql[] =
     "SELECT e.id, e.stored_size FROM drivers AS d JOIN entries AS e"
     " ON e.driver_api = d.driver_api AND e.driver_build = d.driver_build"
     " WHERE d.last_asked_at_ms < ?12 ORDER BY e.last_used_at_ms, e.id LIMIT ?1";
-constexpr char k_lru_candidates_sql[] =
-    "SELECT id, stored_size FROM entries ORDER BY last_used_at_ms, id LIMIT ?1";
+constexpr char k_lru_candidates_sql[] = "SELECT id, stored_size FROM entries ORDER BY last_used_at_ms, id LIMIT ?1";
 constexpr char k_delete_sql[] = "DELETE FROM entries WHERE id = ?1";
 
 struct Candidate {

@@ -26,7 +26,7 @@ namespace jitcache::daemon::store {
 inline constexpr std::uint64_t k_low_water_percent = 90;
 
 struct EvictionPolicy {
-  std::uint64_t max_size_bytes = 0;     // 0: no limit
+  std::uint64_t max_size_bytes = 0;        // 0: no limit
   std::int64_t stale_driver_after_ms = 0;  // 0: no driver is ever stale
 };
 

@@ -6,8 +6,7 @@ namespace jitcache::daemon::store {
 
 HotImageCache::HotImageCache(std::uint64_t budget_bytes) : m_budget(budget_bytes) {}
 
-HotImageCache::Image HotImageCache::find(std::int64_t id, const proto::Checksum128& checksum,
-                                         std::uint64_t raw_size) {
+HotImageCache::Image HotImageCache::find(std::int64_t id, const proto::Checksum128& checksum, std::uint64_t raw_size) {
   std::lock_guard lock(m_mutex);
   auto it = m_by_id.find(id);
   if (it == m_by_id.end() || it->second->checksum != checksum || it->second->image->size() != raw_size) {

@@ -27,9 +27,9 @@ std::vector<std::uint8_t> pack(const std::vector<int>& nibbles) {
 common::Result<KeyIdRange> key_id_range(std::string_view prefix, std::size_t min_digits) {
   if (prefix.size() < min_digits || prefix.size() > k_max_key_id_prefix_digits) {
     return common::make_error(common::ErrorCode::invalid_argument,
-                             "key id prefix \"" + std::string(prefix.substr(0, k_max_key_id_prefix_digits)) +
-                                 "\" must have " + std::to_string(min_digits) + " to " +
-                                 std::to_string(k_max_key_id_prefix_digits) + " hex digits");
+                              "key id prefix \"" + std::string(prefix.substr(0, k_max_key_id_prefix_digits)) +
+                                  "\" must have " + std::to_string(min_digits) + " to " +
+                                  std::to_string(k_max_key_id_prefix_digits) + " hex digits");
   }
   std::vector<int> nibbles;
   nibbles.reserve(prefix.size());
@@ -37,7 +37,8 @@ common::Result<KeyIdRange> key_id_range(std::string_view prefix, std::size_t min
     int value = hex_digit_value(c);
     if (value < 0) {
       return common::make_error(common::ErrorCode::invalid_argument,
-                               "key id prefix \"" + std::string(prefix) + "\" contains a character that is not a hex digit");
+                                "key id prefix \"" + std::string(prefix) +
+                                    "\" contains a character that is not a hex digit");
     }
     nibbles.push_back(value);
   }

@@ -38,7 +38,7 @@ std::string encode_list_cursor(const ListPosition& position) {
 common::Result<ListPosition> decode_list_cursor(std::string_view cursor) {
   auto invalid = [] {
     return common::make_error(common::ErrorCode::invalid_argument,
-                             "invalid LIST cursor: pass the next_cursor of the previous page unchanged");
+                              "invalid LIST cursor: pass the next_cursor of the previous page unchanged");
   };
   if (cursor.size() != k_encoded_size) return invalid();
 

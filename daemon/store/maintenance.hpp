@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/store/store.hpp>
 

@@ -3,8 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
-#include <string>
 #include <common/result.hpp>
+#include <string>
 
 namespace jitcache::daemon::store {
 

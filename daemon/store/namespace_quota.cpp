@@ -1,8 +1,8 @@
 #include <daemon/store/namespace_quota.hpp>
 
 #include <algorithm>
-#include <vector>
 #include <common/result.hpp>
+#include <vector>
 
 namespace jitcache::daemon::store {
 

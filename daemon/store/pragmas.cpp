@@ -2,8 +2,8 @@
 
 #include <sqlite3.h>
 
-#include <string>
 #include <common/result.hpp>
+#include <string>
 
 namespace jitcache::daemon::store {
 
@@ -43,9 +43,9 @@ Result<void> apply_pragmas(SqliteDb& db, ConnectionRole role, const PragmaOption
     auto mode = db.query_text("PRAGMA journal_mode = WAL", "switching the store database to WAL");
     JITCACHE_TRY(mode);
     if (*mode != "wal") {
-      return common::make_error(common::ErrorCode::unsupported,
-                               "the store database " + db.path().string() + " cannot use WAL (journal_mode is " +
-                                   *mode + "); is it on a network file system?");
+      return common::make_error(common::ErrorCode::unsupported, "the store database " + db.path().string() +
+                                                                    " cannot use WAL (journal_mode is " + *mode +
+                                                                    "); is it on a network file system?");
     }
   }
 
@@ -90,8 +90,8 @@ Result<std::string> run_integrity_pragma(SqliteDb& db, IntegrityPragma which) {
   const bool quick = which == IntegrityPragma::quick_check;
   const std::string sql = std::string(quick ? "PRAGMA quick_check(" : "PRAGMA integrity_check(") +
                           std::to_string(k_max_integrity_lines) + ")";
-  const std::string what = std::string(quick ? "running quick_check on " : "running integrity_check on ") +
-                           db.path().string();
+  const std::string what =
+      std::string(quick ? "running quick_check on " : "running integrity_check on ") + db.path().string();
   auto stmt = db.statement(sql);
   JITCACHE_TRY(stmt);
   std::string findings;

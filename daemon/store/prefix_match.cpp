@@ -49,8 +49,8 @@ Result<PrefixMatch> match_prefix(SqliteDb& db, PrefixScope scope, const KeyIdRan
 
 common::Error ambiguous_prefix(const std::string& prefix) {
   return common::make_error(common::ErrorCode::invalid_argument,
-                           "key id prefix " + prefix +
-                               " is ambiguous: it matches more than one key id; give more digits");
+                            "key id prefix " + prefix +
+                                " is ambiguous: it matches more than one key id; give more digits");
 }
 
 }  // namespace jitcache::daemon::store

@@ -11,10 +11,10 @@
 #include <functional>
 #include <optional>
 
+#include <common/result.hpp>
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 #include <proto/messages.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 

@@ -1,8 +1,8 @@
 #include <daemon/store/quarantine.hpp>
 
 #include <algorithm>
-#include <string>
 #include <common/result.hpp>
+#include <string>
 
 namespace jitcache::daemon::store {
 
@@ -80,8 +80,8 @@ Result<void> mark_quarantined(SqliteDb& writer, std::int64_t id, const FailureRe
 }
 
 // Records an untrusted uid's report of a shared entry; returns how many distinct uids reported it.
-Result<std::uint32_t> record_report(SqliteDb& writer, std::int64_t id, const FailureReport& report,
-                                    std::int64_t now_ms, const std::string& what) {
+Result<std::uint32_t> record_report(SqliteDb& writer, std::int64_t id, const FailureReport& report, std::int64_t now_ms,
+                                    const std::string& what) {
   {
     auto stmt = writer.statement(k_record_report_sql);
     JITCACHE_TRY(stmt);

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
-#include <daemon/store/set_aside.hpp>
 #include <common/result.hpp>
+#include <daemon/store/set_aside.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -21,9 +21,10 @@ Result<std::unique_ptr<StoreDatabase>> open_fresh(const SqliteStoreOptions& opti
   if (!std::filesystem::exists(options.path, ec)) return open_store_database(options);
   auto moved = set_aside_database(options.path, std::chrono::system_clock::now());
   JITCACHE_TRY(moved);
-  spdlog::error("store: the database {} is corrupt ({}); it was moved aside to {} for inspection and an empty "
-                "store replaces it (docs/operations.md \"Corruption\")",
-                options.path.string(), cause.message, moved->string());
+  spdlog::error(
+      "store: the database {} is corrupt ({}); it was moved aside to {} for inspection and an empty "
+      "store replaces it (docs/operations.md \"Corruption\")",
+      options.path.string(), cause.message, moved->string());
   return open_store_database(options);
 }
 
@@ -77,7 +78,8 @@ void RecoveringDatabase::check_files() {
     files = m_database->files;
     generation = m_generation;
   }
-  if (auto change = files->changed()) swap(generation, SwapKind::files_lost, common::make_error(ErrorCode::io, *change));
+  if (auto change = files->changed())
+    swap(generation, SwapKind::files_lost, common::make_error(ErrorCode::io, *change));
 }
 
 void RecoveringDatabase::swap(std::uint64_t generation, SwapKind kind, const common::Error& cause) {
@@ -102,11 +104,13 @@ void RecoveringDatabase::swap(std::uint64_t generation, SwapKind kind, const com
   } else {
     std::error_code ec;
     const bool there = std::filesystem::exists(m_options.path, ec);
-    spdlog::error("store: {} while jitcached was running: what was written since went to files that are no "
-                  "longer at their paths, and is lost; the store is reopened on {} (docs/operations.md "
-                  "\"The state directory\")",
-                  cause.message, there ? "the database now at " + m_options.path.string()
-                                       : "a new, empty database at " + m_options.path.string());
+    spdlog::error(
+        "store: {} while jitcached was running: what was written since went to files that are no "
+        "longer at their paths, and is lost; the store is reopened on {} (docs/operations.md "
+        "\"The state directory\")",
+        cause.message,
+        there ? "the database now at " + m_options.path.string()
+              : "a new, empty database at " + m_options.path.string());
     fresh = open_at_path(m_options);
     if (!fresh) spdlog::error("store: could not reopen the database: {}", fresh.error().message);
   }

@@ -107,8 +107,8 @@ class RecoveringDatabase {
   SwapHooks m_hooks;
   mutable std::mutex m_mutex;
   std::condition_variable m_changed;
-  unsigned m_active = 0;     // calls inside the gate
-  bool m_swapping = false;   // the gate is closed
+  unsigned m_active = 0;    // calls inside the gate
+  bool m_swapping = false;  // the gate is closed
   std::uint64_t m_generation = 0;
   std::unique_ptr<StoreDatabase> m_database;  // null only while a swap could not open a new one
   std::uint64_t m_resets = 0;
@@ -121,7 +121,7 @@ auto RecoveringDatabase::run(F&& fn) -> decltype(fn(std::declval<StoreDatabase&>
   auto result = [&]() -> decltype(fn(std::declval<StoreDatabase&>())) {
     if (entry.database == nullptr) {
       return common::make_error(common::ErrorCode::corrupt,
-                               "the store database could not be recreated after a corruption");
+                                "the store database could not be recreated after a corruption");
     }
     return fn(*entry.database);
   }();

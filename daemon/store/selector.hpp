@@ -41,7 +41,7 @@ class Selector {
   static Selector key_id_prefix(std::string prefix);
 
   Kind kind() const { return m_kind; }
-  const proto::Digest256& id() const { return m_id; }  // kind key_id or fast_key_id
+  const proto::Digest256& id() const { return m_id; }     // kind key_id or fast_key_id
   const std::string& prefix() const { return m_prefix; }  // kind key_id_prefix
   const std::optional<AskedDriver>& driver() const { return m_driver; }
 

@@ -24,7 +24,7 @@ std::string utc_time_stamp(std::chrono::system_clock::time_point when) {
 }
 
 common::Result<std::filesystem::path> set_aside_database(const std::filesystem::path& database,
-                                                        std::chrono::system_clock::time_point when) {
+                                                         std::chrono::system_clock::time_point when) {
   const std::string base = database.string() + ".corrupt-" + utc_time_stamp(when);
   std::filesystem::path target(base);
   std::error_code ec;
@@ -34,8 +34,8 @@ common::Result<std::filesystem::path> set_aside_database(const std::filesystem::
   }
   std::filesystem::rename(database, target, ec);
   if (ec) {
-    return common::make_error(common::ErrorCode::io,
-                             "cannot move " + database.string() + " aside to " + target.string() + ": " + ec.message());
+    return common::make_error(common::ErrorCode::io, "cannot move " + database.string() + " aside to " +
+                                                         target.string() + ": " + ec.message());
   }
   for (const char* suffix : {"-wal", "-shm"}) {
     const auto from = with_suffix(database, suffix);

@@ -24,6 +24,6 @@ std::string utc_time_stamp(std::chrono::system_clock::time_point when);
 // -wal or -shm that is missing is fine, one that cannot be renamed is removed so that it cannot
 // be mistaken for the fresh database's.
 common::Result<std::filesystem::path> set_aside_database(const std::filesystem::path& database,
-                                                        std::chrono::system_clock::time_point when);
+                                                         std::chrono::system_clock::time_point when);
 
 }  // namespace jitcache::daemon::store

@@ -2,8 +2,8 @@
 
 #include <sqlite3.h>
 
-#include <utility>
 #include <common/result.hpp>
+#include <utility>
 
 namespace jitcache::daemon::store {
 
@@ -187,7 +187,7 @@ Result<std::string> SqliteDb::query_text(std::string_view sql, std::string_view 
 }
 
 Result<std::optional<ImageBuffer>> SqliteDb::read_blob(const char* table, const char* column, std::int64_t rowid,
-                                                      std::string_view what) {
+                                                       std::string_view what) {
   sqlite3_blob* blob = nullptr;
   int rc = sqlite3_blob_open(m_db, "main", table, column, rowid, 0, &blob);
   if (rc != SQLITE_OK) {

@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 #include <daemon/store/image_buffer.hpp>
 

@@ -4,8 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <utility>
 #include <common/result.hpp>
+#include <utility>
 
 namespace jitcache::daemon::store {
 

@@ -131,8 +131,7 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
                                       const Visibility& who);
   Result<LookupOutcome> lookup_prefix(StoreDatabase& db, const std::string& prefix, const Visibility& who);
   // true when this call deleted it (false: already gone or replaced, or the delete failed).
-  bool discard_corrupt_entry(StoreDatabase& db, std::int64_t id, const proto::EntryInfo& info,
-                             std::string_view reason);
+  bool discard_corrupt_entry(StoreDatabase& db, std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
   // Under m_writer_mutex, after the commit that replaced or deleted the row: drops its cached image
   // and tells the RowDropped listener.
   void drop_row(std::int64_t id);

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include <daemon/store/namespace_quota.hpp>
 #include <common/result.hpp>
+#include <daemon/store/namespace_quota.hpp>
 
 namespace jitcache::daemon::store {
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <common/result.hpp>
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/list_cursor.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -25,7 +25,8 @@ namespace {
 // key_id range, whose lower end the caller has already moved past the position.
 const std::string k_list_filters =
     " AND (?4 = '' OR arch = ?4) AND (?5 = 0 OR driver_api = ?5) AND (?6 = '' OR driver_build = ?6)"
-    " AND (?7 = 1 OR namespace IN (0, ?8)) AND (?11 = 0 OR " + std::string(k_stale_condition_sql) + ")";
+    " AND (?7 = 1 OR namespace IN (0, ?8)) AND (?11 = 0 OR " +
+    std::string(k_stale_condition_sql) + ")";
 const std::string k_list_sql = std::string("SELECT ") + k_entry_columns +
                                " FROM entries WHERE (key_id, namespace) > (?1, ?2) AND key_id < ?3" + k_list_filters +
                                " ORDER BY key_id, namespace LIMIT ?9";
@@ -77,7 +78,8 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
   }
   return m_database->run([&](StoreDatabase& db) -> Result<ListPage> {
     auto reader = db.readers.acquire();
-    auto stmt = reader->statement(query.namespace_id ? std::string_view(k_list_namespace_sql) : std::string_view(k_list_sql));
+    auto stmt =
+        reader->statement(query.namespace_id ? std::string_view(k_list_namespace_sql) : std::string_view(k_list_sql));
     JITCACHE_TRY(stmt);
     Statement& s = **stmt;
     // With a fixed namespace N, "(key_id, N) after start" is "key_id >= start.key_id" when N is above
@@ -108,7 +110,9 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
         break;
       }
       auto row = read_entry_row(s);
-      if (!row) return make_error(ErrorCode::corrupt, "listing entries: a row has a key id, digest or checksum of the wrong size");
+      if (!row)
+        return make_error(ErrorCode::corrupt,
+                          "listing entries: a row has a key id, digest or checksum of the wrong size");
       page.entries.push_back(std::move(row->info));
     }
     return page;

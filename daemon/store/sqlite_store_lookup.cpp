@@ -7,11 +7,11 @@
 #include <string>
 #include <utility>
 
+#include <common/result.hpp>
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/prefix_match.hpp>
 #include <daemon/store/verified_image.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -85,7 +85,8 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
       }
       auto read = read_entry_row(**stmt);
       if (!read) {
-        return make_error(ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
+        return make_error(ErrorCode::corrupt,
+                          what + ": an entries row has a key id, digest or checksum of the wrong size");
       }
       row = std::move(*read);
     }

@@ -18,7 +18,7 @@ struct SqliteStoreOptions {
   // How long a statement waits for a lock another process holds (e.g. an operator's sqlite3
   // shell) before the call fails with ErrorCode::unavailable.
   std::chrono::milliseconds busy_timeout{5000};
-  std::int64_t cache_size_kib = 16 * 1024;  // page cache per connection
+  std::int64_t cache_size_kib = 16 * 1024;     // page cache per connection
   std::int64_t reader_mmap_bytes = 2ll << 30;  // memory-mapped reads per reader connection (pragmas.hpp)
   // Budget of the in-memory cache of recently served images (config key hot_cache_size); 0: none.
   std::uint64_t hot_cache_bytes = 256ull << 20;

@@ -5,8 +5,8 @@
 #include <string>
 #include <utility>
 
-#include <daemon/store/entry_row.hpp>
 #include <common/result.hpp>
+#include <daemon/store/entry_row.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -46,7 +46,8 @@ Result<std::optional<EntryRow>> SqliteStore::read_row(StoreDatabase& db, const s
   JITCACHE_TRY(has_row);
   if (!*has_row) return std::optional<EntryRow>();
   auto row = read_entry_row(**stmt);
-  if (!row) return make_error(ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
+  if (!row)
+    return make_error(ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
   return std::optional<EntryRow>(std::move(*row));
 }
 

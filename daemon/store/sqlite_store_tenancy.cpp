@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include <daemon/store/quarantine.hpp>
 #include <common/result.hpp>
+#include <daemon/store/quarantine.hpp>
 
 namespace jitcache::daemon::store {
 

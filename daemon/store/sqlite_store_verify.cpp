@@ -5,10 +5,10 @@
 #include <string>
 #include <utility>
 
+#include <common/result.hpp>
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/verified_image.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -56,7 +56,9 @@ Result<VerifyBatch> SqliteStore::verify_entries(std::int64_t after_id, unsigned 
         if (!*has_row) break;
         ++rows;
         auto row = read_entry_row(**stmt);
-        if (!row) return common::make_error(common::ErrorCode::corrupt, what + ": an entries row has a key id, digest or checksum of the wrong size");
+        if (!row)
+          return common::make_error(common::ErrorCode::corrupt,
+                                    what + ": an entries row has a key id, digest or checksum of the wrong size");
         batch.last_id = row->id;
         auto blob = db->read_blob("blobs", "data", row->id, what);
         JITCACHE_TRY(blob);

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <common/result.hpp>
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/prefix_match.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -51,9 +51,8 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
   // Rationale: compressed here, before the writer lock, so one PUT's zstd run never makes other
   // writers wait; only the SQLite writes happen under the lock.
   const EncodedImage encoded = encode_image(input.image, m_compression_level);
-  const proto::Bytes stored = encoded.codec == Codec::raw
-                                  ? input.image
-                                  : proto::Bytes(encoded.compressed.data(), encoded.compressed.size());
+  const proto::Bytes stored =
+      encoded.codec == Codec::raw ? input.image : proto::Bytes(encoded.compressed.data(), encoded.compressed.size());
   const auto raw_size = static_cast<std::int64_t>(input.image.size());
   const auto stored_size = static_cast<std::int64_t>(stored.size());
   const std::int64_t now = m_clock();

@@ -21,10 +21,10 @@
 #include <variant>
 #include <vector>
 
+#include <common/result.hpp>
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 #include <proto/messages.hpp>
-#include <common/result.hpp>
 
 #include <daemon/store/image_buffer.hpp>
 #include <daemon/store/image_codec.hpp>
@@ -73,12 +73,12 @@ using LookupOutcome = std::variant<Hit, Miss>;
 inline bool is_hit(const LookupOutcome& outcome) { return std::holds_alternative<Hit>(outcome); }
 
 struct PutInput {
-  proto::KeyFields key;            // already validated by the caller (proto::validate_key)
+  proto::KeyFields key;  // already validated by the caller (proto::validate_key)
   std::uint32_t namespace_id = k_shared_namespace;
   std::string producer;
   std::uint64_t compile_time_us = 0;
-  proto::Bytes image;              // raw image bytes; must stay valid for the duration of put()
-                                   // (the store compresses them itself: image_codec.hpp)
+  proto::Bytes image;  // raw image bytes; must stay valid for the duration of put()
+                       // (the store compresses them itself: image_codec.hpp)
   // The writer's XXH3-128 of the source (PUT's content_fast): indexes the entry for lookups by fast
   // key. Every entry has one (schema 7, docs/entry-format.md), so a fast-key miss is final.
   proto::Checksum128 content_fast;
@@ -91,13 +91,13 @@ struct PutOutcome {
 };
 
 struct ListQuery {
-  std::string arch;                 // empty: any
-  std::uint32_t driver_api = 0;     // 0: any
-  std::string driver_build;         // empty: any
+  std::string arch;                           // empty: any
+  std::uint32_t driver_api = 0;               // 0: any
+  std::string driver_build;                   // empty: any
   std::optional<std::uint32_t> namespace_id;  // only this namespace (still within visibility)
-  std::string key_id_prefix;        // empty or hex
-  std::uint32_t limit = 100;        // 1..proto::k_max_list_limit
-  std::string cursor;               // "" or a next_cursor from a previous page
+  std::string key_id_prefix;                  // empty or hex
+  std::uint32_t limit = 100;                  // 1..proto::k_max_list_limit
+  std::string cursor;                         // "" or a next_cursor from a previous page
   // Only entries of a driver no client has asked for within stale_driver_after: the ones eviction
   // takes first (LIST's trailing stale_only, `jitcache ls --stale`).
   bool stale_only = false;

@@ -5,11 +5,11 @@
 #include <string>
 #include <utility>
 
+#include <common/result.hpp>
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/image_codec.hpp>
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
-#include <common/result.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -22,7 +22,8 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
   }
   if (options.compression_level < 0 || options.compression_level > config::k_max_compression_level) {
     return make_error(ErrorCode::invalid_argument, "compression level " + std::to_string(options.compression_level) +
-                                                       " is not within 0.." + std::to_string(config::k_max_compression_level));
+                                                       " is not within 0.." +
+                                                       std::to_string(config::k_max_compression_level));
   }
   const PragmaOptions pragmas{options.busy_timeout, options.cache_size_kib, options.reader_mmap_bytes};
 
@@ -34,8 +35,8 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
     auto verdict = run_integrity_pragma(*writer, IntegrityPragma::quick_check);
     JITCACHE_TRY(verdict);
     if (*verdict != k_integrity_ok) {
-      return make_error(ErrorCode::corrupt, "the store database " + options.path.string() +
-                                                " fails PRAGMA quick_check: " + *verdict);
+      return make_error(ErrorCode::corrupt,
+                        "the store database " + options.path.string() + " fails PRAGMA quick_check: " + *verdict);
     }
   }
   if (auto r = migrate(*writer); !r) return r.error();

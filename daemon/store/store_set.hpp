@@ -23,9 +23,9 @@ struct StoreSet {
   StoreSet(Store& s, Maintenance& m, Tenancy& t, PublishSource& p)
       : serving(s), maintenance(m), tenancy(t), publish_source(p) {}
   template <class AllFour>
-    requires std::derived_from<AllFour, Store> && std::derived_from<AllFour, Maintenance> &&
-             std::derived_from<AllFour, Tenancy> && std::derived_from<AllFour, PublishSource>
-  StoreSet(AllFour& all)  // NOLINT(google-explicit-constructor): one object serving every role
+  requires std::derived_from<AllFour, Store> && std::derived_from<AllFour, Maintenance> &&
+      std::derived_from<AllFour, Tenancy> && std::derived_from<AllFour, PublishSource>
+      StoreSet(AllFour& all)  // NOLINT(google-explicit-constructor): one object serving every role
       : StoreSet(all, all, all, all) {}
 };
 

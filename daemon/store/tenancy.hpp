@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <common/result.hpp>
 #include <proto/digest.hpp>
 #include <proto/messages.hpp>
-#include <common/result.hpp>
 
 #include <daemon/store/store.hpp>
 
@@ -39,7 +39,7 @@ struct NamespaceTotals {
 struct FailureReport {
   std::uint32_t cu_result = 0;
   proto::FailureStage stage = proto::FailureStage::load;
-  std::string detail;             // free text, at most proto::k_max_failure_detail_length bytes
+  std::string detail;              // free text, at most proto::k_max_failure_detail_length bytes
   std::uint32_t reporter_uid = 0;  // from SO_PEERCRED
 };
 

@@ -12,7 +12,7 @@ struct Totals {
   std::uint64_t bytes_raw = 0;
   std::uint64_t bytes_stored = 0;
   std::uint64_t entries_quarantined = 0;  // now, in every namespace
-  std::uint64_t corrupt_entries = 0;  // removed since open because their checksum failed
+  std::uint64_t corrupt_entries = 0;      // removed since open because their checksum failed
   // The in-memory cache of recently served images (SqliteStore: hot_image_cache.hpp); all 0 for a
   // store without one. Hits and misses count lookups of live entries since open.
   std::uint64_t hot_cache_hits = 0;

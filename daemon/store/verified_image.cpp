@@ -5,7 +5,8 @@
 
 namespace jitcache::daemon::store {
 
-std::variant<ImageBuffer, DecodeFailure> verified_image(const proto::EntryInfo& info, std::optional<ImageBuffer> stored) {
+std::variant<ImageBuffer, DecodeFailure> verified_image(const proto::EntryInfo& info,
+                                                        std::optional<ImageBuffer> stored) {
   if (!is_known_codec(info.codec)) {
     return DecodeFailure{true, "codec " + std::to_string(info.codec) + " is unknown to this jitcached"};
   }

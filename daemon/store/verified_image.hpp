@@ -16,6 +16,7 @@
 namespace jitcache::daemon::store {
 
 // `stored`: the blob as read; nullopt when the entry has no blob row.
-std::variant<ImageBuffer, DecodeFailure> verified_image(const proto::EntryInfo& info, std::optional<ImageBuffer> stored);
+std::variant<ImageBuffer, DecodeFailure> verified_image(const proto::EntryInfo& info,
+                                                        std::optional<ImageBuffer> stored);
 
 }  // namespace jitcache::daemon::store

@@ -1,5 +1,5 @@
-#include <daemon/store/verify.hpp>
 #include <common/result.hpp>
+#include <daemon/store/verify.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -22,8 +22,7 @@ Result<VerifyReport> run_verify(Maintenance& store, std::size_t max_listed) {
     if (batch->done) break;
     after_id = batch->last_id;
   }
-  report.duration =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   return report;
 }
 

@@ -22,7 +22,7 @@ namespace jitcache::daemon::store {
 inline constexpr unsigned k_verify_page_entries = 32;
 
 struct VerifyReport {
-  std::string integrity;            // integrity_check's "ok", or its first findings
+  std::string integrity;  // integrity_check's "ok", or its first findings
   std::uint64_t entries_checked = 0;
   std::uint64_t entries_removed = 0;
   std::vector<RemovedEntry> removed;  // the first `max_listed` of them

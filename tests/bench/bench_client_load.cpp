@@ -31,12 +31,12 @@
 
 #include <client/src/transport/daemon_client.hpp>
 
-#include <tests/support/child_process.hpp>
 #include <tests/bench/client_load_child.hpp>
 #include <tests/bench/client_load_report.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/bench/log_tail.hpp>
 #include <tests/bench/machine_info.hpp>
+#include <tests/support/child_process.hpp>
+#include <tests/support/daemon_process.hpp>
 #include <tests/support/ptx_entries.hpp>
 #include <tests/support/temp_dir.hpp>
 
@@ -79,12 +79,9 @@ struct DriverCache {
 };
 
 std::vector<EnvChange> child_env(const std::string& socket, const DriverCache& cache) {
-  return {{"JITCACHE_SOCKET", socket},
-          {"JITCACHE_QUIET", "1"},
-          {"JITCACHE_DISABLE", std::nullopt},
-          {"JITCACHE_CONFIG", std::nullopt},
-          {"CUDA_CACHE_PATH", cache.path},
-          {"CUDA_CACHE_DISABLE", cache.enabled ? "0" : "1"}};
+  return {{"JITCACHE_SOCKET", socket},        {"JITCACHE_QUIET", "1"},
+          {"JITCACHE_DISABLE", std::nullopt}, {"JITCACHE_CONFIG", std::nullopt},
+          {"CUDA_CACHE_PATH", cache.path},    {"CUDA_CACHE_DISABLE", cache.enabled ? "0" : "1"}};
 }
 
 // The fields of a child's RESULT line.
@@ -182,9 +179,9 @@ class ModuleBench {
 
   ModuleFigures run() {
     const unsigned repeat = m_options.repeat != 0 ? m_options.repeat : default_repeat(m_figures.name);
-    const unsigned cold_repeat = m_options.cold_repeat != 0               ? m_options.cold_repeat
+    const unsigned cold_repeat = m_options.cold_repeat != 0            ? m_options.cold_repeat
                                  : m_figures.name == "cub_kernels.ptx" ? std::min(repeat, 3u)
-                                                                          : repeat;
+                                                                       : repeat;
     progress("priming the cache");
     prime();
     progress("warming the driver's compute cache");
@@ -339,7 +336,8 @@ int run(BenchOptions options, const std::string& command) {
   print_targets(std::cout, checks);
 
   if (const int status = daemon.stop(); status != 0) {
-    std::cerr << "jitcached exited with status " << status << " after SIGTERM:\n" << log_tail(daemon.log_path()) << "\n";
+    std::cerr << "jitcached exited with status " << status << " after SIGTERM:\n"
+              << log_tail(daemon.log_path()) << "\n";
     return 1;
   }
   if (any_failure) {
@@ -360,15 +358,19 @@ int main(int argc, char** argv) {
   std::string child_mode;
   ChildRequest child;
 
-  CLI::App app{"Time from the load call to a usable CUmodule through libjitcache, against the driver's own paths "
-               "(docs/benchmarks.md)"};
-  app.add_option("--corpus", options.corpus, "Directory of the PTX corpus ($JITCACHE_CORPUS_DIR)")->capture_default_str();
+  CLI::App app{
+      "Time from the load call to a usable CUmodule through libjitcache, against the driver's own paths "
+      "(docs/benchmarks.md)"};
+  app.add_option("--corpus", options.corpus, "Directory of the PTX corpus ($JITCACHE_CORPUS_DIR)")
+      ->capture_default_str();
   app.add_option("--daemon", options.daemon, "The jitcached to start ($JITCACHE_DAEMON_PATH)")->capture_default_str();
   app.add_option("--repeat", options.repeat, "Samples per path (default 7 for small and mid, 5 for cub)")
       ->check(CLI::Range(1u, 1000u));
   app.add_option("--cold-repeat", options.cold_repeat, "Samples of the cold JIT (default: 3 for cub, else --repeat)")
       ->check(CLI::Range(1u, 1000u));
-  app.add_option("--modules", options.modules, "Corpus modules, comma-separated")->delimiter(',')->capture_default_str();
+  app.add_option("--modules", options.modules, "Corpus modules, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
   // The per-sample child (client_load_child.hpp); not for people.
   app.add_option("--child", child_mode)->group("");
   app.add_option("--module", child.module_path)->group("");

@@ -30,11 +30,11 @@
 #include <daemon/compile/worker_path.hpp>
 #include <proto/jit_options.hpp>
 
-#include <tests/support/child_process.hpp>
 #include <tests/bench/client_load_child.hpp>
 #include <tests/bench/cold_start_wave.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/bench/machine_info.hpp>
+#include <tests/support/child_process.hpp>
+#include <tests/support/daemon_process.hpp>
 #include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
@@ -55,12 +55,14 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 
 std::string outcomes_text(const WaveResult& wave) {
   std::string text;
-  for (const auto& [outcome, count] : wave.outcomes) text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + outcome;
+  for (const auto& [outcome, count] : wave.outcomes)
+    text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + outcome;
   return text;
 }
 
 void print_wave(const std::string& name, const WaveResult& wave, double one_compile, const std::string& compiles) {
-  const double slowest = wave.load_seconds.empty() ? 0 : *std::max_element(wave.load_seconds.begin(), wave.load_seconds.end());
+  const double slowest =
+      wave.load_seconds.empty() ? 0 : *std::max_element(wave.load_seconds.begin(), wave.load_seconds.end());
   std::printf("  %-14s %4u processes  wall %7.2f s  (%5.2fx one compile)  slowest load %7.2f s  compiles %s%s%s\n",
               name.c_str(), wave.processes, wave.wall_seconds, one_compile > 0 ? wave.wall_seconds / one_compile : 0.0,
               slowest, compiles.c_str(), wave.outcomes.empty() ? "" : "  outcomes: ", outcomes_text(wave).c_str());
@@ -96,7 +98,8 @@ double nvjitlink_wave(daemon::compile::CompileRunner& runner, const daemon::comp
 }
 
 int run(const Options& options) {
-  const auto probe = testing::run_child({testing::self_executable(), "--child", "probe"}, {}, std::chrono::seconds(120));
+  const auto probe =
+      testing::run_child({testing::self_executable(), "--child", "probe"}, {}, std::chrono::seconds(120));
   if (probe.status == k_skip_status) {
     std::cout << probe.output;
     return k_skip_status;
@@ -104,11 +107,12 @@ int run(const Options& options) {
   const std::string ptx = testing::read_file(options.module);
   const std::vector<std::uint8_t> ptx_bytes(ptx.begin(), ptx.end());
 
-  daemon::compile::CompileRunner runner(options.worker, daemon::compile::CompileLimits{
-                                                            std::chrono::seconds(600), 0, std::chrono::seconds(600)});
+  daemon::compile::CompileRunner runner(options.worker, daemon::compile::CompileLimits{std::chrono::seconds(600), 0,
+                                                                                       std::chrono::seconds(600)});
   auto toolkit = runner.probe_toolkit();
   if (!toolkit) {
-    std::cerr << "bench_cold_start: the compile worker " << options.worker << " does not run: " << toolkit.error().message << "\n";
+    std::cerr << "bench_cold_start: the compile worker " << options.worker
+              << " does not run: " << toolkit.error().message << "\n";
     return 1;
   }
   daemon::compile::CompileInput input{options.arch, 13000, proto::default_option_text(), ptx_bytes};
@@ -124,8 +128,8 @@ int run(const Options& options) {
   std::cout << "machine:  " << machine.cpu_model << ", " << machine.online_cpus << " CPUs, " << machine.memory_mib
             << " MiB, " << machine.kernel << "\n"
             << probe.output << "module:   " << options.module << " (" << ptx.size() << " bytes)\n"
-            << "nvJitLink " << daemon::compile::to_string(*toolkit) << " (" << options.worker << "), arch " << options.arch
-            << "\n\n";
+            << "nvJitLink " << daemon::compile::to_string(*toolkit) << " (" << options.worker << "), arch "
+            << options.arch << "\n\n";
 
   const auto one_start = Clock::now();
   const auto one = runner.run(job);
@@ -144,15 +148,17 @@ int run(const Options& options) {
     testing::TempDir state("jitcache-bench-cold-start-daemon");
     testing::DaemonProcess daemon(state);
     daemon.start();
-    const std::vector<EnvChange> env{{"JITCACHE_SOCKET", daemon.socket_path()}, {"CUDA_CACHE_DISABLE", "1"},
+    const std::vector<EnvChange> env{{"JITCACHE_SOCKET", daemon.socket_path()},
+                                     {"CUDA_CACHE_DISABLE", "1"},
                                      {"JITCACHE_DISABLE", std::nullopt}};
     const WaveResult wave = run_wave(ChildMode::jitcache, options.module, env, options.processes);
     auto client = daemon.client();
     jitcache_compiles = stat(client, "compiles");
     jitcache_wall = wave.wall_seconds;
     print_wave("jitcache", wave, one_compile,
-               std::to_string(jitcache_compiles) + " by the daemon (" + std::to_string(stat(client, "single_flight_joins")) +
-                   " joined), " + std::to_string(wave.outcomes.count("compiled_locally") ? wave.outcomes.at("compiled_locally") : 0) +
+               std::to_string(jitcache_compiles) + " by the daemon (" +
+                   std::to_string(stat(client, "single_flight_joins")) + " joined), " +
+                   std::to_string(wave.outcomes.count("compiled_locally") ? wave.outcomes.at("compiled_locally") : 0) +
                    " by clients");
     ok = ok && wave.failures.empty();
   }
@@ -173,7 +179,8 @@ int run(const Options& options) {
   }
   {
     testing::TempDir cache("jitcache-bench-cold-start-cuda-cache");
-    const std::vector<EnvChange> env{{"CUDA_CACHE_DISABLE", "0"}, {"CUDA_CACHE_PATH", cache.path()},
+    const std::vector<EnvChange> env{{"CUDA_CACHE_DISABLE", "0"},
+                                     {"CUDA_CACHE_PATH", cache.path()},
                                      {"CUDA_CACHE_MAXSIZE", "4294967296"}};
     const WaveResult wave = run_wave(ChildMode::driver, options.module, env, options.processes);
     print_wave("driver cache", wave, one_compile, "(not reported by the driver)");
@@ -201,10 +208,13 @@ int main(int argc, char** argv) {
   std::string child_mode;
   ChildRequest child;
 
-  CLI::App app{"N processes cold-starting on one module at once: jitcached's single compile against every process "
-               "compiling (docs/benchmarks.md)"};
+  CLI::App app{
+      "N processes cold-starting on one module at once: jitcached's single compile against every process "
+      "compiling (docs/benchmarks.md)"};
   app.add_option("--module", options.module, "The PTX module")->capture_default_str();
-  app.add_option("--processes", options.processes, "Processes per wave")->check(CLI::Range(1u, 256u))->capture_default_str();
+  app.add_option("--processes", options.processes, "Processes per wave")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
   app.add_option("--daemon", options.daemon, "The jitcached to start ($JITCACHE_DAEMON_PATH)")->capture_default_str();
   app.add_option("--worker", options.worker, "The jitcache-compile to time (default: beside the daemon)");
   app.add_option("--arch", options.arch, "The arch the nvJitLink wave compiles for")->capture_default_str();

@@ -54,8 +54,8 @@ bool compile_corpus(const std::string& dir, const std::string& arch, std::vector
     job.ptx = read_file(path);
     auto reply = daemon::compile_worker::compile_with_nvjitlink(job);
     if (reply.status != daemon::compile::ReplyStatus::compiled) {
-      std::fprintf(stderr, "bench_compression: %s did not compile for %s (nvJitLink result %u)\n",
-                   path.c_str(), arch.c_str(), reply.nvjitlink_result);
+      std::fprintf(stderr, "bench_compression: %s did not compile for %s (nvJitLink result %u)\n", path.c_str(),
+                   arch.c_str(), reply.nvjitlink_result);
       return false;
     }
     out.push_back(Image{path.stem().string() + " (" + arch + ")", std::move(reply.payload)});
@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   std::vector<Image> images;
-  for (const auto& path : cubins) images.push_back(Image{std::filesystem::path(path).filename().string(), read_file(path)});
+  for (const auto& path : cubins)
+    images.push_back(Image{std::filesystem::path(path).filename().string(), read_file(path)});
   if (images.empty()) {
 #ifdef JITCACHE_BENCH_NVJITLINK
     if (corpus.empty() || !compile_corpus(corpus, arch, images)) return 1;
@@ -126,8 +127,8 @@ int main(int argc, char** argv) {
         });
       }
       const double mb = static_cast<double>(raw.size()) / 1e6;
-      std::printf("%-28s %5d %10zu %10zu %6.2fx %8.0f MB/s %8.0f MB/s\n", image.name.c_str(), level, raw.size(),
-                  stored, static_cast<double>(raw.size()) / static_cast<double>(stored), mb / compress_s,
+      std::printf("%-28s %5d %10zu %10zu %6.2fx %8.0f MB/s %8.0f MB/s\n", image.name.c_str(), level, raw.size(), stored,
+                  static_cast<double>(raw.size()) / static_cast<double>(stored), mb / compress_s,
                   raw_kept ? 0.0 : mb / decompress_s);
     }
   }

@@ -47,7 +47,9 @@ double median(std::vector<double> values) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS] [PAUSE_MS] [SPIN_US]\n");
+    std::fprintf(
+        stderr,
+        "usage: bench_connection_setup SOCKET|--start-daemon [IMAGE_BYTES] [CONNECTIONS] [PAUSE_MS] [SPIN_US]\n");
     return 2;
   }
   testing::TempDir state;
@@ -107,9 +109,10 @@ int main(int argc, char** argv) {
     first_us.push_back(microseconds(t1, t2));
     second_us.push_back(microseconds(t2, t3));
   }
-  std::printf("image %zu B, %d connections, %lld ms apart, reply spin %lld us (medians): connect %.1f us, "
-              "first LOOKUP on the connection %.1f us, second %.1f us\n",
-              size, connections, static_cast<long long>(pause.count()), static_cast<long long>(options.reply_spin.count()),
-              median(connect_us), median(first_us), median(second_us));
+  std::printf(
+      "image %zu B, %d connections, %lld ms apart, reply spin %lld us (medians): connect %.1f us, "
+      "first LOOKUP on the connection %.1f us, second %.1f us\n",
+      size, connections, static_cast<long long>(pause.count()), static_cast<long long>(options.reply_spin.count()),
+      median(connect_us), median(first_us), median(second_us));
   return 0;
 }

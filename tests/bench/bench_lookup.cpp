@@ -23,7 +23,6 @@
 #include <proto/key.hpp>
 
 #include <tests/bench/cell_figures.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/bench/load_runner.hpp>
 #include <tests/bench/log_tail.hpp>
 #include <tests/bench/lookup_report.hpp>
@@ -32,6 +31,7 @@
 #include <tests/bench/process_usage.hpp>
 #include <tests/bench/redis_connection.hpp>
 #include <tests/bench/redis_server.hpp>
+#include <tests/support/daemon_process.hpp>
 #include <tests/support/sample_cubin.hpp>
 #include <tests/support/temp_dir.hpp>
 
@@ -348,8 +348,9 @@ int run(const BenchOptions& options, RunDescription description) {
 int main(int argc, char** argv) {
   using namespace jitcache::bench;
   BenchOptions options;
-  CLI::App app{"LOOKUP throughput and latency of jitcached against GET of a private redis-server "
-               "(docs/benchmarks.md)"};
+  CLI::App app{
+      "LOOKUP throughput and latency of jitcached against GET of a private redis-server "
+      "(docs/benchmarks.md)"};
   app.add_option("--seconds", options.seconds, "Measurement window per cell, in seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

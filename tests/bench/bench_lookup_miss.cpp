@@ -26,11 +26,11 @@
 #include <proto/jit_options.hpp>
 #include <proto/key.hpp>
 
-#include <tests/support/daemon_process.hpp>
 #include <tests/bench/load_runner.hpp>
 #include <tests/bench/log_tail.hpp>
 #include <tests/bench/machine_info.hpp>
 #include <tests/bench/process_usage.hpp>
+#include <tests/support/daemon_process.hpp>
 #include <tests/support/sample_cubin.hpp>
 #include <tests/support/temp_dir.hpp>
 
@@ -44,9 +44,9 @@ struct BenchOptions {
   double seconds = 3.0;
   double warm_up = 0.5;
   std::vector<unsigned> clients{1, 8};
-  unsigned entries = 1000;   // stored first, so that the misses walk a populated index
+  unsigned entries = 1000;    // stored first, so that the misses walk a populated index
   unsigned miss_keys = 4096;  // distinct missing keys, walked round-robin by every client
-  std::string socket;        // empty: start jitcached ourselves
+  std::string socket;         // empty: start jitcached ourselves
 };
 
 // How a client looks up a key that is not stored.
@@ -196,7 +196,8 @@ Cell measure(const BenchOptions& options, const std::string& socket, pid_t daemo
   // is per miss within a request or two.
   const auto misses = static_cast<double>(cell.load.requests);
   if (misses > 0) {
-    if (start && end) cell.daemon_cpu_us_per_miss = static_cast<double>((end->cpu_time - start->cpu_time).count()) / misses;
+    if (start && end)
+      cell.daemon_cpu_us_per_miss = static_cast<double>((end->cpu_time - start->cpu_time).count()) / misses;
     cell.misses_counted_per_miss = static_cast<double>(misses_after - misses_before) / misses;
   }
   return cell;
@@ -206,7 +207,8 @@ void print_header(std::ostream& out) {
   out << std::left << std::setw(20) << "pattern" << std::right << std::setw(8) << "clients" << std::setw(10)
       << "LOOKUPs" << std::setw(12) << "misses/s" << std::setw(12) << "LOOKUPs/s" << std::setw(10) << "mean us"
       << std::setw(10) << "p50 us" << std::setw(10) << "p99 us" << std::setw(14) << "daemon CPU us" << std::setw(10)
-      << "counted" << "\n";
+      << "counted"
+      << "\n";
 }
 
 void print_row(std::ostream& out, const Cell& cell) {

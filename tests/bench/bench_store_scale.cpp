@@ -32,9 +32,9 @@
 #include <proto/jit_options.hpp>
 #include <proto/key.hpp>
 
-#include <tests/support/daemon_process.hpp>
 #include <tests/bench/load_runner.hpp>
 #include <tests/bench/machine_info.hpp>
+#include <tests/support/daemon_process.hpp>
 #include <tests/support/temp_dir.hpp>
 
 namespace jitcache::bench {
@@ -156,7 +156,9 @@ void fill_in_batches(const std::string& db_path, std::uint64_t count, ImageSourc
     if (rc != SQLITE_OK && rc != SQLITE_DONE) throw CannotRun(std::string(what) + ": " + sqlite3_errmsg(db));
   };
   check(sqlite3_open(db_path.c_str(), &db), "opening the store");
-  check(sqlite3_exec(db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -262144", nullptr, nullptr, nullptr), "pragmas");
+  check(sqlite3_exec(db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -262144", nullptr,
+                     nullptr, nullptr),
+        "pragmas");
   sqlite3_stmt* entry = nullptr;
   sqlite3_stmt* blob = nullptr;
   check(sqlite3_prepare_v2(db,
@@ -168,8 +170,9 @@ void fill_in_batches(const std::string& db_path, std::uint64_t count, ImageSourc
         "preparing");
   check(sqlite3_prepare_v2(db, "INSERT INTO blobs (entry_id, data) VALUES (?1, ?2)", -1, &blob, nullptr), "preparing");
   proto::KeyFields key = key_template();
-  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   constexpr std::uint64_t k_batch = 10000;
   for (std::uint64_t i = 0; i < count; ++i) {
     if (i % k_batch == 0) check(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), "BEGIN");
@@ -200,7 +203,8 @@ void fill_in_batches(const std::string& db_path, std::uint64_t count, ImageSourc
     check(sqlite3_step(blob), "inserting an image");
     filled.contents.push_back(key.content);
     filled.raw_bytes += image.size();
-    if ((i + 1) % k_batch == 0 || i + 1 == count) check(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), "COMMIT");
+    if ((i + 1) % k_batch == 0 || i + 1 == count)
+      check(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), "COMMIT");
     progress(i + 1, count);
   }
   sqlite3_finalize(entry);
@@ -322,9 +326,11 @@ void measure_in_process(const FilledStore& filled, const std::string& db_path, s
   lookups(options.warm_up, false);
   lookups(options.seconds, true);
   const auto summary = recorder.summarize();
-  std::printf("  %9zu entries  in-process, %4llu MiB page cache, %llu MiB mmap  %9.0f lookups/s  p50 %7.1f us  p99 %7.1f us\n",
-              filled.contents.size(), static_cast<unsigned long long>(cache_mib),
-              static_cast<unsigned long long>(options.store_mmap_mib), static_cast<double>(summary.count) / options.seconds, summary.p50_us, summary.p99_us);
+  std::printf(
+      "  %9zu entries  in-process, %4llu MiB page cache, %llu MiB mmap  %9.0f lookups/s  p50 %7.1f us  p99 %7.1f us\n",
+      filled.contents.size(), static_cast<unsigned long long>(cache_mib),
+      static_cast<unsigned long long>(options.store_mmap_mib), static_cast<double>(summary.count) / options.seconds,
+      summary.p50_us, summary.p99_us);
   std::fflush(stdout);
 }
 
@@ -344,13 +350,14 @@ int run(const BenchOptions& options) {
     std::printf("store of %llu entries:\n", static_cast<unsigned long long>(entries));
     std::fflush(stdout);
     const FilledStore store = fill_store(db_path, entries, options);
-    std::printf("  fill %.1f s (%.0f entries/s, %s); file %.1f MiB for %.1f MiB "
-                "raw = %.2fx (%.0f bytes/entry)\n",
-                store.fill_seconds, static_cast<double>(entries) / store.fill_seconds,
-                options.fill_with_puts ? "SqliteStore::put, one transaction each" : "batches of 10 000 INSERTs",
-                static_cast<double>(store.file_bytes) / (1 << 20), static_cast<double>(store.raw_bytes) / (1 << 20),
-                static_cast<double>(store.file_bytes) / static_cast<double>(store.raw_bytes),
-                static_cast<double>(store.file_bytes) / static_cast<double>(entries));
+    std::printf(
+        "  fill %.1f s (%.0f entries/s, %s); file %.1f MiB for %.1f MiB "
+        "raw = %.2fx (%.0f bytes/entry)\n",
+        store.fill_seconds, static_cast<double>(entries) / store.fill_seconds,
+        options.fill_with_puts ? "SqliteStore::put, one transaction each" : "batches of 10 000 INSERTs",
+        static_cast<double>(store.file_bytes) / (1 << 20), static_cast<double>(store.raw_bytes) / (1 << 20),
+        static_cast<double>(store.file_bytes) / static_cast<double>(store.raw_bytes),
+        static_cast<double>(store.file_bytes) / static_cast<double>(entries));
     std::fflush(stdout);
     for (auto& cell : measure(store, entries, dir, options)) all.push_back(cell);
     for (auto cache_mib : options.store_cache_mib) measure_in_process(store, db_path, cache_mib, options);

@@ -110,12 +110,14 @@ int run_client_load_child(const ChildRequest& request) {
     jitcache_counters counters{};
     counters.struct_size = sizeof(counters);
     jitcache_get_counters(&counters);
-    const char* hit_path = info.outcome != JITCACHE_OUTCOME_HIT ? "-" : counters.published_hits > 0 ? "published" : "socket";
+    const char* hit_path = info.outcome != JITCACHE_OUTCOME_HIT ? "-"
+                           : counters.published_hits > 0        ? "published"
+                                                                : "socket";
     std::cout << " outcome=" << jitcache_outcome_name(info.outcome) << " hit_path=" << hit_path
               << " published_rejects=" << counters.published_rejects << " lookups=" << counters.lookups
-              << " key=" << info.key_id
-              << " ns_key=" << info.ns_key << " ns_lookup=" << info.ns_lookup << " ns_load=" << info.ns_load
-              << " ns_compile=" << info.ns_compile << " ns_setup=" << info.ns_setup << " ns_total=" << info.ns_total;
+              << " key=" << info.key_id << " ns_key=" << info.ns_key << " ns_lookup=" << info.ns_lookup
+              << " ns_load=" << info.ns_load << " ns_compile=" << info.ns_compile << " ns_setup=" << info.ns_setup
+              << " ns_total=" << info.ns_total;
   }
   std::cout << std::endl;
   return 0;

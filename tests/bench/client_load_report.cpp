@@ -70,8 +70,9 @@ std::optional<Spread> spread_of(Samples samples) {
   if (samples.empty()) return std::nullopt;
   std::sort(samples.begin(), samples.end());
   const std::size_t n = samples.size();
-  const double middle = n % 2 == 1 ? static_cast<double>(samples[n / 2])
-                                   : (static_cast<double>(samples[n / 2 - 1]) + static_cast<double>(samples[n / 2])) / 2;
+  const double middle = n % 2 == 1
+                            ? static_cast<double>(samples[n / 2])
+                            : (static_cast<double>(samples[n / 2 - 1]) + static_cast<double>(samples[n / 2])) / 2;
   return Spread{n, middle / k_ns_per_ms, static_cast<double>(samples.front()) / k_ns_per_ms,
                 static_cast<double>(samples.back()) / k_ns_per_ms};
 }
@@ -86,8 +87,9 @@ void print_module(std::ostream& out, const ModuleFigures& f) {
       << printf_string("  %-44s %3s %12s %10s %10s\n", "path (ms from the call to a usable CUmodule)", "n", "median",
                        "min", "max");
   print_row(out, "hit: jitcache_module_load_data", f.hit);
-  out << printf_string("    %zu of %zu hits from the daemon's published copy, the rest over the socket; %zu published copies refused\n",
-                       f.hits_published, f.hit.size(), f.published_rejects);
+  out << printf_string(
+      "    %zu of %zu hits from the daemon's published copy, the rest over the socket; %zu published copies refused\n",
+      f.hits_published, f.hit.size(), f.published_rejects);
   print_row(out, "hit over the socket (JITCACHE_PUBLISHED=0)", f.hit_socket);
   print_row(out, "(a) cuModuleLoadData, cubin in memory", f.cubin);
   print_row(out, "(b) cuModuleLoadData(PTX), driver cache warm", f.driver_warm);
@@ -124,8 +126,8 @@ void print_targets(std::ostream& out, const std::vector<TargetCheck>& checks) {
   out << "Targets (medians; reported, not asserted):\n";
   for (const auto& check : checks) {
     const char* verdict = !check.met ? "no figure" : *check.met ? "met" : "MISSED";
-    out << printf_string("  %-18s %-46s %-44s %s\n", check.module.c_str(), check.target.c_str(),
-                         check.measured.c_str(), verdict);
+    out << printf_string("  %-18s %-46s %-44s %s\n", check.module.c_str(), check.target.c_str(), check.measured.c_str(),
+                         verdict);
   }
 }
 

@@ -46,9 +46,15 @@ WaveResult run_wave(ChildMode mode, const std::string& module_path, const std::v
   std::vector<std::thread> threads;
   std::atomic<unsigned> finished{0};  // children that exited, ready or not
   for (unsigned i = 0; i < processes; ++i) {
-    std::vector<std::string> argv{testing::self_executable(), "--child", child_mode_name(mode), "--module",
-                                  module_path, "--ready-file", line.file("ready." + std::to_string(i)),
-                                  "--start-file", start_file};
+    std::vector<std::string> argv{testing::self_executable(),
+                                  "--child",
+                                  child_mode_name(mode),
+                                  "--module",
+                                  module_path,
+                                  "--ready-file",
+                                  line.file("ready." + std::to_string(i)),
+                                  "--start-file",
+                                  start_file};
     threads.emplace_back([&results, &finished, i, argv, &env] {
       results[i] = testing::run_child(argv, env, k_child_timeout);
       ++finished;

@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include <tests/support/child_process.hpp>
 #include <tests/bench/client_load_child.hpp>
+#include <tests/support/child_process.hpp>
 
 namespace jitcache::bench {
 
 struct WaveResult {
   unsigned processes = 0;
-  double wall_seconds = 0;                  // start line → the last load's end
-  std::vector<double> load_seconds;         // each child's load call
+  double wall_seconds = 0;                   // start line → the last load's end
+  std::vector<double> load_seconds;          // each child's load call
   std::map<std::string, unsigned> outcomes;  // jitcache outcome → children (jitcache mode)
-  std::vector<std::string> failures;        // one line per child that did not report a result
+  std::vector<std::string> failures;         // one line per child that did not report a result
 };
 
 WaveResult run_wave(ChildMode mode, const std::string& module_path, const std::vector<testing::EnvChange>& env,

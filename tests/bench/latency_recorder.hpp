@@ -25,9 +25,7 @@ class LatencyRecorder {
   // the request loop; a cell that outgrows it pays one amortised copy between two requests.
   explicit LatencyRecorder(std::size_t expected_samples = std::size_t{1} << 16);
 
-  void record(std::chrono::nanoseconds latency) {
-    m_samples_ns.push_back(static_cast<std::uint64_t>(latency.count()));
-  }
+  void record(std::chrono::nanoseconds latency) { m_samples_ns.push_back(static_cast<std::uint64_t>(latency.count())); }
   void merge(const LatencyRecorder& other);
   std::size_t count() const { return m_samples_ns.size(); }
 

@@ -37,7 +37,7 @@ struct LoadResult {
   std::uint64_t requests = 0;  // begun inside the window and completed without failure
   std::uint64_t failures = 0;  // a failing client stops, so this counts clients that failed
   std::string first_failure;
-  double seconds = 0;          // from the window's start to the end of its last request
+  double seconds = 0;  // from the window's start to the end of its last request
   LatencySummary latency;
 
   double requests_per_second() const { return seconds > 0 ? static_cast<double>(requests) / seconds : 0; }

@@ -70,8 +70,8 @@ void print_run(std::ostream& out, const RunDescription& run) {
 }
 
 void print_table_header(std::ostream& out) {
-  out << printf_string("%-8s %7s | %12s %9s %9s | %12s %9s %9s | %9s %9s\n", "size", "clients", "jitcache/s",
-                       "p50 us", "p99 us", "redis/s", "p50 us", "p99 us", "ops j/r", "p99 j/r")
+  out << printf_string("%-8s %7s | %12s %9s %9s | %12s %9s %9s | %9s %9s\n", "size", "clients", "jitcache/s", "p50 us",
+                       "p99 us", "redis/s", "p50 us", "p99 us", "ops j/r", "p99 j/r")
       << std::string(111, '-') << "\n";
 }
 
@@ -123,19 +123,13 @@ nlohmann::json to_json(const RunDescription& run, const std::vector<CellFigures>
                        const std::vector<TargetCheck>& checks) {
   nlohmann::json json;
   json["benchmark"] = "lookup_vs_redis_get";
-  json["machine"] = {{"cpu_model", run.machine.cpu_model},
-                     {"online_cpus", run.machine.online_cpus},
-                     {"usable_cpus", run.machine.usable_cpus},
-                     {"memory_mib", run.machine.memory_mib},
-                     {"kernel", run.machine.kernel},
-                     {"load_average_at_start", run.machine.load_average}};
-  json["settings"] = {{"command_line", run.command_line},
-                      {"daemon", run.daemon},
-                      {"daemon_version", run.daemon_version},
-                      {"redis_version", run.redis_version},
-                      {"seconds", run.seconds},
-                      {"warm_up_seconds", run.warm_up_seconds},
-                      {"keys_per_size", run.keys_per_size}};
+  json["machine"] = {{"cpu_model", run.machine.cpu_model},     {"online_cpus", run.machine.online_cpus},
+                     {"usable_cpus", run.machine.usable_cpus}, {"memory_mib", run.machine.memory_mib},
+                     {"kernel", run.machine.kernel},           {"load_average_at_start", run.machine.load_average}};
+  json["settings"] = {
+      {"command_line", run.command_line},   {"daemon", run.daemon},   {"daemon_version", run.daemon_version},
+      {"redis_version", run.redis_version}, {"seconds", run.seconds}, {"warm_up_seconds", run.warm_up_seconds},
+      {"keys_per_size", run.keys_per_size}};
   json["cells"] = nlohmann::json::array();
   for (const auto& cell : cells) {
     json["cells"].push_back({{"image_bytes", cell.image_size},

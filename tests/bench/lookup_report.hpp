@@ -19,9 +19,9 @@ namespace jitcache::bench {
 struct RunDescription {
   MachineInfo machine;
   std::string command_line;
-  std::string daemon;          // "started by the benchmark" or the --socket path
+  std::string daemon;  // "started by the benchmark" or the --socket path
   std::string daemon_version;
-  std::string redis_version;   // empty with --no-redis
+  std::string redis_version;  // empty with --no-redis
   double seconds = 0;
   double warm_up_seconds = 0;
   unsigned keys_per_size = 0;

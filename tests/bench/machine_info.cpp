@@ -36,8 +36,8 @@ MachineInfo read_machine_info() {
   info.online_cpus = online > 0 ? static_cast<unsigned>(online) : 0;
   cpu_set_t set;
   CPU_ZERO(&set);
-  info.usable_cpus = ::sched_getaffinity(0, sizeof(set), &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set))
-                                                                     : info.online_cpus;
+  info.usable_cpus =
+      ::sched_getaffinity(0, sizeof(set), &set) == 0 ? static_cast<unsigned>(CPU_COUNT(&set)) : info.online_cpus;
 
   std::istringstream mem_total(proc_field("/proc/meminfo", "MemTotal"));  // "<n> kB"
   std::uint64_t kib = 0;

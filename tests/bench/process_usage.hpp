@@ -15,8 +15,8 @@
 namespace jitcache::bench {
 
 struct ProcessUsage {
-  std::chrono::microseconds cpu_time{};   // user + system, all threads
-  std::uint64_t voluntary_switches = 0;   // all threads
+  std::chrono::microseconds cpu_time{};  // user + system, all threads
+  std::uint64_t voluntary_switches = 0;  // all threads
 };
 
 // The peer process of a connected Unix socket.

@@ -97,8 +97,8 @@ common::Result<void> RedisConnection::get(std::string_view key, std::size_t expe
     return make_error(ErrorCode::internal, "GET: unexpected reply type " + std::to_string(reply->type));
   }
   if (static_cast<std::size_t>(reply->len) != expected_size) {
-    return make_error(ErrorCode::corrupt, "GET: " + std::to_string(reply->len) + " bytes instead of " +
-                                              std::to_string(expected_size));
+    return make_error(ErrorCode::corrupt,
+                      "GET: " + std::to_string(reply->len) + " bytes instead of " + std::to_string(expected_size));
   }
   return {};
 }

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 struct redisContext;
 

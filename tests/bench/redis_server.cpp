@@ -37,11 +37,9 @@ RedisServer::RedisServer(const std::string& executable, const std::string& direc
     : m_socket(directory + "/redis.sock"), m_log(directory + "/redis.log") {
   // Only the Unix socket (port 0 turns TCP off), so both servers are reached over the same
   // transport; no RDB snapshots or AOF, so the figures measure serving, not persistence.
-  const std::vector<std::string> args{executable,     "--port",        "0",
-                                      "--unixsocket", m_socket,        "--unixsocketperm",
-                                      "700",          "--save",        "",
-                                      "--appendonly", "no",            "--daemonize",
-                                      "no",           "--dir",         directory};
+  const std::vector<std::string> args{executable, "--port", "0",      "--unixsocket", m_socket, "--unixsocketperm",
+                                      "700",      "--save", "",       "--appendonly", "no",     "--daemonize",
+                                      "no",       "--dir",  directory};
   m_pid = ::fork();
   if (m_pid < 0) throw std::runtime_error("fork failed while starting redis-server");
   if (m_pid == 0) {

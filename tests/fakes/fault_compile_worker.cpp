@@ -27,10 +27,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstring>
-#include <span>
 #include <cstdlib>
+#include <cstring>
 #include <new>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -89,7 +89,9 @@ int memory_hog() {
   } catch (const std::bad_alloc&) {
     return compile::k_exit_out_of_memory;
   }
-  return reply(compile::ReplyStatus::compiled, "\x7f" "ELF: 16 GiB fit, there was no memory limit");
+  return reply(compile::ReplyStatus::compiled,
+               "\x7f"
+               "ELF: 16 GiB fit, there was no memory limit");
 }
 
 }  // namespace
@@ -130,8 +132,8 @@ int main(int argc, char** argv) {
     return worker::write_all(STDOUT_FILENO, jitcache::proto::as_bytes(junk)) ? 0 : 1;
   }
   if (mode == "truncated") {
-    const auto bytes = compile::encode_reply(compile::WorkerReply{compile::ReplyStatus::compiled, 13, 0, 1, 0,
-                                                                  std::vector<std::uint8_t>(1000, 0x7f)});
+    const auto bytes = compile::encode_reply(
+        compile::WorkerReply{compile::ReplyStatus::compiled, 13, 0, 1, 0, std::vector<std::uint8_t>(1000, 0x7f)});
     return worker::write_all(STDOUT_FILENO, std::span(bytes).first(bytes.size() / 2)) ? 0 : 1;
   }
   if (mode == "exit7") {
@@ -141,6 +143,8 @@ int main(int argc, char** argv) {
   }
   if (mode == "not-elf") return reply(compile::ReplyStatus::compiled, "MZ this is no cubin");
   if (mode == "report") return reply(compile::ReplyStatus::compile_error, report());
-  if (mode == "ok") return reply(compile::ReplyStatus::compiled, std::string("\x7f" "ELF fake image"));
+  if (mode == "ok")
+    return reply(compile::ReplyStatus::compiled, std::string("\x7f"
+                                                             "ELF fake image"));
   return reply(compile::ReplyStatus::compile_error, "fault worker: unknown mode \"" + mode + "\"");
 }

@@ -129,7 +129,8 @@ TEST_CASE("bad frames: each is answered or dropped, and the next client is serve
     REQUIRE(ping);
     CHECK(ping->header.status == proto::Status::ok);
   }
-  SECTION("an unknown op, a VERIFY with a payload and an empty COMPILE get bad_request with a clear message, and the connection stays") {
+  SECTION(
+      "an unknown op, a VERIFY with a payload and an empty COMPILE get bad_request with a clear message, and the connection stays") {
     auto c = raw_connection(daemon);
     auto unknown = c.call(static_cast<proto::Op>(999), {});
     REQUIRE(unknown);

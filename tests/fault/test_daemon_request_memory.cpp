@@ -131,8 +131,8 @@ TEST_CASE("request memory: header-only connections hold almost nothing, those ov
 
 TEST_CASE("request memory: request_bytes_total bounds every uid's requests together") {
   TempDir dir;
-  DaemonProcess daemon(
-      dir, DaemonOptions{{"--request-bytes-per-uid", "0", "--request-bytes-total", "100MiB"}, {}, "warn"});
+  DaemonProcess daemon(dir,
+                       DaemonOptions{{"--request-bytes-per-uid", "0", "--request-bytes-total", "100MiB"}, {}, "warn"});
   daemon.start();
   auto first = connect(daemon);
   send_header(first, 1, k_claimed);

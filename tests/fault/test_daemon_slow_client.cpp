@@ -98,8 +98,8 @@ TEST_CASE("slow clients: trickling clients are dropped at read_deadline while a 
   REQUIRE(!latencies_ms.empty());
   std::sort(latencies_ms.begin(), latencies_ms.end());
   const double worst = latencies_ms.back();
-  INFO("LOOKUPs: " << latencies_ms.size() << ", median " << latencies_ms[latencies_ms.size() / 2]
-                   << " ms, worst " << worst << " ms");
+  INFO("LOOKUPs: " << latencies_ms.size() << ", median " << latencies_ms[latencies_ms.size() / 2] << " ms, worst "
+                   << worst << " ms");
   // Rationale: a generous bound on a shared CI machine. A slow client that held a worker would show
   // as a wait of its whole read_deadline (2 s); this only checks that none did.
   CHECK(worst < 1000.0);

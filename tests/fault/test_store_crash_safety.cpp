@@ -131,7 +131,8 @@ std::string describe(const Expected& e) {
 
 }  // namespace
 
-TEST_CASE("store crash safety: SIGKILL during sustained PUTs never loses an acknowledged PUT or serves a damaged image") {
+TEST_CASE(
+    "store crash safety: SIGKILL during sustained PUTs never loses an acknowledged PUT or serves a damaged image") {
   const std::uint64_t iterations = env_number("JITCACHE_SOAK_ITERATIONS", 200);
   const std::uint64_t seed = env_number("JITCACHE_CRASH_SEED", std::random_device{}());
   INFO("seed " << seed << " (replay with JITCACHE_CRASH_SEED=" << seed << ")");
@@ -237,9 +238,10 @@ TEST_CASE("store crash safety: SIGKILL during sustained PUTs never loses an ackn
   CHECK(kills_with_puts_in_flight > iterations / 2);
   // And that the stores lived through WAL checkpoints, not only appends to one WAL.
   if (iterations >= 100) CHECK(wal_restarts_seen >= iterations / 50);
-  std::printf("crash safety: %llu iterations, %llu acknowledged PUTs, %llu kills with PUTs in flight, "
-              "%llu WAL checkpoints crossed, %llu lookups checked\n",
-              static_cast<unsigned long long>(iterations), static_cast<unsigned long long>(model.acknowledged_puts()),
-              static_cast<unsigned long long>(kills_with_puts_in_flight),
-              static_cast<unsigned long long>(wal_restarts_seen), static_cast<unsigned long long>(checked_lookups));
+  std::printf(
+      "crash safety: %llu iterations, %llu acknowledged PUTs, %llu kills with PUTs in flight, "
+      "%llu WAL checkpoints crossed, %llu lookups checked\n",
+      static_cast<unsigned long long>(iterations), static_cast<unsigned long long>(model.acknowledged_puts()),
+      static_cast<unsigned long long>(kills_with_puts_in_flight), static_cast<unsigned long long>(wal_restarts_seen),
+      static_cast<unsigned long long>(checked_lookups));
 }

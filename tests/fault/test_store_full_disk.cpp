@@ -1,9 +1,9 @@
 // A full disk under the store (issue 5, item 5): the state dir is a tmpfs of its own, 8 MiB, nearly
 // filled by a filler file, and PUTs fill the rest. And (issue 14, item 3) LOOKUPs of made-up
-// drivers while the disk is full: what the failing usage flushes keep stays bounded. A PUT that does not fit fails with the status
-// no_space (PROTOCOL.md §3), LOOKUP, LIST and STATS keep working (across a daemon restart too),
-// nothing half-written is ever served or left in the file, and PUTs succeed again once the filler
-// is deleted. Skips with a visible reason where a tmpfs cannot be mounted.
+// drivers while the disk is full: what the failing usage flushes keep stays bounded. A PUT that does not fit fails with
+// the status no_space (PROTOCOL.md §3), LOOKUP, LIST and STATS keep working (across a daemon restart too), nothing
+// half-written is ever served or left in the file, and PUTs succeed again once the filler is deleted. Skips with a
+// visible reason where a tmpfs cannot be mounted.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -74,7 +74,8 @@ void check_served(DaemonProcess& daemon, const std::map<std::uint64_t, Image>& s
 struct DaemonOnSmallDisk {
   TempDir dir{"jitcache-full-disk"};
   TmpfsMount mount{dir.file("store"), "8m"};
-  DaemonProcess daemon{dir, testing::DaemonOptions{{"--usage-flush-interval", "100ms"}, {{"JITCACHE_COMPILE", "false"}}}};
+  DaemonProcess daemon{dir,
+                       testing::DaemonOptions{{"--usage-flush-interval", "100ms"}, {{"JITCACHE_COMPILE", "false"}}}};
 
   // Starts the daemon; false, with a visible skip, where the tmpfs could not be mounted.
   bool start() {
@@ -98,7 +99,8 @@ void check_file(const DaemonProcess& daemon, std::size_t entries) {
 
 }  // namespace
 
-TEST_CASE("store full disk: a PUT that does not fit fails with no_space, reads keep working, and PUTs work again once space returns") {
+TEST_CASE(
+    "store full disk: a PUT that does not fit fails with no_space, reads keep working, and PUTs work again once space returns") {
   DaemonOnSmallDisk disk;
   if (!disk.start()) return;
   DaemonProcess& daemon = disk.daemon;
@@ -231,7 +233,8 @@ std::uint64_t resident_kib(pid_t pid) {
 
 }  // namespace
 
-TEST_CASE("store full disk: LOOKUPs naming made-up drivers hold bounded memory while usage flushes fail, and add no drivers rows") {
+TEST_CASE(
+    "store full disk: LOOKUPs naming made-up drivers hold bounded memory while usage flushes fail, and add no drivers rows") {
   DaemonOnSmallDisk disk;
   if (!disk.start()) return;
   DaemonProcess& daemon = disk.daemon;
@@ -264,8 +267,8 @@ TEST_CASE("store full disk: LOOKUPs naming made-up drivers hold bounded memory w
   const std::uint64_t rss_after = resident_kib(daemon.pid());
   const auto pending = optional_stat(client, "usage_pending");
   const auto dropped = optional_stat(client, "usage_dropped");
-  INFO("pending " << pending.value_or(0) << ", dropped " << dropped.value_or(0) << ", VmRSS " << rss_before
-                  << " -> " << rss_after << " KiB");
+  INFO("pending " << pending.value_or(0) << ", dropped " << dropped.value_or(0) << ", VmRSS " << rss_before << " -> "
+                  << rss_after << " KiB");
   // The made-up drivers, at most k_max_asked_drivers of them, the real one (served) and the entry's hits.
   CHECK(pending.value_or(UINT64_MAX) <= daemon::store::k_max_asked_drivers + 2);
   CHECK(dropped.value_or(0) >= k_made_up - daemon::store::k_max_asked_drivers);
@@ -277,7 +280,8 @@ TEST_CASE("store full disk: LOOKUPs naming made-up drivers hold bounded memory w
   const std::string db = daemon.state_dir() + "/jitcache.db";
   const std::string all_hits = std::to_string(k_made_up / 100);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (testing::query_text(db, "SELECT hits FROM entries") != all_hits && std::chrono::steady_clock::now() < deadline) {
+  while (testing::query_text(db, "SELECT hits FROM entries") != all_hits &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   CHECK(testing::query_text(db, "SELECT hits FROM entries") == all_hits);

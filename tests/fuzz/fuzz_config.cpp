@@ -40,7 +40,8 @@ void check_round_trip(const Config& config) {
     const std::string printed = key.get(config);
     if (printed.empty() && key.kind == ValueKind::path) continue;
     Config again = config;
-    if (auto result = key.set(again, printed); !result) fail("a key's printed value is refused by its parser:", key.name);
+    if (auto result = key.set(again, printed); !result)
+      fail("a key's printed value is refused by its parser:", key.name);
     if (key.get(again) != printed) fail("a key's printed value reads back as another value:", key.name);
   }
 }
@@ -78,7 +79,8 @@ void fuzz_value(const ConfigKey& key, std::string_view value) {
   Config by_variable;
   auto result = key.set(by_variable, value);
   if (!result) {
-    if (result.error().code != jitcache::common::ErrorCode::invalid_argument) fail("a bad value is not invalid_argument");
+    if (result.error().code != jitcache::common::ErrorCode::invalid_argument)
+      fail("a bad value is not invalid_argument");
     if (result.error().message.empty()) fail("a bad value is refused without a message");
   } else {
     check_round_trip(by_variable);

@@ -26,11 +26,11 @@
 #include <client/src/key/ptx_header.hpp>
 
 #include <array>
-#include <optional>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -83,8 +83,8 @@ bool inside(std::span<const std::byte> inner, std::span<const std::byte> outer) 
 }
 
 bool has_elf_magic(std::span<const std::byte> bytes) {
-  return bytes.size() >= 4 && bytes[0] == std::byte{0x7F} && bytes[1] == std::byte{'E'} &&
-         bytes[2] == std::byte{'L'} && bytes[3] == std::byte{'F'};
+  return bytes.size() >= 4 && bytes[0] == std::byte{0x7F} && bytes[1] == std::byte{'E'} && bytes[2] == std::byte{'L'} &&
+         bytes[3] == std::byte{'F'};
 }
 
 void check_refusal(const jitcache::common::Error& error) {
@@ -120,11 +120,12 @@ void check_selection(const fb::FatBinary& fat, const fb::DeviceTarget& device) {
   bool ptx_usable = false;
   for (const fb::Entry& entry : fat.entries) {
     cubin_runs = cubin_runs || (entry.kind == fb::EntryKind::cubin && fb::cubin_runs_on(entry.arch, device));
-    ptx_usable = ptx_usable || (entry.kind == fb::EntryKind::ptx && fb::ptx_targets(entry.arch, device) &&
-                                !newer_than_driver(entry));
+    ptx_usable = ptx_usable ||
+                 (entry.kind == fb::EntryKind::ptx && fb::ptx_targets(entry.arch, device) && !newer_than_driver(entry));
   }
   if (!selected) {
-    if (selected.error().code != ErrorCode::unsupported) fail("select_image refused with a code other than unsupported");
+    if (selected.error().code != ErrorCode::unsupported)
+      fail("select_image refused with a code other than unsupported");
     if (cubin_runs || ptx_usable) fail("select_image found no image although the device can use one");
     check_refusal(selected.error());
     return;
@@ -163,12 +164,14 @@ void walk_fatbin(std::span<const std::byte> bytes, std::span<const std::byte> in
   }
   for (const fb::Entry& entry : fat->entries) {
     if (entry.compression == fb::Compression::none) {
-      if (entry.owned || !inside(entry.bytes, input)) fail("an uncompressed entry's bytes are not a view into the input");
+      if (entry.owned || !inside(entry.bytes, input))
+        fail("an uncompressed entry's bytes are not a view into the input");
     } else {
       if (!entry.owned || entry.bytes.data() != entry.owned->data() || entry.bytes.size() != entry.owned->size()) {
         fail("a decompressed entry's bytes are not its own buffer");
       }
-      if (entry.bytes.empty() || entry.bytes.size() > k_fuzz_max_decompressed) fail("a decompressed entry breaks the cap");
+      if (entry.bytes.empty() || entry.bytes.size() > k_fuzz_max_decompressed)
+        fail("a decompressed entry breaks the cap");
     }
     if (fb::describe(entry).empty()) fail("an entry has no description");
     if (entry.ptx_text().size() > entry.bytes.size()) fail("an entry's PTX text is longer than its bytes");

@@ -63,8 +63,7 @@ VerifyReply verify_reply_with_removals() {
   m.integrity = "*** in database main ***\nPage 7: btreeInitPage() returns error code 11";
   m.entries_checked = 1000;
   m.entries_removed = 2;
-  m.removed = {VerifiedRemoval{sha256(as_bytes("a")), 0},
-               VerifiedRemoval{sha256(as_bytes("b")), 1000}};
+  m.removed = {VerifiedRemoval{sha256(as_bytes("a")), 0}, VerifiedRemoval{sha256(as_bytes("b")), 1000}};
   m.duration_ms = 340;
   return m;
 }
@@ -166,7 +165,8 @@ std::vector<SeedMessage> seed_messages() {
   compile_stored.origin = CompileOrigin::stored;
   CompileErrorReply compile_error;
   compile_error.message = "the PTX failed to compile with nvJitLink 13.0: ptxas application ptx input, line 3; error";
-  compile_error.log = "ptxas application ptx input, line 3; error   : Unknown symbol 'x'\nptxas fatal   : Ptx assembly aborted\n";
+  compile_error.log =
+      "ptxas application ptx input, line 3; error   : Unknown symbol 'x'\nptxas fatal   : Ptx assembly aborted\n";
 
   HelloReply hello_reply;
   hello_reply.capabilities = k_capability_store | k_capability_compile | k_capability_report_failure;
@@ -177,7 +177,9 @@ std::vector<SeedMessage> seed_messages() {
   Payload lookup_reply = encode_lookup_reply_head(sample_entry(0), static_cast<std::uint32_t>(image.size()));
   lookup_reply.insert(lookup_reply.end(), image.begin(), image.end());
   StatsReply stats;
-  stats.values = {{"entries", 2}, {"hits", 3}, {"errors.bad_request", 1},
+  stats.values = {{"entries", 2},
+                  {"hits", 3},
+                  {"errors.bad_request", 1},
                   {std::string(k_max_stat_name_length, 's'), 4}};
   EntryInfo entry_at_limits = sample_entry(1000);
   entry_at_limits.key = put_at_limits.key;
@@ -239,9 +241,9 @@ void write_frame_seeds(const std::filesystem::path& dir, const std::vector<SeedM
   // A whole conversation on one connection, so mutations can reach the second and later frames.
   LookupRequest by_key;
   by_key.key = sample_key();
-  write_file(dir / "conversation", concat({frame(Op::hello, encode(HelloRequest{1, 1, "cli"}), 1),
-                                           frame(Op::lookup, encode(by_key), 2), frame(Op::ping, {}, 3),
-                                           frame(Op::remove, encode(RemoveRequest{"0123abcd"}), 4)}));
+  write_file(dir / "conversation",
+             concat({frame(Op::hello, encode(HelloRequest{1, 1, "cli"}), 1), frame(Op::lookup, encode(by_key), 2),
+                     frame(Op::ping, {}, 3), frame(Op::remove, encode(RemoveRequest{"0123abcd"}), 4)}));
 }
 
 void write_payload_seeds(const std::filesystem::path& dir, const std::vector<SeedMessage>& messages) {
@@ -261,8 +263,9 @@ void write_option_seeds(const std::filesystem::path& dir) {
   write_text(dir / "default_canonical", default_option_text());
   write_text(dir / "some_options", "opt=3;maxrreg=64;dlcm=cg");
   write_text(dir / "spaced_and_trailing", " fma = 0 ; ftz=1 ;;lineinfo=1;");
-  write_text(dir / "every_key", "split=4;override=1;maxtpb=1024;mincta=2;pic=1;fma=0;prec_sqrt=0;prec_div=0;"
-                                "ftz=1;lto=1;fast=1;dlcm=ca;lineinfo=1;g=1;opt=0;tpb=128;maxrreg=255");
+  write_text(dir / "every_key",
+             "split=4;override=1;maxtpb=1024;mincta=2;pic=1;fma=0;prec_sqrt=0;prec_div=0;"
+             "ftz=1;lto=1;fast=1;dlcm=ca;lineinfo=1;g=1;opt=0;tpb=128;maxrreg=255");
   write_text(dir / "largest_values", "maxrreg=4294967295;tpb=4294967295;mincta=4294967295;maxtpb=2147483647");
 }
 
@@ -389,8 +392,9 @@ void write_fatbin_seeds(const std::filesystem::path& dir) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: make_seed_corpus <corpus dir, e.g. tests/fuzz/corpus> "
-                         "<example config, e.g. packaging/jitcached.toml>\n");
+    std::fprintf(stderr,
+                 "usage: make_seed_corpus <corpus dir, e.g. tests/fuzz/corpus> "
+                 "<example config, e.g. packaging/jitcached.toml>\n");
     return 2;
   }
   const std::filesystem::path root = argv[1];

@@ -31,9 +31,9 @@ inline bool same_bytes(Bytes a, Bytes b) { return std::equal(a.begin(), a.end(),
 
 inline bool same(const EntryInfo& a, const EntryInfo& b) {
   return a.key_id == b.key_id && a.key == b.key && a.namespace_id == b.namespace_id && a.producer == b.producer &&
-         a.codec == b.codec && a.raw_size == b.raw_size && a.stored_size == b.stored_size &&
-         a.checksum == b.checksum && a.created_at_ms == b.created_at_ms && a.last_used_at_ms == b.last_used_at_ms &&
-         a.hits == b.hits && a.compile_time_us == b.compile_time_us && a.quarantined_at_ms == b.quarantined_at_ms;
+         a.codec == b.codec && a.raw_size == b.raw_size && a.stored_size == b.stored_size && a.checksum == b.checksum &&
+         a.created_at_ms == b.created_at_ms && a.last_used_at_ms == b.last_used_at_ms && a.hits == b.hits &&
+         a.compile_time_us == b.compile_time_us && a.quarantined_at_ms == b.quarantined_at_ms;
 }
 inline bool same(const HelloRequest& a, const HelloRequest& b) {
   return a.min_version == b.min_version && a.max_version == b.max_version && a.client_name == b.client_name;
@@ -45,7 +45,9 @@ inline bool same(const HelloReply& a, const HelloReply& b) {
 inline bool same(const LookupRequest& a, const LookupRequest& b) {
   return a.selector == b.selector && a.key == b.key && a.key_id_prefix == b.key_id_prefix && a.fast_key == b.fast_key;
 }
-inline bool same(const LookupReply& a, const LookupReply& b) { return same(a.info, b.info) && same_bytes(a.image, b.image); }
+inline bool same(const LookupReply& a, const LookupReply& b) {
+  return same(a.info, b.info) && same_bytes(a.image, b.image);
+}
 inline bool same(const LookupReplyByDescriptor& a, const LookupReplyByDescriptor& b) {
   return same(a.info, b.info) && a.image_size == b.image_size;
 }
@@ -137,33 +139,19 @@ inline const auto k_encode = [](const auto& message) { return encode(message); }
 // The daemon's side: one decoder per op, chosen by the header (daemon/server dispatch).
 inline void check_request_decoder(Op op, Bytes payload) {
   switch (op) {
-    case Op::hello:
-      check_round_trip(payload, decode_hello_request, k_encode);
-      return;
+    case Op::hello: check_round_trip(payload, decode_hello_request, k_encode); return;
     case Op::ping:
     case Op::stats:
     case Op::gc:
     case Op::verify:
       if (auto r = decode_empty(payload, op_name(op)); !r) check_decode_error(r.error());
       return;
-    case Op::lookup:
-      check_round_trip(payload, decode_lookup_request, k_encode);
-      return;
-    case Op::put:
-      check_round_trip(payload, decode_put_request, k_encode);
-      return;
-    case Op::list:
-      check_round_trip(payload, decode_list_request, k_encode);
-      return;
-    case Op::remove:
-      check_round_trip(payload, decode_remove_request, k_encode);
-      return;
-    case Op::report_failure:
-      check_round_trip(payload, decode_report_failure_request, k_encode);
-      return;
-    case Op::compile:
-      check_round_trip(payload, decode_compile_request, k_encode);
-      return;
+    case Op::lookup: check_round_trip(payload, decode_lookup_request, k_encode); return;
+    case Op::put: check_round_trip(payload, decode_put_request, k_encode); return;
+    case Op::list: check_round_trip(payload, decode_list_request, k_encode); return;
+    case Op::remove: check_round_trip(payload, decode_remove_request, k_encode); return;
+    case Op::report_failure: check_round_trip(payload, decode_report_failure_request, k_encode); return;
+    case Op::compile: check_round_trip(payload, decode_compile_request, k_encode); return;
     case Op::hit_note:
       // The reply is empty (decode_empty, below); clients never read it.
       check_round_trip(payload, decode_hit_note_request, k_encode);
@@ -181,13 +169,11 @@ inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_hello_reply, k_encode);
   check_round_trip(payload, decode_gc_reply, k_encode);
   check_round_trip(payload, decode_verify_reply, k_encode);
-  check_round_trip(
-      payload, decode_lookup_reply,
-      [](const LookupReply& m) {
-        Payload out = encode_lookup_reply_head(m.info, static_cast<std::uint32_t>(m.image.size()));
-        out.insert(out.end(), m.image.begin(), m.image.end());
-        return out;
-      });
+  check_round_trip(payload, decode_lookup_reply, [](const LookupReply& m) {
+    Payload out = encode_lookup_reply_head(m.info, static_cast<std::uint32_t>(m.image.size()));
+    out.insert(out.end(), m.image.begin(), m.image.end());
+    return out;
+  });
   // The same reply when the image travels as a descriptor (header flag k_flag_image_fd).
   check_round_trip(payload, decode_lookup_reply_by_descriptor, k_encode);
   // `replaced` is read as "non-zero means true", so its one byte form is 0 or 1.

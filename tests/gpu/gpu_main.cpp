@@ -11,16 +11,16 @@
 #include <string_view>
 
 #include <tests/gpu/child_load.hpp>
-#include <tests/support/gpu_driver.hpp>
 #include <tests/gpu/gpu_session.hpp>
+#include <tests/support/gpu_driver.hpp>
 
 namespace {
 
 constexpr int k_skip_status = 77;
 
 bool only_lists(const Catch::ConfigData& config) {
-  return config.listTests || config.listTestNamesOnly || config.listTags || config.listReporters ||
-         config.showHelp || config.libIdentify;
+  return config.listTests || config.listTestNamesOnly || config.listTags || config.listReporters || config.showHelp ||
+         config.libIdentify;
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ std::string read_corpus_ptx(const std::string& name) {
 }
 
 std::string read_fixture(const std::string& name) {
-  return read_named(fixture_dir() + "/" + name, "the nvcc-built fixture (built with nvcc; set JITCACHE_GPU_FIXTURE_DIR)");
+  return read_named(fixture_dir() + "/" + name,
+                    "the nvcc-built fixture (built with nvcc; set JITCACHE_GPU_FIXTURE_DIR)");
 }
 
 }  // namespace jitcache::testing::gpu

@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <tests/gpu/cache_load.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/gpu/gpu_paths.hpp>
 #include <tests/gpu/gpu_session.hpp>
 #include <tests/gpu/kernel_checks.hpp>
+#include <tests/support/daemon_process.hpp>
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;
@@ -26,7 +26,8 @@ std::string arch_specific_ptx(const std::string& arch) {
 
 }  // namespace
 
-TEST_CASE("gpu: small_kernel.ptx with an arch-specific .target (sm_90a on an H200) is keyed by that arch, cached, and sums right") {
+TEST_CASE(
+    "gpu: small_kernel.ptx with an arch-specific .target (sm_90a on an H200) is keyed by that arch, cached, and sums right") {
   const GpuDriver& gpu = driver();
   if (gpu.cc_major < 9) {
     WARN("arch-specific targets exist from CC 9.0; this GPU is sm_" << gpu.sm() << ": nothing to test");

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include <tests/gpu/cache_load.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/gpu/gpu_paths.hpp>
 #include <tests/gpu/gpu_session.hpp>
+#include <tests/support/daemon_process.hpp>
 #include <tests/support/ptx_entries.hpp>
 
 using namespace jitcache::testing;
@@ -30,7 +30,8 @@ std::vector<std::string> unresolvable(CUmodule module, const std::vector<std::st
 
 }  // namespace
 
-TEST_CASE("gpu: every one of the 65 kernels of cub_kernels.ptx resolves from the compiled module and from the cached one") {
+TEST_CASE(
+    "gpu: every one of the 65 kernels of cub_kernels.ptx resolves from the compiled module and from the cached one") {
   const std::string ptx = read_corpus_ptx("cub_kernels.ptx");
   const auto names = ptx_entry_names(ptx);
   REQUIRE(names.size() == 65);

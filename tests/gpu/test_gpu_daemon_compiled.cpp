@@ -9,10 +9,10 @@
 #include <vector>
 
 #include <tests/gpu/cache_load.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/gpu/gpu_paths.hpp>
 #include <tests/gpu/gpu_session.hpp>
 #include <tests/gpu/kernel_checks.hpp>
+#include <tests/support/daemon_process.hpp>
 #include <tests/support/ptx_entries.hpp>
 
 using namespace jitcache::testing;

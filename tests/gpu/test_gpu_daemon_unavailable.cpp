@@ -9,15 +9,16 @@
 #include <thread>
 
 #include <tests/gpu/cache_load.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/gpu/gpu_paths.hpp>
 #include <tests/gpu/gpu_session.hpp>
 #include <tests/gpu/kernel_checks.hpp>
+#include <tests/support/daemon_process.hpp>
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;
 
-TEST_CASE("gpu: after the daemon stops, small_kernel.ptx loads from the published copy, else uncached, and sums right") {
+TEST_CASE(
+    "gpu: after the daemon stops, small_kernel.ptx loads from the published copy, else uncached, and sums right") {
   TempDir state("jitcache-gpu");
   DaemonProcess daemon(state);
   daemon.start();
@@ -61,7 +62,8 @@ TEST_CASE("gpu: after the daemon stops, small_kernel.ptx loads from the publishe
   CHECK(client_counters().uncached_fallbacks == 1);
 }
 
-TEST_CASE("gpu: with no daemon at the configured socket, small_kernel.ptx loads (uncached fallback) and reduce_partial sums right") {
+TEST_CASE(
+    "gpu: with no daemon at the configured socket, small_kernel.ptx loads (uncached fallback) and reduce_partial sums right") {
   TempDir nowhere("jitcache-gpu");
   use_daemon(nowhere.file("no-daemon.sock"));
   const std::string ptx = read_corpus_ptx("small_kernel.ptx");

@@ -8,10 +8,10 @@
 #include <proto/wire.hpp>
 
 #include <tests/gpu/cache_load.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/gpu/gpu_paths.hpp>
 #include <tests/gpu/gpu_session.hpp>
 #include <tests/gpu/kernel_checks.hpp>
+#include <tests/support/daemon_process.hpp>
 #include <tests/support/store_plant.hpp>
 
 using namespace jitcache::testing;
@@ -20,7 +20,9 @@ using namespace jitcache::testing::gpu;
 namespace {
 
 // An nvcc-built cubin this device cannot run: cubins run only within their CC major (docs/driver-facts.md §3).
-std::string wrong_arch_cubin_name(const GpuDriver& gpu) { return gpu.cc_major == 8 ? "scale_sm90.cubin" : "scale_sm80.cubin"; }
+std::string wrong_arch_cubin_name(const GpuDriver& gpu) {
+  return gpu.cc_major == 8 ? "scale_sm90.cubin" : "scale_sm80.cubin";
+}
 
 // Stores `image` under the key of the entry whose id is `key_id`, replacing its image. The daemon
 // refuses a PUT of a cubin that cannot serve the key's arch, so it is written into the file from
@@ -47,7 +49,8 @@ void replace_image(DaemonProcess& daemon, const std::string& key_id, const std::
 
 }  // namespace
 
-TEST_CASE("gpu: a stored image the driver refuses is reported, quarantined and rebuilt, and the kernel still sums right") {
+TEST_CASE(
+    "gpu: a stored image the driver refuses is reported, quarantined and rebuilt, and the kernel still sums right") {
   TempDir state("jitcache-gpu");
   DaemonProcess daemon(state);
   daemon.start();

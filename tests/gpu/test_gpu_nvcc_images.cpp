@@ -4,10 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <tests/gpu/cache_load.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/gpu/gpu_paths.hpp>
 #include <tests/gpu/gpu_session.hpp>
 #include <tests/gpu/kernel_checks.hpp>
+#include <tests/support/daemon_process.hpp>
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;

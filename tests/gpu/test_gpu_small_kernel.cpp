@@ -6,15 +6,16 @@
 #include <thread>
 
 #include <tests/gpu/cache_load.hpp>
-#include <tests/support/daemon_process.hpp>
 #include <tests/gpu/gpu_paths.hpp>
 #include <tests/gpu/gpu_session.hpp>
 #include <tests/gpu/kernel_checks.hpp>
+#include <tests/support/daemon_process.hpp>
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;
 
-TEST_CASE("gpu: small_kernel.ptx is compiled on the first load, a hit on the second, and reduce_partial sums right both times") {
+TEST_CASE(
+    "gpu: small_kernel.ptx is compiled on the first load, a hit on the second, and reduce_partial sums right both times") {
   TempDir state("jitcache-gpu");
   DaemonProcess daemon(state);
   daemon.start();

@@ -6,8 +6,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sqlite3.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -443,9 +443,12 @@ TEST_CASE("cli: with no daemon on the socket every command exits 3 with one line
   const std::string nowhere = dir.file("nowhere.sock");
   const std::string image_path = dir.file("kernel.cubin");
   testing::write_file(image_path, "image");
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"ping"}, {"stats", "--json"}, {"ls"}, put_args(image_path), {"get", "0123456789abcdef", "-o", dir.file("x")},
-           {"rm", "0123456789abcdef"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{{"ping"},
+                                                                {"stats", "--json"},
+                                                                {"ls"},
+                                                                put_args(image_path),
+                                                                {"get", "0123456789abcdef", "-o", dir.file("x")},
+                                                                {"rm", "0123456789abcdef"}}) {
     INFO("command: " << args.front());
     const CliRun run = run_cli(args, nowhere);
     CHECK(run.status == 3);
@@ -547,8 +550,8 @@ TEST_CASE("cli: unreadable inputs and unwritable outputs exit 5 and leave no par
   TempDir out_dir("jitcache-cli-out");
   const std::string existing = out_dir.file("existing.cubin");
   testing::write_file(existing, "previous contents");
-  const CliRun miss = run_cli({"get", "--source", k_corpus_ptx, "--arch", "sm_80", "--driver", k_driver, "-o", existing},
-                              socket);
+  const CliRun miss =
+      run_cli({"get", "--source", k_corpus_ptx, "--arch", "sm_80", "--driver", k_driver, "-o", existing}, socket);
   CHECK(miss.status == 1);
   CHECK(testing::read_file(existing) == "previous contents");
 
@@ -607,7 +610,8 @@ TEST_CASE("cli: warm compiles a directory of PTX and fat binaries, and a second 
   make_warm_tree(dir);
   const bool fatbins = !std::string(JITCACHE_FATBIN_FIXTURE_DIR).empty();
 
-  const CliRun first = run_cli({"warm", dir.file("tree"), "--arch", "sm_90", "--driver", k_driver}, daemon.socket_path());
+  const CliRun first =
+      run_cli({"warm", dir.file("tree"), "--arch", "sm_90", "--driver", k_driver}, daemon.socket_path());
   INFO(first.out << first.err);
   CHECK(first.status == 4);  // bad.ptx failed
   CHECK_THAT(first.out, Catch::Contains("failed    " + dir.file("tree/sub/bad.ptx") + "  sm_90a: compile_error: "));
@@ -658,8 +662,9 @@ TEST_CASE("cli: warm reports refusals with their reason, and needs --driver wher
   TempDir dir;
   DaemonProcess daemon(dir);
   daemon.start();
-  const CliRun refused = run_cli({"warm", k_corpus_ptx, "--arch", "sm_90", "--driver", k_driver, "--options", "tpb=128"},
-                                 daemon.socket_path());
+  const CliRun refused =
+      run_cli({"warm", k_corpus_ptx, "--arch", "sm_90", "--driver", k_driver, "--options", "tpb=128"},
+              daemon.socket_path());
   INFO(refused.out << refused.err);
   CHECK(refused.status == 4);
   CHECK_THAT(refused.out, Catch::Contains("refused   " + k_corpus_ptx + "  sm_90a: cannot_compile: option: "));
@@ -678,7 +683,8 @@ TEST_CASE("cli: warm reports refusals with their reason, and needs --driver wher
   TempDir off_dir;
   DaemonProcess off(off_dir, {{}, {{"JITCACHE_COMPILE", "false"}}});
   off.start();
-  const CliRun not_compiling = run_cli({"warm", k_corpus_ptx, "--arch", "sm_90", "--driver", k_driver}, off.socket_path());
+  const CliRun not_compiling =
+      run_cli({"warm", k_corpus_ptx, "--arch", "sm_90", "--driver", k_driver}, off.socket_path());
   CHECK(not_compiling.status == 4);
   check_one_line_error(not_compiling);
   CHECK_THAT(not_compiling.err, Catch::Contains("does not compile"));
@@ -758,8 +764,10 @@ TEST_CASE("cli: verify reports a clean store with exit 0, and removes and names 
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open((daemon.state_dir() + "/jitcache.db").c_str(), &db) == SQLITE_OK);
     sqlite3_busy_timeout(db, 5000);
-    const std::string sql = "UPDATE blobs SET data = CAST(substr(data, 1, 30) || x'0102030405060708' || substr(data, 39) AS BLOB)"
-                            " WHERE entry_id = (SELECT id FROM entries WHERE hex(key_id) = upper('" + damaged + "'))";
+    const std::string sql =
+        "UPDATE blobs SET data = CAST(substr(data, 1, 30) || x'0102030405060708' || substr(data, 39) AS BLOB)"
+        " WHERE entry_id = (SELECT id FROM entries WHERE hex(key_id) = upper('" +
+        damaged + "'))";
     CHECK(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
     CHECK(sqlite3_changes(db) == 1);
     sqlite3_close(db);
@@ -805,7 +813,8 @@ TEST_CASE("cli: put, get and warm refuse a FIFO or a device as input at once ins
   CHECK(zero_image.status == 5);
   CHECK_THAT(zero_image.err, Catch::Contains("a character device, not a regular file"));
   const CliRun get_source =
-      run_cli({"get", "--source", fifo, "--arch", "sm_90", "--driver", k_driver, "-o", setup.dir.file("out.cubin")}, socket);
+      run_cli({"get", "--source", fifo, "--arch", "sm_90", "--driver", k_driver, "-o", setup.dir.file("out.cubin")},
+              socket);
   CHECK(get_source.status == 5);
   // warm reads its sources before it talks to the daemon; the FIFO is one that failed (exit 4).
   const CliRun warm = run_cli({"warm", fifo, "--arch", "sm_90", "--driver", k_driver}, socket);
@@ -836,8 +845,8 @@ TEST_CASE("cli: get -o writes into a device or a FIFO without replacing it, and 
     const CliRun to_full = run_cli({"get", key_id, "-o", *full_device}, socket);
     CHECK(to_full.status == 5);
     check_one_line_error(to_full);
-    CHECK_THAT(to_full.err, Catch::Contains("cannot write " + *full_device) &&
-                                Catch::Contains("No space left on device"));
+    CHECK_THAT(to_full.err,
+               Catch::Contains("cannot write " + *full_device) && Catch::Contains("No space left on device"));
     CHECK(is_char_device(*full_device));
     std::size_t names = 0;  // no temporary file left beside them
     for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(devices.path())) ++names;
@@ -877,8 +886,11 @@ TEST_CASE("cli: get -o - writes the image to stdout, and a command whose stdout 
   const CliRun image_full = run_cli({"get", key_id, "-o", "-"}, socket, "/dev/full");
   CHECK(image_full.status == 5);
   CHECK_THAT(image_full.err, Catch::Contains("standard output") && Catch::Contains("No space left on device"));
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"ls"}, {"--json", "ls"}, {"stats"}, {"ping"}, {"get", key_id, "-o", setup.dir.file("x")}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"ls"},
+                                               {"--json", "ls"},
+                                               {"stats"},
+                                               {"ping"},
+                                               {"get", key_id, "-o", setup.dir.file("x")}}) {
     INFO(args.front() << " " << args.back());
     const CliRun full = run_cli(args, socket, "/dev/full");
     CHECK(full.status == 5);
@@ -894,7 +906,9 @@ TEST_CASE("cli: text and JSON output show control characters, bidi controls and 
 
   // The daemon refuses such a producer now; an entry stored before that (or by a daemon that did
   // not check) still holds one: put it there from outside.
-  const std::string odd = "red \x1b[31mX\x1b[0m c1 \xc2\x9b" "2J rlo \xe2\x80\xae bad \xff back\\slash Jos\xc3\xa9";
+  const std::string odd =
+      "red \x1b[31mX\x1b[0m c1 \xc2\x9b"
+      "2J rlo \xe2\x80\xae bad \xff back\\slash Jos\xc3\xa9";
   {
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open((setup.daemon.state_dir() + "/jitcache.db").c_str(), &db) == SQLITE_OK);
@@ -915,8 +929,8 @@ TEST_CASE("cli: text and JSON output show control characters, bidi controls and 
   CHECK(ls.out.find("\xc2\x9b") == std::string::npos);
   CHECK(ls.out.find("\xe2\x80\xae") == std::string::npos);
   CHECK(ls.out.find('\xff') == std::string::npos);
-  CHECK_THAT(ls.out,
-             Catch::Contains("red \\x1b[31mX\\x1b[0m c1 \\u{009b}2J rlo \\u{202e} bad \\xff back\\\\slash Jos\xc3\xa9"));
+  CHECK_THAT(ls.out, Catch::Contains(
+                         "red \\x1b[31mX\\x1b[0m c1 \\u{009b}2J rlo \\u{202e} bad \\xff back\\\\slash Jos\xc3\xa9"));
 
   const CliRun json = run_cli({"--json", "ls"}, socket);
   REQUIRE(json.status == 0);
@@ -928,7 +942,8 @@ TEST_CASE("cli: text and JSON output show control characters, bidi controls and 
   REQUIRE(listed.size() == 1);
   // JSON escapes read back as the stored text; the invalid byte became U+FFFD.
   CHECK(listed[0].at("producer") ==
-        "red \x1b[31mX\x1b[0m c1 \xc2\x9b" "2J rlo \xe2\x80\xae bad \xef\xbf\xbd back\\slash Jos\xc3\xa9");
+        "red \x1b[31mX\x1b[0m c1 \xc2\x9b"
+        "2J rlo \xe2\x80\xae bad \xef\xbf\xbd back\\slash Jos\xc3\xa9");
 }
 
 TEST_CASE("cli: put refuses PTX text or a cubin of another arch as the image, and says why") {

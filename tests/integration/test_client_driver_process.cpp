@@ -71,8 +71,8 @@ TEST_CASE("driver process: a driver without cuLink* is named, versions compared,
     INFO(info.reason);
     CHECK(info.outcome == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     CHECK_THAT(std::string(info.reason), Catch::Contains("cuLinkCreate (CUDA 6.5 API, asked as version 6050)"));
-    CHECK_THAT(std::string(info.reason), Catch::Contains("driver API 12080, libjitcache built against " +
-                                                         std::to_string(CUDA_VERSION)));
+    CHECK_THAT(std::string(info.reason),
+               Catch::Contains("driver API 12080, libjitcache built against " + std::to_string(CUDA_VERSION)));
   }
 
   jitcache_config config{};

@@ -141,7 +141,7 @@ TEST_CASE("load flow: an entry found by the fast key whose content digest is ano
   CHECK(load_expecting(other_ptx.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
   CHECK(std::string(last_info().key_id) != first_key);
   CHECK(counters().fast_key_mismatches == 1);
-  CHECK(fake().counters().link_compiles == 2);  // compiled from its own source, not served the other's image
+  CHECK(fake().counters().link_compiles == 2);           // compiled from its own source, not served the other's image
   CHECK(stat_value(live.daemon, "fast_key_hits") == 1);  // the daemon offered it; the client refused it
 
   // Its own entry now carries the same fast key and is newer: offered first, and a hit.
@@ -186,7 +186,7 @@ TEST_CASE("load flow: a daemon that does not know fast keys is asked by key, and
         lookup_selectors.push_back(payload.at(0));
         status = payload.at(0) == 2 ? proto::Status::bad_request : proto::Status::not_found;
         body = proto::encode_error_message(status == proto::Status::bad_request ? "LOOKUP selector 2 is unknown"
-                                                                               : "no entry for this key");
+                                                                                : "no entry for this key");
       } else if (header.op == proto::Op::hello) {
         proto::HelloReply hello;
         hello.capabilities = proto::k_capability_store | proto::k_capability_report_failure;
@@ -345,7 +345,7 @@ TEST_CASE("load flow: with no daemon the load falls back to the driver at once, 
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
   const auto info = last_info();
   CHECK_THAT(std::string(info.reason), Catch::Contains("nobody-listens.sock"));
-  CHECK(std::strlen(info.key_id) == 64);  // the entry it would have used, for troubleshooting
+  CHECK(std::strlen(info.key_id) == 64);           // the entry it would have used, for troubleshooting
   CHECK(fake().counters().ptx_jit_compiles == 1);  // the driver's own JIT did the work
   // Rationale: a dead socket is refused at once; a bound this loose only catches a real wait.
   CHECK(info.ns_total < 2'000'000'000ull);
@@ -421,7 +421,8 @@ TEST_CASE("load flow: an option the cache does not understand makes the load unc
 
 TEST_CASE("load flow: PTX that does not compile returns the driver's error with the compiler's log") {
   LiveDaemon live;
-  const std::string bad = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry broken() { this is not ptx }\n";
+  const std::string bad =
+      ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry broken() { this is not ptx }\n";
   char error_log[4096] = {};
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* values[] = {error_log, reinterpret_cast<void*>(sizeof(error_log))};
@@ -465,7 +466,8 @@ TEST_CASE("load flow: caching disabled by configuration never contacts the daemo
   CHECK(stat_value(live.daemon, "misses") == 0);
 }
 
-TEST_CASE("load flow: cubins and fat binaries with a cubin for the device pass through, PTX-only fat binaries are cached") {
+TEST_CASE(
+    "load flow: cubins and fat binaries with a cubin for the device pass through, PTX-only fat binaries are cached") {
   LiveDaemon live;
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_LOCALLY);
   auto client = live.daemon.client();
@@ -523,7 +525,8 @@ TEST_CASE("load flow: many threads loading at once all get a working module") {
 TEST_CASE("load flow: jitcache_module_load reads a file, and a missing file is CUDA_ERROR_FILE_NOT_FOUND") {
   LiveDaemon live;
   CUmodule module = nullptr;
-  CHECK(jitcache_module_load(&module, (std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx").c_str()) == CUDA_SUCCESS);
+  CHECK(jitcache_module_load(&module, (std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx").c_str()) ==
+        CUDA_SUCCESS);
   CHECK(last_info().outcome == JITCACHE_OUTCOME_COMPILED_LOCALLY);
   CHECK(jitcache_module_unload(module) == CUDA_SUCCESS);
   CHECK(jitcache_module_load(&module, "/nonexistent/kernel.ptx") == CUDA_ERROR_FILE_NOT_FOUND);
@@ -561,7 +564,8 @@ TEST_CASE("load flow: invalid arguments get the driver's own answer") {
   auto driver_load_ex = reinterpret_cast<decltype(&cuModuleLoadDataEx)>(::dlsym(fake_handle, "cuModuleLoadDataEx"));
   REQUIRE(driver_load_ex != nullptr);
 
-  CHECK(jitcache_module_load_data(nullptr, small_ptx().c_str()) == driver_load_ex(nullptr, small_ptx().c_str(), 0, nullptr, nullptr));
+  CHECK(jitcache_module_load_data(nullptr, small_ptx().c_str()) ==
+        driver_load_ex(nullptr, small_ptx().c_str(), 0, nullptr, nullptr));
   CUmodule module = nullptr;
   CUmodule direct = nullptr;
   const CUresult expected = driver_load_ex(&direct, small_ptx().c_str(), 2, nullptr, nullptr);

@@ -113,7 +113,8 @@ int exit_code_in_child(const std::function<int()>& body) {
 
 }  // namespace
 
-TEST_CASE("published: a compiled entry is published, and a fresh runtime's load is a hit from the file, noted by HIT_NOTE") {
+TEST_CASE(
+    "published: a compiled entry is published, and a fresh runtime's load is a hit from the file, noted by HIT_NOTE") {
   PublishedKernel k;
   struct stat st {};
   REQUIRE(::stat(k.file.c_str(), &st) == 0);
@@ -161,7 +162,8 @@ TEST_CASE("published: a compiled entry is published, and a fresh runtime's load 
   }));
 }
 
-TEST_CASE("published: with chown refused, as the shipped unit's system-call filter refuses it, entries are still published and hit") {
+TEST_CASE(
+    "published: with chown refused, as the shipped unit's system-call filter refuses it, entries are still published and hit") {
   if (!testing::can_refuse_chown()) {
     WARN("skipped: no chown system-call numbers known for this architecture");
     return;
@@ -269,7 +271,8 @@ TEST_CASE("published: a file or directory that others may write, or another uid 
   CHECK(stat_value(k.live.daemon, "fast_key_hits") == 1);
 }
 
-TEST_CASE("published: a published copy that fails to load is reported and quarantined, and the rebuilt entry is published again") {
+TEST_CASE(
+    "published: a published copy that fails to load is reported and quarantined, and the rebuilt entry is published again") {
   PublishedKernel k;
   REQUIRE(fake().set_failure("load_cubin", CUDA_ERROR_INVALID_IMAGE, 1) == 0);
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);

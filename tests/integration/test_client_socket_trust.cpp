@@ -134,7 +134,8 @@ int victim_load(bool published, const std::string& planted_dir, uid_t attacker) 
 
 }  // namespace
 
-TEST_CASE("socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets no byte from the CLI or libjitcache, nor serves one") {
+TEST_CASE(
+    "socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets no byte from the CLI or libjitcache, nor serves one") {
   SystemUsers users("jcs");
   if (const std::string why = testing::why_cannot_setpriv_as(users); !why.empty()) {
     WARN("SKIPPED: " << why);
@@ -215,9 +216,9 @@ TEST_CASE("socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets n
   use_socket(victim_home.file("nothing.sock"));  // this process lets go of the attacker's daemon
 
   const std::uint64_t connections_before = testing::stat_value(*probe, "connections_total");
-  const std::vector<std::string> as_victim{"/usr/bin/setpriv",   "--reuid", std::to_string(victim.uid), "--regid",
-                                           std::to_string(victim.gid), "--groups", std::to_string(users.group()),
-                                           "--"};
+  const std::vector<std::string> as_victim{
+      "/usr/bin/setpriv",         "--reuid",  std::to_string(victim.uid),    "--regid",
+      std::to_string(victim.gid), "--groups", std::to_string(users.group()), "--"};
   auto victim_cli = [&](std::vector<std::string> args, std::vector<testing::EnvChange> env = {}) {
     std::vector<std::string> argv = as_victim;
     // stderr into the output the test reads: that is where the CLI says why.
@@ -247,7 +248,8 @@ TEST_CASE("socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets n
     CHECK_FALSE(fs::exists(out));
 
     CHECK(testing::as_user(victim, {users.group()}, [&] { return victim_load(true, planted_dir, attacker.uid); }) == 0);
-    CHECK(testing::as_user(victim, {users.group()}, [&] { return victim_load(false, planted_dir, attacker.uid); }) == 0);
+    CHECK(testing::as_user(victim, {users.group()}, [&] { return victim_load(false, planted_dir, attacker.uid); }) ==
+          0);
     // Not a connection, so not a byte.
     CHECK(testing::stat_value(*probe, "connections_total") == connections_before);
 

@@ -17,8 +17,8 @@
 using namespace jitcache;
 using testing::DaemonOptions;
 using testing::DaemonProcess;
-using testing::TempDir;
 using testing::stat_value;
+using testing::TempDir;
 
 namespace {
 
@@ -28,7 +28,8 @@ proto::KeyFields key_for_driver(std::uint64_t seed, const std::string& driver_bu
   return key;
 }
 
-void put_ok(client::transport::DaemonClient& client, const proto::KeyFields& key, const std::vector<std::uint8_t>& image) {
+void put_ok(client::transport::DaemonClient& client, const proto::KeyFields& key,
+            const std::vector<std::uint8_t>& image) {
   proto::PutRequest request;
   request.key = key;
   request.producer = "test";

@@ -169,8 +169,8 @@ TEST_CASE("compile limits: a uid beyond compile_queue_per_uid is busy, a join is
 
 TEST_CASE("compile limits: waiting compiles hold their PTX once, joins none, and compile_bytes_per_uid bounds it") {
   TempDir dir;
-  DaemonProcess daemon(dir, fault_worker_daemon({"--compile-jobs", "1", "--worker-threads", "1",
-                                                 "--compile-wall-time", "60s", "--compile-bytes-per-uid", "64MiB"}));
+  DaemonProcess daemon(dir, fault_worker_daemon({"--compile-jobs", "1", "--worker-threads", "1", "--compile-wall-time",
+                                                 "60s", "--compile-bytes-per-uid", "64MiB"}));
   daemon.start();
   const std::uint64_t rss_before = testing::status_bytes(daemon.pid(), "VmRSS");
   constexpr std::size_t k_ptx = 16 * k_mib;

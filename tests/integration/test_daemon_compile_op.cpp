@@ -31,7 +31,9 @@ using Kind = CompileAnswer::Kind;
 
 namespace {
 
-std::string corpus(const std::string& name) { return testing::read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/" + name); }
+std::string corpus(const std::string& name) {
+  return testing::read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/" + name);
+}
 
 std::string with_target(std::string ptx, const std::string& target) {
   const auto at = ptx.find(".target sm_90");
@@ -76,7 +78,8 @@ unsigned cubin_sm(const client::transport::ByteBuffer& image) {
 }
 bool records_arch(const client::transport::ByteBuffer& image, const std::string& arch) {
   const std::string text(image.begin(), image.end());
-  return text.find("-arch " + arch + " ") != std::string::npos || text.find("-arch " + arch + '\0') != std::string::npos;
+  return text.find("-arch " + arch + " ") != std::string::npos ||
+         text.find("-arch " + arch + '\0') != std::string::npos;
 }
 
 std::uint64_t stat(DaemonProcess& daemon, const std::string& name) {

@@ -38,7 +38,8 @@ CompileRunner runner() { return CompileRunner(JITCACHE_COMPILE_WORKER_PATH, Comp
 CompileJob job_for(const std::string& ptx, const std::string& arch, const std::string& option_text = "") {
   auto options = jitcache::proto::canonicalize_option_text(option_text);
   REQUIRE(options);
-  auto prepared = prepare_job(CompileInput{arch, 13000, *options, jitcache::proto::as_bytes(ptx)}, ToolkitVersion{13, 0});
+  auto prepared =
+      prepare_job(CompileInput{arch, 13000, *options, jitcache::proto::as_bytes(ptx)}, ToolkitVersion{13, 0});
   REQUIRE(prepared);
   REQUIRE(std::holds_alternative<CompileJob>(*prepared));
   return std::get<CompileJob>(*prepared);
@@ -58,7 +59,8 @@ unsigned cubin_sm(const std::vector<std::uint8_t>& image) {
 // shows there (and in .nv.compat), not in e_flags.
 bool records_arch(const std::vector<std::uint8_t>& image, const std::string& arch) {
   const std::string text(image.begin(), image.end());
-  return text.find("-arch " + arch + " ") != std::string::npos || text.find("-arch " + arch + '\0') != std::string::npos;
+  return text.find("-arch " + arch + " ") != std::string::npos ||
+         text.find("-arch " + arch + '\0') != std::string::npos;
 }
 
 std::vector<std::uint8_t> direct_nvjitlink(const CompileJob& job) {
@@ -203,8 +205,9 @@ TEST_CASE("compile worker: 32 concurrent requests for one key compile once and a
   for (int i = 0; i < 32; ++i) {
     clients.emplace_back([&] {
       start.arrive_and_wait();
-      auto ticket = service.submit(key, CompileInput{"sm_90", 13000, jitcache::proto::default_option_text(),
-                                                     jitcache::proto::as_bytes(ptx)},
+      auto ticket = service.submit(key,
+                                   CompileInput{"sm_90", 13000, jitcache::proto::default_option_text(),
+                                                jitcache::proto::as_bytes(ptx)},
                                    Priority::interactive, [&](CompileOutcomePtr o) {
                                      std::lock_guard lock(mutex);
                                      outcomes.push_back(std::move(o));

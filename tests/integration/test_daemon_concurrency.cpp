@@ -62,7 +62,8 @@ TEST_CASE("concurrency: 64 clients putting and looking up for 30 s see no errors
         const int action = static_cast<int>(random() % 10);
         operations++;
         if (action < 2) {
-          if (auto put = client.put(testing::sample_put(k, truth[k])); !put) record_error("put: " + put.error().message);
+          if (auto put = client.put(testing::sample_put(k, truth[k])); !put)
+            record_error("put: " + put.error().message);
         } else {
           auto found = action < 8 ? client.lookup(testing::sample_key(k))
                                   : client.lookup_by_id(proto::to_hex(proto::key_id(testing::sample_key(k))));

@@ -19,8 +19,8 @@
 using namespace jitcache;
 using testing::DaemonOptions;
 using testing::DaemonProcess;
-using testing::TempDir;
 using testing::stat_value;
+using testing::TempDir;
 
 namespace {
 

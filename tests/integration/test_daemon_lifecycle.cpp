@@ -14,8 +14,8 @@
 
 using namespace jitcache;
 using testing::DaemonProcess;
-using testing::TempDir;
 using testing::stat_value;
+using testing::TempDir;
 
 TEST_CASE("daemon: an image put before a restart comes back byte-identical after it") {
   TempDir dir;

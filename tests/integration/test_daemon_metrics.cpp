@@ -128,9 +128,9 @@ TEST_CASE("metrics: a non-loopback address is refused at start with a clear erro
   DaemonOptions options;
   options.extra_env = {{"JITCACHE_METRICS_LISTEN", "0.0.0.0:9464"}};
   DaemonProcess from_env(dir, options);
-  auto result = from_env.run_to_exit({"--foreground", "--socket", from_env.socket_path(), "--state-dir",
-                                      from_env.state_dir()},
-                                     std::chrono::seconds(20));
+  auto result =
+      from_env.run_to_exit({"--foreground", "--socket", from_env.socket_path(), "--state-dir", from_env.state_dir()},
+                           std::chrono::seconds(20));
   CHECK(result.status == 2);
   CHECK_THAT(result.output, Catch::Contains("JITCACHE_METRICS_LISTEN") && Catch::Contains("not a loopback address"));
 }
@@ -221,7 +221,8 @@ TEST_CASE("metrics: a scrape shows the figures moving with PUT, LOOKUP and REPOR
   CHECK(daemon.stop() == 0);
 }
 
-TEST_CASE("metrics: anything but GET /metrics is 404 or 405, a bad request is 400, and the endpoint stops with the daemon") {
+TEST_CASE(
+    "metrics: anything but GET /metrics is 404 or 405, a bad request is 400, and the endpoint stops with the daemon") {
   TempDir dir;
   DaemonProcess daemon(dir, with_metrics("127.0.0.1:0"));
   const std::uint16_t port = start_and_find_metrics_port(daemon);
@@ -236,7 +237,7 @@ TEST_CASE("metrics: anything but GET /metrics is 404 or 405, a bad request is 40
   REQUIRE(post.has_value());
   CHECK(post->status == 405);
   auto huge = testing::http_request(port, "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(20'000, 'a') +
-                                               "\r\n\r\n");
+                                              "\r\n\r\n");
   REQUIRE(huge.has_value());
   CHECK(huge->status == 400);
   auto garbage = testing::http_request(port, "\x16\x03\x01 this is not http\r\n\r\n");
@@ -255,8 +256,8 @@ TEST_CASE("metrics: a port already in use fails the start and the error names th
   TempDir second_dir;
   DaemonProcess second(second_dir);
   const std::string taken = "127.0.0.1:" + std::to_string(port);
-  auto result = second.run_to_exit({"--foreground", "--socket", second.socket_path(), "--state-dir",
-                                    second.state_dir(), "--metrics-listen", taken},
+  auto result = second.run_to_exit({"--foreground", "--socket", second.socket_path(), "--state-dir", second.state_dir(),
+                                    "--metrics-listen", taken},
                                    std::chrono::seconds(20));
   CHECK(result.status == 1);
   CHECK_THAT(result.output, Catch::Contains("cannot bind " + taken + " for metrics"));

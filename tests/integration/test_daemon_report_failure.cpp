@@ -12,11 +12,10 @@
 
 using namespace jitcache;
 using testing::DaemonProcess;
-using testing::TempDir;
 using testing::stat_value;
+using testing::TempDir;
 
 namespace {
-
 
 proto::ReportFailureRequest report_for(std::uint64_t seed) {
   proto::ReportFailureRequest request;

@@ -18,8 +18,8 @@
 
 using namespace jitcache;
 using testing::DaemonProcess;
-using testing::TempDir;
 using testing::stat_value;
+using testing::TempDir;
 
 namespace {
 
@@ -43,8 +43,11 @@ TEST_CASE("request fields: a PUT whose producer is not printable text is bad_req
   const auto image = testing::sample_image(1, 2048);
 
   for (const std::string& producer : {std::string("nvJitLink \x1b[31mred\x1b[0m"), std::string("bell\a"),
-                                     std::string("csi \xc2\x9b" "2J"), std::string("rtl \xe2\x80\xae" "txt"),
-                                     std::string("bad utf-8 \xff"), std::string("line\nbreak")}) {
+                                      std::string("csi \xc2\x9b"
+                                                  "2J"),
+                                      std::string("rtl \xe2\x80\xae"
+                                                  "txt"),
+                                      std::string("bad utf-8 \xff"), std::string("line\nbreak")}) {
     INFO("producer " << producer);
     auto request = testing::sample_put(1, image);
     request.producer = producer;

@@ -181,7 +181,8 @@ std::vector<std::uint8_t> rest_of_put(const proto::PutRequest& request, const st
 
 }  // namespace
 
-TEST_CASE("restarts: requests pipelined behind one in flight as the drain begins are all answered, then the connection closes") {
+TEST_CASE(
+    "restarts: requests pipelined behind one in flight as the drain begins are all answered, then the connection closes") {
   TempDir dir;
   DaemonProcess daemon(dir);
   daemon.start();
@@ -207,7 +208,8 @@ TEST_CASE("restarts: requests pipelined behind one in flight as the drain begins
   for (std::uint32_t id : {7u, 8u, 9u}) {
     INFO("request " << id);
     auto reply = connection.read_reply();
-    if (!reply) FAIL("no reply: " << reply.error().message << "; the daemon's log:\n" << testing::read_file(daemon.log_path()));
+    if (!reply)
+      FAIL("no reply: " << reply.error().message << "; the daemon's log:\n" << testing::read_file(daemon.log_path()));
     CHECK(reply->header.status == proto::Status::ok);
     CHECK(reply->header.request_id == id);
     if (id == 9) {
@@ -264,7 +266,8 @@ TEST_CASE("restarts: a client that keeps pipelining through a drain is answered 
   CHECK(daemon.stop() == 0);
 }
 
-TEST_CASE("restarts: four clients on long-lived connections see no failure across ten restarts on the daemon's own socket") {
+TEST_CASE(
+    "restarts: four clients on long-lived connections see no failure across ten restarts on the daemon's own socket") {
   TempDir dir;
   DaemonProcess daemon(dir);
   daemon.start();
@@ -279,7 +282,8 @@ TEST_CASE("restarts: four clients on long-lived connections see no failure acros
   CHECK(tally.failures.empty());
 }
 
-TEST_CASE("restarts: four clients on long-lived connections see no failure across ten restarts on a socket held as systemd holds it") {
+TEST_CASE(
+    "restarts: four clients on long-lived connections see no failure across ten restarts on a socket held as systemd holds it") {
   TempDir dir;
   const int listen_fd = listening_socket(dir.file("jitcached.sock"));
   testing::DaemonOptions daemon_options;

@@ -63,8 +63,15 @@ int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
 }
 
 std::vector<std::string> daemon_args(const TempDir& dir, const std::string& socket_path) {
-  return {jitcache::testing::daemon_executable(), "--foreground", "--socket", socket_path, "--state-dir",
-          dir.file("store"), "--compile=false", "--log-level", "info"};
+  return {jitcache::testing::daemon_executable(),
+          "--foreground",
+          "--socket",
+          socket_path,
+          "--state-dir",
+          dir.file("store"),
+          "--compile=false",
+          "--log-level",
+          "info"};
 }
 
 pid_t spawn(const std::vector<std::string>& argv, const std::string& log_path, int listen_fd = -1,
@@ -163,7 +170,8 @@ TEST_CASE("socket activation: under systemd-socket-activate the first connection
   CHECK_FALSE(wait_for_file(dir.file("store/jitcache.db"), 200ms));
   CHECK(ping(socket_path));
   INFO(jitcache::testing::read_file(dir.file("daemon.log")));
-  CHECK_THAT(jitcache::testing::read_file(dir.file("daemon.log")), Catch::Contains("listening on the socket systemd passed"));
+  CHECK_THAT(jitcache::testing::read_file(dir.file("daemon.log")),
+             Catch::Contains("listening on the socket systemd passed"));
   CHECK(ping(socket_path));
   ::kill(pid, SIGTERM);
   CHECK(wait_exit(pid, 20s) == 0);

@@ -55,7 +55,8 @@ bool found(client::transport::DaemonClient& client, std::uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("state dir: database files deleted under a running daemon are noticed within a flush interval, and PUTs after it survive a restart") {
+TEST_CASE(
+    "state dir: database files deleted under a running daemon are noticed within a flush interval, and PUTs after it survive a restart") {
   TempDir dir;
   DaemonProcess daemon(dir, {{"--usage-flush-interval", "100ms"}, {}, "warn"});
   daemon.start();
@@ -109,16 +110,17 @@ TEST_CASE("state dir: the first PUT after the database files were deleted notice
   CHECK(reopens == std::optional<std::uint64_t>(1));
 }
 
-TEST_CASE("state dir: a second daemon on the same state directory refuses, naming the first, even with the lock file deleted") {
+TEST_CASE(
+    "state dir: a second daemon on the same state directory refuses, naming the first, even with the lock file deleted") {
   TempDir dir;
   DaemonProcess daemon(dir);
   daemon.start();
   REQUIRE(::unlink((daemon.state_dir() + "/jitcached.lock").c_str()) == 0);
 
   // Its own socket, so that only the state directory can stop it.
-  auto second = daemon.run_to_exit({"--foreground", "--socket", dir.file("second.sock"), "--state-dir",
-                                    daemon.state_dir()},
-                                   std::chrono::seconds(20));
+  auto second =
+      daemon.run_to_exit({"--foreground", "--socket", dir.file("second.sock"), "--state-dir", daemon.state_dir()},
+                         std::chrono::seconds(20));
   INFO(second.output);
   CHECK(second.status == 1);
   CHECK_THAT(second.output, Catch::Contains("another jitcached (pid " + std::to_string(daemon.pid()) + ")") &&

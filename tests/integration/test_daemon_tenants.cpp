@@ -30,10 +30,10 @@ using namespace jitcache;
 using client::transport::DaemonClient;
 using testing::DaemonOptions;
 using testing::DaemonProcess;
+using testing::stat_value;
 using testing::SystemUser;
 using testing::SystemUsers;
 using testing::TempDir;
-using testing::stat_value;
 
 namespace {
 
@@ -117,8 +117,8 @@ int put_a_entries(const DaemonProcess& daemon, uid_t a_uid) {
 
 // A checks every entry it should see, by key, by fast key and by key id prefix: its own with its
 // bytes, the shared ones (`shared_seeds`) with theirs. `until` (a file): repeat until it exists.
-int check_a_view(const DaemonProcess& daemon, uid_t a_uid, const std::vector<std::uint64_t>& shared_seeds = k_shared_seeds,
-                 const std::string& until = {}) {
+int check_a_view(const DaemonProcess& daemon, uid_t a_uid,
+                 const std::vector<std::uint64_t>& shared_seeds = k_shared_seeds, const std::string& until = {}) {
   Failures fail("A check");
   auto client = connect_as_child(daemon);
   auto expect = [&](std::optional<client::transport::FetchedImage> found, const std::vector<std::uint8_t>& image,
@@ -180,14 +180,16 @@ int attack_as_b(const DaemonProcess& daemon, uid_t a_uid, uid_t b_uid) {
       case 0: {  // A's key fields (A's content digest) with B's bytes: must land in B's namespace
         const auto image = b_image(a_seed);
         auto put = client->put(put_request(a_seed, image));
-        if (put && put->namespace_id != b_uid) fail("a forged PUT landed in namespace " + std::to_string(put->namespace_id));
+        if (put && put->namespace_id != b_uid)
+          fail("a forged PUT landed in namespace " + std::to_string(put->namespace_id));
         if (!put && put.error().reply_status == 0) transport_error = put.error();
         break;
       }
       case 1: {  // a shared key with B's bytes: never the shared namespace
         const auto image = b_image(shared_seed);
         auto put = client->put(put_request(shared_seed, image));
-        if (put && put->namespace_id != b_uid) fail("a PUT over a shared key landed in namespace " + std::to_string(put->namespace_id));
+        if (put && put->namespace_id != b_uid)
+          fail("a PUT over a shared key landed in namespace " + std::to_string(put->namespace_id));
         if (!put && put.error().reply_status == 0) transport_error = put.error();
         break;
       }
@@ -240,7 +242,8 @@ int attack_as_b(const DaemonProcess& daemon, uid_t a_uid, uid_t b_uid) {
         auto listed = client->list(request);
         if (listed) {
           for (const auto& entry : listed->entries) {
-            if (entry.namespace_id != b_uid && entry.namespace_id != k_shared) fail("LIST showed namespace " + std::to_string(entry.namespace_id));
+            if (entry.namespace_id != b_uid && entry.namespace_id != k_shared)
+              fail("LIST showed namespace " + std::to_string(entry.namespace_id));
           }
         } else if (listed.error().reply_status == 0) {
           transport_error = listed.error();
@@ -285,8 +288,8 @@ TEST_CASE("tenants: B's PUTs are invisible to A, and 10 000 crafted attempts by 
 
   // A keeps checking what it is served while B attacks, racing B's writes to the same keys.
   const std::string done = tenants.dir.file("attack-done");
-  const pid_t a_checker =
-      testing::start_as_user(users.a(), {users.group()}, [&] { return check_a_view(daemon, a_uid, k_shared_seeds, done); });
+  const pid_t a_checker = testing::start_as_user(users.a(), {users.group()},
+                                                 [&] { return check_a_view(daemon, a_uid, k_shared_seeds, done); });
   const int attack = testing::as_user(users.b(), {users.group()}, [&] { return attack_as_b(daemon, a_uid, b_uid); });
   testing::write_file(done, "");
   CHECK(attack == 0);
@@ -330,7 +333,8 @@ TEST_CASE("tenants: a shared entry is hidden from each reporter at once and quar
       report.stage = proto::FailureStage::image;
       auto reported = client.report_failure(report);
       if (!reported || !*reported) fail("REPORT_FAILURE was not applied");
-      else if ((*reported)->outcome != expected) fail("outcome " + std::to_string(static_cast<int>((*reported)->outcome)));
+      else if ((*reported)->outcome != expected)
+        fail("outcome " + std::to_string(static_cast<int>((*reported)->outcome)));
       auto found = client.lookup(testing::sample_key(1));
       if (!found || *found) fail("the reporter is still served the entry");
       (void)others_served;
@@ -438,13 +442,15 @@ TEST_CASE("tenants: connections per uid are limited and another uid still connec
       }
     }
     testing::write_file(b_holding, "");
-    for (int i = 0; i < 500 && !std::filesystem::exists(release); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = 0; i < 500 && !std::filesystem::exists(release); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     for (auto& client : open) {
       if (!client.ping()) fail("a held connection stopped being served");
     }
     return fail.status();
   });
-  for (int i = 0; i < 500 && !std::filesystem::exists(b_holding); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 500 && !std::filesystem::exists(b_holding); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(std::filesystem::exists(b_holding));
   CHECK(testing::as_user(users.a(), {users.group()}, [&] {
           auto client = connect_as_child(daemon);
@@ -486,8 +492,8 @@ TEST_CASE("tenants: a trusted user's and a trusted group member's PUTs are share
   {
     TempDir dir;
     DaemonProcess daemon(dir, DaemonOptions{{"--trusted-users", "no-such-user-jitcache"}, {}, "warn"});
-    auto run = daemon.run_to_exit({"--foreground", "--socket", dir.file("s.sock"),
-                                   "--state-dir", dir.file("store"), "--trusted-users", "no-such-user-jitcache"},
+    auto run = daemon.run_to_exit({"--foreground", "--socket", dir.file("s.sock"), "--state-dir", dir.file("store"),
+                                   "--trusted-users", "no-such-user-jitcache"},
                                   std::chrono::seconds(20));
     CHECK(run.status != 0);
     CHECK_THAT(run.output, Catch::Contains("trusted_users") && Catch::Contains("unknown user"));
@@ -513,8 +519,9 @@ TEST_CASE("tenants: the jitcache CLI run as B with setpriv lists only what B may
   const std::string cli_copy = bin.file("jitcache");
   std::filesystem::copy_file(testing::cli_executable(), cli_copy);
   ::chmod(cli_copy.c_str(), 0755);
-  const std::vector<std::string> as_b{"--reuid", std::to_string(users.b().uid), "--regid",
-                                      std::to_string(users.b().gid), "--groups", std::to_string(users.group())};
+  const std::vector<std::string> as_b{"--reuid",  std::to_string(users.b().uid),
+                                      "--regid",  std::to_string(users.b().gid),
+                                      "--groups", std::to_string(users.group())};
   auto cli = [&](std::vector<std::string> args) {
     std::vector<std::string> argv{"/usr/bin/setpriv"};
     argv.insert(argv.end(), as_b.begin(), as_b.end());

@@ -19,8 +19,8 @@ struct EnvChange {
 };
 
 struct ChildResult {
-  int status = -1;      // the exit status, 128 + signal when killed, -1 when it ran past the timeout
-  std::string output;   // everything it wrote to stdout
+  int status = -1;     // the exit status, 128 + signal when killed, -1 when it ran past the timeout
+  std::string output;  // everything it wrote to stdout
 };
 
 // Runs argv[0] (a path) with argv and the caller's environment changed by `env`; throws only when

@@ -103,11 +103,12 @@ class Harness {
  public:
   explicit Harness(compile::CompileServiceConfig config)
       : runner(std::make_shared<ScriptedRunner>()),
-        service(config, compile::ToolkitVersion{13, 0}, runner, [this](const proto::Digest256&, const compile::CompileOutcomePtr&) {
-          std::lock_guard lock(m_mutex);
-          ++m_sink_calls;
-          m_changed.notify_all();
-        }) {}
+        service(config, compile::ToolkitVersion{13, 0}, runner,
+                [this](const proto::Digest256&, const compile::CompileOutcomePtr&) {
+                  std::lock_guard lock(m_mutex);
+                  ++m_sink_calls;
+                  m_changed.notify_all();
+                }) {}
 
   // Submits the job tagged `tag` under the key derived from the tag; outcomes are collected here.
   // `tenant`: who asks, for the per-tenant limits; `padding`: bytes of spaces that make the PTX larger.

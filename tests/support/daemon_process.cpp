@@ -40,8 +40,8 @@ DaemonProcess::~DaemonProcess() {
 }
 
 std::vector<std::string> DaemonProcess::default_args() const {
-  std::vector<std::string> args{daemon_executable(), "--foreground", "--socket", m_socket,
-                                "--state-dir", m_state_dir, "--log-level", m_options.log_level};
+  std::vector<std::string> args{daemon_executable(), "--foreground", "--socket",    m_socket,
+                                "--state-dir",       m_state_dir,    "--log-level", m_options.log_level};
   args.insert(args.end(), m_options.extra_args.begin(), m_options.extra_args.end());
   return args;
 }

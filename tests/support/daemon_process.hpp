@@ -24,8 +24,8 @@ std::string daemon_executable();
 std::string cli_executable();
 
 struct DaemonOptions {
-  std::vector<std::string> extra_args;                        // e.g. {"--idle-timeout", "1s"}
-  std::vector<std::pair<std::string, std::string>> extra_env; // set in the child only
+  std::vector<std::string> extra_args;                         // e.g. {"--idle-timeout", "1s"}
+  std::vector<std::pair<std::string, std::string>> extra_env;  // set in the child only
   std::string log_level = "warn";
   // A listening socket the test holds, passed as systemd's socket activation passes one (fd 3,
   // LISTEN_FDS=1, LISTEN_PID), so that it keeps listening across restarts; -1: the daemon binds

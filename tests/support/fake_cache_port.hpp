@@ -26,12 +26,12 @@ class FakeCachePort final : public client::loader::CachePort {
   };
 
   // The script.
-  std::vector<Entry> entries;                      // what LOOKUP finds
-  std::vector<Entry> published;                    // what read_published finds
-  std::optional<common::Error> connect_error;       // the daemon cannot be reached
-  std::uint64_t capability_bits = proto::k_capability_store | proto::k_capability_report_failure |
-                                  proto::k_capability_fast_key;
-  bool capabilities_known = false;                 // as on a pooled connection that sent HELLO already
+  std::vector<Entry> entries;                  // what LOOKUP finds
+  std::vector<Entry> published;                // what read_published finds
+  std::optional<common::Error> connect_error;  // the daemon cannot be reached
+  std::uint64_t capability_bits =
+      proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key;
+  bool capabilities_known = false;                  // as on a pooled connection that sent HELLO already
   std::optional<proto::Status> lookup_fast_status;  // answer selector 2 with this error status
   // COMPILE's answer: `compiled` when there is an image for it, else `compile_kind` with a message.
   std::optional<Entry> compiled;
@@ -44,7 +44,7 @@ class FakeCachePort final : public client::loader::CachePort {
   std::vector<proto::FastKey> fast_lookups;
   std::vector<proto::KeyFields> key_lookups;
   std::vector<proto::CompileRequest> compiles;
-  std::vector<proto::PutRequest> puts;  // their images are views into the caller's buffer:
+  std::vector<proto::PutRequest> puts;                // their images are views into the caller's buffer:
   std::vector<std::vector<std::uint8_t>> put_images;  // copies, one per PUT
   std::vector<proto::ReportFailureRequest> reports;
   std::vector<proto::FastKey> hit_notes;
@@ -86,7 +86,7 @@ class FakeCachePort final : public client::loader::CachePort {
     return capability_bits;
   }
   common::Result<std::optional<FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
-                                                        client::transport::ImageDelivery) override {
+                                                          client::transport::ImageDelivery) override {
     fast_lookups.push_back(fast_key);
     if (lookup_fast_status) return status_error(*lookup_fast_status, "LOOKUP selector 2 refused");
     for (const Entry& entry : entries) {
@@ -95,7 +95,7 @@ class FakeCachePort final : public client::loader::CachePort {
     return {std::nullopt};
   }
   common::Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key,
-                                                   client::transport::ImageDelivery) override {
+                                                     client::transport::ImageDelivery) override {
     key_lookups.push_back(key);
     for (const Entry& entry : entries) {
       if (entry.key == key) return {fetched(entry)};
@@ -103,7 +103,7 @@ class FakeCachePort final : public client::loader::CachePort {
     return {std::nullopt};
   }
   common::Result<client::transport::CompileAnswer> compile(const proto::CompileRequest& request,
-                                                          std::chrono::milliseconds) override {
+                                                           std::chrono::milliseconds) override {
     compiles.push_back(request);
     client::transport::CompileAnswer answer;
     if (compiled) {

@@ -19,8 +19,8 @@
 
 #include <common/result.hpp>
 
-#include <tests/support/store_damage.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <tests/support/store_damage.hpp>
 
 namespace jitcache::testing {
 
@@ -86,7 +86,7 @@ class FaultInjectingStore final : public daemon::store::Store,
 
   // Store
   common::Result<daemon::store::LookupOutcome> lookup(const daemon::store::Selector& selector,
-                                                     const daemon::store::Visibility& who) override {
+                                                      const daemon::store::Visibility& who) override {
     if (auto fault = before(StoreCall::lookup)) return *fault;
     return m_real.lookup(selector, who);
   }
@@ -99,7 +99,7 @@ class FaultInjectingStore final : public daemon::store::Store,
     return m_real.remove(prefix, who);
   }
   common::Result<daemon::store::ListPage> list(const daemon::store::ListQuery& query,
-                                              const daemon::store::Visibility& who) override {
+                                               const daemon::store::Visibility& who) override {
     if (auto fault = before(StoreCall::list)) return *fault;
     return m_real.list(query, who);
   }
@@ -141,7 +141,7 @@ class FaultInjectingStore final : public daemon::store::Store,
 
   // PublishSource
   common::Result<std::optional<proto::EntryInfo>> publishable_entry(std::int64_t row_id,
-                                                                   const proto::Digest256& fast_key_id) override {
+                                                                    const proto::Digest256& fast_key_id) override {
     if (auto fault = before(StoreCall::publishable_entry)) return *fault;
     return m_real.publishable_entry(row_id, fast_key_id);
   }
@@ -179,10 +179,8 @@ class FaultInjectingStore final : public daemon::store::Store,
       case Kind::fail:
       case Kind::fail_every:
         return common::make_error(fault.code, "injected fault: call " + std::to_string(number) + " of store call " +
-                                                 std::to_string(index(call)) + " fails");
-      case Kind::corrupt:
-        overwrite_pages_after_the_first(m_database);
-        return std::nullopt;
+                                                  std::to_string(index(call)) + " fails");
+      case Kind::corrupt: overwrite_pages_after_the_first(m_database); return std::nullopt;
       case Kind::delete_files:
         for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(m_database.string() + suffix);
         return std::nullopt;

@@ -64,7 +64,8 @@ common::Result<GpuDriver> open_gpu() {
   }
   auto get_proc_address = reinterpret_cast<GetProcAddress>(::dlsym(library, "cuGetProcAddress_v2"));
   if (get_proc_address == nullptr) {
-    return make_error(ErrorCode::unavailable, gpu.library + " has no cuGetProcAddress_v2 (a driver for CUDA 12 or later is needed)");
+    return make_error(ErrorCode::unavailable,
+                      gpu.library + " has no cuGetProcAddress_v2 (a driver for CUDA 12 or later is needed)");
   }
 
   const Entry entries[] = {
@@ -92,7 +93,8 @@ common::Result<GpuDriver> open_gpu() {
   };
   for (const Entry& entry : entries) {
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
-    const CUresult result = get_proc_address(entry.name, entry.slot, entry.version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    const CUresult result =
+        get_proc_address(entry.name, entry.slot, entry.version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
     if (result != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || *entry.slot == nullptr) {
       return make_error(ErrorCode::unavailable, gpu.library + " does not offer " + entry.name + " (version " +
                                                     std::to_string(entry.version) + "): cuGetProcAddress returned " +

@@ -41,14 +41,14 @@ struct GpuDriver {
   CUresult (*launch_kernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
                             unsigned int, unsigned int, CUstream, void**, void**) = nullptr;
 
-  std::string library;        // what was dlopen'ed
-  std::string library_file;   // the file behind it, symlinks resolved (names the driver build)
-  int api_version = 0;        // cuDriverGetVersion, e.g. 13000
+  std::string library;       // what was dlopen'ed
+  std::string library_file;  // the file behind it, symlinks resolved (names the driver build)
+  int api_version = 0;       // cuDriverGetVersion, e.g. 13000
   CUdevice device = 0;
   CUcontext context = nullptr;
   int cc_major = 0;
   int cc_minor = 0;
-  std::string device_name;    // e.g. "NVIDIA H200"
+  std::string device_name;  // e.g. "NVIDIA H200"
 
   int sm() const { return cc_major * 10 + cc_minor; }
   // "CUDA_ERROR_NO_BINARY_FOR_GPU (209)".

@@ -68,8 +68,8 @@ inline std::uint64_t stat_value(DaemonProcess& daemon, const std::string& name) 
 }
 
 // Loads `image` and unloads the module again; returns the outcome, checking the result on the way.
-inline jitcache_load_outcome load_expecting(const void* image, CUresult expected, unsigned n = 0, CUjit_option* options = nullptr,
-                                     void** values = nullptr) {
+inline jitcache_load_outcome load_expecting(const void* image, CUresult expected, unsigned n = 0,
+                                            CUjit_option* options = nullptr, void** values = nullptr) {
   CUmodule module = nullptr;
   CUresult result = jitcache_module_load_data_ex(&module, image, n, options, values);
   const auto info = last_info();
@@ -90,12 +90,12 @@ inline jitcache_load_outcome load_expecting(const void* image, CUresult expected
 struct LiveDaemon {
   explicit LiveDaemon(bool compiles = false, std::vector<std::string> args = {}, bool publishes = false,
                       std::function<void()> before_exec = {})
-      : daemon(dir, {std::move(args),
-                     {{"JITCACHE_COMPILE", compiles ? "true" : "false"},
-                      {"JITCACHE_PUBLISH", publishes ? "true" : "false"}},
-                     "warn",
-                     -1,
-                     std::move(before_exec)}) {
+      : daemon(dir,
+               {std::move(args),
+                {{"JITCACHE_COMPILE", compiles ? "true" : "false"}, {"JITCACHE_PUBLISH", publishes ? "true" : "false"}},
+                "warn",
+                -1,
+                std::move(before_exec)}) {
     fake().clear_failures();
     fake().set_device(90, 13000);
     daemon.start();

@@ -8,7 +8,9 @@ namespace jitcache::testing {
 namespace {
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 // PTX identifiers: [a-zA-Z_$%][a-zA-Z0-9_$%]* (PTX ISA "Identifiers").
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' || c == '%'; }
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '$' || c == '%';
+}
 }  // namespace
 
 std::vector<std::string> ptx_entry_names(std::string_view ptx) {

@@ -16,11 +16,11 @@ struct CubinSpec {
   unsigned sm = 90;
   // In .nv.compat (attribute 9 = 1) from ABI version 8, in e_flags (0x800) before, as CUDA does.
   bool arch_specific = false;
-  unsigned abi_version = 8;        // 8: CUDA 13 (SM in e_flags bits 8-15); 7: the older layout
-  std::uint16_t machine = 190;     // EM_CUDA
-  std::uint16_t type = 2;          // ET_EXEC
-  std::uint8_t elf_class = 2;      // ELFCLASS64
-  std::string tkinfo;              // .note.nv.tkinfo contents when not empty, e.g. "-arch sm_90a -m 64"
+  unsigned abi_version = 8;     // 8: CUDA 13 (SM in e_flags bits 8-15); 7: the older layout
+  std::uint16_t machine = 190;  // EM_CUDA
+  std::uint16_t type = 2;       // ET_EXEC
+  std::uint8_t elf_class = 2;   // ELFCLASS64
+  std::string tkinfo;           // .note.nv.tkinfo contents when not empty, e.g. "-arch sm_90a -m 64"
 };
 
 // The smallest image make_cubin() makes for `spec`.

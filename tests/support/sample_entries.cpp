@@ -20,7 +20,9 @@ proto::Checksum128 sample_content_fast(std::uint64_t seed) {
   return proto::xxh3_128(proto::as_bytes("source " + std::to_string(seed)));
 }
 
-proto::FastKey sample_fast_key(std::uint64_t seed) { return proto::fast_key_of(sample_key(seed), sample_content_fast(seed)); }
+proto::FastKey sample_fast_key(std::uint64_t seed) {
+  return proto::fast_key_of(sample_key(seed), sample_content_fast(seed));
+}
 
 std::vector<std::uint8_t> sample_image(std::uint64_t seed, std::size_t size) {
   return make_cubin(CubinSpec{}, seed, size);

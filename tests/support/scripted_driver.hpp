@@ -23,18 +23,18 @@ struct ScriptedDriver {
   // The script.
   int cc_major = 9;
   int cc_minor = 0;
-  CUresult ctx_result = CUDA_SUCCESS;           // cuCtxGetDevice
-  std::deque<CUresult> load_results;            // cuModuleLoadData, one per call (then CUDA_SUCCESS)
-  CUresult load_ex_result = CUDA_SUCCESS;       // cuModuleLoadDataEx (the driver's own load)
-  std::vector<std::uint8_t> linked_cubin;       // what cuLinkComplete produces
-  CUresult link_add_result = CUDA_SUCCESS;      // cuLinkAddData
+  CUresult ctx_result = CUDA_SUCCESS;       // cuCtxGetDevice
+  std::deque<CUresult> load_results;        // cuModuleLoadData, one per call (then CUDA_SUCCESS)
+  CUresult load_ex_result = CUDA_SUCCESS;   // cuModuleLoadDataEx (the driver's own load)
+  std::vector<std::uint8_t> linked_cubin;   // what cuLinkComplete produces
+  CUresult link_add_result = CUDA_SUCCESS;  // cuLinkAddData
 
   // What the flow asked.
   std::vector<std::vector<std::uint8_t>> loaded;  // the first `probe_bytes` of each cuModuleLoadData image
-  std::vector<const void*> loaded_ex;            // the images handed to cuModuleLoadDataEx
+  std::vector<const void*> loaded_ex;             // the images handed to cuModuleLoadDataEx
   std::vector<unsigned> loaded_ex_option_counts;
-  std::vector<std::string> linked_ptx;           // the PTX each cuLinkAddData compiled
-  std::size_t probe_bytes = 0;                   // how much of each loaded image to keep (0: none)
+  std::vector<std::string> linked_ptx;  // the PTX each cuLinkAddData compiled
+  std::size_t probe_bytes = 0;          // how much of each loaded image to keep (0: none)
 
   static ScriptedDriver& instance() {
     static ScriptedDriver driver;

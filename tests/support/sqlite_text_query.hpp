@@ -6,8 +6,8 @@
 // Thread safety: a free function; each call opens and closes its own connection.
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
 #include <string>
 

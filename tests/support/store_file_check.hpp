@@ -20,12 +20,12 @@
 namespace jitcache::testing {
 
 struct StoreFileCheck {
-  std::string open_error;    // empty when the file opened
-  std::string quick_check;   // "ok", or what quick_check reported (its rows joined by "; ")
+  std::string open_error;   // empty when the file opened
+  std::string quick_check;  // "ok", or what quick_check reported (its rows joined by "; ")
   std::uint64_t entries = 0;
-  std::uint64_t images_hashed = 0;          // raw, or zstd decoded here: hashed and compared with entries.checksum
-  std::uint64_t images_other_codec = 0;     // a codec this check cannot decode (left to LOOKUP)
-  std::vector<std::string> bad;             // "<key id hex>: why", one per entry that fails
+  std::uint64_t images_hashed = 0;       // raw, or zstd decoded here: hashed and compared with entries.checksum
+  std::uint64_t images_other_codec = 0;  // a codec this check cannot decode (left to LOOKUP)
+  std::vector<std::string> bad;          // "<key id hex>: why", one per entry that fails
   std::map<std::string, std::uint64_t> raw_size_by_key;  // key id hex (namespace 0 only) → raw_size
 
   bool ok() const { return open_error.empty() && quick_check == "ok" && bad.empty(); }
@@ -65,7 +65,8 @@ inline StoreFileCheck check_store_file(const std::string& path) {
   while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
     ++out.entries;
     const auto* key = static_cast<const std::uint8_t*>(sqlite3_column_blob(stmt, 0));
-    const std::string key_hex = proto::to_hex(proto::Bytes(key, static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0))));
+    const std::string key_hex =
+        proto::to_hex(proto::Bytes(key, static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0))));
     const auto namespace_id = sqlite3_column_int64(stmt, 1);
     const auto codec = sqlite3_column_int64(stmt, 2);
     const auto raw_size = sqlite3_column_int64(stmt, 3);

@@ -22,9 +22,9 @@
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 
-#include <tests/support/store_dir.hpp>
-#include <daemon/store/sqlite_store.hpp>
 #include <common/result.hpp>
+#include <daemon/store/sqlite_store.hpp>
+#include <tests/support/store_dir.hpp>
 
 namespace jitcache::testing {
 
@@ -97,7 +97,7 @@ inline std::unique_ptr<SqliteStore> open_store(const StoreDir& dir, const FakeCl
 }
 
 inline proto::KeyFields make_key(int seed, std::string arch = "sm_90", std::uint32_t driver_api = 13000,
-                          std::string driver_build = "580.159.04") {
+                                 std::string driver_build = "580.159.04") {
   proto::KeyFields key;
   key.content = proto::sha256(proto::as_bytes("ptx source " + std::to_string(seed)));
   key.arch = std::move(arch);
@@ -119,10 +119,12 @@ inline std::vector<std::uint8_t> make_image(std::uint64_t seed, std::size_t size
 
 // The fast key's content of make_key()'s keys: derived from the key's content digest, so one source
 // (one content digest) has one, whatever the arch, driver or options.
-inline proto::Checksum128 content_fast_of(const proto::KeyFields& key) { return proto::xxh3_128(proto::Bytes(key.content.bytes)); }
+inline proto::Checksum128 content_fast_of(const proto::KeyFields& key) {
+  return proto::xxh3_128(proto::Bytes(key.content.bytes));
+}
 
 inline PutInput make_put(const proto::KeyFields& key, const std::vector<std::uint8_t>& image, std::uint32_t ns = 0,
-                  std::string producer = "nvJitLink 13.0") {
+                         std::string producer = "nvJitLink 13.0") {
   PutInput input;
   input.key = key;
   input.content_fast = content_fast_of(key);
@@ -184,6 +186,5 @@ inline std::vector<proto::EntryInfo> list_all(daemon::store::Store& store, ListQ
   FAIL("LIST never ended");
   return all;
 }
-
 
 }  // namespace jitcache::testing

@@ -7,8 +7,8 @@
 // may be running: the write waits for its lock. Thread safety: a free function.
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <sqlite3.h>
+#include <catch2/catch.hpp>
 
 #include <string>
 

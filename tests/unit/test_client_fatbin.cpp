@@ -76,8 +76,8 @@ const fb::Entry* find(const fb::FatBinary& fat, fb::EntryKind kind) {
 }
 
 bool starts_with_elf(std::span<const std::byte> bytes) {
-  return bytes.size() >= 4 && bytes[0] == std::byte{0x7F} && bytes[1] == std::byte{'E'} &&
-         bytes[2] == std::byte{'L'} && bytes[3] == std::byte{'F'};
+  return bytes.size() >= 4 && bytes[0] == std::byte{0x7F} && bytes[1] == std::byte{'E'} && bytes[2] == std::byte{'L'} &&
+         bytes[3] == std::byte{'F'};
 }
 
 template <class T>
@@ -97,12 +97,16 @@ fb::Selection select_ok(const fb::FatBinary& fat, const fb::DeviceTarget& device
   return *chosen;
 }
 
-const std::vector<std::string> k_all_fixtures{
-    "sm80_compute80",       "sm80",
-    "sm90",                 "sm90a",
-    "compute90",            "sm80_sm90_compute90",
-    "sm90_compute90_plain", "sm90_compute90_zstd",
-    "sm90_compute90_lz4",   "compute90_options"};
+const std::vector<std::string> k_all_fixtures{"sm80_compute80",
+                                              "sm80",
+                                              "sm90",
+                                              "sm90a",
+                                              "compute90",
+                                              "sm80_sm90_compute90",
+                                              "sm90_compute90_plain",
+                                              "sm90_compute90_zstd",
+                                              "sm90_compute90_lz4",
+                                              "compute90_options"};
 
 }  // namespace
 
@@ -308,7 +312,7 @@ TEST_CASE("fatbin image kind: a pointer is classified and sized without a length
   }
   SECTION("a cubin is sized by its ELF headers") {
     const auto fat_fixture = parse_fixture("sm90");
-  const auto& fat = fat_fixture.fat;
+    const auto& fat = fat_fixture.fat;
     const Bytes cubin(fat.entries[0].bytes.begin(), fat.entries[0].bytes.end());
     auto view = fb::classify_image(cubin.data());
     REQUIRE(view.ok());
@@ -342,7 +346,7 @@ TEST_CASE("fatbin select image: CC 9.0 chooses as the driver does", "[fatbin]") 
   if (!have_fixtures()) return;
   SECTION("the sm_90 cubin when one is present") {
     const auto fat_fixture = parse_fixture("sm80_sm90_compute90");
-  const auto& fat = fat_fixture.fat;
+    const auto& fat = fat_fixture.fat;
     const auto chosen = select_ok(fat, k_cc90);
     CHECK(chosen.action == fb::Action::load_cubin);
     CHECK(fat.entries[chosen.entry_index].kind == fb::EntryKind::cubin);
@@ -350,14 +354,14 @@ TEST_CASE("fatbin select image: CC 9.0 chooses as the driver does", "[fatbin]") 
   }
   SECTION("compute_90 PTX when only PTX can serve") {
     const auto fat_fixture = parse_fixture("compute90");
-  const auto& fat = fat_fixture.fat;
+    const auto& fat = fat_fixture.fat;
     const auto chosen = select_ok(fat, k_cc90);
     CHECK(chosen.action == fb::Action::jit_ptx);
     CHECK(fat.entries[chosen.entry_index].arch.sm == 90);
   }
   SECTION("compute_80 PTX rather than the sm_80 cubin, which CC 9.0 cannot run") {
     const auto fat_fixture = parse_fixture("sm80_compute80");
-  const auto& fat = fat_fixture.fat;
+    const auto& fat = fat_fixture.fat;
     const auto chosen = select_ok(fat, k_cc90);
     CHECK(chosen.action == fb::Action::jit_ptx);
     CHECK(fat.entries[chosen.entry_index].kind == fb::EntryKind::ptx);
@@ -365,7 +369,7 @@ TEST_CASE("fatbin select image: CC 9.0 chooses as the driver does", "[fatbin]") 
   }
   SECTION("an sm_80 cubin alone is refused with a message listing it") {
     const auto fat_fixture = parse_fixture("sm80");
-  const auto& fat = fat_fixture.fat;
+    const auto& fat = fat_fixture.fat;
     auto chosen = fb::select_image(fat.entries, k_cc90, k_driver_ptx);
     REQUIRE_FALSE(chosen.ok());
     CHECK(chosen.error().code == ErrorCode::unsupported);
@@ -375,7 +379,7 @@ TEST_CASE("fatbin select image: CC 9.0 chooses as the driver does", "[fatbin]") 
   }
   SECTION("sm_90a only on a device that accepts arch-specific code") {
     const auto fat_fixture = parse_fixture("sm90a");
-  const auto& fat = fat_fixture.fat;
+    const auto& fat = fat_fixture.fat;
     auto plain_device = fb::select_image(fat.entries, k_cc90, k_driver_ptx);
     REQUIRE_FALSE(plain_device.ok());
     CHECK(plain_device.error().message.find("sm_90a cubin") != std::string::npos);
@@ -385,17 +389,17 @@ TEST_CASE("fatbin select image: CC 9.0 chooses as the driver does", "[fatbin]") 
   }
   SECTION("PTX newer than the driver can JIT is not chosen") {
     const auto fat_fixture = parse_fixture("compute90");
-  const auto& fat = fat_fixture.fat;
+    const auto& fat = fat_fixture.fat;
     auto chosen = fb::select_image(fat.entries, k_cc90, fb::PtxIsa{7, 0});
     REQUIRE_FALSE(chosen.ok());
     CHECK(chosen.error().message.find("newer driver") != std::string::npos);
   }
   SECTION("an sm_80 cubin runs on a later minor of its major, not on an earlier one") {
     const auto fat_fixture = parse_fixture("sm80");
-  const auto& fat = fat_fixture.fat;
+    const auto& fat = fat_fixture.fat;
     CHECK(select_ok(fat, fb::DeviceTarget{8, 6, false, false}).action == fb::Action::load_cubin);
     const auto sm90_fixture = parse_fixture("sm90");
-  const auto& sm90 = sm90_fixture.fat;
+    const auto& sm90 = sm90_fixture.fat;
     CHECK_FALSE(fb::select_image(sm90.entries, fb::DeviceTarget{8, 9, false, false}, k_driver_ptx).ok());
   }
 }

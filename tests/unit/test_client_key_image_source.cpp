@@ -50,18 +50,27 @@ TEST_CASE("image source: PTX is borrowed, a cubin and a fat binary with a cubin 
   CHECK(*on_h200.none == key::NoSource::cubin_for_device);
   CHECK_THAT(on_h200.entry, Catch::Contains("sm_90"));
   // A device the cubin cannot run on (CC 10.0) takes the PTX, copied so it ends in a NUL.
-  const key::ImageSource on_b200 = key::find_source(fat.c_str(), [] { return std::optional(ComputeCapability{10, 0}); }, {9, 0});
+  const key::ImageSource on_b200 = key::find_source(fat.c_str(),
+                                                    [] {
+                                                      return std::optional(ComputeCapability{10, 0});
+                                                    },
+                                                    {9, 0});
   REQUIRE_FALSE(on_b200.none.has_value());
   CHECK(on_b200.ptx.copy.has_value());
   CHECK(on_b200.ptx.nul_terminated()[on_b200.ptx.text().size()] == '\0');
   CHECK_THAT(on_b200.entry, Catch::Contains("compute_90 PTX"));
   // An A100 can use neither.
-  const key::ImageSource on_a100 = key::find_source(fat.c_str(), [] { return std::optional(ComputeCapability{8, 0}); }, {9, 0});
+  const key::ImageSource on_a100 = key::find_source(fat.c_str(),
+                                                    [] {
+                                                      return std::optional(ComputeCapability{8, 0});
+                                                    },
+                                                    {9, 0});
   REQUIRE(on_a100.none.has_value());
   CHECK(*on_a100.none == key::NoSource::no_image_for_device);
   CHECK_FALSE(on_a100.detail.empty());
   // Without a device there is nothing to select.
-  const key::ImageSource nowhere = key::find_source(fat.c_str(), [] { return std::optional<ComputeCapability>(); }, {9, 0});
+  const key::ImageSource nowhere =
+      key::find_source(fat.c_str(), [] { return std::optional<ComputeCapability>(); }, {9, 0});
   REQUIRE(nowhere.none.has_value());
   CHECK(*nowhere.none == key::NoSource::no_device);
 

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-
 namespace key = jitcache::client::key;
 namespace proto = jitcache::proto;
 namespace common = jitcache::common;
@@ -44,7 +43,8 @@ struct FlowKey {
 FlowKey flow_key(const std::string& image, const ComputeCapability& device, unsigned count = 0,
                  CUjit_option* options = nullptr, void** values = nullptr) {
   const auto isa = jitcache::client::driver::max_ptx_isa(static_cast<int>(k_driver.api));
-  const key::ImageSource source = key::find_source(image.c_str(), [&] { return std::optional(device); }, {isa.major, isa.minor});
+  const key::ImageSource source =
+      key::find_source(image.c_str(), [&] { return std::optional(device); }, {isa.major, isa.minor});
   REQUIRE_FALSE(source.none.has_value());
   const auto builder = key::KeyBuilder::for_device(device, k_driver);
   REQUIRE(builder.check_ptx_version(source.ptx.text()).ok());

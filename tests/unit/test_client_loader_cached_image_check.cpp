@@ -24,17 +24,20 @@ void put(std::vector<std::uint8_t>& bytes, std::size_t offset, T value) {
 // A minimal whole ELF64 CUDA image: header, one null section header, nothing else.
 std::vector<std::uint8_t> tiny_cuda_elf() {
   std::vector<std::uint8_t> elf(64 + 64, 0);
-  std::memcpy(elf.data(), "\x7f" "ELF", 4);
+  std::memcpy(elf.data(),
+              "\x7f"
+              "ELF",
+              4);
   elf[4] = 2;  // ELFCLASS64
   elf[5] = 1;  // little endian
   elf[6] = 1;
   put<std::uint16_t>(elf, 16, 2);    // ET_EXEC
   put<std::uint16_t>(elf, 18, 190);  // EM_CUDA
   put<std::uint32_t>(elf, 20, 1);
-  put<std::uint64_t>(elf, 40, 64);   // e_shoff
-  put<std::uint16_t>(elf, 52, 64);   // e_ehsize
-  put<std::uint16_t>(elf, 58, 64);   // e_shentsize
-  put<std::uint16_t>(elf, 60, 1);    // e_shnum
+  put<std::uint64_t>(elf, 40, 64);  // e_shoff
+  put<std::uint16_t>(elf, 52, 64);  // e_ehsize
+  put<std::uint16_t>(elf, 58, 64);  // e_shentsize
+  put<std::uint16_t>(elf, 60, 1);   // e_shnum
   return elf;
 }
 

@@ -264,7 +264,8 @@ TEST_CASE("load flow unit: with the daemon absent the driver's own load decides,
   const Load done = h.load(small_ptx().c_str(), 1, options, values);
   CHECK(done.result == CUDA_SUCCESS);
   CHECK(done.info.outcome == JITCACHE_OUTCOME_UNCACHED_FALLBACK);
-  CHECK_THAT(std::string(done.info.reason), Catch::Contains("/run/test/jitcached.sock") && Catch::Contains("nobody listens"));
+  CHECK_THAT(std::string(done.info.reason),
+             Catch::Contains("/run/test/jitcached.sock") && Catch::Contains("nobody listens"));
   CHECK(std::string(done.info.key_id) == k_small_key_id);  // optimisation level 4 is the default
   CHECK(h.counters.daemon_unavailable == 1);
   CHECK(h.port.fast_lookups.empty());

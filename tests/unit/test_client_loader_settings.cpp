@@ -106,7 +106,8 @@ TEST_CASE("settings: a config file with non-ASCII text outside comments and quot
 TEST_CASE("settings: non-ASCII text in the config file's comments and quoted socket path is read") {
   CleanEnvironment env;
   TempDir dir;
-  write_file(dir.file("jitcached.toml"), "# \xD1\x81\xD0\xBE\xD0\xBA\xD0\xB5\xD1\x82\nsocket = \"/run/\xC3\xA9quipe.sock\"\n");
+  write_file(dir.file("jitcached.toml"),
+             "# \xD1\x81\xD0\xBE\xD0\xBA\xD0\xB5\xD1\x82\nsocket = \"/run/\xC3\xA9quipe.sock\"\n");
   ::setenv("JITCACHE_CONFIG", dir.file("jitcached.toml").c_str(), 1);
   CHECK(ld::resolve_settings(nullptr).socket_path == "/run/\xC3\xA9quipe.sock");
 }

@@ -62,7 +62,8 @@ bool root() { return ::geteuid() == 0; }
 
 }  // namespace
 
-TEST_CASE("daemon trust: a socket whose whole path only trusted uids can change is trusted, and its owner is returned") {
+TEST_CASE(
+    "daemon trust: a socket whose whole path only trusted uids can change is trusted, and its owner is returned") {
   TempDir dir("jitcache-trust");
   const std::string sub = make_dir(dir.file("run"), 0750);
   auto listening = listen_at(sub + "/jitcached.sock");
@@ -90,7 +91,8 @@ TEST_CASE("daemon trust: a world-writable directory without the sticky bit is no
   // An emptyDir volume's root (0777, or 2777 with an fsGroup).
   const std::string volume = make_dir(dir.file("volume"), 02777);
   auto listening = listen_at(volume + "/jitcached.sock");
-  CHECK_THAT(refusal(volume + "/jitcached.sock"), Catch::Contains(volume + " may be written by everyone (mode 2777, not sticky)"));
+  CHECK_THAT(refusal(volume + "/jitcached.sock"),
+             Catch::Contains(volume + " may be written by everyone (mode 2777, not sticky)"));
   const std::string inner = make_dir(volume + "/jitcache", 0750);
   auto inner_listening = listen_at(inner + "/jitcached.sock");
   CHECK_THAT(refusal(inner + "/jitcached.sock"), Catch::Contains(volume + " may be written by everyone"));
@@ -155,13 +157,14 @@ TEST_CASE("daemon trust: symbolic links on the path are followed, and the link a
   const std::string tmp = make_dir(dir.file("tmp"), 01777);
   REQUIRE(::symlink(real.c_str(), (tmp + "/jitcache-link").c_str()) == 0);
   REQUIRE(::lchown((tmp + "/jitcache-link").c_str(), k_other_uid, k_other_uid) == 0);
-  CHECK_THAT(refusal(tmp + "/jitcache-link/jitcached.sock"), Catch::Contains(tmp + "/jitcache-link is owned by uid 4242"));
+  CHECK_THAT(refusal(tmp + "/jitcache-link/jitcached.sock"),
+             Catch::Contains(tmp + "/jitcache-link is owned by uid 4242"));
 }
 
 TEST_CASE("daemon trust: what is missing or not a socket fails as connect would, naming the path") {
   TempDir dir("jitcache-trust");
-  CHECK(refusal(dir.file("absent.sock")) == "cannot connect to jitcached at " + dir.file("absent.sock") +
-                                                ": No such file or directory");
+  CHECK(refusal(dir.file("absent.sock")) ==
+        "cannot connect to jitcached at " + dir.file("absent.sock") + ": No such file or directory");
   testing::write_file(dir.file("plain"), "not a socket");
   CHECK_THAT(refusal(dir.file("plain")), Catch::Contains(dir.file("plain") + " is not a socket"));
   CHECK_THAT(refusal(dir.file("plain") + "/jitcached.sock"), Catch::Contains("Not a directory"));
@@ -190,7 +193,8 @@ TEST_CASE("daemon trust: JITCACHE_DAEMON_USER's names and uids are trusted besid
   CHECK_FALSE(DaemonTrust::only({}).trusts(0));
 }
 
-TEST_CASE("daemon trust: a process of an untrusted uid listening on a socket a trusted uid made is refused before a byte is sent") {
+TEST_CASE(
+    "daemon trust: a process of an untrusted uid listening on a socket a trusted uid made is refused before a byte is sent") {
   if (!root()) {
     WARN("SKIPPED: listening as another uid needs root (CI runs as root)");
     return;

@@ -93,8 +93,8 @@ TEST_CASE("compile service: a tenant at its share of slots or PTX bytes is busy,
   CHECK(outcomes.front()->kind == OutcomeKind::busy);
   CHECK_THAT(outcomes.front()->message,
              Catch::Contains("uid 1 has 2 compiles") && Catch::Contains("compile_queue_per_uid"));
-  h.submit("a2", Priority::interactive, default_options, 1);  // a join takes no slot
-  h.submit("b1", Priority::interactive, default_options, 2);  // another tenant has its own share
+  h.submit("a2", Priority::interactive, default_options, 1);         // a join takes no slot
+  h.submit("b1", Priority::interactive, default_options, 2);         // another tenant has its own share
   h.submit("b2", Priority::interactive, default_options, 2, 9'960);  // with b1: over its PTX bytes
   outcomes = h.wait_for_outcomes(2);
   CHECK(outcomes.back()->kind == OutcomeKind::busy);

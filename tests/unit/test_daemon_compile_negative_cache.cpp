@@ -53,8 +53,9 @@ TEST_CASE("compile negative cache: when full, the oldest failure makes room") {
   CHECK(cache.find(key(4), t0 + 5s));
 }
 
-TEST_CASE("compile negative cache: compile errors, refusals and worker crashes are remembered, spawn failures, "
-          "cancellations, busy and successes are not") {
+TEST_CASE(
+    "compile negative cache: compile errors, refusals and worker crashes are remembered, spawn failures, "
+    "cancellations, busy and successes are not") {
   CHECK(worth_remembering(compile_error("x")));
   CHECK(worth_remembering(CompileOutcome::make_refused(Refusal{RefusalReason::arch, "x"})));
   CHECK(worth_remembering(CompileOutcome::make_worker_failed(WorkerFailure::crashed, "x")));

@@ -73,8 +73,7 @@ const std::vector<Case> k_cases = {
     {"override=1", {"-Xptxas=-O4", "-Xptxas=--override-directive-values"}},
     {"split=4", {"-Xptxas=-O4", "-Xptxas=--split-compile=4"}},
     {"split=0", {"-Xptxas=-O4", "-Xptxas=--split-compile=0"}},
-    {"maxrreg=64;opt=3;lineinfo=1;dlcm=cg",
-     {"-maxrregcount=64", "-Xptxas=-O3", "-lineinfo", "-Xptxas=-dlcm=cg"}},
+    {"maxrreg=64;opt=3;lineinfo=1;dlcm=cg", {"-maxrregcount=64", "-Xptxas=-O3", "-lineinfo", "-Xptxas=-dlcm=cg"}},
 };
 
 }  // namespace
@@ -99,9 +98,11 @@ TEST_CASE("compile option mapping: every mapped option set is accepted and compi
 }
 
 TEST_CASE("compile option mapping: options without a faithful nvJitLink equivalent are refused by name") {
-  const std::vector<std::pair<const char*, const char*>> refused = {
-      {"tpb=128", "tpb=128"}, {"fast=1", "fast=1"}, {"lto=1", "lto=1"}, {"g=1", "g=1 with opt=4"},
-      {"g=1;opt=3", "g=1 with opt=3"}};
+  const std::vector<std::pair<const char*, const char*>> refused = {{"tpb=128", "tpb=128"},
+                                                                    {"fast=1", "fast=1"},
+                                                                    {"lto=1", "lto=1"},
+                                                                    {"g=1", "g=1 with opt=4"},
+                                                                    {"g=1;opt=3", "g=1 with opt=3"}};
   for (const auto& [text, named] : refused) {
     INFO(text);
     const MappedOptions m = mapped(text);

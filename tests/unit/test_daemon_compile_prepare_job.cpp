@@ -55,7 +55,8 @@ TEST_CASE("compile ptx version: a module that does not start with a well-formed 
   }
 }
 
-TEST_CASE("compile prepare job: a request nvJitLink 13.0 can compile faithfully becomes a job with the mapped options") {
+TEST_CASE(
+    "compile prepare job: a request nvJitLink 13.0 can compile faithfully becomes a job with the mapped options") {
   const std::string ptx = ptx_with_version("9.0", "sm_90a");
   PreparedJob job = prepared(input(ptx, "sm_90a", 13000, *jitcache::proto::canonicalize_option_text("maxrreg=32")));
   REQUIRE(std::holds_alternative<CompileJob>(job));

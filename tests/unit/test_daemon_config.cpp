@@ -141,9 +141,9 @@ TEST_CASE("config file: the tenant limits have their defaults and their bounds")
   CHECK(config.namespace_quota == 1ull << 30);
   CHECK(config.report_quorum == 3);
   CHECK(config.reports_per_minute == 60);
-  apply_config_file_text(config,
-                         "max_connections_per_uid = 8\nnamespace_quota = \"0\"\nreport_quorum = 1\nreports_per_minute = 0\n",
-                         "a.toml");
+  apply_config_file_text(
+      config, "max_connections_per_uid = 8\nnamespace_quota = \"0\"\nreport_quorum = 1\nreports_per_minute = 0\n",
+      "a.toml");
   CHECK(config.max_connections_per_uid == 8);
   CHECK(config.namespace_quota == 0);
   CHECK(config.report_quorum == 1);
@@ -181,7 +181,8 @@ TEST_CASE("config file: non-ASCII text outside comments and quoted values is ref
 TEST_CASE("config file: non-ASCII text in comments and quoted values is read as before") {
   Config config;
   apply_config_file_text(config,
-                         "\xEF\xBB\xBF# Gr\xC3\xB6\xC3\x9F" "e und Pfade\n"
+                         "\xEF\xBB\xBF# Gr\xC3\xB6\xC3\x9F"
+                         "e und Pfade\n"
                          "state_dir = \"/srv/jos\xC3\xA9/jitcache\"  # \xD0\xBA\xD1\x8D\xD1\x88\n"
                          "socket_group = '\xC3\xA9quipe'\n",
                          "a.toml");

@@ -28,7 +28,8 @@ TEST_CASE("exposition: a family is a HELP line, a TYPE line, then its samples") 
         "jitcache_connections{a=\"1\",b=\"2\"} 18446744073709551615\n");
 }
 
-TEST_CASE("exposition: label values escape backslash, double quote and newline, and help text escapes backslash and newline") {
+TEST_CASE(
+    "exposition: label values escape backslash, double quote and newline, and help text escapes backslash and newline") {
   CHECK(escape_label_value("plain") == "plain");
   CHECK(escape_label_value("a\\b\"c\nd") == "a\\\\b\\\"c\\nd");
   CHECK(escape_help("say \"hi\"\\\nbye") == "say \"hi\"\\\\\\nbye");

@@ -6,8 +6,8 @@
 #include <daemon/policy/trust_policy.hpp>
 
 using namespace jitcache::daemon;
-using policy::TrustPolicy;
 using policy::PeerCredentials;
+using policy::TrustPolicy;
 
 namespace {
 

@@ -9,8 +9,8 @@
 
 #include <atomic>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,22 +19,22 @@
 
 #include <proto/published_image.hpp>
 
-#include <tests/support/sample_entries.hpp>
-#include <tests/support/store_dir.hpp>
-#include <tests/support/temp_dir.hpp>
-#include <tests/support/tmpfs_mount.hpp>
 #include <daemon/publish/publish_policy.hpp>
 #include <daemon/publish/published_dir.hpp>
 #include <daemon/publish/published_file.hpp>
 #include <daemon/publish/publisher.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/temp_dir.hpp>
+#include <tests/support/tmpfs_mount.hpp>
 
 namespace {
 
 using namespace jitcache;
+using daemon::publish::Publisher;
 using daemon::publish::PublishSettings;
 using daemon::publish::PublishVerdict;
-using daemon::publish::Publisher;
 using daemon::store::PutInput;
 using daemon::store::SqliteStore;
 using daemon::store::Visibility;
@@ -362,7 +362,8 @@ TEST_CASE("published file: takes the directory's group (the socket's) and not th
   REQUIRE(dir_fd >= 0);
   const std::string head = "head";
   const std::string image = "image";
-  auto file = daemon::publish::write_temporary(dir_fd, std::string(64, 'b'), proto::as_bytes(head), proto::as_bytes(image));
+  auto file =
+      daemon::publish::write_temporary(dir_fd, std::string(64, 'b'), proto::as_bytes(head), proto::as_bytes(image));
   REQUIRE(file);
   REQUIRE(daemon::publish::rename_into_place(dir_fd, *file));
   struct stat st {};

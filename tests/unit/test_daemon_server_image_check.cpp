@@ -18,9 +18,9 @@
 
 using namespace jitcache;
 using namespace std::string_literals;
+using common::ErrorCode;
 using daemon::server::check_put_image;
 using daemon::server::read_cubin_target;
-using common::ErrorCode;
 using testing::CubinSpec;
 using testing::make_cubin;
 
@@ -75,8 +75,8 @@ TEST_CASE("image check: a cubin serves keys of its own major and its minor or a 
   CHECK(accepted(cubin(86), "sm_89"));
   CHECK(accepted(cubin(100), "sm_103"));
   CHECK(accepted(cubin(120), "sm_121"));
-  CHECK_THAT(refusal(cubin(80), "sm_90"), Catch::Contains("sm_80 cubin") && Catch::Contains("sm_90") &&
-                                               Catch::Contains("major"));
+  CHECK_THAT(refusal(cubin(80), "sm_90"),
+             Catch::Contains("sm_80 cubin") && Catch::Contains("sm_90") && Catch::Contains("major"));
   CHECK_THAT(refusal(cubin(90), "sm_80"), Catch::Contains("major"));
   CHECK_THAT(refusal(cubin(89), "sm_86"), Catch::Contains("minor"));
   CHECK_THAT(refusal(cubin(103), "sm_100"), Catch::Contains("minor"));

@@ -16,13 +16,13 @@
 
 #include <proto/messages.hpp>
 
+#include <daemon/server/request_handler.hpp>
+#include <daemon/stats/counters.hpp>
+#include <daemon/store/sqlite_store.hpp>
 #include <tests/support/fault_injecting_store.hpp>
 #include <tests/support/sample_cubin.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/store_dir.hpp>
-#include <daemon/server/request_handler.hpp>
-#include <daemon/stats/counters.hpp>
-#include <daemon/store/sqlite_store.hpp>
 
 namespace {
 
@@ -37,8 +37,8 @@ using proto::Status;
 uid_t untrusted_uid() { return ::geteuid() == 0 ? 50001 : ::geteuid() + 1; }
 
 struct Fixture {
-  explicit Fixture(daemon::server::TenantPolicy tenants = {}) : handler{*store, counters, proto::k_default_max_frame_bytes,
-                                                                        nullptr, nullptr, std::move(tenants)} {}
+  explicit Fixture(daemon::server::TenantPolicy tenants = {})
+      : handler{*store, counters, proto::k_default_max_frame_bytes, nullptr, nullptr, std::move(tenants)} {}
 
   testing::StoreDir dir{"jitcache-handler-test"};
   std::unique_ptr<daemon::store::SqliteStore> store = open();
@@ -168,11 +168,13 @@ TEST_CASE("request handler: an untrusted uid over reports_per_minute is answered
   CHECK_THAT(*proto::decode_error_message(proto::Bytes(over.payload)), Catch::Contains("reports_per_minute"));
   const PeerCredentials other{untrusted_uid() + 1, 100, 4343};
   CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), other).status == Status::ok);
-  for (int i = 0; i < 5; ++i) CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), f.trusted).status == Status::ok);
+  for (int i = 0; i < 5; ++i)
+    CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), f.trusted).status == Status::ok);
   CHECK(f.stat("reports_rate_limited") == 1);
 }
 
-TEST_CASE("request handler: a uid in trusted_users, or with a trusted supplementary group, writes the shared namespace") {
+TEST_CASE(
+    "request handler: a uid in trusted_users, or with a trusted supplementary group, writes the shared namespace") {
   const uid_t listed = untrusted_uid();
   Fixture f(daemon::server::TenantPolicy{daemon::policy::TrustPolicy(::geteuid(), {listed}, {4444}), 0});
   auto put_as = [&](const PeerCredentials& peer, std::uint64_t seed) {
@@ -391,7 +393,8 @@ TEST_CASE("request handler: HELLO announces HIT_NOTE (capability bit 8) and leav
   CHECK((hello->capabilities & (1ull << 4)) == 0);
 }
 
-TEST_CASE("request handler: VERIFY runs on the maintenance lane, HELLO announces bit 7, and only trusted callers may run it") {
+TEST_CASE(
+    "request handler: VERIFY runs on the maintenance lane, HELLO announces bit 7, and only trusted callers may run it") {
   CHECK(daemon::server::lane_for(Op::verify) == daemon::server::Lane::maintenance);
   Fixture f;
   Reply hello = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.untrusted);
@@ -406,8 +409,10 @@ TEST_CASE("request handler: VERIFY runs on the maintenance lane, HELLO announces
   REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.trusted).status == Status::ok);
   REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(2, damaged)), f.trusted).status == Status::ok);
   const proto::Digest256 damaged_id = proto::key_id(testing::sample_key(2));
-  f.column("UPDATE blobs SET data = zeroblob(length(data)) WHERE entry_id = (SELECT id FROM entries WHERE "
-           "hex(key_id) = upper('" + proto::to_hex(damaged_id) + "'))");
+  f.column(
+      "UPDATE blobs SET data = zeroblob(length(data)) WHERE entry_id = (SELECT id FROM entries WHERE "
+      "hex(key_id) = upper('" +
+      proto::to_hex(damaged_id) + "'))");
 
   Reply refused = f.call(Op::verify, {}, f.untrusted);
   CHECK(refused.status == Status::forbidden);
@@ -429,7 +434,8 @@ TEST_CASE("request handler: VERIFY runs on the maintenance lane, HELLO announces
   CHECK(f.call(Op::verify, proto::Payload{1}, f.trusted).status == Status::bad_request);
 }
 
-TEST_CASE("request handler: a PUT of anything but a cubin that can serve the key's arch is bad_request, and stores nothing") {
+TEST_CASE(
+    "request handler: a PUT of anything but a cubin that can serve the key's arch is bad_request, and stores nothing") {
   Fixture f;
   const std::string ptx = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
   proto::PutRequest put = testing::sample_put(1, testing::sample_image(1, 1000));
@@ -516,7 +522,8 @@ proto::Payload lookup_by_prefix(const std::string& prefix) {
 
 }  // namespace
 
-TEST_CASE("request handler: a failing store is answered with its error's status, counted, and the next request is served") {
+TEST_CASE(
+    "request handler: a failing store is answered with its error's status, counted, and the next request is served") {
   FaultFixture f;
   const auto image = testing::sample_image(1, 1000);
   REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.real.trusted).status == Status::ok);

@@ -20,13 +20,13 @@
 
 #include <proto/messages.hpp>
 
-#include <tests/support/markdown_tables.hpp>
-#include <tests/support/store_dir.hpp>
 #include <daemon/metrics/counter_families.hpp>
 #include <daemon/metrics/daemon_metrics.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/stats/counter_table.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <tests/support/markdown_tables.hpp>
+#include <tests/support/store_dir.hpp>
 
 namespace {
 
@@ -39,65 +39,152 @@ using daemon::stats::PerStatus;
 // What STATS reported before the table drove it, in its order (`jitcache stats` on the daemon of
 // the commit before). A name is never renamed or dropped; one added is appended here.
 const std::vector<std::string> k_stats_names_before{
-    "entries", "bytes_raw", "bytes_stored", "entries_quarantined", "corrupt_entries", "hot_cache_hits",
-    "hot_cache_misses", "hot_cache_bytes", "hot_cache_entries", "max_size", "evictions", "evicted_bytes",
-    "quota_evictions", "store_resets", "store_reopens", "usage_pending", "usage_dropped", "published_images",
-    "published_bytes", "publish_failures", "requests", "hits", "misses", "misses_quarantined", "misses_corrupt",
-    "fast_key_lookups", "fast_key_hits", "images_by_descriptor", "images_by_descriptor_failed",
-    "published_hits", "puts", "put_bytes", "removes", "failure_reports", "quarantines", "reports_held",
-    "reports_rate_limited", "bytes_served", "connections", "connections_total", "connections_refused",
-    "connections_refused_per_uid", "accept_failures", "requests_refused_bytes",
-    "requests_refused_bytes_per_uid", "dropped_idle", "dropped_deadline", "dropped_protocol",
-    "errors.not_found", "errors.bad_request", "errors.too_large", "errors.forbidden", "errors.busy",
-    "errors.unavailable", "errors.internal", "errors.compile_error", "errors.cannot_compile",
-    "errors.worker_failed", "errors.no_space", "compile_requests", "compile_store_hits", "compiles",
-    "compile_failures", "compile_seconds", "compile_microseconds", "single_flight_joins", "compile_refused",
-    "compile_busy", "compile_busy_per_uid", "compile_negative_hits", "compile_queue_length", "compile_running",
-    "compile_stored", "compile_seconds_saved", "compile_microseconds_saved",
+    "entries",
+    "bytes_raw",
+    "bytes_stored",
+    "entries_quarantined",
+    "corrupt_entries",
+    "hot_cache_hits",
+    "hot_cache_misses",
+    "hot_cache_bytes",
+    "hot_cache_entries",
+    "max_size",
+    "evictions",
+    "evicted_bytes",
+    "quota_evictions",
+    "store_resets",
+    "store_reopens",
+    "usage_pending",
+    "usage_dropped",
+    "published_images",
+    "published_bytes",
+    "publish_failures",
+    "requests",
+    "hits",
+    "misses",
+    "misses_quarantined",
+    "misses_corrupt",
+    "fast_key_lookups",
+    "fast_key_hits",
+    "images_by_descriptor",
+    "images_by_descriptor_failed",
+    "published_hits",
+    "puts",
+    "put_bytes",
+    "removes",
+    "failure_reports",
+    "quarantines",
+    "reports_held",
+    "reports_rate_limited",
+    "bytes_served",
+    "connections",
+    "connections_total",
+    "connections_refused",
+    "connections_refused_per_uid",
+    "accept_failures",
+    "requests_refused_bytes",
+    "requests_refused_bytes_per_uid",
+    "dropped_idle",
+    "dropped_deadline",
+    "dropped_protocol",
+    "errors.not_found",
+    "errors.bad_request",
+    "errors.too_large",
+    "errors.forbidden",
+    "errors.busy",
+    "errors.unavailable",
+    "errors.internal",
+    "errors.compile_error",
+    "errors.cannot_compile",
+    "errors.worker_failed",
+    "errors.no_space",
+    "compile_requests",
+    "compile_store_hits",
+    "compiles",
+    "compile_failures",
+    "compile_seconds",
+    "compile_microseconds",
+    "single_flight_joins",
+    "compile_refused",
+    "compile_busy",
+    "compile_busy_per_uid",
+    "compile_negative_hits",
+    "compile_queue_length",
+    "compile_running",
+    "compile_stored",
+    "compile_seconds_saved",
+    "compile_microseconds_saved",
 };
 
 // The metric families (and their types) /metrics had before the table drove it.
 const std::vector<std::pair<std::string, std::string>> k_metric_families_before{
-    {"jitcache_build_info", "gauge"}, {"jitcache_requests_total", "counter"},
-    {"jitcache_lookup_hits_total", "counter"}, {"jitcache_lookup_misses_total", "counter"},
-    {"jitcache_published_hits_total", "counter"}, {"jitcache_served_bytes_total", "counter"},
-    {"jitcache_puts_total", "counter"}, {"jitcache_put_bytes_total", "counter"},
-    {"jitcache_request_errors_total", "counter"}, {"jitcache_compile_requests_total", "counter"},
-    {"jitcache_compiles_total", "counter"}, {"jitcache_compile_failures_total", "counter"},
-    {"jitcache_compile_seconds_total", "counter"}, {"jitcache_compile_seconds_saved_total", "counter"},
-    {"jitcache_compile_single_flight_joins_total", "counter"}, {"jitcache_compile_busy_total", "counter"},
-    {"jitcache_compile_busy_per_uid_total", "counter"}, {"jitcache_compile_queue_length", "gauge"},
-    {"jitcache_compile_running", "gauge"}, {"jitcache_load_failures_total", "counter"},
-    {"jitcache_quarantines_total", "counter"}, {"jitcache_failure_reports_held_total", "counter"},
-    {"jitcache_failure_reports_rate_limited_total", "counter"}, {"jitcache_entries", "gauge"},
-    {"jitcache_entries_quarantined", "gauge"}, {"jitcache_stored_bytes", "gauge"},
-    {"jitcache_raw_bytes", "gauge"}, {"jitcache_max_size_bytes", "gauge"},
-    {"jitcache_evictions_total", "counter"}, {"jitcache_evicted_bytes_total", "counter"},
-    {"jitcache_quota_evictions_total", "counter"}, {"jitcache_corrupt_entries_total", "counter"},
-    {"jitcache_store_resets_total", "counter"}, {"jitcache_store_reopens_total", "counter"},
-    {"jitcache_usage_pending", "gauge"}, {"jitcache_usage_dropped_total", "counter"},
-    {"jitcache_hot_cache_hits_total", "counter"}, {"jitcache_hot_cache_misses_total", "counter"},
-    {"jitcache_hot_cache_bytes", "gauge"}, {"jitcache_namespace_stored_bytes", "gauge"},
-    {"jitcache_namespace_entries", "gauge"}, {"jitcache_published_images", "gauge"},
-    {"jitcache_published_bytes", "gauge"}, {"jitcache_publish_failures_total", "counter"},
-    {"jitcache_connections", "gauge"}, {"jitcache_connections_total", "counter"},
+    {"jitcache_build_info", "gauge"},
+    {"jitcache_requests_total", "counter"},
+    {"jitcache_lookup_hits_total", "counter"},
+    {"jitcache_lookup_misses_total", "counter"},
+    {"jitcache_published_hits_total", "counter"},
+    {"jitcache_served_bytes_total", "counter"},
+    {"jitcache_puts_total", "counter"},
+    {"jitcache_put_bytes_total", "counter"},
+    {"jitcache_request_errors_total", "counter"},
+    {"jitcache_compile_requests_total", "counter"},
+    {"jitcache_compiles_total", "counter"},
+    {"jitcache_compile_failures_total", "counter"},
+    {"jitcache_compile_seconds_total", "counter"},
+    {"jitcache_compile_seconds_saved_total", "counter"},
+    {"jitcache_compile_single_flight_joins_total", "counter"},
+    {"jitcache_compile_busy_total", "counter"},
+    {"jitcache_compile_busy_per_uid_total", "counter"},
+    {"jitcache_compile_queue_length", "gauge"},
+    {"jitcache_compile_running", "gauge"},
+    {"jitcache_load_failures_total", "counter"},
+    {"jitcache_quarantines_total", "counter"},
+    {"jitcache_failure_reports_held_total", "counter"},
+    {"jitcache_failure_reports_rate_limited_total", "counter"},
+    {"jitcache_entries", "gauge"},
+    {"jitcache_entries_quarantined", "gauge"},
+    {"jitcache_stored_bytes", "gauge"},
+    {"jitcache_raw_bytes", "gauge"},
+    {"jitcache_max_size_bytes", "gauge"},
+    {"jitcache_evictions_total", "counter"},
+    {"jitcache_evicted_bytes_total", "counter"},
+    {"jitcache_quota_evictions_total", "counter"},
+    {"jitcache_corrupt_entries_total", "counter"},
+    {"jitcache_store_resets_total", "counter"},
+    {"jitcache_store_reopens_total", "counter"},
+    {"jitcache_usage_pending", "gauge"},
+    {"jitcache_usage_dropped_total", "counter"},
+    {"jitcache_hot_cache_hits_total", "counter"},
+    {"jitcache_hot_cache_misses_total", "counter"},
+    {"jitcache_hot_cache_bytes", "gauge"},
+    {"jitcache_namespace_stored_bytes", "gauge"},
+    {"jitcache_namespace_entries", "gauge"},
+    {"jitcache_published_images", "gauge"},
+    {"jitcache_published_bytes", "gauge"},
+    {"jitcache_publish_failures_total", "counter"},
+    {"jitcache_connections", "gauge"},
+    {"jitcache_connections_total", "counter"},
     {"jitcache_connections_refused_total", "counter"},
-    {"jitcache_connections_refused_per_uid_total", "counter"}, {"jitcache_accept_failures_total", "counter"},
+    {"jitcache_connections_refused_per_uid_total", "counter"},
+    {"jitcache_accept_failures_total", "counter"},
     {"jitcache_requests_refused_bytes_total", "counter"},
     {"jitcache_requests_refused_bytes_per_uid_total", "counter"},
     {"jitcache_images_by_descriptor_failed_total", "counter"},
-    {"jitcache_connections_dropped_total", "counter"}, {"jitcache_request_duration_seconds", "histogram"},
+    {"jitcache_connections_dropped_total", "counter"},
+    {"jitcache_request_duration_seconds", "histogram"},
 };
 
 // The labelled samples of those families (load failures, latency and build info aside: their
 // labels come from the CUresult and op tables, tested with those).
 const std::vector<std::string> k_labelled_samples_before{
     "jitcache_lookup_misses_total{reason=\"not_found\"}",
-    "jitcache_lookup_misses_total{reason=\"quarantined\"}", "jitcache_lookup_misses_total{reason=\"corrupt\"}",
+    "jitcache_lookup_misses_total{reason=\"quarantined\"}",
+    "jitcache_lookup_misses_total{reason=\"corrupt\"}",
     "jitcache_request_errors_total{status=\"not_found\"}",
     "jitcache_request_errors_total{status=\"bad_request\"}",
     "jitcache_request_errors_total{status=\"too_large\"}",
-    "jitcache_request_errors_total{status=\"forbidden\"}", "jitcache_request_errors_total{status=\"busy\"}",
+    "jitcache_request_errors_total{status=\"forbidden\"}",
+    "jitcache_request_errors_total{status=\"busy\"}",
     "jitcache_request_errors_total{status=\"unavailable\"}",
     "jitcache_request_errors_total{status=\"internal\"}",
     "jitcache_request_errors_total{status=\"compile_error\"}",
@@ -105,8 +192,10 @@ const std::vector<std::string> k_labelled_samples_before{
     "jitcache_request_errors_total{status=\"worker_failed\"}",
     "jitcache_request_errors_total{status=\"no_space\"}",
     "jitcache_namespace_stored_bytes{namespace=\"shared\"}",
-    "jitcache_namespace_stored_bytes{namespace=\"users\"}", "jitcache_namespace_entries{namespace=\"shared\"}",
-    "jitcache_namespace_entries{namespace=\"users\"}", "jitcache_connections_dropped_total{reason=\"idle\"}",
+    "jitcache_namespace_stored_bytes{namespace=\"users\"}",
+    "jitcache_namespace_entries{namespace=\"shared\"}",
+    "jitcache_namespace_entries{namespace=\"users\"}",
+    "jitcache_connections_dropped_total{reason=\"idle\"}",
     "jitcache_connections_dropped_total{reason=\"deadline\"}",
     "jitcache_connections_dropped_total{reason=\"protocol\"}",
 };
@@ -148,7 +237,8 @@ struct Figures {
       }
       void operator()(PerStatus) const {
         for (const auto& status : proto::k_statuses) {
-          for (std::uint64_t i = 0; status.value != proto::Status::ok && i < v + static_cast<std::uint64_t>(status.value); ++i) {
+          for (std::uint64_t i = 0;
+               status.value != proto::Status::ok && i < v + static_cast<std::uint64_t>(status.value); ++i) {
             f.counters.count_error(status.value);
           }
         }
@@ -380,7 +470,8 @@ struct DaemonParts {
 TEST_CASE("counter table: the request handler's STATS and a scrape of the same daemon agree on every figure") {
   DaemonParts parts;
   for (std::size_t i = 0; i < k_counter_table.size(); ++i) {
-    const auto* member = std::get_if<daemon::stats::Counters::Counter daemon::stats::Counters::*>(&k_counter_table[i].field);
+    const auto* member =
+        std::get_if<daemon::stats::Counters::Counter daemon::stats::Counters::*>(&k_counter_table[i].field);
     if (member != nullptr) (parts.counters.*(*member)).store(1000 * (i + 1));
   }
   daemon::stats::Counters::add(parts.counters.misses, 1'000'000);  // above its parts

@@ -14,16 +14,18 @@ using std::chrono::microseconds;
 
 namespace {
 
-std::uint64_t total(const LatencySnapshot& s) { return std::accumulate(s.buckets.begin(), s.buckets.end(), std::uint64_t{0}); }
+std::uint64_t total(const LatencySnapshot& s) {
+  return std::accumulate(s.buckets.begin(), s.buckets.end(), std::uint64_t{0});
+}
 
 }  // namespace
 
 TEST_CASE("op latency: a request lands in the first bucket whose bound it does not exceed") {
   OpLatency latency;
-  latency.record(proto::Op::lookup, microseconds(50));     // on the first bound: first bucket
-  latency.record(proto::Op::lookup, microseconds(51));     // just above: second
-  latency.record(proto::Op::lookup, microseconds(0));      // first
-  latency.record(proto::Op::lookup, microseconds(-5));     // a clock step back counts as 0
+  latency.record(proto::Op::lookup, microseconds(50));           // on the first bound: first bucket
+  latency.record(proto::Op::lookup, microseconds(51));           // just above: second
+  latency.record(proto::Op::lookup, microseconds(0));            // first
+  latency.record(proto::Op::lookup, microseconds(-5));           // a clock step back counts as 0
   latency.record(proto::Op::lookup, microseconds(500'000'000));  // above the last bound
   const auto s = latency.snapshot(static_cast<std::size_t>(proto::Op::lookup));
   CHECK(s.buckets[0] == 3);

@@ -14,20 +14,20 @@
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 
-#include <tests/support/store_dir.hpp>
-#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 
 namespace {
 
 using namespace jitcache;
+using common::ErrorCode;
 using daemon::store::ListQuery;
 using daemon::store::PutInput;
 using daemon::store::SqliteStore;
 using daemon::store::SqliteStoreOptions;
 using daemon::store::Visibility;
-using common::ErrorCode;
 using testing::StoreDir;
 
 constexpr std::int64_t k_day_ms = 24 * 3'600'000LL;
@@ -79,7 +79,8 @@ struct Entries {
     return put->key_id;
   }
   bool present(int seed) {
-    auto found = testing::lookup_key_id(store, proto::key_id(keys[static_cast<std::size_t>(seed)]), Visibility{0, true});
+    auto found =
+        testing::lookup_key_id(store, proto::key_id(keys[static_cast<std::size_t>(seed)]), Visibility{0, true});
     REQUIRE(found.ok());
     return found->has_value();
   }
@@ -142,7 +143,7 @@ TEST_CASE("store eviction: it works in batches, so the PUTs after one do not evi
     clock.advance(1000);
   }
   REQUIRE(totals_of(*store).evictions == 2);  // down to 900 kB with the 11th
-  entries.put(11);                             // 1 MB: at the limit, not over it
+  entries.put(11);                            // 1 MB: at the limit, not over it
   CHECK(totals_of(*store).evictions == 2);
   CHECK(totals_of(*store).bytes_stored == 10 * k_image_bytes);
   entries.put(12);
@@ -152,7 +153,8 @@ TEST_CASE("store eviction: it works in batches, so the PUTs after one do not evi
   CHECK(entries.present(4));
 }
 
-TEST_CASE("store eviction: an image handed out before its entry is evicted stays byte-identical, and is not served again") {
+TEST_CASE(
+    "store eviction: an image handed out before its entry is evicted stays byte-identical, and is not served again") {
   StoreDir dir;
   FakeClock clock;
   auto store = open_limited_store(dir, clock, 3 * k_image_bytes);
@@ -227,7 +229,8 @@ TEST_CASE("store eviction: entries of a driver no client asked for go first, bef
   clock.advance(1000);
   for (int seed = 3; seed < 6; ++seed) entries.put(seed, "580.159.04");
   clock.advance(2 * k_day_ms);
-  store->note_driver_asked(daemon::store::AskedDriver{13000, "590.10"});  // a LOOKUP that missed still says the driver is in use
+  store->note_driver_asked(
+      daemon::store::AskedDriver{13000, "590.10"});  // a LOOKUP that missed still says the driver is in use
 
   ListQuery stale;
   stale.stale_only = true;

@@ -155,7 +155,8 @@ TEST_CASE("hot image cache: an image read before an invalidation is not cached")
   CHECK(serves(cache, 7, image));
 }
 
-TEST_CASE("hot image cache: many threads finding, inserting and invalidating keep the budget and serve only matching images") {
+TEST_CASE(
+    "hot image cache: many threads finding, inserting and invalidating keep the budget and serve only matching images") {
   constexpr std::int64_t k_ids = 12;
   constexpr int k_versions = 8;
   constexpr std::uint64_t k_budget = 8 * (4096 + k_overhead);
@@ -164,8 +165,9 @@ TEST_CASE("hot image cache: many threads finding, inserting and invalidating kee
   std::vector<std::vector<HotImageCache::Image>> images(k_ids);
   for (std::int64_t id = 0; id < k_ids; ++id) {
     for (int version = 0; version < k_versions; ++version) {
-      images[static_cast<std::size_t>(id)].push_back(make_image(static_cast<std::uint8_t>(id * k_versions + version),
-                                                                1024 + static_cast<std::size_t>((id + version) % 4) * 1024));
+      images[static_cast<std::size_t>(id)].push_back(
+          make_image(static_cast<std::uint8_t>(id * k_versions + version),
+                     1024 + static_cast<std::size_t>((id + version) % 4) * 1024));
     }
   }
 

@@ -9,18 +9,18 @@
 
 #include <proto/digest.hpp>
 
-#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/image_codec.hpp>
 #include <daemon/store/verified_image.hpp>
+#include <tests/support/store_fixtures.hpp>
 
 namespace {
 
 using namespace jitcache;
 using daemon::store::Codec;
-using daemon::store::DecodeFailure;
-using daemon::store::ImageBuffer;
 using daemon::store::decode_image;
+using daemon::store::DecodeFailure;
 using daemon::store::encode_image;
+using daemon::store::ImageBuffer;
 using daemon::store::verified_image;
 
 // Text-like bytes that compress well, as cubins do (long runs of similar instructions, zero padding).
@@ -108,18 +108,10 @@ TEST_CASE("verified image: a damaged zstd blob is refused, never decoded into ot
     stored.resize(stored.size() / 2);
     info.stored_size = stored.size();
   }
-  SECTION("a frame header that is not zstd's") {
-    stored[0] ^= 0xFF;
-  }
-  SECTION("a raw_size that differs from the frame's content size") {
-    info.raw_size += 1;
-  }
-  SECTION("a raw_size beyond any image the daemon accepts") {
-    info.raw_size = 1ull << 50;
-  }
-  SECTION("a blob of another size than stored_size") {
-    stored.push_back(0);
-  }
+  SECTION("a frame header that is not zstd's") { stored[0] ^= 0xFF; }
+  SECTION("a raw_size that differs from the frame's content size") { info.raw_size += 1; }
+  SECTION("a raw_size beyond any image the daemon accepts") { info.raw_size = 1ull << 50; }
+  SECTION("a blob of another size than stored_size") { stored.push_back(0); }
   SECTION("no blob at all") {
     auto result = verified_image(info, std::nullopt);
     CHECK_THAT(failure_of(result), Catch::Contains("missing"));

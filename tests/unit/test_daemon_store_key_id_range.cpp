@@ -90,8 +90,8 @@ TEST_CASE("key id range: a full 64-digit prefix matches that key id alone") {
 
 TEST_CASE("key id range: too short, too long or non-hex prefixes are invalid arguments") {
   using jitcache::common::ErrorCode;
-  for (const std::string& bad : {std::string("abc"), std::string("0123456"), std::string(65, '0'), std::string("0123456z"),
-                                std::string("01234 67")}) {
+  for (const std::string& bad : {std::string("abc"), std::string("0123456"), std::string(65, '0'),
+                                 std::string("0123456z"), std::string("01234 67")}) {
     INFO("\"" << bad << "\"");
     auto range = key_id_range(bad, 8);
     REQUIRE_FALSE(range.ok());

@@ -16,21 +16,21 @@
 #include <proto/key.hpp>
 #include <schema/migrations.hpp>
 
-#include <tests/support/sample_entries.hpp>
-#include <tests/support/sqlite_text_query.hpp>
-#include <tests/support/store_dir.hpp>
-#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/sqlite_text_query.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 
 namespace {
 
 using namespace jitcache;
+using common::ErrorCode;
 using daemon::store::MigrationPlan;
 using daemon::store::SqliteDb;
-using common::ErrorCode;
 
 using testing::StoreDir;
 
@@ -104,8 +104,9 @@ void give_every_entry_a_fast_key(const std::filesystem::path& path) {
 MigrationPlan up_to_version_6() { return MigrationPlan{schema::migrations().first(6), 6, 2}; }
 
 std::string table_names(const std::filesystem::path& path) {
-  return query(path, "SELECT coalesce(group_concat(name, ','), '') FROM (SELECT name FROM sqlite_schema"
-                     " WHERE type = 'table' ORDER BY name)");
+  return query(path,
+               "SELECT coalesce(group_concat(name, ','), '') FROM (SELECT name FROM sqlite_schema"
+               " WHERE type = 'table' ORDER BY name)");
 }
 
 }  // namespace
@@ -115,8 +116,8 @@ TEST_CASE("migrator: the embedded migrations are numbered from 1 without gaps up
   REQUIRE(!migrations.empty());
   for (std::size_t i = 0; i < migrations.size(); ++i) {
     CHECK(migrations[i].version == static_cast<int>(i + 1));
-    CHECK(migrations[i].name.substr(0, 5) == std::string(4 - std::to_string(i + 1).size(), '0') +
-                                                 std::to_string(i + 1) + "_");
+    CHECK(migrations[i].name.substr(0, 5) ==
+          std::string(4 - std::to_string(i + 1).size(), '0') + std::to_string(i + 1) + "_");
     CHECK(!migrations[i].sql.empty());
   }
   CHECK(migrations.back().version == schema::k_schema_version);
@@ -164,7 +165,8 @@ TEST_CASE("migrator: a database from a newer, incompatible jitcached is refused 
     REQUIRE(daemon::store::migrate(db).ok());
   }
   const int future = schema::k_schema_version + 1;
-  exec(dir.db(), "UPDATE meta SET value = '" + std::to_string(future) + "' WHERE key IN ('version', 'compatible_version')");
+  exec(dir.db(),
+       "UPDATE meta SET value = '" + std::to_string(future) + "' WHERE key IN ('version', 'compatible_version')");
 
   auto db = open_db(dir.db());
   auto outcome = daemon::store::migrate(db);
@@ -277,7 +279,8 @@ TEST_CASE("migrator: a meta table with an unreadable version is reported corrupt
   CHECK_THAT(outcome.error().message, Catch::Contains("seven"));
 }
 
-TEST_CASE("migrator: a version-1 database holding entries migrates to the current version, and its entries are still served") {
+TEST_CASE(
+    "migrator: a version-1 database holding entries migrates to the current version, and its entries are still served") {
   // Up to schema 6 both entries are kept as they were; then the shared one is given a fast key (as
   // a later PUT of it would have), and 0007 keeps that one only.
   StoreDir dir{"jitcache-migrator-test"};
@@ -344,7 +347,8 @@ TEST_CASE("migrator: a version-1 database holding entries migrates to the curren
   CHECK(query(dir.db(), "SELECT load_failures FROM entries WHERE namespace = 0") == "1");
 }
 
-TEST_CASE("migrator: a version-6 database loses its entries without a fast key, and no such entry is written again (0007)") {
+TEST_CASE(
+    "migrator: a version-6 database loses its entries without a fast key, and no such entry is written again (0007)") {
   StoreDir dir{"jitcache-migrator-test"};
   {
     auto db = open_db(dir.db());
@@ -464,9 +468,10 @@ TEST_CASE("migrator: a version-5 database keeps only the drivers of its entries,
   insert_version_1_entry(dir.db(), testing::sample_key(1), 0, testing::sample_image(1, 100));
   insert_version_1_entry(dir.db(), other_driver, 0, testing::sample_image(2, 100));
   // What schema-5 code left behind: a row for every driver a LOOKUP named, entries or not.
-  exec(dir.db(), "INSERT INTO drivers (driver_api, driver_build, last_asked_at_ms) VALUES"
-                 " (13000, '580.159.04', 9000), (13000, '590.10', 9000), (13000, 'made.up.1', 9000),"
-                 " (13000, 'made.up.2', 9000), (12080, '570.1', 9000)");
+  exec(dir.db(),
+       "INSERT INTO drivers (driver_api, driver_build, last_asked_at_ms) VALUES"
+       " (13000, '580.159.04', 9000), (13000, '590.10', 9000), (13000, 'made.up.1', 9000),"
+       " (13000, 'made.up.2', 9000), (12080, '570.1', 9000)");
   {
     auto db = open_db(dir.db());
     auto outcome = daemon::store::migrate(db, up_to_version_6());
@@ -475,8 +480,9 @@ TEST_CASE("migrator: a version-5 database keeps only the drivers of its entries,
   }
   CHECK(meta(dir.db(), "version") == "6");
   CHECK(meta(dir.db(), "compatible_version") == "2");
-  const std::string drivers = "SELECT group_concat(driver_build || ':' || last_asked_at_ms, ',') FROM "
-                              "(SELECT * FROM drivers ORDER BY driver_build)";
+  const std::string drivers =
+      "SELECT group_concat(driver_build || ':' || last_asked_at_ms, ',') FROM "
+      "(SELECT * FROM drivers ORDER BY driver_build)";
   CHECK(query(dir.db(), drivers) == "580.159.04:9000,590.10:9000");
 
   // From now on, whoever writes: a new entry's driver gets a row as of its PUT, a replaced entry

@@ -6,9 +6,9 @@
 #include <string>
 #include <variant>
 
+#include <daemon/store/sqlite_store.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/store_fixtures.hpp>
-#include <daemon/store/sqlite_store.hpp>
 
 namespace {
 
@@ -114,7 +114,8 @@ TEST_CASE("miss reason: by fast key a miss says why as by key: not_found, quaran
   CHECK(explain(*store, by_fast_key(make_key(9)), Visibility{2000, false}).found);
 
   put_ok(*store, make_put(make_key(10), make_image(10, 10'000)));
-  ExternalDb(dir.db()).exec("UPDATE blobs SET data = substr(data, 1, 100) WHERE entry_id = (SELECT MAX(id) FROM entries)");
+  ExternalDb(dir.db()).exec(
+      "UPDATE blobs SET data = substr(data, 1, 100) WHERE entry_id = (SELECT MAX(id) FROM entries)");
   CHECK(explain(*store, by_fast_key(make_key(10))).why == MissReason::corrupt);
   CHECK(explain(*store, by_fast_key(make_key(10))).why == MissReason::not_found);
 }

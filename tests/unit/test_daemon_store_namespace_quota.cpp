@@ -13,11 +13,11 @@
 
 #include <proto/key.hpp>
 
+#include <daemon/store/sqlite_store.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/sqlite_text_query.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/store_fixtures.hpp>
-#include <daemon/store/sqlite_store.hpp>
 
 namespace {
 
@@ -51,7 +51,7 @@ struct Fixture {
   }
 
   common::Result<daemon::store::PutOutcome> put(std::uint64_t seed, std::uint32_t namespace_id,
-                                               std::size_t bytes = k_image_bytes) {
+                                                std::size_t bytes = k_image_bytes) {
     PutInput input;
     input.key = testing::sample_key(seed);
     input.namespace_id = namespace_id;
@@ -62,8 +62,8 @@ struct Fixture {
   }
 
   bool present(std::uint64_t seed, std::uint32_t namespace_id) {
-    return query("SELECT COUNT(*) FROM entries WHERE namespace = " + std::to_string(namespace_id) +
-                 " AND key_id = x'" + proto::to_hex(proto::key_id(testing::sample_key(seed))) + "'") == "1";
+    return query("SELECT COUNT(*) FROM entries WHERE namespace = " + std::to_string(namespace_id) + " AND key_id = x'" +
+                 proto::to_hex(proto::key_id(testing::sample_key(seed))) + "'") == "1";
   }
 
   std::string query(const std::string& sql) { return testing::query_text(dir.db(), sql); }
@@ -81,7 +81,7 @@ struct Fixture {
 
 TEST_CASE("namespace quota: a PUT over a uid's quota evicts that uid's least recently used entries, nothing else") {
   Fixture f;
-  for (std::uint64_t seed : {1, 2, 3}) REQUIRE(f.put(seed, 1000).ok());  // 900 KiB of 1 MiB
+  for (std::uint64_t seed : {1, 2, 3}) REQUIRE(f.put(seed, 1000).ok());      // 900 KiB of 1 MiB
   for (std::uint64_t seed : {11, 12, 13, 14}) REQUIRE(f.put(seed, 0).ok());  // shared: no quota
   for (std::uint64_t seed : {21, 22, 23}) REQUIRE(f.put(seed, 2000).ok());
   // A hit makes entry 1 the most recently used of uid 1000, so 2 is the oldest now.

@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include <daemon/store/sqlite_store.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/store_fixtures.hpp>
-#include <daemon/store/sqlite_store.hpp>
 
 namespace {
 
@@ -24,8 +24,10 @@ NamespaceTotals namespaces_ok(daemon::store::Tenancy& store, unsigned top) {
 
 // What an independent connection sums from the entries themselves, as "entries|bytes".
 std::string summed(const StoreDir& dir, std::uint32_t namespace_id) {
-  return ExternalDb(dir.db()).text("SELECT COUNT(*) || '|' || COALESCE(SUM(stored_size), 0) FROM entries WHERE "
-                                   "namespace = " + std::to_string(namespace_id));
+  return ExternalDb(dir.db()).text(
+      "SELECT COUNT(*) || '|' || COALESCE(SUM(stored_size), 0) FROM entries WHERE "
+      "namespace = " +
+      std::to_string(namespace_id));
 }
 
 std::string reported(const NamespaceTotals& totals, std::uint32_t namespace_id) {
@@ -77,7 +79,8 @@ TEST_CASE("namespace totals: the shared namespace comes first even when empty, a
   // uids 1001..1004 with 1, 2, 3, 4 entries of one image size: 1004 and 1003 are the largest two.
   int seed = 10;
   for (std::uint32_t uid = 1001; uid <= 1004; ++uid) {
-    for (std::uint32_t i = 0; i < uid - 1000; ++i) put_ok(*store, make_put(make_key(seed++), make_image(7, 8'000), uid));
+    for (std::uint32_t i = 0; i < uid - 1000; ++i)
+      put_ok(*store, make_put(make_key(seed++), make_image(7, 8'000), uid));
   }
   const auto totals = namespaces_ok(*store, 2);
   REQUIRE(totals.largest.size() == 3);
@@ -87,8 +90,8 @@ TEST_CASE("namespace totals: the shared namespace comes first even when empty, a
   CHECK(totals.other_namespaces == 2);
   CHECK(totals.other.entries == 3);
   const auto [e1001, b1001] = std::pair(summed(dir, 1001), summed(dir, 1002));
-  const std::uint64_t other_bytes = std::stoull(e1001.substr(e1001.find('|') + 1)) +
-                                    std::stoull(b1001.substr(b1001.find('|') + 1));
+  const std::uint64_t other_bytes =
+      std::stoull(e1001.substr(e1001.find('|') + 1)) + std::stoull(b1001.substr(b1001.find('|') + 1));
   CHECK(totals.other.bytes_stored == other_bytes);
 }
 

@@ -16,11 +16,11 @@
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 
+#include <daemon/store/sqlite_store.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/sqlite_text_query.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/store_fixtures.hpp>
-#include <daemon/store/sqlite_store.hpp>
 
 namespace {
 
@@ -116,10 +116,11 @@ struct Fixture {
 
   // The quarantine columns of one entry, as "at|result|stage|uid|detail|load_failures".
   std::string quarantine_row(const proto::Digest256& key_id, std::uint32_t namespace_id) {
-    return query("SELECT coalesce(quarantined_at_ms, 'NULL') || '|' || coalesce(quarantine_result, 'NULL') || '|' ||"
-                 " coalesce(quarantine_stage, 'NULL') || '|' || coalesce(quarantine_reporter_uid, 'NULL') || '|' ||"
-                 " coalesce(quarantine_detail, 'NULL') || '|' || load_failures FROM entries WHERE key_id = x'" +
-                 proto::to_hex(key_id) + "' AND namespace = " + std::to_string(namespace_id));
+    return query(
+        "SELECT coalesce(quarantined_at_ms, 'NULL') || '|' || coalesce(quarantine_result, 'NULL') || '|' ||"
+        " coalesce(quarantine_stage, 'NULL') || '|' || coalesce(quarantine_reporter_uid, 'NULL') || '|' ||"
+        " coalesce(quarantine_detail, 'NULL') || '|' || load_failures FROM entries WHERE key_id = x'" +
+        proto::to_hex(key_id) + "' AND namespace = " + std::to_string(namespace_id));
   }
 };
 
@@ -147,8 +148,7 @@ TEST_CASE("quarantine: a reported entry is no longer served by key or by prefix,
   REQUIRE(listed.size() == 1);
   CHECK(listed[0].key_id == key_id);
   CHECK(listed[0].quarantined_at_ms == k_start_ms + 1000);
-  CHECK(f.quarantine_row(key_id, 0) ==
-        std::to_string(k_start_ms + 1000) + "|209|1|1000|no kernel image for sm_90|1");
+  CHECK(f.quarantine_row(key_id, 0) == std::to_string(k_start_ms + 1000) + "|209|1|1000|no kernel image for sm_90|1");
 
   SECTION("and it stays quarantined across a reopen") {
     f.store.reset();
@@ -287,7 +287,8 @@ TEST_CASE("quarantine: a report at clock 0 still marks the entry, since 0 means 
   CHECK_FALSE(f.lookup(key_id, k_trusted).has_value());
 }
 
-TEST_CASE("quarantine: an untrusted report hides a shared entry from its reporter only, until report_quorum uids agree") {
+TEST_CASE(
+    "quarantine: an untrusted report hides a shared entry from its reporter only, until report_quorum uids agree") {
   Fixture f(3);
   const auto image = testing::sample_image(60, 700);
   const auto key_id = f.put(60, 0, image);
@@ -337,7 +338,8 @@ TEST_CASE("quarantine: a trusted report quarantines a shared entry at once, what
   CHECK(f.query("SELECT COUNT(*) FROM failure_reports") == "0");
 }
 
-TEST_CASE("quarantine: with the shared entry hidden the reporter is served its own entry, and its next report lands there") {
+TEST_CASE(
+    "quarantine: with the shared entry hidden the reporter is served its own entry, and its next report lands there") {
   Fixture f(3);
   const auto own_image = testing::sample_image(63, 400);
   const auto key_id = f.put(62, 0, testing::sample_image(62, 300));

@@ -14,17 +14,16 @@
 #include <thread>
 #include <vector>
 
-#include <tests/support/store_dir.hpp>
-#include <tests/support/store_damage.hpp>
-#include <tests/support/store_fixtures.hpp>
-#include <tests/support/fault_injecting_store.hpp>
 #include <daemon/store/set_aside.hpp>
+#include <tests/support/fault_injecting_store.hpp>
+#include <tests/support/store_damage.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 
 namespace {
 
 using namespace jitcache;
 using namespace jitcache::testing;
-
 
 SqliteStoreOptions options_for(const StoreDir& dir) {
   SqliteStoreOptions options;
@@ -211,7 +210,8 @@ TEST_CASE("recovering store: a reset tells the row listener that every row is go
   CHECK(dropped == std::vector<std::int64_t>{put->row_id});
 }
 
-TEST_CASE("recovering store: database files deleted under it are noticed at the next write, which goes to a new database") {
+TEST_CASE(
+    "recovering store: database files deleted under it are noticed at the next write, which goes to a new database") {
   StoreDir dir;
   auto store = open_recovering(dir);
   const auto before = put_ok(*store, make_put(make_key(1), make_image(1, 5000)));
@@ -302,7 +302,8 @@ TEST_CASE("recovering store: an error the store did not meet itself resets nothi
   CHECK(set_aside_files(dir).empty());
 }
 
-TEST_CASE("recovering store: files deleted just before a flush are noticed by that flush, which writes to the new database") {
+TEST_CASE(
+    "recovering store: files deleted just before a flush are noticed by that flush, which writes to the new database") {
   StoreDir dir;
   auto real = open_recovering(dir);
   FaultInjectingStore store(*real, dir.db());

@@ -17,23 +17,23 @@
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 
-#include <tests/support/store_dir.hpp>
-#include <tests/support/store_fixtures.hpp>
 #include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/migrator.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/sqlite_db.hpp>
 #include <daemon/store/sqlite_store.hpp>
+#include <tests/support/store_dir.hpp>
+#include <tests/support/store_fixtures.hpp>
 
 namespace {
 
 using namespace jitcache;
+using common::ErrorCode;
 using daemon::store::ListQuery;
 using daemon::store::PutInput;
 using daemon::store::SqliteStore;
 using daemon::store::SqliteStoreOptions;
 using daemon::store::Visibility;
-using common::ErrorCode;
 
 using testing::StoreDir;
 using namespace jitcache::testing;
@@ -517,8 +517,8 @@ TEST_CASE("sqlite store: a corrupt blob is a miss and is deleted") {
 
   SECTION("one flipped byte") {
     ExternalDb external(dir.db());
-    const std::int64_t rowid = std::stoll(external.text(
-        "SELECT id FROM entries WHERE hex(key_id) = upper('" + proto::to_hex(key_id) + "') AND namespace = 0"));
+    const std::int64_t rowid = std::stoll(external.text("SELECT id FROM entries WHERE hex(key_id) = upper('" +
+                                                        proto::to_hex(key_id) + "') AND namespace = 0"));
     sqlite3_blob* blob = nullptr;
     REQUIRE(sqlite3_blob_open(external.handle(), "main", "blobs", "data", rowid, 1, &blob) == SQLITE_OK);
     const std::uint8_t flipped = static_cast<std::uint8_t>(image[4999] ^ 0x01);
@@ -526,8 +526,10 @@ TEST_CASE("sqlite store: a corrupt blob is a miss and is deleted") {
     sqlite3_blob_close(blob);
   }
   SECTION("a truncated image") {
-    ExternalDb(dir.db()).exec("UPDATE blobs SET data = substr(data, 1, 100) WHERE entry_id = "
-                              "(SELECT id FROM entries WHERE hex(key_id) = upper('" + proto::to_hex(key_id) + "'))");
+    ExternalDb(dir.db()).exec(
+        "UPDATE blobs SET data = substr(data, 1, 100) WHERE entry_id = "
+        "(SELECT id FROM entries WHERE hex(key_id) = upper('" +
+        proto::to_hex(key_id) + "'))");
   }
   SECTION("a missing image") {
     ExternalDb external(dir.db());
@@ -540,8 +542,8 @@ TEST_CASE("sqlite store: a corrupt blob is a miss and is deleted") {
   REQUIRE(totals.ok());
   CHECK(totals->corrupt_entries == 1);
   CHECK(totals->entries == 1);
-  CHECK(ExternalDb(dir.db()).text("SELECT COUNT(*) FROM entries WHERE hex(key_id) = upper('" +
-                                  proto::to_hex(key_id) + "')") == "0");
+  CHECK(ExternalDb(dir.db()).text("SELECT COUNT(*) FROM entries WHERE hex(key_id) = upper('" + proto::to_hex(key_id) +
+                                  "')") == "0");
   // Still a miss, and not counted twice; the other entry is untouched.
   CHECK_FALSE(lookup_ok(*store, key_id).has_value());
   CHECK(store->totals()->corrupt_entries == 1);
@@ -820,9 +822,7 @@ TEST_CASE("sqlite store: REMOVE and a failure report drop the entry's cached ima
   REQUIRE(lookup_ok(*store, key_id, uid_1000).has_value());
   REQUIRE(totals_ok(*store).hot_cache_entries == 1);
 
-  SECTION("REMOVE") {
-    REQUIRE(store->remove(proto::to_hex(key_id), uid_1000).value() == 1);
-  }
+  SECTION("REMOVE") { REQUIRE(store->remove(proto::to_hex(key_id), uid_1000).value() == 1); }
   SECTION("a failure report quarantines it") {
     daemon::store::FailureReport report;
     report.cu_result = 209;
@@ -868,7 +868,8 @@ TEST_CASE("sqlite store: a row id reused by another namespace's entry never serv
     REQUIRE(found.has_value());
     CHECK(std::ranges::equal(*found->image, other_image));
   }
-  SECTION("with a row carrying the old image's checksum, as a crafted XXH3 collision would, it is not served the old image") {
+  SECTION(
+      "with a row carrying the old image's checksum, as a crafted XXH3 collision would, it is not served the old image") {
     set_row_checksum(external, std::stoll(victim_row), proto::xxh3_128(victim_image));
 
     // Its blob then fails the checksum its row claims: a corrupt entry, so a miss; never the victim's bytes.
@@ -933,7 +934,8 @@ TEST_CASE("sqlite store: hot_cache_bytes 0 reads every image from the database")
   CHECK(totals.hot_cache_bytes == 0);
 }
 
-TEST_CASE("sqlite store: concurrent lookups, replacing PUTs, REMOVEs and failure reports never serve stale bytes from the hot cache") {
+TEST_CASE(
+    "sqlite store: concurrent lookups, replacing PUTs, REMOVEs and failure reports never serve stale bytes from the hot cache") {
   StoreDir dir;
   constexpr int k_keys = 12;
   constexpr int k_ops = 300;
@@ -944,7 +946,8 @@ TEST_CASE("sqlite store: concurrent lookups, replacing PUTs, REMOVEs and failure
                       static_cast<std::size_t>(2000 + (key * 37 + generation * 101) % 18'000));
   };
   std::vector<proto::Digest256> ids;
-  for (int key = 0; key < k_keys; ++key) ids.push_back(put_ok(*store, make_put(make_key(key), image_for(key, 0), 0, "gen 0")));
+  for (int key = 0; key < k_keys; ++key)
+    ids.push_back(put_ok(*store, make_put(make_key(key), image_for(key, 0), 0, "gen 0")));
 
   std::atomic<int> errors{0};
   std::atomic<int> mismatches{0};
@@ -957,8 +960,8 @@ TEST_CASE("sqlite store: concurrent lookups, replacing PUTs, REMOVEs and failure
         if (!store->remove(proto::to_hex(ids[static_cast<std::size_t>(key)]), Visibility{0, true}).ok()) ++errors;
       } else if (op % 11 == 5) {
         if (!store->report_failure(ids[static_cast<std::size_t>(key)], Visibility{0, true}, {}).ok()) ++errors;
-      } else if (!store->put(make_put(make_key(key), image_for(key, generation), 0,
-                                      "gen " + std::to_string(generation)))
+      } else if (!store
+                      ->put(make_put(make_key(key), image_for(key, generation), 0, "gen " + std::to_string(generation)))
                       .ok()) {
         ++errors;
       }
@@ -1003,8 +1006,7 @@ PutInput make_fast_put(const proto::KeyFields& key, const std::vector<std::uint8
   return input;
 }
 
-std::optional<daemon::store::Hit> lookup_fast_ok(SqliteStore& store, const proto::FastKey& fast,
-                                                         Visibility who) {
+std::optional<daemon::store::Hit> lookup_fast_ok(SqliteStore& store, const proto::FastKey& fast, Visibility who) {
   auto found = testing::lookup_fast_key_id(store, proto::fast_key_id(fast), who);
   INFO((found ? std::string() : found.error().message));
   REQUIRE(found.ok());
@@ -1023,7 +1025,7 @@ TEST_CASE("sqlite store: a fast key finds the entry put with its content_fast, s
 
   auto own = lookup_fast_ok(*store, fast, Visibility{1000, false});
   REQUIRE(own.has_value());
-  CHECK(own->info.key == key);  // the full key, content digest included, for the client to check
+  CHECK(own->info.key == key);                    // the full key, content digest included, for the client to check
   CHECK(own->content_fast == fast.content_fast);  // so a hit can be stored again as it was
   CHECK(std::ranges::equal(*own->image, own_image));
   CHECK_FALSE(lookup_fast_ok(*store, fast, Visibility{2000, false}).has_value());
@@ -1071,8 +1073,10 @@ TEST_CASE("sqlite store: a reported or quarantined entry is not found by its fas
   CHECK(std::ranges::equal(*served->image, own_image));
   // Hidden from its reporter only (quarantine.hpp) until a trusted report quarantines it.
   CHECK(lookup_fast_ok(*store, proto::fast_key_of(key, content_fast), Visibility{2000, false}).has_value());
-  REQUIRE(store->report_failure(proto::key_id(key), Visibility{0, true},
-                                daemon::store::FailureReport{200, proto::FailureStage::load, "", 0}).ok());
+  REQUIRE(store
+              ->report_failure(proto::key_id(key), Visibility{0, true},
+                               daemon::store::FailureReport{200, proto::FailureStage::load, "", 0})
+              .ok());
   CHECK_FALSE(lookup_fast_ok(*store, proto::fast_key_of(key, content_fast), Visibility{2000, false}).has_value());
 }
 
@@ -1110,7 +1114,8 @@ TEST_CASE("sqlite store: the file refuses an entry without a fast key, whoever w
   CHECK_THAT(std::string(error ? error : ""), Catch::Contains("fast key"));
   sqlite3_free(error);
   error = nullptr;
-  CHECK(sqlite3_exec(db.handle(), "UPDATE entries SET fast_key_id = NULL", nullptr, nullptr, &error) == SQLITE_CONSTRAINT);
+  CHECK(sqlite3_exec(db.handle(), "UPDATE entries SET fast_key_id = NULL", nullptr, nullptr, &error) ==
+        SQLITE_CONSTRAINT);
   sqlite3_free(error);
   CHECK(db.text("SELECT COUNT(*) FROM entries WHERE fast_key_id IS NOT NULL") == "1");
 }

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include <daemon/config/compression_level.hpp>
+#include <daemon/config/config.hpp>
+#include <daemon/store/sqlite_store.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/store_fixtures.hpp>
-#include <daemon/config/config.hpp>
-#include <daemon/config/compression_level.hpp>
-#include <daemon/store/sqlite_store.hpp>
 
 namespace {
 
@@ -21,7 +21,8 @@ using namespace jitcache::testing;
 std::vector<std::uint8_t> cubin_like_image(std::uint64_t seed, std::size_t size) {
   std::vector<std::uint8_t> image(size);
   const auto noise = make_image(seed, 64);
-  for (std::size_t i = 0; i < size; ++i) image[i] = (i % 16 < 4) ? noise[(i / 16) % 64] : static_cast<std::uint8_t>(i % 7);
+  for (std::size_t i = 0; i < size; ++i)
+    image[i] = (i % 16 < 4) ? noise[(i / 16) % 64] : static_cast<std::uint8_t>(i % 7);
   return image;
 }
 
@@ -44,7 +45,8 @@ TEST_CASE("sqlite store compression: a store opened with default options compres
   // One default for the configuration and the store (daemon/config/compression_level.hpp): a store
   // a test or a tool opens without a configuration stores images as the daemon does.
   CHECK(SqliteStoreOptions{}.compression_level == daemon::config::k_default_compression_level);
-  CHECK(daemon::config::Config{}.compression_level == static_cast<unsigned>(daemon::config::k_default_compression_level));
+  CHECK(daemon::config::Config{}.compression_level ==
+        static_cast<unsigned>(daemon::config::k_default_compression_level));
   StoreDir dir;
   SqliteStoreOptions options;
   options.path = dir.db();
@@ -133,8 +135,10 @@ TEST_CASE("sqlite store compression: a damaged zstd blob is a miss, deleted and 
   const std::string row = "(SELECT id FROM entries WHERE hex(key_id) = upper('" + proto::to_hex(key_id) + "'))";
 
   SECTION("flipped bytes inside the frame") {
-    ExternalDb(dir.db()).exec("UPDATE blobs SET data = CAST(substr(data, 1, 40) || x'DEADBEEFDEADBEEF' || "
-                              "substr(data, 49) AS BLOB) WHERE entry_id = " + row);
+    ExternalDb(dir.db()).exec(
+        "UPDATE blobs SET data = CAST(substr(data, 1, 40) || x'DEADBEEFDEADBEEF' || "
+        "substr(data, 49) AS BLOB) WHERE entry_id = " +
+        row);
   }
   SECTION("a truncated frame, its stored_size updated to match") {
     ExternalDb external(dir.db());

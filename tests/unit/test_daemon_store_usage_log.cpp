@@ -46,7 +46,8 @@ TEST_CASE("usage log: past its limit a new entry's hit is dropped and counted, a
   CHECK(hits <= 5);
 }
 
-TEST_CASE("driver log: drivers only asked for are bounded apart from those served, and a failed flush keeps the bound") {
+TEST_CASE(
+    "driver log: drivers only asked for are bounded apart from those served, and a failed flush keeps the bound") {
   DriverLog log(3, 100);
   for (int i = 0; i < 50; ++i) log.record_asked(13000, "made.up." + std::to_string(i), 1000);
   log.record_served(13000, "580.159.04", 2000);

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <daemon/store/verify.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/store_fixtures.hpp>
-#include <daemon/store/verify.hpp>
 
 namespace {
 
@@ -65,10 +65,14 @@ TEST_CASE("verify: exactly the damaged entries are removed, counted and reported
     ExternalDb external(dir.db());
     // A raw image with a flipped byte, a zstd frame with garbage inside, a missing image, and a
     // zstd entry whose raw_size lies: four kinds of damage in different pages.
-    external.exec("UPDATE blobs SET data = CAST(substr(data, 1, 10) || CASE WHEN substr(data, 11, 1) = x'00' THEN x'01'"
-                  " ELSE x'00' END || substr(data, 12) AS BLOB) WHERE entry_id = " + row_of(keys[4]));
-    external.exec("UPDATE blobs SET data = CAST(substr(data, 1, 20) || x'FFFFFFFFFFFFFFFF' || substr(data, 29) AS BLOB)"
-                  " WHERE entry_id = " + row_of(keys[41]));
+    external.exec(
+        "UPDATE blobs SET data = CAST(substr(data, 1, 10) || CASE WHEN substr(data, 11, 1) = x'00' THEN x'01'"
+        " ELSE x'00' END || substr(data, 12) AS BLOB) WHERE entry_id = " +
+        row_of(keys[4]));
+    external.exec(
+        "UPDATE blobs SET data = CAST(substr(data, 1, 20) || x'FFFFFFFFFFFFFFFF' || substr(data, 29) AS BLOB)"
+        " WHERE entry_id = " +
+        row_of(keys[41]));
     external.exec("DELETE FROM blobs WHERE entry_id = " + row_of(keys[50]));
     external.exec("UPDATE entries SET raw_size = raw_size + 1 WHERE id = " + row_of(keys[77]));
   }
@@ -108,7 +112,8 @@ TEST_CASE("verify: the list of removed entries is bounded, their count is not") 
   std::vector<proto::Digest256> keys;
   for (int i = 0; i < 6; ++i) keys.push_back(put_ok(*store, make_put(make_key(i), make_image(i, 1000))));
   ExternalDb external(dir.db());
-  for (int i = 0; i < 3; ++i) external.exec("DELETE FROM blobs WHERE entry_id = " + row_of(keys[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < 3; ++i)
+    external.exec("DELETE FROM blobs WHERE entry_id = " + row_of(keys[static_cast<std::size_t>(i)]));
   auto report = run_verify(*store, 2);
   REQUIRE(report.ok());
   CHECK(report->entries_removed == 3);

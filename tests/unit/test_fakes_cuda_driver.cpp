@@ -19,10 +19,10 @@
 #include <nvJitLink.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -378,7 +378,10 @@ TEST_CASE("fake cuda driver: the cubin cuLink* produces for the context's arch (
   std::size_t size = 0;
   REQUIRE(driver.link_complete(state, &cubin, &size) == CUDA_SUCCESS);
   REQUIRE(size > 64);
-  CHECK(std::memcmp(cubin, "\x7f" "ELF", 4) == 0);
+  CHECK(std::memcmp(cubin,
+                    "\x7f"
+                    "ELF",
+                    4) == 0);
   wall_bits_as_float = std::bit_cast<float>(static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(values[0])));
   CHECK(wall_bits_as_float > 0.0f);
   CHECK(reinterpret_cast<std::uintptr_t>(values[2]) == 0);  // no error text was written
@@ -402,9 +405,9 @@ TEST_CASE("fake cuda driver: the cubin cuLink* produces for the context's arch (
 
 TEST_CASE("fake cuda driver: JIT options reach the compiler and show in the cubin's tkinfo", "[fake_cuda]") {
   const Driver& driver = fake();
-  const Bytes cubin = linked_cubin(driver, small_kernel_ptx(),
-                                   {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_MAX_REGISTERS, CU_JIT_TARGET},
-                                   {value(1), value(32), value(CU_TARGET_COMPUTE_90)});
+  const Bytes cubin =
+      linked_cubin(driver, small_kernel_ptx(), {CU_JIT_OPTIMIZATION_LEVEL, CU_JIT_MAX_REGISTERS, CU_JIT_TARGET},
+                   {value(1), value(32), value(CU_TARGET_COMPUTE_90)});
   const std::string text = printable(cubin);
   INFO(text);
   CHECK(text.find("-O 1") != std::string::npos);
@@ -586,7 +589,8 @@ TEST_CASE("fake cuda driver: a fat binary loads the cubin the driver would pick,
     CHECK(load_ex(driver, fat.data()).code == CUDA_ERROR_NO_BINARY_FOR_GPU);
   }
   SECTION("an sm_80 cubin with compute_80 PTX loads through the JIT") {
-    const Bytes fat = fat_binary({FatEntry{2, 80, false, 1, 8, sm80}, FatEntry{1, 80, false, 9, 0, ptx_bytes(ptx_for_target("sm_80"))}});
+    const Bytes fat = fat_binary(
+        {FatEntry{2, 80, false, 1, 8, sm80}, FatEntry{1, 80, false, 9, 0, ptx_bytes(ptx_for_target("sm_80"))}});
     const LoadResult result = load_ex(driver, fat.data());
     REQUIRE(result.code == CUDA_SUCCESS);
     CUfunction function = nullptr;
@@ -779,7 +783,8 @@ TEST_CASE("fake cuda driver: the device reports the compute capability it was gi
   REQUIRE(driver.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0) == CUDA_SUCCESS);
   CHECK(major == 10);
   CHECK(minor == 3);
-  CHECK(driver.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1) == CUDA_ERROR_INVALID_DEVICE);
+  CHECK(driver.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 1) ==
+        CUDA_ERROR_INVALID_DEVICE);
 
   REQUIRE(setenv("FAKE_CUDA_CC", "8.6", 1) == 0);
   REQUIRE(setenv("FAKE_CUDA_DRIVER_VERSION", "12090", 1) == 0);
@@ -845,7 +850,10 @@ TEST_CASE("fake cuda driver: random bytes behind any magic are an error, never a
   const Driver& driver = fake();
   std::mt19937 random(20240611);
   std::uniform_int_distribution<int> byte(0, 255);
-  const std::vector<Bytes> magics = {to_bytes("\x7f" "ELF\x02\x01\x01", 7), to_bytes("\x50\xed\x55\xba\x01\x00\x10\x00", 8),
+  const std::vector<Bytes> magics = {to_bytes("\x7f"
+                                              "ELF\x02\x01\x01",
+                                              7),
+                                     to_bytes("\x50\xed\x55\xba\x01\x00\x10\x00", 8),
                                      to_bytes("\xb1\x43\x62\x46\x01\x00\x00\x00", 8), to_bytes(".version 9.0\n", 13)};
   for (const Bytes& magic : magics) {
     for (int round = 0; round < 50; ++round) {
@@ -874,7 +882,8 @@ TEST_CASE("fake cuda driver: many threads load, resolve and unload at once and e
   for (int t = 0; t < k_threads; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < k_rounds; ++round) {
-        const void* image = (t + round) % 2 == 0 ? static_cast<const void*>(ptx.c_str()) : static_cast<const void*>(cubin.data());
+        const void* image =
+            (t + round) % 2 == 0 ? static_cast<const void*>(ptx.c_str()) : static_cast<const void*>(cubin.data());
         CUmodule module = nullptr;
         CUfunction function = nullptr;
         if (driver.module_load_data(&module, image) != CUDA_SUCCESS ||

@@ -112,8 +112,9 @@ TEST_CASE("jit options: the same options in a different order give the same text
                                    .add(JitOption::max_registers, 64)
                                    .text();
   CHECK(forward == backward);
-  CHECK(forward == "maxrreg=64;tpb=0;opt=2;g=0;lineinfo=1;dlcm=cg;fast=0;lto=0;ftz=0;prec_div=1;prec_sqrt=1;fma=1;"
-                   "pic=0;mincta=0;maxtpb=0;override=0;split=1");
+  CHECK(forward ==
+        "maxrreg=64;tpb=0;opt=2;g=0;lineinfo=1;dlcm=cg;fast=0;lto=0;ftz=0;prec_div=1;prec_sqrt=1;fma=1;"
+        "pic=0;mincta=0;maxtpb=0;override=0;split=1");
   CHECK(key_id_with_options(forward) == key_id_with_options(backward));
 }
 

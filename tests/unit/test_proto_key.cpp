@@ -104,7 +104,8 @@ TEST_CASE("key: the fast key id is SHA-256 of the documented encoding, tagged ap
   const KeyFields key = sample_key();
   const FastKey fast = fast_key_of(key, xxh3_128(as_bytes("jitcache known-answer source")));
   CHECK(same_fields_but_content(fast, key));
-  std::vector<std::uint8_t> preimage = {'j', 'i', 't', 'c', 'a', 'c', 'h', 'e', '-', 'f', 'a', 's', 't', '-', 'k', 'e', 'y', 0};
+  std::vector<std::uint8_t> preimage = {'j', 'i', 't', 'c', 'a', 'c', 'h', 'e', '-',
+                                        'f', 'a', 's', 't', '-', 'k', 'e', 'y', 0};
   preimage.push_back(static_cast<std::uint8_t>(key.key_schema));
   preimage.push_back(static_cast<std::uint8_t>(key.key_schema >> 8));
   preimage.insert(preimage.end(), fast.content_fast.bytes.begin(), fast.content_fast.bytes.end());
@@ -142,9 +143,7 @@ TEST_CASE("key: changing any one field of a fast key changes its id, and validat
   CHECK_FALSE(same_fields_but_content(base, other_arch));
 }
 
-TEST_CASE("key: equal fields give equal key ids") {
-  CHECK(key_id(sample_key()) == key_id(sample_key()));
-}
+TEST_CASE("key: equal fields give equal key ids") { CHECK(key_id(sample_key()) == key_id(sample_key())); }
 
 TEST_CASE("key: changing only the key schema changes the key id") {
   KeyFields changed = sample_key();

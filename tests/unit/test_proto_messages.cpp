@@ -547,8 +547,7 @@ TEST_CASE("messages: every proper prefix of each sample message fails cleanly wi
   };
   auto error_of = [](auto&& result) { return result.ok() ? Error{ErrorCode::internal, "decoded"} : result.error(); };
   std::vector<Sample> samples{
-      {"HELLO request", encode(HelloRequest{1, 1, "tool"}),
-       [&](Bytes b) { return error_of(decode_hello_request(b)); }},
+      {"HELLO request", encode(HelloRequest{1, 1, "tool"}), [&](Bytes b) { return error_of(decode_hello_request(b)); }},
       {"HELLO reply", encode(hello_reply), [&](Bytes b) { return error_of(decode_hello_reply(b)); }},
       {"LOOKUP request", encode(lookup_by_key), [&](Bytes b) { return error_of(decode_lookup_request(b)); }},
       {"LOOKUP reply", concat(encode_lookup_reply_head(sample_entry(9), 4), Payload{9, 8, 7, 6}),
@@ -602,8 +601,8 @@ TEST_CASE("messages: a byte after the last field is refused as trailing garbage"
                 "unexpected bytes");
   require_error(decode_report_failure_request(concat(encode(sample_report()), garbage)), ErrorCode::invalid_argument,
                 "1 unexpected bytes after the last field of REPORT_FAILURE");
-  require_error(decode_report_failure_reply(concat(encode(ReportFailureReply{}), garbage)),
-                ErrorCode::invalid_argument, "unexpected bytes");
+  require_error(decode_report_failure_reply(concat(encode(ReportFailureReply{}), garbage)), ErrorCode::invalid_argument,
+                "unexpected bytes");
 }
 
 TEST_CASE("messages: a REPORT_FAILURE stage of 0 or above 4 is refused, 1 to 4 are accepted") {
@@ -653,8 +652,7 @@ TEST_CASE("messages: a PUT whose image is followed by bytes that are not a conte
   require_error(decode_put_request(concat(encode(m), Payload{0xAA})), ErrorCode::invalid_argument, "content_fast");
   // More: a content_fast, then bytes left over.
   m.content_fast = xxh3_128(Bytes(image));
-  require_error(decode_put_request(concat(encode(m), Payload{0xAA})), ErrorCode::invalid_argument,
-                "unexpected bytes");
+  require_error(decode_put_request(concat(encode(m), Payload{0xAA})), ErrorCode::invalid_argument, "unexpected bytes");
 }
 
 TEST_CASE("messages: a PUT carries content_fast after its image, and one without it still decodes") {
@@ -809,8 +807,7 @@ TEST_CASE("messages: a str16 field over its limit is refused with too_large nami
          return out;
        },
        [&](Bytes b) { return error_of(decode_stats_reply(b)); }},
-      {"detail", k_max_failure_detail_length,
-       [](std::uint16_t n) { return report_failure_payload(209, 1, n); },
+      {"detail", k_max_failure_detail_length, [](std::uint16_t n) { return report_failure_payload(209, 1, n); },
        [&](Bytes b) { return error_of(decode_report_failure_request(b)); }},
       {"message", k_max_message_length,
        [](std::uint16_t n) {
@@ -850,8 +847,7 @@ TEST_CASE("messages: a LIST limit of 0 or 1001 is refused, 1 and 1000 are accept
 }
 
 TEST_CASE("messages: a LIST namespace_filter other than 0 or 1 is refused") {
-  require_error(decode_list_request(list_request_payload(10, "", 2)), ErrorCode::invalid_argument,
-                "namespace_filter");
+  require_error(decode_list_request(list_request_payload(10, "", 2)), ErrorCode::invalid_argument, "namespace_filter");
 }
 
 TEST_CASE("messages: a key id prefix must be 8 to 64 hex digits in LOOKUP, REMOVE and LIST") {
@@ -863,12 +859,10 @@ TEST_CASE("messages: a key id prefix must be 8 to 64 hex digits in LOOKUP, REMOV
 
   for (const std::string& prefix : {seven, non_hex, std::string("0123 567"), std::string("-1234567")}) {
     CAPTURE(prefix);
-    require_error(decode_remove_request(remove_request_payload(prefix)), ErrorCode::invalid_argument,
-                  "key_id_prefix");
+    require_error(decode_remove_request(remove_request_payload(prefix)), ErrorCode::invalid_argument, "key_id_prefix");
     require_error(decode_lookup_request(lookup_by_prefix_payload(prefix)), ErrorCode::invalid_argument,
                   "key_id_prefix");
-    require_error(decode_list_request(list_request_payload(10, prefix)), ErrorCode::invalid_argument,
-                  "key_id_prefix");
+    require_error(decode_list_request(list_request_payload(10, prefix)), ErrorCode::invalid_argument, "key_id_prefix");
   }
   // Over 64 is over the field's str16 limit, so it is refused before the digits are looked at.
   require_error(decode_remove_request(remove_request_payload(sixty_five)), ErrorCode::too_large, "key_id_prefix");

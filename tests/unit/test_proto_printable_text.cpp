@@ -12,7 +12,8 @@
 
 using namespace jitcache;
 
-TEST_CASE("printable text: ASCII, accents and other scripts are printable, controls, bidi controls and bad UTF-8 are not") {
+TEST_CASE(
+    "printable text: ASCII, accents and other scripts are printable, controls, bidi controls and bad UTF-8 are not") {
   for (const std::string& text :
        {std::string(), std::string("nvJitLink 13.0"), std::string("driver 13000/580.159.04 (cuLink)"),
         std::string("Jos\xc3\xa9"), std::string("\xe6\x97\xa5\xe6\x9c\xac"), std::string("\xf0\x9f\x98\x80"),
@@ -24,11 +25,15 @@ TEST_CASE("printable text: ASCII, accents and other scripts are printable, contr
     std::string text;
     std::size_t offset;
   };
-  for (const Case& c : {Case{"a\x1b[31m", 1}, Case{std::string("nul\0x", 5), 3}, Case{"tab\there", 3},
-                        Case{"new\nline", 3}, Case{"del\x7f", 3}, Case{"c1 \xc2\x9b" "2J", 3}, Case{"nel \xc2\x85", 4},
-                        Case{"rlo \xe2\x80\xae", 4}, Case{"lri \xe2\x81\xa6", 4}, Case{"alm \xd8\x9c", 4},
-                        Case{"stray \x80", 6}, Case{"cut \xe2\x80", 4}, Case{"overlong \xc0\xaf", 9},
-                        Case{"surrogate \xed\xa0\x80", 10}, Case{"too big \xf4\x90\x80\x80", 8}, Case{"\xff", 0}}) {
+  for (const Case& c :
+       {Case{"a\x1b[31m", 1}, Case{std::string("nul\0x", 5), 3}, Case{"tab\there", 3}, Case{"new\nline", 3},
+        Case{"del\x7f", 3},
+        Case{"c1 \xc2\x9b"
+             "2J",
+             3},
+        Case{"nel \xc2\x85", 4}, Case{"rlo \xe2\x80\xae", 4}, Case{"lri \xe2\x81\xa6", 4}, Case{"alm \xd8\x9c", 4},
+        Case{"stray \x80", 6}, Case{"cut \xe2\x80", 4}, Case{"overlong \xc0\xaf", 9},
+        Case{"surrogate \xed\xa0\x80", 10}, Case{"too big \xf4\x90\x80\x80", 8}, Case{"\xff", 0}}) {
     INFO(c.text);
     CHECK(proto::first_unprintable(c.text) == c.offset);
   }
@@ -54,8 +59,8 @@ TEST_CASE("request fields: a refusal names the field and what is wrong, without 
   auto escape = proto::check_printable_field("producer", "x\x1b]0;title\a");
   REQUIRE_FALSE(escape);
   CHECK(escape.error().code == common::ErrorCode::invalid_argument);
-  CHECK_THAT(escape.error().message, Catch::Contains("producer is not printable text") &&
-                                         Catch::Contains("control character 0x1b at byte 1"));
+  CHECK_THAT(escape.error().message,
+             Catch::Contains("producer is not printable text") && Catch::Contains("control character 0x1b at byte 1"));
   CHECK(escape.error().message.find('\x1b') == std::string::npos);
   CHECK(escape.error().message.find("title") == std::string::npos);
   auto bidi = proto::check_printable_field("detail", "ok \xe2\x80\xae");

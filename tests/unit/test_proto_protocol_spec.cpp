@@ -128,8 +128,8 @@ std::string upper(std::string text) {
 }
 
 // The enumerators (or constants) a header declares are exactly the rows of the code's table.
-void check_covers(const std::map<std::uint64_t, std::string>& from_header, const std::map<std::uint64_t, std::string>& table,
-                  bool upper_case = false) {
+void check_covers(const std::map<std::uint64_t, std::string>& from_header,
+                  const std::map<std::uint64_t, std::string>& table, bool upper_case = false) {
   CHECK(from_header.size() == table.size());
   for (const auto& [number, name] : from_header) {
     INFO(name << " = " << number);
@@ -169,7 +169,8 @@ TEST_CASE("protocol spec: every numbered value of the code is in PROTOCOL.md's t
   }
 }
 
-TEST_CASE("protocol spec: every enumerator of the numbered enums and every flag and capability constant is in its table") {
+TEST_CASE(
+    "protocol spec: every enumerator of the numbered enums and every flag and capability constant is in its table") {
   const std::string wire = source_file("proto/wire.hpp");
   const std::string messages = source_file("proto/messages.hpp");
   const std::string compile = source_file("proto/compile_messages.hpp");

@@ -86,7 +86,8 @@ TEST_CASE("published image: a wrong magic, another version, a truncated file or 
   CHECK_FALSE(decode_published_image(Bytes(trailing)));
 }
 
-TEST_CASE("published image: the directory is the socket path plus .published, files are the lowercase hex fast key id") {
+TEST_CASE(
+    "published image: the directory is the socket path plus .published, files are the lowercase hex fast key id") {
   CHECK(published_dir_for("/run/jitcache/jitcached.sock") == "/run/jitcache/jitcached.sock.published");
   const Sample s;
   const std::string name = published_file_name(fast_key_id(s.fast_key));

@@ -18,7 +18,8 @@ ErrorCode code_number(std::size_t n) { return static_cast<ErrorCode>(n); }
 
 std::size_t rows_reading_status(Status status) {
   std::size_t rows = 0;
-  for (const StatusCodeRow& row : k_status_codes) rows += row.status == status && row.mapping != StatusMapping::to_status;
+  for (const StatusCodeRow& row : k_status_codes)
+    rows += row.status == status && row.mapping != StatusMapping::to_status;
   return rows;
 }
 
@@ -59,13 +60,15 @@ TEST_CASE("status codes: every status round-trips to itself unless its row reads
     if (answered != status) {
       // Only a status that is read one way may come back as another.
       bool one_way = false;
-      for (const StatusCodeRow& row : k_status_codes) one_way |= row.status == status && row.mapping == StatusMapping::to_code;
+      for (const StatusCodeRow& row : k_status_codes)
+        one_way |= row.status == status && row.mapping == StatusMapping::to_code;
       CHECK(one_way);
     }
   }
 }
 
-TEST_CASE("status codes: every error code round-trips to itself unless its row reads it one way only, and the status it is answered with is stable") {
+TEST_CASE(
+    "status codes: every error code round-trips to itself unless its row reads it one way only, and the status it is answered with is stable") {
   // A daemon that answers what a client (or its store) told it must not drift: once a code has
   // become a status, reading it back and answering again gives the same status.
   for (std::size_t n = 0; n < k_error_code_count; ++n) {
@@ -77,7 +80,8 @@ TEST_CASE("status codes: every error code round-trips to itself unless its row r
     CHECK(status_for(read_back) == status);
     if (read_back != code) {
       bool one_way = false;
-      for (const StatusCodeRow& row : k_status_codes) one_way |= row.code == code && row.mapping == StatusMapping::to_status;
+      for (const StatusCodeRow& row : k_status_codes)
+        one_way |= row.code == code && row.mapping == StatusMapping::to_status;
       CHECK(one_way);
     }
   }

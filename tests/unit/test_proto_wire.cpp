@@ -101,7 +101,8 @@ TEST_CASE("wire: a header of protocol version 2 is refused with bad_request nami
 
 TEST_CASE("wire: a request header with the image_fd flag is accepted and keeps it") {
   FrameHeader out;
-  auto error = check_request_header(with_field(k_lookup_header_bytes, 10, k_flag_image_fd), k_default_max_frame_bytes, out);
+  auto error =
+      check_request_header(with_field(k_lookup_header_bytes, 10, k_flag_image_fd), k_default_max_frame_bytes, out);
   CHECK_FALSE(error.has_value());
   CHECK(out.flags == k_flag_image_fd);
 }
@@ -170,8 +171,8 @@ TEST_CASE("wire: an unknown or reserved op passes the header check so the daemon
   for (std::uint16_t op : {std::uint16_t{0}, std::uint16_t{8}, std::uint16_t{12}, std::uint16_t{0xFFFF}}) {
     CAPTURE(op);
     FrameHeader out;
-    CHECK_FALSE(check_request_header(with_field(k_lookup_header_bytes, 6, op), k_default_max_frame_bytes, out)
-                    .has_value());
+    CHECK_FALSE(
+        check_request_header(with_field(k_lookup_header_bytes, 6, op), k_default_max_frame_bytes, out).has_value());
     CHECK(static_cast<std::uint16_t>(out.op) == op);
   }
 }

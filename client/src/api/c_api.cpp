@@ -16,9 +16,9 @@
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/loader/client_runtime.hpp>
 #include <client/src/loader/daemon_cache_port.hpp>
-#include <proto/published_image.hpp>
 #include <client/src/loader/load_flow.hpp>
 #include <client/src/loader/load_record.hpp>
+#include <proto/published_image.hpp>
 
 using jitcache::client::loader::CallerOptions;
 using jitcache::client::loader::ClientRuntime;

@@ -21,7 +21,9 @@ constexpr off_t k_max_module_file = off_t{1} << 31;
 common::Result<std::vector<char>> read_module_file(const char* path) {
   if (path == nullptr) return make_error(ErrorCode::invalid_argument, "no module file path given");
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(ErrorCode::not_found, std::string("cannot open module file ") + path + ": " + std::strerror(errno));
+  if (fd < 0)
+    return make_error(ErrorCode::not_found,
+                      std::string("cannot open module file ") + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);

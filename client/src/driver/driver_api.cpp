@@ -129,9 +129,9 @@ common::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& 
     return make_error(ErrorCode::unavailable, "\"" + path + "\": " + api->missing_summary());
   }
   if (CUresult r = api->driver_get_version(&api->api_version); r != CUDA_SUCCESS) {
-    return make_error(ErrorCode::unavailable, "\"" + path + "\": cuDriverGetVersion returned " +
-                                                  std::string(static_result_name(r)) +
-                                                  (r == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's stub, not a driver)" : ""));
+    return make_error(ErrorCode::unavailable,
+                      "\"" + path + "\": cuDriverGetVersion returned " + std::string(static_result_name(r)) +
+                          (r == CUDA_ERROR_STUB_LIBRARY ? " (the toolkit's stub, not a driver)" : ""));
   }
   if (!api->missing.empty()) {
     // Say which side is older: a driver behind the headers we were built with explains a gap.

@@ -36,9 +36,9 @@ struct DriverApi {
   decltype(&::cuLinkComplete) link_complete = nullptr;
   decltype(&::cuLinkDestroy) link_destroy = nullptr;
 
-  std::string library_path;   // the file dlopen found, symlinks resolved
-  int api_version = 0;        // cuDriverGetVersion, e.g. 13000
-  std::string build;          // the user-mode driver build, e.g. "580.159.04" (driver_identity.hpp)
+  std::string library_path;  // the file dlopen found, symlinks resolved
+  int api_version = 0;       // cuDriverGetVersion, e.g. 13000
+  std::string build;         // the user-mode driver build, e.g. "580.159.04" (driver_identity.hpp)
   // One line per entry point the driver does not offer: "cuLinkCreate (CUDA 6.5 API, asked as
   // version 6050): not found in this driver".
   std::vector<std::string> missing;

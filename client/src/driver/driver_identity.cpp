@@ -25,7 +25,8 @@ bool is_build_text(std::string_view text) {
 
 std::optional<std::string> build_from_library_name(std::string_view path) {
   constexpr std::string_view k_stem = "libcuda.so.";
-  std::string_view name = path.substr(path.find_last_of('/') == std::string_view::npos ? 0 : path.find_last_of('/') + 1);
+  std::string_view name =
+      path.substr(path.find_last_of('/') == std::string_view::npos ? 0 : path.find_last_of('/') + 1);
   if (!name.starts_with(k_stem)) return std::nullopt;
   std::string_view version = name.substr(k_stem.size());
   // "libcuda.so.1" is the soname link, not a build.
@@ -75,9 +76,23 @@ PtxIsaVersion max_ptx_isa(int api) {
   };
   // CUDA release → the PTX ISA it introduced (docs/driver-facts.md §2 "Compatibility").
   constexpr std::array<Row, 17> k_table{{
-      {12090, {8, 8}}, {12080, {8, 7}}, {12070, {8, 6}}, {12050, {8, 5}}, {12040, {8, 4}}, {12030, {8, 3}},
-      {12020, {8, 2}}, {12010, {8, 1}}, {12000, {8, 0}}, {11080, {7, 8}}, {11070, {7, 7}}, {11060, {7, 6}},
-      {11050, {7, 5}}, {11040, {7, 4}}, {11030, {7, 3}}, {11020, {7, 2}}, {11010, {7, 1}},
+      {12090, {8, 8}},
+      {12080, {8, 7}},
+      {12070, {8, 6}},
+      {12050, {8, 5}},
+      {12040, {8, 4}},
+      {12030, {8, 3}},
+      {12020, {8, 2}},
+      {12010, {8, 1}},
+      {12000, {8, 0}},
+      {11080, {7, 8}},
+      {11070, {7, 7}},
+      {11060, {7, 6}},
+      {11050, {7, 5}},
+      {11040, {7, 4}},
+      {11030, {7, 3}},
+      {11020, {7, 2}},
+      {11010, {7, 1}},
   }};
   for (const Row& row : k_table) {
     if (api >= row.api) return row.isa;

@@ -9,11 +9,11 @@
 namespace jitcache::client::driver {
 
 enum class LoadErrorClass {
-  none,              // CUDA_SUCCESS
-  bad_image,         // this image cannot be used here: report it and rebuild from the PTX
-  cannot_jit,        // this environment cannot JIT (no JIT compiler, JIT disabled)
-  resource,          // memory, context or other state of the caller: give it back unchanged
-  other,             // anything else: give it back unchanged
+  none,        // CUDA_SUCCESS
+  bad_image,   // this image cannot be used here: report it and rebuild from the PTX
+  cannot_jit,  // this environment cannot JIT (no JIT compiler, JIT disabled)
+  resource,    // memory, context or other state of the caller: give it back unchanged
+  other,       // anything else: give it back unchanged
 };
 
 // 200 INVALID_IMAGE, 209 NO_BINARY_FOR_GPU, 218 INVALID_PTX, 222 UNSUPPORTED_PTX_VERSION and

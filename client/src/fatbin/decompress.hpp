@@ -18,7 +18,7 @@ namespace jitcache::client::fatbin {
 
 // `where` names the entry in error messages ("entry at offset 16").
 common::Result<std::vector<std::byte>> decompress(Compression compression, std::span<const std::byte> input,
-                                                 std::uint64_t expected_size, std::uint64_t max_size,
-                                                 const std::string& where);
+                                                  std::uint64_t expected_size, std::uint64_t max_size,
+                                                  const std::string& where);
 
 }  // namespace jitcache::client::fatbin

@@ -3,9 +3,9 @@
 #include <client/src/fatbin/little_endian.hpp>
 
 #include <algorithm>
+#include <common/result.hpp>
 #include <span>
 #include <string>
-#include <common/result.hpp>
 
 namespace jitcache::client::fatbin {
 namespace {
@@ -34,7 +34,7 @@ constexpr std::uint32_t k_sht_nobits = 8;
 // Checks that [offset, offset + length) is inside the limit (when there is one) and under the cap,
 // and returns its end.
 common::Result<std::uint64_t> checked_end(std::uint64_t offset, std::uint64_t length, std::optional<std::size_t> limit,
-                                         const std::string& what) {
+                                          const std::string& what) {
   if (!fits(offset, length, k_max_elf_size)) {
     return make_error(ErrorCode::corrupt, "ELF image: " + what + " (offset " + std::to_string(offset) + ", " +
                                               std::to_string(length) + " bytes) lies beyond the 1 GiB cap");
@@ -51,7 +51,8 @@ common::Result<std::uint64_t> checked_end(std::uint64_t offset, std::uint64_t le
 
 common::Result<std::size_t> elf_extent(const std::byte* image, std::optional<std::size_t> limit) {
   if (limit && *limit < k_elf64_header_size) {
-    return make_error(ErrorCode::corrupt, "ELF image: truncated header (" + std::to_string(*limit) + " bytes, 64 needed)");
+    return make_error(ErrorCode::corrupt,
+                      "ELF image: truncated header (" + std::to_string(*limit) + " bytes, 64 needed)");
   }
   const std::span<const std::byte> header(image, k_elf64_header_size);
   if (header[k_ei_class] != std::byte{2} || header[k_ei_data] != std::byte{1}) {

@@ -34,18 +34,18 @@ inline constexpr std::size_t k_container_alignment = 8;
 // point at strings (options, file name) are relative to the start of the entry header and the
 // strings lie inside the header.
 namespace entry_field {
-inline constexpr std::size_t kind = 0;               // u16
-inline constexpr std::size_t header_size = 4;        // u32
-inline constexpr std::size_t payload_size = 8;       // u64, padded; next entry at header + this
-inline constexpr std::size_t compressed_size = 16;   // u32, 0 when uncompressed
+inline constexpr std::size_t kind = 0;                 // u16
+inline constexpr std::size_t header_size = 4;          // u32
+inline constexpr std::size_t payload_size = 8;         // u64, padded; next entry at header + this
+inline constexpr std::size_t compressed_size = 16;     // u32, 0 when uncompressed
 inline constexpr std::size_t options_descriptor = 20;  // u32, offset of {u32 off, u32 len}; 0 = none
-inline constexpr std::size_t version_minor = 24;     // u16
-inline constexpr std::size_t version_major = 26;     // u16
-inline constexpr std::size_t arch = 28;              // u32, SM number (80, 90, 100 ...)
-inline constexpr std::size_t name_offset = 32;       // u32
-inline constexpr std::size_t name_length = 36;       // u32
-inline constexpr std::size_t flags = 40;             // u64
-inline constexpr std::size_t uncompressed_size = 56;  // u64
+inline constexpr std::size_t version_minor = 24;       // u16
+inline constexpr std::size_t version_major = 26;       // u16
+inline constexpr std::size_t arch = 28;                // u32, SM number (80, 90, 100 ...)
+inline constexpr std::size_t name_offset = 32;         // u32
+inline constexpr std::size_t name_length = 36;         // u32
+inline constexpr std::size_t flags = 40;               // u64
+inline constexpr std::size_t uncompressed_size = 56;   // u64
 }  // namespace entry_field
 inline constexpr std::size_t k_entry_header_min = 64;
 

@@ -3,8 +3,8 @@
 #include <client/src/fatbin/decompress.hpp>
 #include <client/src/fatbin/little_endian.hpp>
 
-#include <string>
 #include <common/result.hpp>
+#include <string>
 
 namespace jitcache::client::fatbin {
 namespace {
@@ -20,7 +20,7 @@ std::string at(std::size_t offset) { return "at offset " + std::to_string(offset
 
 // Reads the entry at `entry_offset` and sets `next_offset` to where the following entry starts.
 common::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t entry_offset, std::size_t container_end,
-                                const ReadLimits& limits, std::size_t& next_offset) {
+                                 const ReadLimits& limits, std::size_t& next_offset) {
   const std::string where = "fat binary entry " + at(entry_offset);
   const std::size_t available = container_end - entry_offset;
   if (available < k_entry_header_min) {
@@ -32,9 +32,8 @@ common::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t ent
   const auto header_size = load_le<std::uint32_t>(header, entry_field::header_size);
   const auto payload_size = load_le<std::uint64_t>(header, entry_field::payload_size);
   if (header_size < k_entry_header_min || header_size > available) {
-    return make_error(ErrorCode::corrupt, where + ": header size " + std::to_string(header_size) +
-                                              " is outside [64, " + std::to_string(available) +
-                                              "] (the bytes left in its container)");
+    return make_error(ErrorCode::corrupt, where + ": header size " + std::to_string(header_size) + " is outside [64, " +
+                                              std::to_string(available) + "] (the bytes left in its container)");
   }
   if (!fits(header_size, payload_size, available)) {
     return make_error(ErrorCode::corrupt, where + ": payload size " + std::to_string(payload_size) +
@@ -76,16 +75,14 @@ common::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t ent
   if (descriptor != 0) {
     if (!fits(descriptor, 8, header_size)) {
       return make_error(ErrorCode::corrupt, where + ": options descriptor offset " + std::to_string(descriptor) +
-                                                " lies outside the " + std::to_string(header_size) +
-                                                "-byte header");
+                                                " lies outside the " + std::to_string(header_size) + "-byte header");
     }
     const auto options_offset = load_le<std::uint32_t>(header, descriptor);
     const auto options_length = load_le<std::uint32_t>(header, descriptor + 4);
     if (!fits(options_offset, options_length, header_size)) {
       return make_error(ErrorCode::corrupt, where + ": options string (offset " + std::to_string(options_offset) +
-                                                ", length " + std::to_string(options_length) +
-                                                ") lies outside the " + std::to_string(header_size) +
-                                                "-byte header");
+                                                ", length " + std::to_string(options_length) + ") lies outside the " +
+                                                std::to_string(header_size) + "-byte header");
     }
     // Only PTX entries carry ptxas options; on sm_100+ cubins the same descriptor points at binary
     // compatibility data [E-local], which is not an option string.
@@ -115,8 +112,8 @@ common::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t ent
                                               "] (the payload size)");
   }
   const auto uncompressed_size = load_le<std::uint64_t>(header, entry_field::uncompressed_size);
-  auto decoded = decompress(entry.compression, payload.first(compressed_size), uncompressed_size,
-                            limits.max_decompressed, where);
+  auto decoded =
+      decompress(entry.compression, payload.first(compressed_size), uncompressed_size, limits.max_decompressed, where);
   JITCACHE_TRY(decoded);
   auto owned = std::make_shared<const std::vector<std::byte>>(std::move(decoded).value());
   entry.bytes = std::span<const std::byte>(owned->data(), owned->size());
@@ -136,8 +133,8 @@ common::Result<std::span<const std::byte>> container_behind_wrapper(std::span<co
   }
   const auto version = load_le<std::uint32_t>(wrapper, 4);
   if (version < k_wrapper_version_min || version > k_wrapper_version_max) {
-    return make_error(ErrorCode::unsupported, "fat binary wrapper: version " + std::to_string(version) +
-                                                  " is not 1 or 2");
+    return make_error(ErrorCode::unsupported,
+                      "fat binary wrapper: version " + std::to_string(version) + " is not 1 or 2");
   }
   const auto address = load_le<std::uintptr_t>(wrapper, k_wrapper_data_offset);
   if (address == 0) {
@@ -149,8 +146,9 @@ common::Result<std::span<const std::byte>> container_behind_wrapper(std::span<co
   const auto* data = reinterpret_cast<const std::byte*>(address);
   const std::span<const std::byte> header(data, k_container_header_min);
   if (load_le<std::uint32_t>(header, 0) != k_container_magic) {
-    return make_error(ErrorCode::corrupt, "fat binary wrapper: its data pointer does not point at a container "
-                                          "(bad magic)");
+    return make_error(ErrorCode::corrupt,
+                      "fat binary wrapper: its data pointer does not point at a container "
+                      "(bad magic)");
   }
   const auto header_size = load_le<std::uint16_t>(header, 6);
   const auto fat_size = load_le<std::uint64_t>(header, 8);
@@ -198,8 +196,8 @@ common::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const Re
     const auto header_size = load_le<std::uint16_t>(bytes, offset + 6);
     const auto fat_size = load_le<std::uint64_t>(bytes, offset + 8);
     if (version != k_container_version) {
-      return make_error(ErrorCode::unsupported, "fat binary container " + at(offset) + ": version " +
-                                                    std::to_string(version) + " is not 1");
+      return make_error(ErrorCode::unsupported,
+                        "fat binary container " + at(offset) + ": version " + std::to_string(version) + " is not 1");
     }
     if (header_size < k_container_header_min || header_size > left) {
       return make_error(ErrorCode::corrupt, "fat binary container " + at(offset) + ": header size " +

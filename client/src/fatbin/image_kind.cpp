@@ -6,9 +6,9 @@
 #include <client/src/fatbin/little_endian.hpp>
 
 #include <array>
+#include <common/result.hpp>
 #include <cstdint>
 #include <cstring>
-#include <common/result.hpp>
 
 namespace jitcache::client::fatbin {
 namespace {

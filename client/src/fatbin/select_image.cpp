@@ -58,11 +58,13 @@ bool ptx_targets(const Arch& arch, const DeviceTarget& device) {
 }
 
 common::Result<Selection> select_image(std::span<const Entry> entries, const DeviceTarget& device,
-                                      const PtxIsa& max_ptx) {
+                                       const PtxIsa& max_ptx) {
   std::optional<std::size_t> best_cubin;
   std::optional<std::size_t> best_ptx;
   bool ptx_too_new = false;
-  const auto cubin_key = [&](std::size_t i) { return std::tuple(entries[i].arch.sm, variant_rank(entries[i].arch.variant)); };
+  const auto cubin_key = [&](std::size_t i) {
+    return std::tuple(entries[i].arch.sm, variant_rank(entries[i].arch.variant));
+  };
   const auto ptx_key = [&](std::size_t i) {
     const Entry& e = entries[i];
     return std::tuple(e.arch.sm, variant_rank(e.arch.variant), e.version_major, e.version_minor);

@@ -54,6 +54,6 @@ bool ptx_targets(const Arch& arch, const DeviceTarget& device);
 // ISA limit, and every entry the fat binary holds ("no image for this device (CC 9.0): the fat binary
 // holds sm_80 cubin").
 common::Result<Selection> select_image(std::span<const Entry> entries, const DeviceTarget& device,
-                                      const PtxIsa& max_ptx);
+                                       const PtxIsa& max_ptx);
 
 }  // namespace jitcache::client::fatbin

@@ -32,8 +32,8 @@ std::optional<std::uintptr_t> number(std::string_view s) {
 }
 
 common::Error not_mappable(std::string_view word, std::string_view why) {
-  return make_error(ErrorCode::unsupported, "the fat binary's embedded ptxas option \"" + std::string(word) + "\" " +
-                                                std::string(why));
+  return make_error(ErrorCode::unsupported,
+                    "the fat binary's embedded ptxas option \"" + std::string(word) + "\" " + std::string(why));
 }
 
 }  // namespace

@@ -33,13 +33,13 @@ struct PtxSource {
 
 // Why an image has no PTX to key.
 enum class NoSource {
-  unrecognised,          // neither a cubin, a fat binary nor PTX (`detail`: the classifier's message)
-  cubin,                 // a cubin: nothing to compile
-  fatbin_unreadable,     // a fat binary the walker does not understand (`detail`: why)
-  no_device,             // a fat binary, and no device to select an image for
-  no_image_for_device,   // a fat binary with nothing the device can use (`detail`: the entries)
-  cubin_for_device,      // a fat binary holding a cubin the device runs
-  embedded_options,      // the chosen PTX's ptxas options have no exact JIT option (`detail`: which)
+  unrecognised,         // neither a cubin, a fat binary nor PTX (`detail`: the classifier's message)
+  cubin,                // a cubin: nothing to compile
+  fatbin_unreadable,    // a fat binary the walker does not understand (`detail`: why)
+  no_device,            // a fat binary, and no device to select an image for
+  no_image_for_device,  // a fat binary with nothing the device can use (`detail`: the entries)
+  cubin_for_device,     // a fat binary holding a cubin the device runs
+  embedded_options,     // the chosen PTX's ptxas options have no exact JIT option (`detail`: which)
 };
 
 struct ImageSource {

@@ -33,24 +33,25 @@ common::Result<void> KeyBuilder::check_ptx_version(std::string_view ptx) const {
   const PtxHeader header = read_ptx_header(ptx);
   const auto isa = driver::max_ptx_isa(static_cast<int>(m_driver.api));
   if (header.version_major && header.version_minor &&
-      (*header.version_major > isa.major || (*header.version_major == isa.major && *header.version_minor > isa.minor))) {
+      (*header.version_major > isa.major ||
+       (*header.version_major == isa.major && *header.version_minor > isa.minor))) {
     return common::make_error(common::ErrorCode::unsupported,
-                             "PTX ISA " + std::to_string(*header.version_major) + "." +
-                                 std::to_string(*header.version_minor) + " is newer than this driver (API " +
-                                 std::to_string(m_driver.api) + ") JIT-compiles (" + std::to_string(isa.major) + "." +
-                                 std::to_string(isa.minor) + ")");
+                              "PTX ISA " + std::to_string(*header.version_major) + "." +
+                                  std::to_string(*header.version_minor) + " is newer than this driver (API " +
+                                  std::to_string(m_driver.api) + ") JIT-compiles (" + std::to_string(isa.major) + "." +
+                                  std::to_string(isa.minor) + ")");
   }
   return {};
 }
 
 common::Result<proto::CanonicalOptions> KeyBuilder::options_from_jit(unsigned count, const CUjit_option* options,
-                                                                    void* const* values) {
+                                                                     void* const* values) {
   // proto/ mirrors CUjit_option by value without cuda.h (jit_options.hpp): the enum is an int.
   return proto::canonicalize_options(count, reinterpret_cast<const int*>(options), values);
 }
 
 common::Result<proto::CanonicalOptions> KeyBuilder::options_from_text(std::string_view text,
-                                                                     const std::vector<JitOptionValue>& embedded) {
+                                                                      const std::vector<JitOptionValue>& embedded) {
   if (embedded.empty()) {
     auto canonical = proto::canonicalize_option_text(text);
     JITCACHE_TRY(canonical);
@@ -60,7 +61,7 @@ common::Result<proto::CanonicalOptions> KeyBuilder::options_from_text(std::strin
   }
   if (!text.empty()) {
     return common::make_error(common::ErrorCode::unsupported,
-                             "--options and the fat binary's embedded ptxas options together are not supported");
+                              "--options and the fat binary's embedded ptxas options together are not supported");
   }
   std::vector<CUjit_option> names;
   std::vector<void*> slots;

@@ -74,11 +74,11 @@ class KeyBuilder {
   // options: JIT option arrays exactly as the driver would receive them (the caller's with a fat
   // binary entry's embedded options added: loader::CallerOptions::with).
   static common::Result<proto::CanonicalOptions> options_from_jit(unsigned count, const CUjit_option* options,
-                                                                 void* const* values);
+                                                                  void* const* values);
   // options: the CLI's text form ("opt=3;maxrreg=32", "" = all defaults) or a fat binary entry's
   // embedded options; both at once is ErrorCode::unsupported (which would the user mean?).
   static common::Result<proto::CanonicalOptions> options_from_text(std::string_view text,
-                                                                  const std::vector<JitOptionValue>& embedded);
+                                                                   const std::vector<JitOptionValue>& embedded);
 
   // key: the fields for `ptx` compiled with `options`, validated (proto::validate_fast_key).
   common::Result<BuiltKey> build(std::string_view ptx, const proto::CanonicalOptions& options) const;

@@ -46,11 +46,11 @@ class CachePort {
 
   // LOOKUP by fast key (selector 2) or by key (selector 0); nullopt is not_found.
   virtual common::Result<std::optional<transport::FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
-                                                                           transport::ImageDelivery delivery) = 0;
+                                                                             transport::ImageDelivery delivery) = 0;
   virtual common::Result<std::optional<transport::FetchedImage>> lookup(const proto::KeyFields& key,
-                                                                      transport::ImageDelivery delivery) = 0;
+                                                                        transport::ImageDelivery delivery) = 0;
   virtual common::Result<transport::CompileAnswer> compile(const proto::CompileRequest& request,
-                                                          std::chrono::milliseconds wait) = 0;
+                                                           std::chrono::milliseconds wait) = 0;
   virtual common::Result<void> put(const proto::PutRequest& request) = 0;
   virtual common::Result<void> report_failure(const proto::ReportFailureRequest& request) = 0;
 };

@@ -7,8 +7,8 @@
 // Thread safety: pure function.
 #pragma once
 
-#include <common/result.hpp>
 #include <client/src/transport/daemon_client.hpp>
+#include <common/result.hpp>
 
 namespace jitcache::client::loader {
 

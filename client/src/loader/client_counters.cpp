@@ -38,9 +38,10 @@ jitcache_counters ClientCounters::snapshot() const {
 }
 
 void ClientCounters::reset() {
-  for (auto* counter : {&loads, &pass_through, &hits, &compiled_by_daemon, &compiled_locally, &rebuilt_after_failed_load,
-                        &uncached_fallbacks, &daemon_unavailable, &failure_reports, &puts, &put_failures,
-                        &corrupt_replies, &fast_key_mismatches, &published_hits, &published_rejects, &lookups}) {
+  for (auto* counter :
+       {&loads, &pass_through, &hits, &compiled_by_daemon, &compiled_locally, &rebuilt_after_failed_load,
+        &uncached_fallbacks, &daemon_unavailable, &failure_reports, &puts, &put_failures, &corrupt_replies,
+        &fast_key_mismatches, &published_hits, &published_rejects, &lookups}) {
     counter->store(0);
   }
 }

@@ -96,7 +96,8 @@ ClientSettings resolve_settings(const jitcache_config* config) {
     if (end != nullptr && *end == '\0' && ms > 0 && ms <= 24ull * 3600 * 1000) {
       settings.compile_timeout = std::chrono::milliseconds(ms);
     } else {
-      settings.notes += "JITCACHE_COMPILE_TIMEOUT_MS=" + wait + " ignored: not a number of milliseconds from 1 to 86400000; ";
+      settings.notes +=
+          "JITCACHE_COMPILE_TIMEOUT_MS=" + wait + " ignored: not a number of milliseconds from 1 to 86400000; ";
     }
   }
 
@@ -112,8 +113,10 @@ ClientSettings resolve_settings(const jitcache_config* config) {
       settings.disabled_by = "jitcache_configure";
     }
     if (config->quiet != 0) settings.quiet = true;
-    if (config->connect_timeout_ms != 0) settings.connect_timeout = std::chrono::milliseconds(config->connect_timeout_ms);
-    if (config->request_timeout_ms != 0) settings.request_timeout = std::chrono::milliseconds(config->request_timeout_ms);
+    if (config->connect_timeout_ms != 0)
+      settings.connect_timeout = std::chrono::milliseconds(config->connect_timeout_ms);
+    if (config->request_timeout_ms != 0)
+      settings.request_timeout = std::chrono::milliseconds(config->request_timeout_ms);
     if (config->socket_path != nullptr && *config->socket_path != '\0') {
       settings.socket_path = config->socket_path;
       settings.socket_source = "jitcache_configure";

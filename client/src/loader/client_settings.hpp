@@ -10,16 +10,16 @@
 // silences the one warning; JITCACHE_REPLY_SPIN_US sets how long a reply is awaited on the CPU;
 // JITCACHE_COMPILE_TIMEOUT_MS (or config.compile_timeout_ms, when the caller's struct has it) how
 // long a miss waits for the daemon's compile; JITCACHE_PUBLISHED=0 stops reading the daemon's
-// published images (every hit then goes through the socket). A config file that cannot be parsed is reported in `notes` and ignored:
-// a broken cache configuration must not break the program.
-// Thread safety: pure functions over the environment and files; the result is a value.
+// published images (every hit then goes through the socket). A config file that cannot be parsed is reported in `notes`
+// and ignored: a broken cache configuration must not break the program. Thread safety: pure functions over the
+// environment and files; the result is a value.
 #pragma once
 
 #include <chrono>
 #include <string>
 
-#include <client/src/transport/daemon_trust.hpp>
 #include <jitcache/jitcache.h>
+#include <client/src/transport/daemon_trust.hpp>
 
 namespace jitcache::client::loader {
 
@@ -40,7 +40,7 @@ struct ClientSettings {
   // Who may own the socket's path and listen on it (and own the published directory).
   transport::DaemonTrust daemon_trust = transport::DaemonTrust::callers_own();
   bool disabled = false;
-  std::string disabled_by;    // "JITCACHE_DISABLE=1" or "jitcache_configure"
+  std::string disabled_by;  // "JITCACHE_DISABLE=1" or "jitcache_configure"
   std::chrono::milliseconds connect_timeout = k_default_connect_timeout;
   std::chrono::milliseconds request_timeout = k_default_request_timeout;
   // How long a miss waits for COMPILE (jitcache_config.compile_timeout_ms, JITCACHE_COMPILE_TIMEOUT_MS).
@@ -50,7 +50,7 @@ struct ClientSettings {
   bool quiet = false;
   // Look for a hit in the daemon's published directory before asking over the socket.
   bool published = true;
-  std::string notes;          // problems met while resolving (an unreadable config file)
+  std::string notes;  // problems met while resolving (an unreadable config file)
 };
 
 // `config` may be null (environment defaults only).

@@ -71,17 +71,17 @@ common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_w
 }
 
 common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup_fast(const proto::FastKey& fast_key,
-                                                                                  transport::ImageDelivery delivery) {
+                                                                                    transport::ImageDelivery delivery) {
   return lookup_with([&](transport::DaemonClient& client) { return client.lookup_fast(fast_key, delivery); });
 }
 
 common::Result<std::optional<transport::FetchedImage>> DaemonCachePort::lookup(const proto::KeyFields& key,
-                                                                             transport::ImageDelivery delivery) {
+                                                                               transport::ImageDelivery delivery) {
   return lookup_with([&](transport::DaemonClient& client) { return client.lookup(key, delivery); });
 }
 
 common::Result<transport::CompileAnswer> DaemonCachePort::compile(const proto::CompileRequest& request,
-                                                                 std::chrono::milliseconds wait) {
+                                                                  std::chrono::milliseconds wait) {
   auto& held = lease();
   JITCACHE_TRY(held);
   auto answer = held->client().compile(request, wait);
@@ -89,7 +89,8 @@ common::Result<transport::CompileAnswer> DaemonCachePort::compile(const proto::C
     // A compile that outlasts the wait is not a dead daemon: it finishes and stores the image for
     // the next load. Only this connection, with the reply still to come on it, is given up.
     held->discard();
-    m_lease.emplace(make_error(ErrorCode::unavailable, "the connection to jitcached was closed after COMPILE timed out"));
+    m_lease.emplace(
+        make_error(ErrorCode::unavailable, "the connection to jitcached was closed after COMPILE timed out"));
     return answer.error();
   }
   if (!answer) return failed(answer.error());

@@ -36,11 +36,11 @@ class DaemonCachePort final : public CachePort {
   std::optional<std::uint64_t> known_capabilities() const override;
   common::Result<std::uint64_t> capabilities() override;
   common::Result<std::optional<transport::FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
-                                                                   transport::ImageDelivery delivery) override;
+                                                                     transport::ImageDelivery delivery) override;
   common::Result<std::optional<transport::FetchedImage>> lookup(const proto::KeyFields& key,
-                                                              transport::ImageDelivery delivery) override;
+                                                                transport::ImageDelivery delivery) override;
   common::Result<transport::CompileAnswer> compile(const proto::CompileRequest& request,
-                                                  std::chrono::milliseconds wait) override;
+                                                   std::chrono::milliseconds wait) override;
   common::Result<void> put(const proto::PutRequest& request) override;
   common::Result<void> report_failure(const proto::ReportFailureRequest& request) override;
 

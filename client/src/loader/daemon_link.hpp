@@ -31,7 +31,9 @@ class DaemonLease {
   DaemonLease(DaemonLink* link, transport::DaemonClient client, std::optional<std::uint64_t> capabilities);
   // A moved-from lease owns nothing (std::optional's own move would leave it engaged).
   DaemonLease(DaemonLease&& other) noexcept
-      : m_link(std::exchange(other.m_link, nullptr)), m_client(std::move(other.m_client)), m_capabilities(other.m_capabilities) {
+      : m_link(std::exchange(other.m_link, nullptr)),
+        m_client(std::move(other.m_client)),
+        m_capabilities(other.m_capabilities) {
     other.m_client.reset();
   }
   DaemonLease& operator=(DaemonLease&& other) noexcept;

@@ -75,8 +75,8 @@ CUresult LoadFlow::load(CUmodule* module, const void* image, const CallerOptions
     // Handed over exactly as received (null arrays included), so the answer is the driver's own.
     m_record.outcome(JITCACHE_OUTCOME_PASS_THROUGH);
     m_record.reason("invalid arguments: the driver's answer is returned");
-    const CUresult result = m_api.module_load_data_ex(module, image, options.count(), options.raw_options(),
-                                                      options.raw_values());
+    const CUresult result =
+        m_api.module_load_data_ex(module, image, options.count(), options.raw_options(), options.raw_values());
     if (result != CUDA_SUCCESS) m_record.stage(stage_for(result), result);
     return result;
   }
@@ -141,7 +141,8 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
     }
     auto built = builder.build(source.text(), *canonical);
     if (!built) {
-      return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK, "uncacheable: " + built.error().message);
+      return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
+                         "uncacheable: " + built.error().message);
     }
     built->start_digest();
     key.emplace(LoadKey{std::move(*built), m_record});

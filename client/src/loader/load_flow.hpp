@@ -84,9 +84,9 @@ class LoadFlow {
   // The hit path (also for an image the daemon compiled: `success` says which outcome a clean load
   // is); nullopt when the image must be rebuilt (damaged reply, or a bad image reported to the
   // daemon when it can be reached).
-  std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options, const transport::FetchedImage& fetched,
-                                   const proto::KeyFields& key, jitcache_load_outcome success = JITCACHE_OUTCOME_HIT,
-                                   bool published = false);
+  std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options,
+                                   const transport::FetchedImage& fetched, const proto::KeyFields& key,
+                                   jitcache_load_outcome success = JITCACHE_OUTCOME_HIT, bool published = false);
   // The published copy (load_flow_published.cpp): the load's result, or nullopt to go on to the
   // LOOKUP (no file, or one that failed a check).
   std::optional<CUresult> load_published(CUmodule* module, const void* image, const CallerOptions& options,
@@ -96,12 +96,13 @@ class LoadFlow {
                      LoadKey& key);
   // JIT with cuLink*, load, and PUT when `store`; the plain driver load when the JIT or the load fails.
   CUresult compile_locally(CUmodule* module, const void* image, const CallerOptions& options,
-                           const key::PtxSource& source, LoadKey& key, bool store, jitcache_load_outcome success_outcome);
+                           const key::PtxSource& source, LoadKey& key, bool store,
+                           jitcache_load_outcome success_outcome);
   void put(LoadKey& key, const std::vector<std::uint8_t>& cubin, std::uint64_t compile_time_us);
 
   // The driver's own load with the caller's options, recorded as `outcome` with `why`.
-  CUresult driver_load(CUmodule* module, const void* image, const CallerOptions& options,
-                       jitcache_load_outcome outcome, std::string_view why);
+  CUresult driver_load(CUmodule* module, const void* image, const CallerOptions& options, jitcache_load_outcome outcome,
+                       std::string_view why);
   CUresult daemon_failed(CUmodule* module, const void* image, const CallerOptions& options, const common::Error& error);
 
   const driver::DriverApi& m_api;

@@ -29,7 +29,7 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
     m_record.outcome(success);
     const std::string what = "loaded " + key.arch + " image " + proto::to_hex(fetched.info.key_id).substr(0, 16) +
                              (success == JITCACHE_OUTCOME_COMPILED_BY_DAEMON ? " compiled by jitcached ("
-                              : published                                   ? " from the cache's published copy ("
+                              : published                                    ? " from the cache's published copy ("
                                                                              : " from the cache (") +
                              fetched.info.producer + ")";
     m_record.reason(what);

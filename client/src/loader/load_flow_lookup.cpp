@@ -13,7 +13,8 @@
 
 namespace jitcache::client::loader {
 
-common::Result<std::optional<transport::FetchedImage>> LoadFlow::look_up(LoadKey& key, transport::ImageDelivery delivery) {
+common::Result<std::optional<transport::FetchedImage>> LoadFlow::look_up(LoadKey& key,
+                                                                         transport::ImageDelivery delivery) {
   // Each request is timed as ns_lookup; the wait for the content digest is ns_key's (LoadKey).
   auto timed = [&](auto call) {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
@@ -36,7 +37,8 @@ common::Result<std::optional<transport::FetchedImage>> LoadFlow::look_up(LoadKey
     return by_key();
   }
   if (known) return fetched;
-  const bool refused = !fetched && fetched.error().reply_status == static_cast<std::uint16_t>(proto::Status::bad_request);
+  const bool refused =
+      !fetched && fetched.error().reply_status == static_cast<std::uint16_t>(proto::Status::bad_request);
   if (!fetched && !refused) return fetched;
   auto capabilities = timed([&] { return m_cache.capabilities(); });
   // A daemon that answers HELLO with an error status is alive and says nothing of fast keys.

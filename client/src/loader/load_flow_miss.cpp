@@ -64,7 +64,8 @@ CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOp
   }
   switch (answer->kind) {
     case Kind::compiled: {
-      const jitcache_load_outcome success = answer->from_store ? JITCACHE_OUTCOME_HIT : JITCACHE_OUTCOME_COMPILED_BY_DAEMON;
+      const jitcache_load_outcome success =
+          answer->from_store ? JITCACHE_OUTCOME_HIT : JITCACHE_OUTCOME_COMPILED_BY_DAEMON;
       if (auto result = load_hit(module, options, *answer->image, fields, success)) return *result;
       return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
     }
@@ -116,7 +117,8 @@ CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const Ca
     auto timer = m_record.step(&jitcache_load_info::ns_compile);
     const auto start = std::chrono::steady_clock::now();
     CUlinkState state = nullptr;
-    CUresult result = m_api.link_create(link_options.count(), link_options.options_data(), link_options.values_data(), &state);
+    CUresult result =
+        m_api.link_create(link_options.count(), link_options.options_data(), link_options.values_data(), &state);
     if (result != CUDA_SUCCESS) {
       return fallback("cuLinkCreate returned " + driver::describe_result(result) + "; " + compiler_log());
     }
@@ -134,7 +136,8 @@ CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const Ca
     m_api.link_destroy(state);
     if (result != CUDA_SUCCESS || cubin.empty()) {
       m_record.stage(stage_for(result), result);
-      return fallback("the local JIT (cuLink) returned " + driver::describe_result(result) + (log.empty() ? "" : ": " + log));
+      return fallback("the local JIT (cuLink) returned " + driver::describe_result(result) +
+                      (log.empty() ? "" : ": " + log));
     }
     compile_time_us = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
@@ -158,8 +161,8 @@ CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const Ca
   options.publish(link_options);
   m_record.outcome(success_outcome);
   if (success_outcome == JITCACHE_OUTCOME_COMPILED_LOCALLY) {
-    m_record.reason(std::string("a miss: ") + (previous.empty() ? "" : previous + "; ") + "compiled with the driver's JIT" +
-                    (store ? " and stored" : ""));
+    m_record.reason(std::string("a miss: ") + (previous.empty() ? "" : previous + "; ") +
+                    "compiled with the driver's JIT" + (store ? " and stored" : ""));
   }
   if (store) put(key, cubin, compile_time_us);
   return CUDA_SUCCESS;

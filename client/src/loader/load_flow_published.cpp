@@ -3,8 +3,8 @@
 //
 // Rationale: a small module's hit was mostly the LOOKUP round trip, and most of that the wake-up
 // of the daemon's idle CPU on a virtual machine (docs/benchmarks.md "Why the small target was
-// still missed over the socket"). Reading a file costs no wake-up, and the load opens no connection: the daemon learns of
-// the hit from a HIT_NOTE sent later (pending_hit_notes.hpp).
+// still missed over the socket"). Reading a file costs no wake-up, and the load opens no connection: the daemon learns
+// of the hit from a HIT_NOTE sent later (pending_hit_notes.hpp).
 #include <client/src/loader/load_flow.hpp>
 
 #include <client/src/loader/cached_image_check.hpp>

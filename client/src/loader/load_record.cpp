@@ -37,9 +37,7 @@ LoadRecord::LoadRecord() : m_start(std::chrono::steady_clock::now()) {
 
 void LoadRecord::reason(std::string_view text) { copy_text(m_info.reason, text); }
 
-void LoadRecord::append_reason(std::string_view text) {
-  copy_text(m_info.reason, text, std::strlen(m_info.reason));
-}
+void LoadRecord::append_reason(std::string_view text) { copy_text(m_info.reason, text, std::strlen(m_info.reason)); }
 
 void LoadRecord::stage(jitcache_load_stage stage, CUresult result) {
   m_info.stage = stage;

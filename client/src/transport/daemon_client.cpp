@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include <proto/status_codes.hpp>
 #include <common/result.hpp>
+#include <proto/status_codes.hpp>
 
 namespace jitcache::client::transport {
 
@@ -18,7 +18,8 @@ namespace {
 Result<std::optional<FetchedImage>> fetched_by_descriptor(const Reply& reply) {
   auto decoded = proto::decode_lookup_reply_by_descriptor(Bytes(reply.payload));
   JITCACHE_TRY(decoded);
-  if (!reply.descriptor) return make_error(ErrorCode::corrupt, "jitcached's reply says it carries an image descriptor, but none came");
+  if (!reply.descriptor)
+    return make_error(ErrorCode::corrupt, "jitcached's reply says it carries an image descriptor, but none came");
   if (decoded->image_size != decoded->info.raw_size) {
     return make_error(ErrorCode::corrupt, "the image descriptor's size (" + std::to_string(decoded->image_size) +
                                               ") is not the entry's (" + std::to_string(decoded->info.raw_size) + ")");
@@ -169,7 +170,8 @@ Result<CompileAnswer> DaemonClient::compile(const proto::CompileRequest& request
     case Status::ok: {
       auto decoded = proto::decode_compile_reply(Bytes(reply->payload));
       JITCACHE_TRY(decoded);
-      if (decoded->image.size() != decoded->info.raw_size || proto::xxh3_128(decoded->image) != decoded->info.checksum) {
+      if (decoded->image.size() != decoded->info.raw_size ||
+          proto::xxh3_128(decoded->image) != decoded->info.checksum) {
         return make_error(ErrorCode::corrupt, "the image jitcached compiled does not match its size and checksum");
       }
       FetchedImage fetched;

@@ -32,8 +32,8 @@ enum class ImageDelivery { bytes, descriptor_if_large };
 // A LOOKUP hit with the image in its own buffer or mapping; its bytes are checked against info.checksum.
 struct FetchedImage {
   proto::EntryInfo info;
-  ByteBuffer image;     // the image received as bytes
-  MappedImage mapped;   // or the image received as a descriptor
+  ByteBuffer image;    // the image received as bytes
+  MappedImage mapped;  // or the image received as a descriptor
   proto::Bytes bytes() const { return mapped.mapped() ? mapped.bytes() : proto::Bytes(image); }
   // Set by DaemonClient::lookup*, which checks size and XXH3-128 before returning, so the caller
   // need not hash a megabyte again (a cache hit's latency budget is a few milliseconds).
@@ -70,12 +70,13 @@ class DaemonClient {
   // room for the entry metadata), so images larger than the client's default can be fetched.
   Result<proto::HelloReply> hello(const std::string& client_name);
   Result<void> ping();
-  Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key, ImageDelivery delivery = ImageDelivery::bytes);
+  Result<std::optional<FetchedImage>> lookup(const proto::KeyFields& key,
+                                             ImageDelivery delivery = ImageDelivery::bytes);
   Result<std::optional<FetchedImage>> lookup_by_id(const std::string& key_id_prefix);
   // LOOKUP selector 2. The entry found must still have its content digest checked against the
   // caller's own (proto::FastKey). A daemon without k_capability_fast_key answers bad_request.
   Result<std::optional<FetchedImage>> lookup_fast(const proto::FastKey& key,
-                                                 ImageDelivery delivery = ImageDelivery::bytes);
+                                                  ImageDelivery delivery = ImageDelivery::bytes);
   Result<proto::PutReply> put(const proto::PutRequest& request);
   Result<proto::StatsReply> stats();
   Result<proto::ListReply> list(const proto::ListRequest& request);

@@ -86,7 +86,9 @@ std::string parent_of(const std::string& dir) {
   return slash == 0 || slash == std::string::npos ? "/" : dir.substr(0, slash);
 }
 
-std::string child_of(const std::string& dir, const std::string& name) { return dir == "/" ? "/" + name : dir + "/" + name; }
+std::string child_of(const std::string& dir, const std::string& name) {
+  return dir == "/" ? "/" + name : dir + "/" + name;
+}
 
 common::Error unreachable(const std::string& socket_path, const std::string& why) {
   return make_error(ErrorCode::unavailable, "cannot connect to jitcached at " + socket_path + ": " + why);
@@ -255,7 +257,8 @@ common::Result<void> check_peer(int connected_socket, const std::string& socket_
   }
   if (!trust.trusts(peer.uid)) {
     return untrusted(socket_path,
-                     "the process listening on it (pid " + std::to_string(peer.pid) + ") runs as " + owner_text(peer.uid),
+                     "the process listening on it (pid " + std::to_string(peer.pid) + ") runs as " +
+                         owner_text(peer.uid),
                      trust);
   }
   return {};

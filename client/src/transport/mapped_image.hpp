@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <utility>
 
-#include <proto/digest.hpp>
 #include <common/result.hpp>
+#include <proto/digest.hpp>
 
 namespace jitcache::client::transport {
 

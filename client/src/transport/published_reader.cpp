@@ -28,7 +28,8 @@ bool writable_by_others(const struct stat& st) { return (st.st_mode & (S_IWGRP |
 }  // namespace
 
 Result<std::optional<FetchedImage>> read_published(const std::string& socket_path, const DaemonTrust& trust,
-                                                   const proto::FastKey& fast_key, const proto::Digest256& fast_key_id) {
+                                                   const proto::FastKey& fast_key,
+                                                   const proto::Digest256& fast_key_id) {
   auto socket_owner = check_socket_path(socket_path, trust);
   if (!socket_owner) return std::optional<FetchedImage>();
   const std::string dir_path = proto::published_dir_for(socket_path);
@@ -36,8 +37,8 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
   if (dir.get() < 0) {
     // Not readable by this uid (not in the socket's group): the socket is the way, not a rejection.
     if (errno == ENOENT || errno == EACCES) return std::optional<FetchedImage>();
-    return make_error(ErrorCode::corrupt, "the published directory " + dir_path + " cannot be opened: " +
-                                              std::strerror(errno));
+    return make_error(ErrorCode::corrupt,
+                      "the published directory " + dir_path + " cannot be opened: " + std::strerror(errno));
   }
   struct stat dir_st {};
   if (::fstat(dir.get(), &dir_st) != 0) return make_error(ErrorCode::io, "cannot stat " + dir_path);
@@ -54,7 +55,8 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
   }
   struct stat st {};
   if (::fstat(file.get(), &st) != 0) return make_error(ErrorCode::io, "cannot stat the published image " + name);
-  if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::corrupt, "the published image " + name + " is not a regular file");
+  if (!S_ISREG(st.st_mode))
+    return make_error(ErrorCode::corrupt, "the published image " + name + " is not a regular file");
   if (!trusted_owner(st, *socket_owner) || writable_by_others(st)) {
     return make_error(ErrorCode::corrupt,
                       "the published image " + name + " is not owned by the daemon's uid or is writable by others");

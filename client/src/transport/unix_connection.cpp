@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <common/result.hpp>
 #include <cstring>
 #include <thread>
 #include <utility>
-#include <common/result.hpp>
 
 namespace jitcache::client::transport {
 
@@ -140,8 +140,10 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
 }
 
 UnixConnection::UnixConnection(UnixConnection&& other) noexcept
-    : m_fd(std::exchange(other.m_fd, -1)), m_options(std::move(other.m_options)),
-      m_next_request_id(other.m_next_request_id), m_last_loss(other.m_last_loss) {}
+    : m_fd(std::exchange(other.m_fd, -1)),
+      m_options(std::move(other.m_options)),
+      m_next_request_id(other.m_next_request_id),
+      m_last_loss(other.m_last_loss) {}
 
 UnixConnection& UnixConnection::operator=(UnixConnection&& other) noexcept {
   if (this != &other) {

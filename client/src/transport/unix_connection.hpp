@@ -15,15 +15,15 @@
 
 #include <client/src/transport/byte_buffer.hpp>
 #include <client/src/transport/daemon_trust.hpp>
+#include <common/result.hpp>
 #include <common/unique_fd.hpp>
 #include <proto/messages.hpp>
-#include <common/result.hpp>
 #include <proto/wire.hpp>
 
 namespace jitcache::client::transport {
 
-using proto::Bytes;
 using common::Result;
+using proto::Bytes;
 
 struct ConnectOptions {
   std::string socket_path;

@@ -6,9 +6,9 @@
 #include <client/src/fatbin/fatbin_format.hpp>
 
 #include <array>
+#include <common/result.hpp>
 #include <cstdint>
 #include <cstring>
-#include <common/result.hpp>
 
 namespace jitcache::fakes::fake_cuda {
 namespace {
@@ -17,7 +17,7 @@ using common::ErrorCode;
 
 common::Error truncated(const std::string& what, std::size_t claimed) {
   return common::make_error(ErrorCode::corrupt, "truncated: " + what + " claims " + std::to_string(claimed) +
-                                                   " bytes, but the memory ends before that");
+                                                    " bytes, but the memory ends before that");
 }
 
 template <class T>
@@ -43,7 +43,11 @@ CallerImageKind classify_caller_image(const void* image) {
     }
     if (head[i] == 0) return CallerImageKind::text;
   }
-  if (std::memcmp(head.data(), "\x7f" "ELF", 4) == 0) return CallerImageKind::cubin;
+  if (std::memcmp(head.data(),
+                  "\x7f"
+                  "ELF",
+                  4) == 0)
+    return CallerImageKind::cubin;
   if (starts_with(head, jitcache::client::fatbin::k_container_magic)) return CallerImageKind::fatbin_container;
   if (starts_with(head, jitcache::client::fatbin::k_wrapper_magic)) return CallerImageKind::fatbin_wrapper;
   return CallerImageKind::text;
@@ -72,10 +76,12 @@ common::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image
     if (!wrapper) return truncated("the fat binary wrapper", fb::k_wrapper_size);
     const auto version = read_at<std::uint32_t>(*wrapper, 4);
     if (version < fb::k_wrapper_version_min || version > fb::k_wrapper_version_max) {
-      return common::make_error(ErrorCode::corrupt, "fat binary wrapper version " + std::to_string(version) + " is unknown");
+      return common::make_error(ErrorCode::corrupt,
+                                "fat binary wrapper version " + std::to_string(version) + " is unknown");
     }
     container = reinterpret_cast<const void*>(read_at<std::uintptr_t>(*wrapper, fb::k_wrapper_data_offset));
-    if (container == nullptr) return common::make_error(ErrorCode::corrupt, "fat binary wrapper with a null data pointer");
+    if (container == nullptr)
+      return common::make_error(ErrorCode::corrupt, "fat binary wrapper with a null data pointer");
   }
   const auto header = caller_bytes(container, fb::k_container_header_min);
   if (!header) return truncated("the fat binary container header", fb::k_container_header_min);

@@ -42,11 +42,13 @@ int fake_cuda_set_device(int cc, int driver_version) {
 
 void fake_cuda_set_hidden(const char* comma_separated_names) {
   auto names = fake::parse_name_list(comma_separated_names != nullptr ? comma_separated_names : "");
-  fake::FakeDriver::instance().settings.update([&](fake::Settings& settings) { settings.hidden_entry_points = std::move(names); });
+  fake::FakeDriver::instance().settings.update(
+      [&](fake::Settings& settings) { settings.hidden_entry_points = std::move(names); });
 }
 
 void fake_cuda_set_crash_on_truncated(int enabled) {
-  fake::FakeDriver::instance().settings.update([&](fake::Settings& settings) { settings.crash_on_truncated = enabled != 0; });
+  fake::FakeDriver::instance().settings.update(
+      [&](fake::Settings& settings) { settings.crash_on_truncated = enabled != 0; });
 }
 
 void fake_cuda_reload_environment(void) { fake::FakeDriver::instance().reload_environment(); }

@@ -29,9 +29,8 @@ void Counters::snapshot(fake_cuda_counters& out, std::uint64_t modules_alive) co
 }
 
 void Counters::reset() {
-  for (Counter* counter : {&cubin_loads_ok, &cubin_loads_failed, &ptx_jit_compiles, &ptx_jit_failures,
-                           &link_compiles, &link_completes, &fatbin_loads, &module_load_calls,
-                           &injected_failures}) {
+  for (Counter* counter : {&cubin_loads_ok, &cubin_loads_failed, &ptx_jit_compiles, &ptx_jit_failures, &link_compiles,
+                           &link_completes, &fatbin_loads, &module_load_calls, &injected_failures}) {
     counter->store(0);
   }
   set_last_error_log({});

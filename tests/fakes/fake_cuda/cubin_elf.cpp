@@ -5,11 +5,11 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <common/result.hpp>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string_view>
-#include <common/result.hpp>
 
 namespace jitcache::fakes::fake_cuda {
 namespace {
@@ -25,7 +25,9 @@ constexpr std::uint8_t k_compat_arch_specific_attribute = 9;
 // st_other bit the CUDA toolchain sets on kernel (entry) symbols [E-local readelf: "<other>: 10"].
 constexpr unsigned char k_sto_cuda_entry = 0x10;
 
-common::Error corrupt(const std::string& message) { return common::make_error(ErrorCode::corrupt, "cubin: " + message); }
+common::Error corrupt(const std::string& message) {
+  return common::make_error(ErrorCode::corrupt, "cubin: " + message);
+}
 
 template <class T>
 T read_at(Bytes bytes, std::uint64_t offset) {
@@ -44,14 +46,18 @@ common::Result<Elf64_Ehdr> read_header(Bytes image) {
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return corrupt("no ELF magic");
   if (header.e_ident[EI_CLASS] != ELFCLASS64) return corrupt("not ELFCLASS64");
   if (header.e_ident[EI_DATA] != ELFDATA2LSB) return corrupt("not little-endian");
-  if (header.e_machine != k_em_cuda) return corrupt("e_machine " + std::to_string(header.e_machine) + " is not EM_CUDA (190)");
-  if (header.e_type != ET_EXEC && header.e_type != ET_REL) return corrupt("e_type " + std::to_string(header.e_type) + " is neither ET_EXEC nor ET_REL");
+  if (header.e_machine != k_em_cuda)
+    return corrupt("e_machine " + std::to_string(header.e_machine) + " is not EM_CUDA (190)");
+  if (header.e_type != ET_EXEC && header.e_type != ET_REL)
+    return corrupt("e_type " + std::to_string(header.e_type) + " is neither ET_EXEC nor ET_REL");
   if (header.e_ehsize != sizeof(Elf64_Ehdr)) return corrupt("e_ehsize is not 64");
-  if (header.e_shnum == 0 || header.e_shnum >= k_max_sections) return corrupt("e_shnum " + std::to_string(header.e_shnum) + " out of range");
+  if (header.e_shnum == 0 || header.e_shnum >= k_max_sections)
+    return corrupt("e_shnum " + std::to_string(header.e_shnum) + " out of range");
   if (header.e_shentsize != sizeof(Elf64_Shdr)) return corrupt("e_shentsize is not 64");
   if (header.e_phnum != 0 && header.e_phentsize != sizeof(Elf64_Phdr)) return corrupt("e_phentsize is not 56");
   if (header.e_shstrndx >= header.e_shnum) return corrupt("e_shstrndx past the section table");
-  if (header.e_shoff < sizeof(Elf64_Ehdr) || header.e_shoff > fb::k_max_elf_size) return corrupt("e_shoff out of range");
+  if (header.e_shoff < sizeof(Elf64_Ehdr) || header.e_shoff > fb::k_max_elf_size)
+    return corrupt("e_shoff out of range");
   if (header.e_phnum != 0 && (header.e_phoff < sizeof(Elf64_Ehdr) || header.e_phoff > fb::k_max_elf_size)) {
     return corrupt("e_phoff out of range");
   }
@@ -154,7 +160,8 @@ common::Result<CubinInfo> inspect_cubin(Bytes image) {
   if (tables_end(*header) > image.size()) return corrupt("truncated: its header tables run past the image");
   for (std::size_t i = 0; i < header->e_phnum; ++i) {
     const auto phdr = read_at<Elf64_Phdr>(image, header->e_phoff + i * sizeof(Elf64_Phdr));
-    if (!fits(phdr.p_offset, phdr.p_filesz, image.size())) return corrupt("truncated: segment " + std::to_string(i) + " runs past the image");
+    if (!fits(phdr.p_offset, phdr.p_filesz, image.size()))
+      return corrupt("truncated: segment " + std::to_string(i) + " runs past the image");
   }
   for (std::size_t i = 0; i < header->e_shnum; ++i) {
     const auto shdr = section(image, *header, i);
@@ -185,7 +192,8 @@ common::Result<CubinInfo> inspect_cubin(Bytes image) {
     if (name->starts_with(".text.")) text_sections.emplace_back(name->substr(6));
     if (shdr.sh_type != SHT_SYMTAB) continue;
     have_symtab = true;
-    if (shdr.sh_entsize != sizeof(Elf64_Sym) || shdr.sh_size % sizeof(Elf64_Sym) != 0) return corrupt("a symbol table has a bad entry size");
+    if (shdr.sh_entsize != sizeof(Elf64_Sym) || shdr.sh_size % sizeof(Elf64_Sym) != 0)
+      return corrupt("a symbol table has a bad entry size");
     if (shdr.sh_link >= header->e_shnum) return corrupt("a symbol table links past the section table");
     const auto strtab_header = section(image, *header, shdr.sh_link);
     if (strtab_header.sh_type != SHT_STRTAB) return corrupt("a symbol table does not link to a string table");

@@ -32,9 +32,7 @@ fb::Arch context_jit_target(unsigned cc) {
   return fb::Arch{cc, cc >= 90 ? fb::ArchVariant::arch_specific : fb::ArchVariant::plain};
 }
 
-fb::DeviceTarget device_target(unsigned cc) {
-  return fb::DeviceTarget{cc / 10, cc % 10, cc >= 90, cc >= 100};
-}
+fb::DeviceTarget device_target(unsigned cc) { return fb::DeviceTarget{cc / 10, cc % 10, cc >= 90, cc >= 100}; }
 
 fb::PtxIsa max_ptx_isa(int driver_version) {
   const int major = driver_version / 1000;
@@ -51,8 +49,6 @@ fb::PtxIsa max_ptx_isa(int driver_version) {
   return fb::PtxIsa{6, 0};
 }
 
-bool cubin_runs_on_device(const fb::Arch& target, unsigned cc) {
-  return fb::cubin_runs_on(target, device_target(cc));
-}
+bool cubin_runs_on_device(const fb::Arch& target, unsigned cc) { return fb::cubin_runs_on(target, device_target(cc)); }
 
 }  // namespace jitcache::fakes::fake_cuda

@@ -60,7 +60,9 @@ CUresult CUDAAPI cuDriverGetVersion(int* version) {
 }
 
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char** name) { return fake::error_name(error, name); }
-CUresult CUDAAPI cuGetErrorString(CUresult error, const char** description) { return fake::error_string(error, description); }
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char** description) {
+  return fake::error_string(error, description);
+}
 
 CUresult CUDAAPI cuDeviceGetCount(int* count) {
   if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;

@@ -49,7 +49,8 @@ Settings settings_from_environment() {
     }
   }
   if (const char* hidden = env("FAKE_CUDA_HIDE")) settings.hidden_entry_points = parse_name_list(hidden);
-  if (const char* crash = env("FAKE_CUDA_CRASH_ON_TRUNCATED")) settings.crash_on_truncated = std::string_view(crash) != "0";
+  if (const char* crash = env("FAKE_CUDA_CRASH_ON_TRUNCATED"))
+    settings.crash_on_truncated = std::string_view(crash) != "0";
   return settings;
 }
 

@@ -51,8 +51,8 @@ class FaultPlan {
 
  private:
   struct Slot {
-    int code = 0;         // 0: not armed
-    int remaining = 0;    // <= 0: unlimited
+    int code = 0;       // 0: not armed
+    int remaining = 0;  // <= 0: unlimited
   };
   std::mutex m_mutex;
   std::array<Slot, k_fault_point_count> m_slots{};

@@ -8,7 +8,9 @@
 namespace jitcache::fakes::fake_cuda {
 namespace {
 
-unsigned long long integer(void* slot) { return static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(slot)); }
+unsigned long long integer(void* slot) {
+  return static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(slot));
+}
 
 // Rationale: sm_30 … sm_121 are the targets cuda.h lists; anything outside is not a target.
 bool plausible_sm(unsigned sm) { return sm >= 30 && sm <= 199; }
@@ -48,9 +50,7 @@ CUresult parse_jit_options(unsigned count, const CUjit_option* options, void** v
         out.target = arch;
         break;
       }
-      case CU_JIT_TARGET_FROM_CUCONTEXT:
-        out.target.reset();
-        break;
+      case CU_JIT_TARGET_FROM_CUCONTEXT: out.target.reset(); break;
       case CU_JIT_FALLBACK_STRATEGY:
         if (static_cast<unsigned>(value) > CU_PREFER_BINARY) return CUDA_ERROR_INVALID_VALUE;
         out.fallback_strategy_given = true;
@@ -65,27 +65,23 @@ CUresult parse_jit_options(unsigned count, const CUjit_option* options, void** v
         if (static_cast<int>(value) != 0) out.compiler_options.emplace_back("-verbose");
         break;
       case CU_JIT_CACHE_MODE:
-        if (static_cast<unsigned>(value) == CU_JIT_CACHE_OPTION_CG) out.compiler_options.emplace_back("-Xptxas=-dlcm=cg");
-        if (static_cast<unsigned>(value) == CU_JIT_CACHE_OPTION_CA) out.compiler_options.emplace_back("-Xptxas=-dlcm=ca");
+        if (static_cast<unsigned>(value) == CU_JIT_CACHE_OPTION_CG)
+          out.compiler_options.emplace_back("-Xptxas=-dlcm=cg");
+        if (static_cast<unsigned>(value) == CU_JIT_CACHE_OPTION_CA)
+          out.compiler_options.emplace_back("-Xptxas=-dlcm=ca");
         if (static_cast<unsigned>(value) > CU_JIT_CACHE_OPTION_CA) return CUDA_ERROR_INVALID_VALUE;
         break;
-      case CU_JIT_INFO_LOG_BUFFER:
-        out.info_log.buffer = static_cast<char*>(slot);
-        break;
+      case CU_JIT_INFO_LOG_BUFFER: out.info_log.buffer = static_cast<char*>(slot); break;
       case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
         out.info_log.capacity = static_cast<unsigned>(value);
         out.info_log.size_slot = &slot;
         break;
-      case CU_JIT_ERROR_LOG_BUFFER:
-        out.error_log.buffer = static_cast<char*>(slot);
-        break;
+      case CU_JIT_ERROR_LOG_BUFFER: out.error_log.buffer = static_cast<char*>(slot); break;
       case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
         out.error_log.capacity = static_cast<unsigned>(value);
         out.error_log.size_slot = &slot;
         break;
-      case CU_JIT_WALL_TIME:
-        out.wall_time_slot = &slot;
-        break;
+      case CU_JIT_WALL_TIME: out.wall_time_slot = &slot; break;
       default:
         // Known options with no nvJitLink equivalent worth modelling (threads per block, symbol
         // relocation, deprecated LTO switches …) are accepted, as the driver accepts them.

@@ -26,13 +26,15 @@ CUresult add_input(LinkState& state, FakeDriver& driver, CUjitInputType type, vo
       return state.add_ptx(ptx, name, max_ptx_isa(driver.settings.get().driver_version), driver.counters);
     }
     case CU_JIT_INPUT_CUBIN: {
-      if (const auto info = inspect_cubin(bytes); !info) return state.refuse(CUDA_ERROR_INVALID_IMAGE, info.error().message);
+      if (const auto info = inspect_cubin(bytes); !info)
+        return state.refuse(CUDA_ERROR_INVALID_IMAGE, info.error().message);
       return state.add_binary(NVJITLINK_INPUT_CUBIN, bytes, name);
     }
     case CU_JIT_INPUT_FATBINARY: return state.add_binary(NVJITLINK_INPUT_FATBIN, bytes, name);
     case CU_JIT_INPUT_OBJECT: return state.add_binary(NVJITLINK_INPUT_OBJECT, bytes, name);
     case CU_JIT_INPUT_LIBRARY: return state.add_binary(NVJITLINK_INPUT_LIBRARY, bytes, name);
-    case CU_JIT_INPUT_NVVM: return state.refuse(CUDA_ERROR_NOT_SUPPORTED, "NVVM input is not supported (pre-12.0 LTO-IR)");
+    case CU_JIT_INPUT_NVVM:
+      return state.refuse(CUDA_ERROR_NOT_SUPPORTED, "NVVM input is not supported (pre-12.0 LTO-IR)");
     default: return state.refuse(CUDA_ERROR_INVALID_VALUE, "unknown CUjitInputType " + std::to_string(type));
   }
 }
@@ -43,7 +45,8 @@ CUresult link_create(unsigned option_count, CUjit_option* options, void** option
   FakeDriver& driver = FakeDriver::instance();
   if (state_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
   JitRequest request;
-  if (const CUresult parsed = parse_jit_options(option_count, options, option_values, request); parsed != CUDA_SUCCESS) {
+  if (const CUresult parsed = parse_jit_options(option_count, options, option_values, request);
+      parsed != CUDA_SUCCESS) {
     return parsed;
   }
   if (request.fallback_strategy_given) return CUDA_ERROR_INVALID_VALUE;
@@ -63,7 +66,8 @@ CUresult link_add_data(CUlinkState handle, CUjitInputType type, void* data, std:
   if (state == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (data == nullptr || size == 0) return CUDA_ERROR_INVALID_VALUE;
   JitRequest ignored;
-  if (const CUresult parsed = parse_jit_options(option_count, options, option_values, ignored); parsed != CUDA_SUCCESS) {
+  if (const CUresult parsed = parse_jit_options(option_count, options, option_values, ignored);
+      parsed != CUDA_SUCCESS) {
     return parsed;
   }
   if (auto code = driver.injected_failure(FaultPoint::link_add)) return state->fail(*code, "link_add");

@@ -61,7 +61,8 @@ CUresult load_cubin_bytes(Load& load, std::vector<std::byte> cubin, CubinOrigin 
   if (!info) return refuse_cubin(load, CUDA_ERROR_INVALID_IMAGE, info.error().message, origin);
   if (!cubin_runs_on_device(info->arch, load.settings.cc)) {
     return refuse_cubin(load, CUDA_ERROR_NO_BINARY_FOR_GPU,
-                        "cubin for " + fb::arch_name(info->arch) + " cannot run on a device of CC " + cc_text(load.settings.cc),
+                        "cubin for " + fb::arch_name(info->arch) + " cannot run on a device of CC " +
+                            cc_text(load.settings.cc),
                         origin);
   }
   if (origin == CubinOrigin::caller) load.driver.counters.cubin_loads_ok.fetch_add(1);
@@ -86,7 +87,9 @@ std::vector<std::string> embedded_ptxas_options(const std::string& text) {
 
 CUresult load_ptx(Load& load, std::string_view text, const std::vector<std::string>& embedded_options, CUmodule* out) {
   const auto header = read_ptx_header(text);
-  if (!header) return load.fail(CUDA_ERROR_INVALID_IMAGE, "the image is neither a cubin, a fat binary nor PTX (no .version directive)");
+  if (!header)
+    return load.fail(CUDA_ERROR_INVALID_IMAGE,
+                     "the image is neither a cubin, a fat binary nor PTX (no .version directive)");
   const fb::Arch target = load.jit_target();
   auto failure = check_ptx_version(*header, max_ptx_isa(load.settings.driver_version));
   if (!failure) failure = check_ptx_target(*header, target);
@@ -129,11 +132,13 @@ CUresult load_fatbin(Load& load, const void* image, CallerImageKind kind, CUmodu
   const auto selection = fb::select_image(fat->entries, device, max_isa);
   if (!selection) {
     const bool too_new = has_too_new_ptx(fat->entries, device, max_isa);
-    return load.fail(too_new ? CUDA_ERROR_UNSUPPORTED_PTX_VERSION : CUDA_ERROR_NO_BINARY_FOR_GPU, selection.error().message);
+    return load.fail(too_new ? CUDA_ERROR_UNSUPPORTED_PTX_VERSION : CUDA_ERROR_NO_BINARY_FOR_GPU,
+                     selection.error().message);
   }
   const fb::Entry& entry = fat->entries[selection->entry_index];
   if (selection->action == fb::Action::load_cubin) {
-    return load_cubin_bytes(load, std::vector<std::byte>(entry.bytes.begin(), entry.bytes.end()), CubinOrigin::caller, out);
+    return load_cubin_bytes(load, std::vector<std::byte>(entry.bytes.begin(), entry.bytes.end()), CubinOrigin::caller,
+                            out);
   }
   return load_ptx(load, entry.ptx_text(), embedded_ptxas_options(entry.ptxas_options), out);
 }
@@ -172,7 +177,8 @@ CUresult load_module(CUmodule* module, const void* image, unsigned option_count,
   driver.counters.module_load_calls.fetch_add(1);
   if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
   Load load{driver, driver.settings.get(), {}, {}, {}};
-  if (const CUresult parsed = parse_jit_options(option_count, options, option_values, load.request); parsed != CUDA_SUCCESS) {
+  if (const CUresult parsed = parse_jit_options(option_count, options, option_values, load.request);
+      parsed != CUDA_SUCCESS) {
     return parsed;
   }
   const auto start = std::chrono::steady_clock::now();

@@ -9,7 +9,8 @@ std::unique_ptr<FakeModule> make_module(std::vector<std::byte> cubin, const std:
   auto module = std::make_unique<FakeModule>();
   module->cubin = std::move(cubin);
   if (!unresolved) {
-    for (const std::string& kernel : kernels) module->functions.push_back(std::make_unique<FakeFunction>(FakeFunction{kernel}));
+    for (const std::string& kernel : kernels)
+      module->functions.push_back(std::make_unique<FakeFunction>(FakeFunction{kernel}));
   }
   return module;
 }

@@ -29,7 +29,8 @@ std::optional<JitFailure> check_ptx_target(const PtxHeader& header, const fb::Ar
   if (header.target && !fb::ptx_targets(*header.target, as_device(target))) {
     if (header.target->variant != fb::ArchVariant::plain) {
       return JitFailure{CUDA_ERROR_INVALID_PTX, "ptxas fatal   : PTX with .target '" + fb::arch_name(*header.target) +
-                                                    "' cannot be compiled for architecture '" + fb::arch_name(target) + "'"};
+                                                    "' cannot be compiled for architecture '" + fb::arch_name(target) +
+                                                    "'"};
     }
     return JitFailure{CUDA_ERROR_INVALID_PTX,
                       "ptxas fatal   : SM version specified by .target (" + fb::arch_name(*header.target) +
@@ -40,14 +41,11 @@ std::optional<JitFailure> check_ptx_target(const PtxHeader& header, const fb::Ar
 
 CUresult result_for_nvjitlink(nvJitLinkResult result, bool ptx_input, std::string_view error_log) {
   switch (result) {
-    case NVJITLINK_SUCCESS:
-      return CUDA_SUCCESS;
+    case NVJITLINK_SUCCESS: return CUDA_SUCCESS;
     case NVJITLINK_ERROR_UNRECOGNIZED_OPTION:
     case NVJITLINK_ERROR_MISSING_ARCH:
-    case NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS:
-      return CUDA_ERROR_INVALID_VALUE;
-    default:
-      break;
+    case NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS: return CUDA_ERROR_INVALID_VALUE;
+    default: break;
   }
   if (!ptx_input) return CUDA_ERROR_INVALID_IMAGE;
   if (error_log.find("Unsupported .version") != std::string_view::npos) return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
@@ -59,8 +57,8 @@ CompileOutcome compile_ptx(std::string_view ptx, const fb::Arch& target, const s
   JitLinker linker(target, options);
   if (!linker.created()) {
     outcome.code = result_for_nvjitlink(linker.create_result(), true, {});
-    outcome.error_log = "nvJitLinkCreate failed (" + std::to_string(linker.create_result()) + ") for " +
-                        nvjitlink_arch_option(target);
+    outcome.error_log =
+        "nvJitLinkCreate failed (" + std::to_string(linker.create_result()) + ") for " + nvjitlink_arch_option(target);
     return outcome;
   }
   const auto bytes = std::as_bytes(std::span(ptx.data(), ptx.size()));
