@@ -460,7 +460,7 @@ struct DaemonParts {
     return names;
   }
   std::string scrape() {
-    daemon::metrics::DaemonMetrics metrics{counters, *store, nullptr, nullptr, false};
+    daemon::metrics::DaemonMetrics metrics{counters, *store, *store, nullptr, nullptr, false};
     return metrics.render();
   }
 };
