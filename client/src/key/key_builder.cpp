@@ -72,13 +72,18 @@ common::Result<proto::CanonicalOptions> KeyBuilder::options_from_text(std::strin
   return options_from_jit(static_cast<unsigned>(names.size()), names.data(), slots.data());
 }
 
-common::Result<BuiltKey> KeyBuilder::build(std::string_view ptx, const proto::CanonicalOptions& options) const {
+common::Result<BuiltKey> KeyBuilder::build(std::string_view ptx, const proto::CanonicalOptions& options,
+                                           Digest digest) const {
   proto::KeyFields fields;
   fields.arch = m_device ? key_arch(*m_device, options.target_arch, read_ptx_header(ptx).target) : m_arch;
   fields.driver_api = m_driver.api;
   fields.driver_build = m_driver.build;
   fields.options = options.text;
-  BuiltKey key(std::move(fields), proto::xxh3_128(proto::as_bytes(ptx)), ptx);
+  BuiltKey key(std::move(fields), proto::Checksum128{}, ptx);
+  // Rationale: the SHA-256 threads start first, so that they run while this thread computes the
+  // XXH3-128 (about 0.3 ms for a 3 MB module on the GPU host: docs/benchmarks.md, issue 15).
+  if (digest == Digest::in_background) key.start_digest();
+  key.m_content_fast = proto::xxh3_128(proto::as_bytes(ptx));
   if (auto valid = proto::validate_fast_key(key.fast_key()); !valid) return valid.error();
   return key;
 }

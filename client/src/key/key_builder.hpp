@@ -51,6 +51,8 @@ class BuiltKey {
   const proto::KeyFields& complete();
 
  private:
+  friend class KeyBuilder;  // build() fills m_content_fast after it may have started the digest
+
   proto::KeyFields m_fields;
   proto::Checksum128 m_content_fast;
   std::string_view m_ptx;
@@ -81,7 +83,11 @@ class KeyBuilder {
                                                                    const std::vector<JitOptionValue>& embedded);
 
   // key: the fields for `ptx` compiled with `options`, validated (proto::validate_fast_key).
-  common::Result<BuiltKey> build(std::string_view ptx, const proto::CanonicalOptions& options) const;
+  // With Digest::in_background the content digest starts before the fast key's XXH3-128 is
+  // computed, so that the two hashes of the same bytes overlap (complete() then mostly finds it done).
+  enum class Digest { on_complete, in_background };
+  common::Result<BuiltKey> build(std::string_view ptx, const proto::CanonicalOptions& options,
+                                 Digest digest = Digest::on_complete) const;
 
  private:
   KeyBuilder(std::optional<driver::ComputeCapability> device, std::string arch, proto::DriverId driver)

@@ -139,12 +139,11 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
       return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                          "uncacheable: " + canonical.error().message);
     }
-    auto built = builder.build(source.text(), *canonical);
+    auto built = builder.build(source.text(), *canonical, key::KeyBuilder::Digest::in_background);
     if (!built) {
       return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                          "uncacheable: " + built.error().message);
     }
-    built->start_digest();
     key.emplace(LoadKey{std::move(*built), m_record});
   }
 
