@@ -692,7 +692,9 @@ TEST_CASE("cli: warm reports refusals with their reason, and needs --driver wher
 
 TEST_CASE("cli: ls --stale lists the entries of drivers no client asks for, and gc removes them") {
   TempDir dir;
-  DaemonProcess daemon(dir, testing::DaemonOptions{{"--stale-driver-after", "1s"}, {}, "warn"});
+  // Rationale: 2 s, and a LOOKUP of the new driver just before every command that must not find
+  // it stale: a CLI start on a loaded CI machine can take most of a second.
+  DaemonProcess daemon(dir, testing::DaemonOptions{{"--stale-driver-after", "2s"}, {}, "warn"});
   daemon.start();
   const std::string socket = daemon.socket_path();
   auto client = daemon.client();
@@ -709,7 +711,7 @@ TEST_CASE("cli: ls --stale lists the entries of drivers no client asks for, and 
     REQUIRE(client.put(put));
   }
   CHECK(run_cli({"ls", "--stale"}, socket).out == "no entries\n");
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 10; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     REQUIRE(client.lookup(new_key));  // the host's clients now ask for 590.10 only
   }
@@ -719,6 +721,7 @@ TEST_CASE("cli: ls --stale lists the entries of drivers no client asks for, and 
   CHECK(stale[0].at("key_id") == proto::to_hex(proto::key_id(old_key)));
   CHECK(parse_json(run_cli({"--json", "ls"}, socket)).size() == 2);
 
+  REQUIRE(client.lookup(new_key));
   const CliRun gc = run_cli({"gc"}, socket);
   INFO(gc.err);
   REQUIRE(gc.status == 0);
@@ -726,11 +729,13 @@ TEST_CASE("cli: ls --stale lists the entries of drivers no client asks for, and 
   CHECK(gc.out.find("1 of them for stale drivers") != std::string::npos);
   CHECK(gc.out.find("the store holds 1 entry (") != std::string::npos);
 
+  REQUIRE(client.lookup(new_key));
   const Json again = parse_json(run_cli({"--json", "gc"}, socket));
   CHECK(again.at("evicted_entries") == 0);
   CHECK(again.at("evicted_bytes") == 0);
   CHECK(again.at("stale_entries") == 0);
   CHECK(again.at("entries") == 1);
+  REQUIRE(client.lookup(new_key));
   CHECK(parse_json(run_cli({"--json", "ls", "--stale"}, socket)).empty());
   const Json left = parse_json(run_cli({"--json", "ls"}, socket));
   REQUIRE(left.size() == 1);
