@@ -1,6 +1,7 @@
 #include <proto/compile_messages.hpp>
 
 #include <algorithm>
+#include <common/result.hpp>
 
 namespace jitcache::proto {
 
@@ -10,7 +11,7 @@ std::string_view cut(std::string_view s, std::size_t max) { return s.substr(0, s
 
 template <class T>
 common::Result<T> finish(ByteReader& r, T value, std::string_view what) {
-  if (auto end = r.expect_end(what); !end) return end.error();
+  JITCACHE_TRY(r.expect_end(what));
   return value;
 }
 

@@ -365,9 +365,9 @@ common::Result<CanonicalOptions> canonicalize_options(unsigned count, const int*
   }
   ArrayScan scan;
   for (unsigned i = 0; i < count; ++i) {
-    if (auto r = scan_option(scan, options[i], values[i]); !r) return r.error();
+    JITCACHE_TRY(scan_option(scan, options[i], values[i]));
   }
-  if (auto r = check_combinations(scan); !r) return r.error();
+  JITCACHE_TRY(check_combinations(scan));
   scan.result.text = format_text(scan.values);
   return std::move(scan.result);
 }
@@ -381,7 +381,7 @@ common::Result<std::string> canonicalize_option_text(std::string_view text) {
     const std::string_view pair = trim(text.substr(start, end - start));
     // Rationale: empty pieces ("", a trailing ';') carry nothing and are harmless to accept.
     if (!pair.empty()) {
-      if (auto r = parse_pair(pair, values, seen); !r) return r.error();
+      JITCACHE_TRY(parse_pair(pair, values, seen));
     }
     start = end + 1;
   }

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include <common/result.hpp>
 #include <proto/jit_options.hpp>
 
 namespace jitcache::proto {
@@ -228,7 +229,7 @@ common::Result<DriverId> parse_driver_id(std::string_view text) {
     return invalid("driver API version " + quoted(api_text) + " is not a number from 1 to " +
                    std::to_string(std::numeric_limits<std::uint32_t>::max()) + " (cuDriverGetVersion, e.g. 13000)");
   }
-  if (auto r = check_driver_build(build_text); !r) return r.error();
+  JITCACHE_TRY(check_driver_build(build_text));
   id.build = std::string(build_text);
   return id;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include <common/result.hpp>
 #include <proto/request_fields.hpp>
 
 // Rationale: every field read can fail, and spelling out "if (!x) return x.error();" for each of the
@@ -40,7 +41,7 @@ common::Result<std::string> read_key_id_prefix(ByteReader& r, bool allow_empty) 
 
 template <class T>
 common::Result<T> finish(ByteReader& r, T value, std::string_view what) {
-  if (auto end = r.expect_end(what); !end) return end.error();
+  JITCACHE_TRY(r.expect_end(what));
   return value;
 }
 
@@ -196,7 +197,7 @@ common::Result<HelloRequest> decode_hello_request(Bytes payload) {
   JC_READ(min_version, r.u16("min_version"));
   JC_READ(max_version, r.u16("max_version"));
   JC_READ(name, r.str16("client_name", k_max_client_name_length));
-  if (auto text = check_printable_field("client_name", name); !text) return text.error();
+  JITCACHE_TRY(check_printable_field("client_name", name));
   m.min_version = min_version;
   m.max_version = max_version;
   m.client_name = name;
@@ -336,8 +337,8 @@ common::Result<PutRequest> decode_put_request(Bytes payload) {
   JC_READ(producer, r.str16("producer", k_max_producer_length));
   JC_READ(compile_time, r.u64("compile_time_us"));
   JC_READ(image, r.blob32("image"));
-  if (auto text = check_printable_field("producer", producer); !text) return text.error();
-  if (auto time = check_compile_time_us(compile_time); !time) return time.error();
+  JITCACHE_TRY(check_printable_field("producer", producer));
+  JITCACHE_TRY(check_compile_time_us(compile_time));
   m.key = std::move(key);
   m.producer = producer;
   m.compile_time_us = compile_time;
@@ -598,7 +599,7 @@ common::Result<ReportFailureRequest> decode_report_failure_request(Bytes payload
   JC_READ(cu_result, r.u32("cu_result"));
   JC_READ(stage, r.u8("stage"));
   JC_READ(detail, r.str16("detail", k_max_failure_detail_length));
-  if (auto text = check_printable_field("detail", detail); !text) return text.error();
+  JITCACHE_TRY(check_printable_field("detail", detail));
   if (cu_result == 0) {
     return common::make_error(common::ErrorCode::invalid_argument,
                               "REPORT_FAILURE cu_result 0 is CUDA_SUCCESS, not a failure");

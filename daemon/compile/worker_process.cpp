@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <common/result.hpp>
 #include <cstring>
 #include <utility>
 
@@ -82,7 +83,7 @@ common::Result<WorkerProcess> WorkerProcess::spawn(const std::string& path, cons
   if (::access(path.c_str(), X_OK) != 0) return io_error("compile worker " + path);
   Channel in, out, err;
   for (Channel* channel : {&in, &out, &err}) {
-    if (auto r = open_channel(*channel); !r) return r.error();
+    JITCACHE_TRY(open_channel(*channel));
   }
   // Everything the child needs is built before fork: it must not allocate afterwards.
   std::vector<std::string> strings{path};

@@ -45,7 +45,7 @@ std::vector<std::uint8_t> encode_job(const CompileJob& job) {
 
 common::Result<CompileJob> decode_job(proto::Bytes bytes) {
   ByteReader in(bytes);
-  if (auto r = read_magic(in, k_job_magic, "job"); !r) return r.error();
+  JITCACHE_TRY(read_magic(in, k_job_magic, "job"));
   CompileJob job;
   auto arch = in.str16("job arch", k_max_arch_length);
   JITCACHE_TRY(arch);
@@ -63,7 +63,7 @@ common::Result<CompileJob> decode_job(proto::Bytes bytes) {
   auto ptx = in.blob32("job ptx");
   JITCACHE_TRY(ptx);
   job.ptx.assign(ptx->begin(), ptx->end());
-  if (auto r = in.expect_end("job"); !r) return r.error();
+  JITCACHE_TRY(in.expect_end("job"));
   return job;
 }
 
@@ -83,7 +83,7 @@ std::vector<std::uint8_t> encode_reply(const WorkerReply& reply) {
 
 common::Result<WorkerReply> decode_reply(proto::Bytes bytes) {
   ByteReader in(bytes);
-  if (auto r = read_magic(in, k_reply_magic, "reply"); !r) return r.error();
+  JITCACHE_TRY(read_magic(in, k_reply_magic, "reply"));
   WorkerReply reply;
   auto status = in.u8("reply status");
   JITCACHE_TRY(status);
@@ -101,7 +101,7 @@ common::Result<WorkerReply> decode_reply(proto::Bytes bytes) {
   JITCACHE_TRY(result);
   auto payload = in.blob32("reply payload");
   JITCACHE_TRY(payload);
-  if (auto r = in.expect_end("reply"); !r) return r.error();
+  JITCACHE_TRY(in.expect_end("reply"));
   reply.nvjitlink_major = *major;
   reply.nvjitlink_minor = *minor;
   reply.compile_time_us = *time;

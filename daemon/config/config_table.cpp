@@ -131,7 +131,7 @@ const std::array<ConfigKey, 44> k_config_key_table{{
      "only that group can scrape (any local user can reach a loopback port). Empty: no endpoint.",
      [](Config& c, std::string_view v) -> Result<void> {
        if (!v.empty()) {
-         if (auto parsed = config::parse_listen_address(v); !parsed) return parsed.error();
+         JITCACHE_TRY(config::parse_listen_address(v));
        }
        c.metrics_listen = std::string(v);
        return {};

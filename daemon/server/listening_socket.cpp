@@ -72,8 +72,8 @@ common::Result<ListeningSocket> open_listening_socket(const std::string& socket_
   }
   const std::string directory = socket_path.substr(0, socket_path.rfind('/'));
   if (!directory.empty()) {
-    if (auto made = make_directories(directory, 0750); !made) return made.error();
-    if (auto secure = check_socket_directory(directory); !secure) return secure.error();
+    JITCACHE_TRY(make_directories(directory, 0750));
+    JITCACHE_TRY(check_socket_directory(directory));
     // The group must be able to reach the socket: it traverses the directory.
     if (group && ::chown(directory.c_str(), static_cast<uid_t>(-1), *group) != 0) {
       return errno_error("cannot give the socket directory " + directory + " to group " + std::to_string(*group));

@@ -118,10 +118,10 @@ Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, con
   };
 
   if (policy.stale_driver_after_ms > 0) {
-    if (auto r = run_pass(k_stale_candidates_sql, true, !request.all_stale); !r) return r.error();
+    JITCACHE_TRY(run_pass(k_stale_candidates_sql, true, !request.all_stale));
   }
   if (over) {
-    if (auto r = run_pass(k_lru_candidates_sql, false, true); !r) return r.error();
+    JITCACHE_TRY(run_pass(k_lru_candidates_sql, false, true));
   }
   return result;
 }

@@ -92,7 +92,7 @@ Result<void> write_meta_int(SqliteDb& db, const char* key, int value, const std:
 }  // namespace
 
 Result<MigrationOutcome> migrate(SqliteDb& db, const MigrationPlan& plan) {
-  if (auto r = check_plan(plan); !r) return r.error();
+  JITCACHE_TRY(check_plan(plan));
   const std::string where = "the store database " + db.path().string();
 
   // Rationale: IMMEDIATE takes the write lock before reading the version, so two processes that
@@ -124,10 +124,10 @@ Result<MigrationOutcome> migrate(SqliteDb& db, const MigrationPlan& plan) {
     ++outcome.applied;
   }
   if (outcome.applied > 0) {
-    if (auto r = write_meta_int(db, "version", outcome.version_after, where); !r) return r.error();
-    if (auto r = write_meta_int(db, "compatible_version", plan.compatible_version, where); !r) return r.error();
+    JITCACHE_TRY(write_meta_int(db, "version", outcome.version_after, where));
+    JITCACHE_TRY(write_meta_int(db, "compatible_version", plan.compatible_version, where));
   }
-  if (auto r = transaction->commit("committing the migration of " + where); !r) return r.error();
+  JITCACHE_TRY(transaction->commit("committing the migration of " + where));
 
   if (outcome.applied > 0) {
     spdlog::info("store: migrated {} from schema version {} to {}", db.path().string(), outcome.version_before,

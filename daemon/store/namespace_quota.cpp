@@ -53,7 +53,7 @@ Result<EvictionResult> evict_over_quota(SqliteDb& writer, std::uint32_t namespac
     if (batch.empty()) break;
     for (const auto& [id, entry_bytes] : batch) {
       if (bytes <= target) break;
-      if (auto r = remove_entry(writer, id); !r) return r.error();
+      JITCACHE_TRY(remove_entry(writer, id));
       if (writer.changes() == 0) continue;
       result.removed_ids.push_back(id);
       result.removed_bytes += entry_bytes;

@@ -92,7 +92,7 @@ Result<std::uint32_t> record_report(SqliteDb& writer, std::int64_t id, const Fai
     s.bind(4, report.cu_result);
     s.bind(5, static_cast<std::int64_t>(report.stage));
     s.bind_text(6, report.detail);
-    if (auto r = s.run(what); !r) return r.error();
+    JITCACHE_TRY(s.run(what));
   }
   auto stmt = writer.statement(k_count_reporters_sql);
   JITCACHE_TRY(stmt);
@@ -119,7 +119,7 @@ Result<std::optional<QuarantinedEntry>> quarantine_entry(SqliteDb& writer, const
 
   if (entry.quarantined) {
     result.outcome.verdict = ReportVerdict::already_quarantined;
-    if (auto r = run_on_entry(writer, k_count_failure_sql, entry.id, what); !r) return r.error();
+    JITCACHE_TRY(run_on_entry(writer, k_count_failure_sql, entry.id, what));
   } else if (entry.reported_by_caller) {
     // The same uid again (its rebuild failed too, or a flood): nothing new to record.
     result.outcome.verdict = ReportVerdict::hidden_from_reporter;
@@ -129,15 +129,15 @@ Result<std::optional<QuarantinedEntry>> quarantine_entry(SqliteDb& writer, const
     JITCACHE_TRY(reporters);
     result.outcome.reporters = *reporters;
     if (*reporters >= std::max(quorum, 1u)) {
-      if (auto r = mark_quarantined(writer, entry.id, report, now_ms, what); !r) return r.error();
+      JITCACHE_TRY(mark_quarantined(writer, entry.id, report, now_ms, what));
     } else {
       result.outcome.verdict = ReportVerdict::hidden_from_reporter;
-      if (auto r = run_on_entry(writer, k_count_failure_sql, entry.id, what); !r) return r.error();
+      JITCACHE_TRY(run_on_entry(writer, k_count_failure_sql, entry.id, what));
     }
   } else {
-    if (auto r = mark_quarantined(writer, entry.id, report, now_ms, what); !r) return r.error();
+    JITCACHE_TRY(mark_quarantined(writer, entry.id, report, now_ms, what));
   }
-  if (auto r = transaction->commit(what); !r) return r.error();
+  JITCACHE_TRY(transaction->commit(what));
   return std::optional<QuarantinedEntry>(result);
 }
 

@@ -92,14 +92,14 @@ Result<void> SqliteStore::evict_over_quota_locked(StoreDatabase& db, std::uint32
   JITCACHE_TRY(bytes);
   if (*bytes + incoming_bytes <= m_namespace_quota) return {};
   // As evict_locked: the namespace's hits so far order its entries.
-  if (auto r = flush_usage_locked(db); !r) return r.error();
+  JITCACHE_TRY(flush_usage_locked(db));
   const std::string what = "evicting over the quota of namespace " + std::to_string(namespace_id);
   auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
   JITCACHE_TRY(transaction);
   auto result = evict_over_quota(db.writer, namespace_id, m_namespace_quota, incoming_bytes);
   JITCACHE_TRY(result);
   if (result->removed_ids.empty()) return {};
-  if (auto r = transaction->commit(what); !r) return r.error();
+  JITCACHE_TRY(transaction->commit(what));
   for (std::int64_t id : result->removed_ids) drop_row(id);
   m_quota_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
   spdlog::info("store: namespace {} reached its quota: evicted {} entries ({} bytes stored)", namespace_id,
@@ -115,14 +115,14 @@ Result<EvictionResult> SqliteStore::evict_locked(StoreDatabase& db, const Evicti
     JITCACHE_TRY(bytes);
     if (!over_limit(m_policy, *bytes, request.incoming_bytes)) return EvictionResult{};
   }
-  if (auto r = flush_usage_locked(db); !r) return r.error();
+  JITCACHE_TRY(flush_usage_locked(db));
   const std::string what = "evicting entries";
   auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
   JITCACHE_TRY(transaction);
   auto result = evict(db.writer, m_policy, request, m_clock());
   JITCACHE_TRY(result);
   if (result->removed_ids.empty()) return result;
-  if (auto r = transaction->commit(what); !r) return r.error();
+  JITCACHE_TRY(transaction->commit(what));
   for (std::int64_t id : result->removed_ids) drop_row(id);
   m_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
   m_evicted_bytes.fetch_add(result->removed_bytes, std::memory_order_relaxed);

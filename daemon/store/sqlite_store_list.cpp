@@ -74,7 +74,7 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
   // Asks kept in memory are written first, so that a driver asked for since the last flush is not
   // shown as stale.
   if (query.stale_only) {
-    if (auto r = flush_usage(); !r) return r.error();
+    JITCACHE_TRY(flush_usage());
   }
   return m_database->run([&](StoreDatabase& db) -> Result<ListPage> {
     auto reader = db.readers.acquire();

@@ -96,14 +96,14 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
     }
     // Verified when it entered the cache, against this row's checksum and size: not hashed again.
     if (auto cached = m_hot.find(row.id, row.info.checksum, row.info.raw_size)) {
-      if (auto r = transaction->commit(what); !r) return r.error();
+      JITCACHE_TRY(transaction->commit(what));
       note_served(row.info);
       return LookupOutcome(Hit{std::move(row.info), std::move(cached), row.id, row.content_fast});
     }
     auto blob = reader->read_blob("blobs", "data", row.id, what);
     JITCACHE_TRY(blob);
     image = std::move(*blob);
-    if (auto r = transaction->commit(what); !r) return r.error();
+    JITCACHE_TRY(transaction->commit(what));
   }
 
   // Decompressed and hashed after the read transaction, on no connection: the snapshot is not

@@ -69,7 +69,7 @@ Result<VerifyBatch> SqliteStore::verify_entries(std::int64_t after_id, unsigned 
         }
       }
       batch.done = rows < limit;
-      if (auto r = transaction->commit(what); !r) return r.error();
+      JITCACHE_TRY(transaction->commit(what));
     }
     // Deleted one by one on the writer, each a short transaction, so PUTs interleave with a VERIFY.
     for (auto& bad : damaged) {

@@ -72,7 +72,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
   return m_database->run_write([&](StoreDatabase& db) -> Result<PutOutcome> {
     std::lock_guard lock(m_writer_mutex);
     if (quota_applies) {
-      if (auto r = evict_over_quota_locked(db, input.namespace_id, stored.size()); !r) return r.error();
+      JITCACHE_TRY(evict_over_quota_locked(db, input.namespace_id, stored.size()));
     }
     if (m_policy.max_size_bytes != 0) {
       // Rationale: eviction commits before the PUT's own transaction starts, so a PUT that then
@@ -115,7 +115,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
       s.bind(16, static_cast<std::int64_t>(input.compile_time_us));
       s.bind_blob(17, input.content_fast.bytes);
       s.bind_blob(18, fast_key_id.bytes);
-      if (auto r = s.run(what); !r) return r.error();
+      JITCACHE_TRY(s.run(what));
     }
     const std::int64_t id = existing ? *existing : db.writer.last_insert_rowid();
     {
@@ -123,9 +123,9 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
       JITCACHE_TRY(stmt);
       (*stmt)->bind(1, id);
       (*stmt)->bind_blob(2, stored);
-      if (auto r = (*stmt)->run(what); !r) return r.error();
+      JITCACHE_TRY((*stmt)->run(what));
     }
-    if (auto r = transaction->commit(what); !r) return r.error();
+    JITCACHE_TRY(transaction->commit(what));
     // A replaced row's cached image is stale. A new row may have the id of a row deleted earlier
     // (SQLite reuses the largest rowid after it is deleted); dropping that id too costs nothing.
     drop_row(id);
@@ -162,7 +162,7 @@ Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visib
       if (!*row) break;
       removed_ids.push_back((*stmt)->column_int64(0));
     }
-    if (auto r = transaction->commit(what); !r) return r.error();
+    JITCACHE_TRY(transaction->commit(what));
     for (std::int64_t id : removed_ids) drop_row(id);
     return static_cast<std::uint32_t>(removed_ids.size());
   });

@@ -29,7 +29,7 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
 
   auto writer = SqliteDb::open(options.path, OpenMode::read_write_create);
   JITCACHE_TRY(writer);
-  if (auto r = apply_pragmas(*writer, ConnectionRole::writer, pragmas); !r) return r.error();
+  JITCACHE_TRY(apply_pragmas(*writer, ConnectionRole::writer, pragmas));
   if (options.quick_check_at_open || options.recover) {
     // Before the migrations, which would otherwise be the first to trip over a damaged page.
     auto verdict = run_integrity_pragma(*writer, IntegrityPragma::quick_check);
@@ -39,8 +39,8 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
                         "the store database " + options.path.string() + " fails PRAGMA quick_check: " + *verdict);
     }
   }
-  if (auto r = migrate(*writer); !r) return r.error();
-  if (auto r = sync_drivers(*writer); !r) return r.error();
+  JITCACHE_TRY(migrate(*writer));
+  JITCACHE_TRY(sync_drivers(*writer));
 
   // Rationale: readers are opened read-write and made read-only with PRAGMA query_only rather than
   // SQLITE_OPEN_READONLY: a read-only connection cannot recover or rebuild the WAL index (-shm)
@@ -49,7 +49,7 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
   for (unsigned i = 0; i < options.reader_count; ++i) {
     auto reader = SqliteDb::open(options.path, OpenMode::read_write);
     JITCACHE_TRY(reader);
-    if (auto r = apply_pragmas(*reader, ConnectionRole::reader, pragmas); !r) return r.error();
+    JITCACHE_TRY(apply_pragmas(*reader, ConnectionRole::reader, pragmas));
     readers.push_back(std::make_unique<SqliteDb>(std::move(*reader)));
   }
   return std::make_unique<StoreDatabase>(std::move(*writer), std::move(readers),

@@ -84,7 +84,7 @@ common::Result<BuiltKey> KeyBuilder::build(std::string_view ptx, const proto::Ca
   // XXH3-128 (about 0.3 ms for a 3 MB module on the GPU host: docs/benchmarks.md, issue 15).
   if (digest == Digest::in_background) key.start_digest();
   key.m_content_fast = proto::xxh3_128(proto::as_bytes(ptx));
-  if (auto valid = proto::validate_fast_key(key.fast_key()); !valid) return valid.error();
+  JITCACHE_TRY(proto::validate_fast_key(key.fast_key()));
   return key;
 }
 

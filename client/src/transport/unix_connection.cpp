@@ -114,7 +114,7 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
   std::memcpy(addr.sun_path, options.socket_path.c_str(), options.socket_path.size() + 1);
   wait_for_path(options.socket_path, options.restart_wait);
   // Before connecting, so that a planted socket does not even see a connection.
-  if (auto path = check_socket_path(options.socket_path, options.trust); !path) return path.error();
+  JITCACHE_TRY(check_socket_path(options.socket_path, options.trust));
 
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return errno_error(ErrorCode::io, "socket");
@@ -135,7 +135,7 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
     }
   }
   // Whoever listens is who serves: checked on this very connection, before anything is sent.
-  if (auto peer = check_peer(fd, options.socket_path, options.trust); !peer) return peer.error();
+  JITCACHE_TRY(check_peer(fd, options.socket_path, options.trust));
   return connection;
 }
 
@@ -167,7 +167,7 @@ Result<void> UnixConnection::write_all(Bytes bytes, Clock::time_point deadline) 
     if (n > 0) {
       done += static_cast<std::size_t>(n);
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (auto ready = wait_ready(m_fd, POLLOUT, deadline, "sending to jitcached"); !ready) return ready.error();
+      JITCACHE_TRY(wait_ready(m_fd, POLLOUT, deadline, "sending to jitcached"));
     } else if (n < 0 && errno != EINTR) {
       return errno_error(ErrorCode::unavailable, "sending to jitcached");
     }
@@ -208,7 +208,7 @@ Result<Reply> UnixConnection::read_reply(Clock::time_point deadline) {
   proto::HeaderBytes raw{};
   // A descriptor rides on the frame's first byte, so the header is read with recvmsg.
   common::UniqueFd descriptor;
-  if (auto r = read_exact(raw.data(), raw.size(), deadline, m_options.reply_spin, &descriptor); !r) return r.error();
+  JITCACHE_TRY(read_exact(raw.data(), raw.size(), deadline, m_options.reply_spin, &descriptor));
   auto header = proto::decode_reply_header(raw, m_options.max_reply_bytes);
   JITCACHE_TRY(header);
   Reply reply;
