@@ -120,8 +120,20 @@ TEST_CASE("descriptor limit: out of descriptors, LOOKUPs are served as bytes and
   // No descriptor left for the daemon: its soft limit becomes its lowest free descriptor number.
   rlimit saved{};
   REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, nullptr, &saved) == 0);
-  const rlimit exhausted{lowest_free_descriptor(daemon.pid()), saved.rlim_max};
-  REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, &exhausted, nullptr) == 0);
+  // Rationale: a descriptor the daemon closes after it was counted (a pipe of its compile worker's
+  // probe, a statement's temporary file) is free again under the new limit: apply it again until a
+  // probe LOOKUP gets its image as bytes.
+  bool exhausted_for_lookups = false;
+  for (int attempt = 0; attempt < 20 && !exhausted_for_lookups; ++attempt) {
+    const rlimit exhausted{lowest_free_descriptor(daemon.pid()), saved.rlim_max};
+    REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, &exhausted, nullptr) == 0);
+    auto probe = client.lookup(testing::sample_key(1), ImageDelivery::descriptor_if_large);
+    REQUIRE(probe);
+    REQUIRE(probe->has_value());
+    exhausted_for_lookups = !(*probe)->mapped.mapped();
+  }
+  REQUIRE(exhausted_for_lookups);
+  const std::uint64_t failed_before = testing::stat_value(client, "images_by_descriptor_failed");
 
   for (std::uint64_t seed = 1; seed <= k_images; ++seed) {
     auto found = client.lookup(testing::sample_key(seed), ImageDelivery::descriptor_if_large);
@@ -130,7 +142,7 @@ TEST_CASE("descriptor limit: out of descriptors, LOOKUPs are served as bytes and
     CHECK_FALSE((*found)->mapped.mapped());
     REQUIRE((*found)->bytes().size() == k_image_size);
   }
-  CHECK(testing::stat_value(client, "images_by_descriptor_failed") == k_images);
+  CHECK(testing::stat_value(client, "images_by_descriptor_failed") - failed_before == k_images);
 
   // A client that connects now waits in the backlog while accept fails, and is served once
   // descriptors are back.
