@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <common/result.hpp>
+#include <vector>
 
 namespace jitcache::proto {
 
@@ -43,14 +44,69 @@ Payload encode_compile_request_head(const CompileRequest& m) {
   w.str16(cut(m.driver_build, k_max_driver_build_length));
   w.str16(cut(m.options, k_max_options_length));
   w.u8(static_cast<std::uint8_t>(m.priority));
-  w.blob32_length(static_cast<std::uint32_t>(m.ptx.size()));
+  if (m.link_inputs.empty()) {
+    w.blob32_length(static_cast<std::uint32_t>(m.ptx.size()));
+    return out;
+  }
+  // Rationale: behind capability bit 9 the request continues after an empty `ptx` (PROTOCOL.md §7:
+  // a field is appended only behind a capability bit); the inputs are copied into the head, which
+  // then is the whole request.
+  w.blob32(Bytes{});
+  w.u16(static_cast<std::uint16_t>(m.link_inputs.size()));
+  for (const CompileLinkInput& input : m.link_inputs) {
+    w.u8(static_cast<std::uint8_t>(input.kind));
+    w.blob32(input.data);
+  }
   return out;
 }
 
 Payload encode(const CompileRequest& m) {
   Payload out = encode_compile_request_head(m);
-  out.insert(out.end(), m.ptx.begin(), m.ptx.end());
+  if (m.link_inputs.empty()) out.insert(out.end(), m.ptx.begin(), m.ptx.end());
   return out;
+}
+
+namespace {
+
+std::vector<LinkInputView> link_views(const CompileRequest& request) {
+  std::vector<LinkInputView> views;
+  views.reserve(request.link_inputs.size());
+  for (const CompileLinkInput& input : request.link_inputs) views.push_back(LinkInputView{input.kind, input.data, {}});
+  return views;
+}
+
+common::Result<std::vector<CompileLinkInput>> decode_link_inputs(ByteReader& r) {
+  JC_READ(count, r.u16("link_count"));
+  if (count == 0 || count > k_max_compile_link_inputs) {
+    return common::make_error(common::ErrorCode::invalid_argument, "COMPILE link_count " + std::to_string(count) +
+                                                                       " is not 1 to " +
+                                                                       std::to_string(k_max_compile_link_inputs));
+  }
+  std::vector<CompileLinkInput> inputs;
+  inputs.reserve(count);
+  for (unsigned i = 0; i < count; ++i) {
+    JC_READ(kind, r.u8("link input kind"));
+    if (!is_link_input_kind(kind)) {
+      return common::make_error(common::ErrorCode::invalid_argument, "COMPILE link input " + std::to_string(i) +
+                                                                         " has kind " + std::to_string(kind) +
+                                                                         ", which is not a link input kind");
+    }
+    JC_READ(data, r.blob32("link input data"));
+    inputs.push_back(CompileLinkInput{static_cast<LinkInputKind>(kind), data});
+  }
+  return inputs;
+}
+
+}  // namespace
+
+Digest256 link_content_of(const CompileRequest& request) {
+  const auto views = link_views(request);
+  return link_content_digest(views);
+}
+
+Checksum128 link_content_fast_of(const CompileRequest& request) {
+  const auto views = link_views(request);
+  return link_content_fast(views);
 }
 
 common::Result<CompileRequest> decode_compile_request(Bytes payload) {
@@ -74,6 +130,15 @@ common::Result<CompileRequest> decode_compile_request(Bytes payload) {
   m.options = options;
   m.priority = static_cast<CompilePriority>(priority);
   m.ptx = ptx;
+  if (r.remaining() > 0) {
+    if (!ptx.empty()) {
+      return common::make_error(common::ErrorCode::invalid_argument,
+                                "COMPILE carries both a PTX and link inputs after it");
+    }
+    auto inputs = decode_link_inputs(r);
+    JITCACHE_TRY(inputs);
+    m.link_inputs = std::move(*inputs);
+  }
   return finish(r, std::move(m), "COMPILE");
 }
 

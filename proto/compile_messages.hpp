@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include <proto/link_content.hpp>
 #include <proto/messages.hpp>
 
 namespace jitcache::proto {
@@ -30,6 +31,15 @@ inline constexpr std::array<NamedValue<CompileOrigin>, 2> k_compile_origins{{
     {CompileOrigin::stored, "stored"},
 }};
 
+// The most inputs one COMPILE of a link may carry (PROTOCOL.md §5 COMPILE "Link inputs").
+inline constexpr std::size_t k_max_compile_link_inputs = 256;
+
+// One input of a link the daemon is asked to compile (capability bit 9): a view, like `ptx`.
+struct CompileLinkInput {
+  LinkInputKind kind = LinkInputKind::ptx;
+  Bytes data;
+};
+
 struct CompileRequest {
   std::uint16_t key_schema = k_key_schema_version;
   std::string arch;
@@ -38,6 +48,9 @@ struct CompileRequest {
   std::string options;
   CompilePriority priority = CompilePriority::interactive;
   Bytes ptx;  // a view: into the received payload (daemon) or the caller's buffer (client)
+  // A link's inputs, in order (capability bit 9, compile_link): then `ptx` is empty and `options`
+  // names an nvJitLink link (jit_options.hpp link_flavor). Empty for a module's COMPILE.
+  std::vector<CompileLinkInput> link_inputs;
 };
 
 struct CompileReply {
@@ -56,10 +69,17 @@ struct CompileErrorReply {
 KeyFields key_of(const CompileRequest& request, const Digest256& content);
 
 // Everything before the PTX bytes, which the client sends from its own buffer (as a PUT's image).
+// With link inputs the PTX is empty and the head holds the whole request, the inputs copied in.
 Payload encode_compile_request_head(const CompileRequest& m);
 Payload encode(const CompileRequest& m);  // copies the PTX: for tests
-// Refuses a priority other than 0 or 1. The PTX's own checks (empty, NUL bytes) are the daemon's.
+// Refuses a priority other than 0 or 1; a link_count of 0 or above k_max_compile_link_inputs, an
+// unknown input kind, and link inputs beside a non-empty PTX. The PTX's own checks (empty, NUL
+// bytes) are the daemon's.
 common::Result<CompileRequest> decode_compile_request(Bytes payload);
+// The link content digest of a request's link inputs (link_content.hpp; nvJitLink inputs take no
+// options), and its fast counterpart.
+Digest256 link_content_of(const CompileRequest& request);
+Checksum128 link_content_fast_of(const CompileRequest& request);
 
 // Everything of a compiled reply but the image bytes, which the daemon sends from its own buffer.
 Payload encode_compile_reply_head(CompileOrigin origin, const EntryInfo& info, std::uint32_t image_size);

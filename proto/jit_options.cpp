@@ -7,10 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include <common/result.hpp>
 #include <proto/key.hpp>
+#include <proto/nvjitlink_options.hpp>
 
 // Evidence for the choices below (docs/cache-key.md "How the options were chosen"): cuda.h 13.0 and a
 // probe on an H200 with driver 580.159.04 that compiled one PTX through cuModuleLoadDataEx and cuLink*
@@ -63,6 +65,13 @@ constexpr std::array k_keyed_options = {
 };
 
 constexpr std::array<std::string_view, 3> k_cache_mode_names = {"none", "cg", "ca"};
+
+// The link-session keys of the text form (docs/cache-key.md "Link sessions"); written only when set,
+// so every string without them keeps its meaning.
+constexpr std::string_view k_link_key = "link";
+constexpr std::string_view k_cu_link_value = "cu";
+constexpr std::string_view k_nvjitlink_value = "nvjitlink";
+constexpr std::string_view k_nvjitlink_key = "nvjitlink";
 
 using OptionValues = std::array<std::uint32_t, k_keyed_options.size()>;
 
@@ -375,22 +384,79 @@ common::Result<CanonicalOptions> canonicalize_options(unsigned count, const int*
 common::Result<std::string> canonicalize_option_text(std::string_view text) {
   OptionValues values = default_values();
   std::bitset<k_keyed_options.size()> seen;
+  std::optional<std::string_view> link;
+  std::optional<std::string_view> nvjitlink;
+  bool any_jit_key = false;
   std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t end = std::min(text.find(';', start), text.size());
     const std::string_view pair = trim(text.substr(start, end - start));
-    // Rationale: empty pieces ("", a trailing ';') carry nothing and are harmless to accept.
-    if (!pair.empty()) {
-      JITCACHE_TRY(parse_pair(pair, values, seen));
-    }
     start = end + 1;
+    // Rationale: empty pieces ("", a trailing ';') carry nothing and are harmless to accept.
+    if (pair.empty()) continue;
+    const std::size_t equals = pair.find('=');
+    const std::string_view key = equals == std::string_view::npos ? pair : trim(pair.substr(0, equals));
+    if (key == k_link_key || key == k_nvjitlink_key) {
+      if (equals == std::string_view::npos) return invalid(quoted(pair) + " is not key=value");
+      std::optional<std::string_view>& slot = key == k_link_key ? link : nvjitlink;
+      if (slot) return invalid("option " + quoted(key) + " is given more than once");
+      slot = trim(pair.substr(equals + 1));
+      continue;
+    }
+    JITCACHE_TRY(parse_pair(pair, values, seen));
+    any_jit_key = true;
   }
-  return format_text(values);
+  if (!link) {
+    if (nvjitlink) return invalid("option \"nvjitlink\" belongs to link=nvjitlink only");
+    return format_text(values);
+  }
+  if (*link == k_cu_link_value) {
+    if (nvjitlink) return invalid("option \"nvjitlink\" belongs to link=nvjitlink, not link=cu");
+    return cu_link_option_text(format_text(values));
+  }
+  if (*link == k_nvjitlink_value) {
+    if (any_jit_key) return invalid("with link=nvjitlink only the option \"nvjitlink\" may follow");
+    auto keyed = parse_nvjitlink_option_list(nvjitlink.value_or(std::string_view{}));
+    JITCACHE_TRY(keyed);
+    return nvjitlink_option_text(*keyed);
+  }
+  return invalid("option \"link\": value " + quoted(*link) + " is not cu or nvjitlink");
 }
 
 const std::string& default_option_text() {
   static const std::string k_text = format_text(default_values());
   return k_text;
+}
+
+bool is_keyed_jit_option(int option) {
+  if (option < 0 || static_cast<std::size_t>(option) >= k_option_info.size()) return false;
+  return k_option_info[static_cast<std::size_t>(option)].disposition == Disposition::keyed;
+}
+
+std::string cu_link_option_text(std::string_view canonical_create_options) {
+  return std::string(k_link_key) + "=" + std::string(k_cu_link_value) + ";" + std::string(canonical_create_options);
+}
+
+std::string nvjitlink_option_text(const std::vector<std::string>& keyed) {
+  return std::string(k_link_key) + "=" + std::string(k_nvjitlink_value) + ";" + std::string(k_nvjitlink_key) + "=" +
+         join_nvjitlink_options(keyed);
+}
+
+LinkFlavor link_flavor(std::string_view canonical) {
+  const std::string prefix = std::string(k_link_key) + "=";
+  if (!canonical.starts_with(prefix)) return LinkFlavor::none;
+  const std::string_view rest = canonical.substr(prefix.size());
+  if (rest.starts_with(std::string(k_cu_link_value) + ";")) return LinkFlavor::cu_link;
+  if (rest.starts_with(std::string(k_nvjitlink_value) + ";")) return LinkFlavor::nvjitlink;
+  return LinkFlavor::none;
+}
+
+common::Result<std::vector<std::string>> nvjitlink_options_of(std::string_view canonical) {
+  const std::string prefix = nvjitlink_option_text({});
+  if (link_flavor(canonical) != LinkFlavor::nvjitlink || !canonical.starts_with(prefix)) {
+    return invalid("options " + quoted(canonical) + " are not an nvJitLink link's");
+  }
+  return parse_nvjitlink_option_list(canonical.substr(prefix.size()));
 }
 
 }  // namespace jitcache::proto

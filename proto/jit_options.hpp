@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <common/result.hpp>
 
@@ -81,5 +82,25 @@ common::Result<std::string> canonicalize_option_text(std::string_view text);
 
 // The canonical string with every option at its default.
 const std::string& default_option_text();
+
+// True for a CUjit_option that is part of the canonical string (k_keyed_options in the .cpp); false
+// for log, target, fallback, uncacheable and unknown options.
+bool is_keyed_jit_option(int option);
+
+// Link sessions (docs/cache-key.md "Link sessions"). A cuLink* session's option string is "link=cu;"
+// followed by the canonical string of its cuLinkCreate options; an nvJitLink session's is
+// "link=nvjitlink;nvjitlink=" followed by its keyed options joined by one space
+// (nvjitlink_options.hpp). The marker keeps a link from ever sharing a key with a module load of
+// the same PTX: a link's output is relocatable (-rdc) code, other bytes. A string without `link`
+// means exactly what it meant before link sessions existed.
+enum class LinkFlavor { none, cu_link, nvjitlink };
+// `canonical_create_options` is a canonical option string without `link` (CanonicalOptions::text).
+std::string cu_link_option_text(std::string_view canonical_create_options);
+std::string nvjitlink_option_text(const std::vector<std::string>& keyed);
+// The flavor a canonical option string names (anything not starting with "link=" is none).
+LinkFlavor link_flavor(std::string_view canonical);
+// The keyed nvJitLink options of a canonical "link=nvjitlink;nvjitlink=..." string;
+// ErrorCode::invalid_argument for any other string.
+common::Result<std::vector<std::string>> nvjitlink_options_of(std::string_view canonical);
 
 }  // namespace jitcache::proto

@@ -99,7 +99,9 @@ inline constexpr std::uint64_t k_capability_image_fd = 1ull << 6;
 inline constexpr std::uint64_t k_capability_verify = 1ull << 7;
 // HIT_NOTE (op 12), and the published directory beside the socket (PROTOCOL.md §8).
 inline constexpr std::uint64_t k_capability_hit_note = 1ull << 8;
-inline constexpr std::array<NamedValue<std::uint64_t>, 8> k_capabilities{{
+// COMPILE of an nvJitLink link: the request's trailing link inputs (PROTOCOL.md §5 COMPILE).
+inline constexpr std::uint64_t k_capability_compile_link = 1ull << 9;
+inline constexpr std::array<NamedValue<std::uint64_t>, 9> k_capabilities{{
     {k_capability_store, "store"},
     {k_capability_compile, "compile"},
     {k_capability_report_failure, "report_failure"},
@@ -108,6 +110,7 @@ inline constexpr std::array<NamedValue<std::uint64_t>, 8> k_capabilities{{
     {k_capability_image_fd, "image_fd"},
     {k_capability_verify, "verify"},
     {k_capability_hit_note, "hit_note"},
+    {k_capability_compile_link, "compile_link"},
 }};
 // Bit numbers once announced and never to be given another meaning.
 inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include <proto/compile_messages.hpp>
 #include <proto/jit_options.hpp>
@@ -94,4 +95,58 @@ TEST_CASE("compile messages: a compile error carries its message and the whole l
   auto refused = decode_compile_error_reply(Bytes(over));
   REQUIRE_FALSE(refused);
   CHECK(refused.error().code == ErrorCode::too_large);
+}
+
+TEST_CASE("compile messages: a link's inputs follow an empty PTX, in order, and round-trip") {
+  CompileRequest request = sample_request("");
+  request.options = nvjitlink_option_text({"-O3"});
+  const std::string first = ".version 9.0\n.target sm_90\n";
+  const std::string second =
+      "\x7f"
+      "ELF library bytes";
+  request.link_inputs = {{LinkInputKind::ptx, as_bytes(first)}, {LinkInputKind::library, as_bytes(second)}};
+  const Payload encoded = encode(request);
+  CHECK(encoded == encode_compile_request_head(request));
+  auto decoded = decode_compile_request(Bytes(encoded));
+  REQUIRE(decoded);
+  CHECK(decoded->ptx.empty());
+  REQUIRE(decoded->link_inputs.size() == 2);
+  CHECK(decoded->link_inputs[0].kind == LinkInputKind::ptx);
+  CHECK(std::string(reinterpret_cast<const char*>(decoded->link_inputs[1].data.data()),
+                    decoded->link_inputs[1].data.size()) == second);
+  CHECK(link_content_of(*decoded) == link_content_of(request));
+  const std::vector<LinkInputView> views = {{LinkInputKind::ptx, as_bytes(first), {}},
+                                            {LinkInputKind::library, as_bytes(second), {}}};
+  CHECK(link_content_of(request) == link_content_digest(views));
+  CHECK(link_content_fast_of(request) == link_content_fast(views));
+}
+
+TEST_CASE("compile messages: link inputs beside a PTX, none, an unknown kind or too many are refused") {
+  CompileRequest request = sample_request("");
+  const std::string data = "x";
+  request.link_inputs = {{LinkInputKind::ptx, as_bytes(data)}};
+  const Payload good = encode(request);
+  const std::size_t count_at = encode_compile_request_head(sample_request("")).size();
+
+  Payload with_ptx = encode_compile_request_head(sample_request("p"));
+  with_ptx.push_back('p');
+  with_ptx.insert(with_ptx.end(), good.begin() + static_cast<std::ptrdiff_t>(count_at), good.end());
+  auto refused = decode_compile_request(Bytes(with_ptx));
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Contains("both a PTX and link inputs"));
+
+  Payload none = good;
+  none.resize(count_at + 2);
+  none[count_at] = 0;
+  none[count_at + 1] = 0;
+  CHECK_THAT(decode_compile_request(Bytes(none)).error().message, Catch::Contains("link_count 0"));
+
+  Payload many = good;
+  many[count_at] = 0x01;
+  many[count_at + 1] = 0x01;  // 257
+  CHECK_THAT(decode_compile_request(Bytes(many)).error().message, Catch::Contains("link_count 257"));
+
+  Payload bad_kind = good;
+  bad_kind[count_at + 2] = 7;
+  CHECK_THAT(decode_compile_request(Bytes(bad_kind)).error().message, Catch::Contains("kind 7"));
 }

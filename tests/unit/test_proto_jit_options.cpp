@@ -397,3 +397,64 @@ TEST_CASE("jit options: text and array forms of the same options agree") {
                                      .text();
   CHECK(*canonicalize_option_text("tpb=256;g=1;ftz=1;prec_div=0;override=1;fast=2") == from_array);
 }
+
+TEST_CASE("option text: a string without link= keeps its meaning (the all-defaults string is unchanged)") {
+  CHECK(default_option_text() == k_defaults);
+  auto canonical = canonicalize_option_text("opt=3");
+  REQUIRE(canonical);
+  CHECK(canonical->find("link") == std::string::npos);
+  CHECK(link_flavor(*canonical) == LinkFlavor::none);
+  auto refused = canonicalize_option_text("nvjitlink=-O3");
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("option text: a cuLink session's string is link=cu followed by the canonical create options") {
+  const std::string culink = cu_link_option_text(k_defaults);
+  CHECK(culink == "link=cu;" + k_defaults);
+  CHECK(link_flavor(culink) == LinkFlavor::cu_link);
+  auto canonical = canonicalize_option_text(culink);
+  REQUIRE(canonical);
+  CHECK(*canonical == culink);
+  auto reordered = canonicalize_option_text("opt=3; link = cu");
+  REQUIRE(reordered);
+  CHECK(*reordered == cu_link_option_text(*canonicalize_option_text("opt=3")));
+  CHECK(*reordered != *canonicalize_option_text("opt=3"));
+  CHECK(validate_key(KeyFields{k_key_schema_version, sha256(as_bytes("x")), "sm_90a", 13000, "580.159.04", culink}));
+}
+
+TEST_CASE("option text: an nvJitLink session's string is link=nvjitlink and its keyed options, nothing else") {
+  const std::string text = nvjitlink_option_text({"-O3", "-Xptxas=-O4"});
+  CHECK(text == "link=nvjitlink;nvjitlink=-O3 -Xptxas=-O4");
+  CHECK(link_flavor(text) == LinkFlavor::nvjitlink);
+  auto canonical = canonicalize_option_text(text);
+  REQUIRE(canonical);
+  CHECK(*canonical == text);
+  auto options = nvjitlink_options_of(text);
+  REQUIRE(options);
+  CHECK(*options == std::vector<std::string>{"-O3", "-Xptxas=-O4"});
+  CHECK(*canonicalize_option_text("link=nvjitlink") == "link=nvjitlink;nvjitlink=");
+  CHECK(*canonicalize_option_text("nvjitlink= -O3   -g ;link=nvjitlink") == "link=nvjitlink;nvjitlink=-O3 -g");
+  CHECK(validate_key(KeyFields{k_key_schema_version, sha256(as_bytes("x")), "sm_90", 13000, "nvjitlink-13.0-1", text}));
+  CHECK_FALSE(nvjitlink_options_of(cu_link_option_text(k_defaults)));
+}
+
+TEST_CASE("option text: link strings that mix the two grammars or name another linker are refused") {
+  for (const char* text : {"link=nvjitlink;opt=3", "link=cu;nvjitlink=-O3", "link=gcc", "link=cu;link=cu",
+                           "link=nvjitlink;nvjitlink=-verbose", "link=nvjitlink;nvjitlink=-arch=sm_90", "link"}) {
+    INFO(text);
+    auto refused = canonicalize_option_text(text);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().code == ErrorCode::invalid_argument);
+  }
+}
+
+TEST_CASE("option arrays: is_keyed_jit_option is true exactly for the options of the canonical string") {
+  CHECK(is_keyed_jit_option(static_cast<int>(JitOption::max_registers)));
+  CHECK(is_keyed_jit_option(static_cast<int>(JitOption::split_compile)));
+  CHECK_FALSE(is_keyed_jit_option(static_cast<int>(JitOption::info_log_buffer)));
+  CHECK_FALSE(is_keyed_jit_option(static_cast<int>(JitOption::target)));
+  CHECK_FALSE(is_keyed_jit_option(static_cast<int>(JitOption::global_symbol_names)));
+  CHECK_FALSE(is_keyed_jit_option(-1));
+  CHECK_FALSE(is_keyed_jit_option(35));
+}
