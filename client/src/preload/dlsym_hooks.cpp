@@ -18,6 +18,7 @@
 #include <client/src/preload/symbol_routes.hpp>
 
 using jitcache::client::preload::inside_preload;
+using jitcache::client::preload::own_resolver;
 using jitcache::client::preload::real_dlsym;
 using jitcache::client::preload::real_dlsym_address;
 using jitcache::client::preload::real_dlvsym;
@@ -31,7 +32,7 @@ extern "C" {
 __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dlsym(void* handle, const char* name) {
   const void* caller = __builtin_return_address(0);
   void* found = real_dlsym(handle, name);
-  if (inside_preload(caller)) return found;
+  if (inside_preload(caller)) return own_resolver(name, found);
   return route_symbol(name, found);
 }
 
@@ -39,7 +40,7 @@ __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dlv
                                                                                     const char* version) {
   const void* caller = __builtin_return_address(0);
   void* found = real_dlvsym(handle, name, version);
-  if (inside_preload(caller)) return found;
+  if (inside_preload(caller)) return own_resolver(name, found);
   return route_symbol(name, found);
 }
 

@@ -1,5 +1,6 @@
 #include <client/src/preload/symbol_routes.hpp>
 
+#include <cuda.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -29,7 +30,53 @@ bool in_library(void* address, const char* library) {
   return std::strncmp(file, library, std::strlen(library)) == 0;
 }
 
+using ProcAddressV1 = CUresult (*)(const char*, void**, int, cuuint64_t);
+using ProcAddressV2 = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+
+std::atomic<void*> g_real_v1{nullptr};
+std::atomic<void*> g_real_v2{nullptr};
+
+CUresult own_get_proc_address_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                                 CUdriverProcAddressQueryResult* status) {
+  auto real = reinterpret_cast<ProcAddressV2>(g_real_v2.load(std::memory_order_acquire));
+  const CUresult result = real(symbol, pfn, version, flags, status);
+  if (result == CUDA_SUCCESS && pfn != nullptr) *pfn = unwrap(*pfn);
+  return result;
+}
+
+CUresult own_get_proc_address_v1(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  auto real = reinterpret_cast<ProcAddressV1>(g_real_v1.load(std::memory_order_acquire));
+  const CUresult result = real(symbol, pfn, version, flags);
+  if (result == CUDA_SUCCESS && pfn != nullptr) *pfn = unwrap(*pfn);
+  return result;
+}
+
 }  // namespace
+
+void* unwrap(void* pfn) {
+  if (pfn == nullptr) return pfn;
+  for (std::span<const Hook> table : hook_tables()) {
+    for (const Hook& hook : table) {
+      if (hook.wrapper == pfn) return resolve_real(hook);
+    }
+  }
+  return pfn;
+}
+
+void* own_resolver(const char* symbol, void* found) {
+  if (found == nullptr || symbol == nullptr) return found;
+  found = unwrap(found);
+  if (found == nullptr) return nullptr;
+  if (std::strcmp(symbol, "cuGetProcAddress_v2") == 0) {
+    g_real_v2.store(found, std::memory_order_release);
+    return reinterpret_cast<void*>(&own_get_proc_address_v2);
+  }
+  if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
+    g_real_v1.store(found, std::memory_order_release);
+    return reinterpret_cast<void*>(&own_get_proc_address_v1);
+  }
+  return found;
+}
 
 bool preload_disabled() {
   // 0 unknown, 1 enabled, 2 disabled; racing first readers compute the same answer.

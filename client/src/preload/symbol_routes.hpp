@@ -19,6 +19,16 @@ namespace jitcache::client::preload {
 void* route_symbol(const char* symbol, void* found);
 void* route_proc_address(const char* base, void* found, int version);
 
+// The real function behind `pfn` when it is one of the wrappers, else `pfn` (nullptr when the
+// wrapper's real function cannot be found). Rationale: a driver built without -Bsymbolic (the test
+// suite's fake is one) hands out its own exported names' addresses, which the preload library
+// interposes; the library's own driver calls must still reach the driver.
+void* unwrap(void* pfn);
+
+// Resolvers for this library's own use (dlsym_hooks.cpp hands them to the client when it asks for
+// "cuGetProcAddress_v2" or "cuGetProcAddress"): the real resolver with every answer unwrapped.
+void* own_resolver(const char* symbol, void* found);
+
 // JITCACHE_DISABLE is set to something other than "" or "0": every hook is the real function.
 bool preload_disabled();
 
