@@ -165,3 +165,9 @@ TEST_CASE("transparent: (e) a preserved library image stays alive until cuLibrar
 TEST_CASE("transparent: a program that forks and loads in both processes works and hits") {
   check_route({"route_fork", {k_small_ptx, "reduce_partial"}}, "child: load 0, reduce_partial 0");
 }
+
+TEST_CASE(
+    "transparent: cuGetProcAddress at 11.3 for itself is the 4-argument form, RTLD_NEXT keeps its meaning, "
+    "dlvsym passes through") {
+  check_route({"route_resolvers", {k_small_ptx, "reduce_partial"}}, "next probe_name after a: b (b linked: 1)");
+}
