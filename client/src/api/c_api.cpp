@@ -3,8 +3,6 @@
 // load with the caller's arguments.
 #include <jitcache/jitcache.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -12,20 +10,14 @@
 #include <memory>
 #include <optional>
 
+#include <client/src/api/cached_load.hpp>
 #include <client/src/api/module_file.hpp>
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/loader/client_runtime.hpp>
-#include <client/src/loader/daemon_cache_port.hpp>
-#include <client/src/loader/load_flow.hpp>
 #include <client/src/loader/load_record.hpp>
-#include <proto/published_image.hpp>
 
 using jitcache::client::loader::CallerOptions;
 using jitcache::client::loader::ClientRuntime;
-using jitcache::client::loader::DaemonCachePort;
-using jitcache::client::loader::DaemonLease;
-using jitcache::client::loader::DaemonLink;
-using jitcache::client::loader::LoadFlow;
 using jitcache::client::loader::LoadRecord;
 
 namespace {
@@ -39,69 +31,6 @@ constexpr std::size_t k_min_counters_size = offsetof(jitcache_counters, corrupt_
 // The config up to quiet: what 0.1.0 declared (compile_timeout_ms came after).
 constexpr std::size_t k_min_config_size = offsetof(jitcache_config, quiet) + sizeof(int);
 
-// Whether the daemon keeps published copies the flow may read (a stat of their directory).
-bool publishes(const jitcache::client::loader::ClientSettings& settings) {
-  struct stat st {};
-  return settings.published && ::stat(jitcache::proto::published_dir_for(settings.socket_path).c_str(), &st) == 0;
-}
-
-CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_options, CUjit_option* options,
-                         void** option_values) {
-  ClientRuntime& runtime = ClientRuntime::instance();
-  LoadRecord record;
-  // Rationale: connecting before anything else lets an idle daemon wake up (a few hundred
-  // microseconds on a virtual machine, most of a small module's hit: docs/benchmarks.md) while the
-  // driver is resolved and the image classified and keyed. A load that never asks the daemon hands
-  // the connection back to the pool unused. Where the daemon publishes its entries, a hit may need
-  // no connection at all, so the flow connects when it knows it needs one (load_flow.cpp).
-  std::shared_ptr<DaemonLink> daemon = [&] {
-    auto timer = record.step(&jitcache_load_info::ns_setup);
-    return runtime.daemon();
-  }();
-  std::optional<jitcache::common::Result<DaemonLease>> early_lease;
-  if (!daemon->settings().disabled && module != nullptr && image != nullptr && !publishes(daemon->settings())) {
-    auto timer = record.step(&jitcache_load_info::ns_lookup);
-    early_lease.emplace(daemon->acquire());
-  }
-  const auto& api = [&]() -> decltype(runtime.driver()) {
-    auto timer = record.step(&jitcache_load_info::ns_setup);
-    return runtime.driver();
-  }();
-  if (!api) {
-    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
-    record.reason(api.error().message);
-    record.stage(JITCACHE_STAGE_CACHE, CUDA_ERROR_NOT_INITIALIZED);
-    record.finish(CUDA_ERROR_NOT_INITIALIZED);
-    return CUDA_ERROR_NOT_INITIALIZED;
-  }
-  const jitcache::client::driver::DriverApi& driver = **api;
-  if (!driver.can_load()) {
-    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
-    record.reason("the driver cannot load modules: " + driver.missing_summary());
-    record.finish(CUDA_ERROR_NOT_SUPPORTED);
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
-  CallerOptions caller(num_options, options, option_values);
-  CUresult result = CUDA_ERROR_UNKNOWN;
-  try {
-    DaemonCachePort cache(daemon, runtime.counters());
-    if (early_lease) cache.use_connection(std::move(*early_lease));
-    LoadFlow flow(driver, cache, daemon->settings(), runtime.counters(), record);
-    result = flow.load(module, image, caller);
-  } catch (const std::exception& error) {
-    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
-    record.reason(std::string("internal error in the cache (") + error.what() + "): loaded without it");
-    result = driver.module_load_data_ex(module, image, num_options, options, option_values);
-  } catch (...) {
-    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
-    record.reason("internal error in the cache: loaded without it");
-    result = driver.module_load_data_ex(module, image, num_options, options, option_values);
-  }
-  runtime.counters().count_outcome(record.outcome());
-  record.finish(result);
-  return result;
-}
-
 }  // namespace
 
 extern "C" {
@@ -109,7 +38,10 @@ extern "C" {
 JITCACHE_API CUresult jitcache_module_load_data_ex(CUmodule* module, const void* image, unsigned int num_options,
                                                    CUjit_option* options, void** option_values) {
   try {
-    return load_with_cache(module, image, num_options, options, option_values);
+    jitcache::client::api::CachedLoadCall call{image, num_options, options, option_values};
+    return jitcache::client::api::cached_load(call, [module](const auto& api, const CallerOptions&) {
+      return std::make_unique<jitcache::client::loader::ModuleTarget>(api, module);
+    });
   } catch (...) {
     return CUDA_ERROR_UNKNOWN;  // only reachable if even the record could not be built (no memory)
   }

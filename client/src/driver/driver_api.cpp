@@ -85,6 +85,12 @@ void store(DriverApi& api, std::size_t slot, void* pfn) {
     case k_link_add_data: assign(api.link_add_data, pfn); break;
     case k_link_complete: assign(api.link_complete, pfn); break;
     case k_link_destroy: assign(api.link_destroy, pfn); break;
+    case k_device_get: assign(api.device_get, pfn); break;
+    case k_device_get_count: assign(api.device_get_count, pfn); break;
+    case k_library_load_data: assign(api.library_load_data, pfn); break;
+    case k_library_unload: assign(api.library_unload, pfn); break;
+    case k_library_load_from_file: assign(api.library_load_from_file, pfn); break;
+    case k_library_get_kernel_count: assign(api.library_get_kernel_count, pfn); break;
     default: break;
   }
 }
@@ -120,7 +126,7 @@ common::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& 
     std::string why;
     void* pfn = resolver.resolve(entry, why);
     if (pfn == nullptr) {
-      api->missing.push_back(std::move(why));
+      if (!entry.optional) api->missing.push_back(std::move(why));
       continue;
     }
     store(*api, entry.slot, pfn);

@@ -35,6 +35,13 @@ struct DriverApi {
   decltype(&::cuLinkAddData) link_add_data = nullptr;
   decltype(&::cuLinkComplete) link_complete = nullptr;
   decltype(&::cuLinkDestroy) link_destroy = nullptr;
+  // Optional (entry_points.hpp): for images loaded as libraries (the preload library).
+  decltype(&::cuDeviceGet) device_get = nullptr;
+  decltype(&::cuDeviceGetCount) device_get_count = nullptr;
+  decltype(&::cuLibraryLoadData) library_load_data = nullptr;
+  decltype(&::cuLibraryUnload) library_unload = nullptr;
+  decltype(&::cuLibraryLoadFromFile) library_load_from_file = nullptr;
+  decltype(&::cuLibraryGetKernelCount) library_get_kernel_count = nullptr;
 
   std::string library_path;  // the file dlopen found, symlinks resolved
   int api_version = 0;       // cuDriverGetVersion, e.g. 13000

@@ -12,6 +12,9 @@ struct EntryPoint {
   const char* name;  // the base name cuGetProcAddress takes ("cuLinkCreate", not "cuLinkCreate_v2")
   int version;       // 1000 * major + 10 * minor
   std::size_t slot;  // index into the resolution order of driver_api.cpp
+  // Needed only by some callers (the preload library's cuLibrary* path): a driver without it is
+  // not "missing" anything the cache needs; the caller checks the pointer.
+  bool optional = false;
 };
 
 enum EntrySlot : std::size_t {
@@ -27,6 +30,12 @@ enum EntrySlot : std::size_t {
   k_link_add_data,
   k_link_complete,
   k_link_destroy,
+  k_device_get,
+  k_device_get_count,
+  k_library_load_data,
+  k_library_unload,
+  k_library_load_from_file,
+  k_library_get_kernel_count,
   k_entry_point_count
 };
 
@@ -44,6 +53,12 @@ inline constexpr std::array<EntryPoint, k_entry_point_count> k_entry_points{{
     {"cuLinkAddData", 6050, k_link_add_data},
     {"cuLinkComplete", 5050, k_link_complete},
     {"cuLinkDestroy", 5050, k_link_destroy},
+    {"cuDeviceGet", 2000, k_device_get, true},
+    {"cuDeviceGetCount", 2000, k_device_get_count, true},
+    {"cuLibraryLoadData", 12000, k_library_load_data, true},
+    {"cuLibraryUnload", 12000, k_library_unload, true},
+    {"cuLibraryLoadFromFile", 12000, k_library_load_from_file, true},
+    {"cuLibraryGetKernelCount", 12040, k_library_get_kernel_count, true},
 }};
 
 }  // namespace jitcache::client::driver

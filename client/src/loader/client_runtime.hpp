@@ -27,6 +27,9 @@ class ClientRuntime {
 
  private:
   ClientRuntime() = default;
+  // pthread_atfork handlers (client_runtime.cpp).
+  static void before_fork();
+  static void after_fork();
 
   std::once_flag m_driver_once;
   std::unique_ptr<common::Result<std::shared_ptr<const driver::DriverApi>>> m_driver;

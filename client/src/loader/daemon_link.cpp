@@ -65,6 +65,10 @@ common::Result<DaemonLease> DaemonLink::acquire() {
   std::optional<Idle> reused;
   {
     std::lock_guard lock(m_mutex);
+    if (m_pid != ::getpid()) {
+      m_idle.clear();
+      m_pid = ::getpid();
+    }
     if (Clock::now() < m_retry_after) {
       return make_error(ErrorCode::unavailable, "jitcached was unavailable moments ago (" + m_unavailable_reason + ")");
     }
@@ -95,6 +99,7 @@ void DaemonLink::mark_unavailable(const common::Error& why) {
 
 void DaemonLink::give_back(transport::DaemonClient client, std::optional<std::uint64_t> capabilities) {
   std::lock_guard lock(m_mutex);
+  if (m_pid != ::getpid()) return;  // a connection the parent also holds (see m_pid)
   if (m_idle.size() < k_max_idle_connections) m_idle.push_back(Idle{std::move(client), capabilities});
 }
 

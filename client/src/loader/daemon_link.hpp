@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+
+#include <unistd.h>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -76,6 +78,7 @@ class DaemonLink {
 
  private:
   friend class DaemonLease;
+  friend class ClientRuntime;  // holds m_mutex across fork() (client_runtime.cpp)
   void give_back(transport::DaemonClient client, std::optional<std::uint64_t> capabilities);
 
   ClientSettings m_settings;
@@ -85,6 +88,10 @@ class DaemonLink {
     std::optional<std::uint64_t> capabilities;
   };
   std::vector<Idle> m_idle;
+  // The process the idle connections belong to. A child of fork() inherits the descriptors, and a
+  // connection used by two processes at once mixes their requests: the child drops them (closing
+  // its copies only) and connects afresh.
+  pid_t m_pid = ::getpid();
   std::chrono::steady_clock::time_point m_retry_after{};
   std::string m_unavailable_reason;
 };

@@ -43,7 +43,7 @@ const proto::KeyFields& LoadFlow::LoadKey::complete() {
   return built.complete();
 }
 
-CUresult LoadFlow::driver_load(CUmodule* module, const void* image, const CallerOptions& options,
+CUresult LoadFlow::driver_load(ImageTarget& target, const void* image, const CallerOptions& options,
                                jitcache_load_outcome outcome, std::string_view why) {
   m_record.outcome(outcome);
   m_record.reason(why);
@@ -51,7 +51,7 @@ CUresult LoadFlow::driver_load(CUmodule* module, const void* image, const Caller
   CUresult result = CUDA_SUCCESS;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_load);
-    result = m_api.module_load_data_ex(module, image, given.count(), given.options_data(), given.values_data());
+    result = target.load_as_given(image, given.count(), given.options_data(), given.values_data());
   }
   options.publish(given);
   if (result != CUDA_SUCCESS) {
@@ -62,34 +62,38 @@ CUresult LoadFlow::driver_load(CUmodule* module, const void* image, const Caller
   return result;
 }
 
-CUresult LoadFlow::daemon_failed(CUmodule* module, const void* image, const CallerOptions& options,
+CUresult LoadFlow::daemon_failed(ImageTarget& target, const void* image, const CallerOptions& options,
                                  const common::Error& error) {
   ++m_counters.daemon_unavailable;
   const std::string why = "jitcached at " + m_settings.socket_path + " cannot be used: " + error.message;
   warn_once(why, m_settings.quiet);
-  return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK, why);
+  return driver_load(target, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK, why);
 }
 
 CUresult LoadFlow::load(CUmodule* module, const void* image, const CallerOptions& options) {
-  if (module == nullptr || image == nullptr || !options.well_formed()) {
+  ModuleTarget target(m_api, module);
+  return load(target, image, options);
+}
+
+CUresult LoadFlow::load(ImageTarget& target, const void* image, const CallerOptions& options) {
+  if (!target.has_output() || image == nullptr || !options.well_formed()) {
     // Handed over exactly as received (null arrays included), so the answer is the driver's own.
     m_record.outcome(JITCACHE_OUTCOME_PASS_THROUGH);
     m_record.reason("invalid arguments: the driver's answer is returned");
-    const CUresult result =
-        m_api.module_load_data_ex(module, image, options.count(), options.raw_options(), options.raw_values());
+    const CUresult result = target.load_as_given(image, options.count(), options.raw_options(), options.raw_values());
     if (result != CUDA_SUCCESS) m_record.stage(stage_for(result), result);
     return result;
   }
   if (m_settings.disabled) {
-    return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
+    return driver_load(target, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                        "caching is disabled (" + m_settings.disabled_by + ")");
   }
-  return load_image(module, image, options);
+  return load_image(target, image, options);
 }
 
-CUresult LoadFlow::load_image(CUmodule* module, const void* image, const CallerOptions& options) {
+CUresult LoadFlow::load_image(ImageTarget& target, const void* image, const CallerOptions& options) {
   auto current_device = [&]() -> std::optional<driver::ComputeCapability> {
-    auto cc = driver::current_device_capability(m_api);
+    auto cc = target.device();
     if (!cc) return std::nullopt;
     return *cc;
   };
@@ -105,17 +109,17 @@ CUresult LoadFlow::load_image(CUmodule* module, const void* image, const CallerO
     }
     const auto outcome = *source.none == key::NoSource::embedded_options ? JITCACHE_OUTCOME_UNCACHED_FALLBACK
                                                                          : JITCACHE_OUTCOME_PASS_THROUGH;
-    return driver_load(module, image, options, outcome, no_source_reason(source));
+    return driver_load(target, image, options, outcome, no_source_reason(source));
   }
   if (!source.device) source.device = current_device();
   if (!source.device) {
-    return driver_load(module, image, options, JITCACHE_OUTCOME_PASS_THROUGH,
-                       "no current device (cuCtxGetDevice failed): handed to the driver as given");
+    return driver_load(target, image, options, JITCACHE_OUTCOME_PASS_THROUGH,
+                       "no device to key for (" + std::string(target.call_name()) + "): handed to the driver as given");
   }
-  return load_ptx(module, image, options, source.ptx, *source.device);
+  return load_ptx(target, image, options, source.ptx, *source.device);
 }
 
-CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOptions& options,
+CUresult LoadFlow::load_ptx(ImageTarget& target, const void* image, const CallerOptions& options,
                             const key::PtxSource& source, const driver::ComputeCapability& device) {
   // Rationale: a large module's image is above publish_max_image (1 MiB) and its key takes a
   // millisecond to digest: connect now so the daemon wakes meanwhile, as when the call connects first.
@@ -131,17 +135,17 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
     auto timer = m_record.step(&jitcache_load_info::ns_key);
     const auto builder = key::KeyBuilder::for_device(device, key::driver_id(m_api));
     if (auto version = builder.check_ptx_version(source.text()); !version) {
-      return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK, version.error().message);
+      return driver_load(target, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK, version.error().message);
     }
     OptionArrays all = options.with(source.embedded, false);
     auto canonical = key::KeyBuilder::options_from_jit(all.count(), all.options_data(), all.values_data());
     if (!canonical) {
-      return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
+      return driver_load(target, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                          "uncacheable: " + canonical.error().message);
     }
     auto built = builder.build(source.text(), *canonical, key::KeyBuilder::Digest::in_background);
     if (!built) {
-      return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
+      return driver_load(target, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                          "uncacheable: " + built.error().message);
     }
     key.emplace(LoadKey{std::move(*built), m_record});
@@ -150,7 +154,7 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   // Rationale: before the daemon is asked, and whether or not it answers: a published copy is
   // verified like any hit, so it serves a hit without a round trip and with the daemon down.
   if (m_settings.published) {
-    if (auto result = load_published(module, image, options, source, *key)) return *result;
+    if (auto result = load_published(target, image, options, source, *key)) return *result;
   }
   common::Result<void> connected = [&] {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
@@ -159,7 +163,7 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
   if (!connected) {
     // The key id still names the entry this load would have used, for whoever troubleshoots it.
     key->complete();
-    return daemon_failed(module, image, options, connected.error());
+    return daemon_failed(target, image, options, connected.error());
   }
 
   // Rationale: a large module's image is worth a HELLO (one round trip to a daemon that has just
@@ -173,12 +177,12 @@ CUresult LoadFlow::load_ptx(CUmodule* module, const void* image, const CallerOpt
     }
   }
   auto fetched = look_up(*key, delivery);
-  if (!fetched) return daemon_failed(module, image, options, fetched.error());
+  if (!fetched) return daemon_failed(target, image, options, fetched.error());
   if (fetched->has_value()) {
-    if (auto result = load_hit(module, options, **fetched, key->complete())) return *result;
-    return compile_locally(module, image, options, source, *key, true, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+    if (auto result = load_hit(target, options, **fetched, key->complete())) return *result;
+    return compile_locally(target, image, options, source, *key, true, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
   }
-  return load_miss(module, image, options, source, *key);
+  return load_miss(target, image, options, source, *key);
 }
 
 }  // namespace jitcache::client::loader

@@ -49,6 +49,7 @@
 #include <client/src/loader/caller_options.hpp>
 #include <client/src/loader/client_counters.hpp>
 #include <client/src/loader/client_settings.hpp>
+#include <client/src/loader/image_target.hpp>
 #include <client/src/loader/load_record.hpp>
 
 namespace jitcache::client::loader {
@@ -60,7 +61,9 @@ class LoadFlow {
            LoadRecord& record)
       : m_api(api), m_cache(cache), m_settings(settings), m_counters(counters), m_record(record) {}
 
+  // Loads into `target` (image_target.hpp); the first form into a module of the current context.
   CUresult load(CUmodule* module, const void* image, const CallerOptions& options);
+  CUresult load(ImageTarget& target, const void* image, const CallerOptions& options);
 
  private:
   // A load's key once built, and the one wait for its content digest.
@@ -74,9 +77,9 @@ class LoadFlow {
   };
 
   // Stage: source (the image → its PTX, or the driver's own load).
-  CUresult load_image(CUmodule* module, const void* image, const CallerOptions& options);
+  CUresult load_image(ImageTarget& target, const void* image, const CallerOptions& options);
   // Stages: key, cache, driver.
-  CUresult load_ptx(CUmodule* module, const void* image, const CallerOptions& options, const key::PtxSource& source,
+  CUresult load_ptx(ImageTarget& target, const void* image, const CallerOptions& options, const key::PtxSource& source,
                     const driver::ComputeCapability& device);
   // The daemon's entry for this key: one LOOKUP where the daemon's capabilities allow
   // (load_flow_lookup.cpp).
@@ -84,26 +87,27 @@ class LoadFlow {
   // The hit path (also for an image the daemon compiled: `success` says which outcome a clean load
   // is); nullopt when the image must be rebuilt (damaged reply, or a bad image reported to the
   // daemon when it can be reached).
-  std::optional<CUresult> load_hit(CUmodule* module, const CallerOptions& options,
+  std::optional<CUresult> load_hit(ImageTarget& target, const CallerOptions& options,
                                    const transport::FetchedImage& fetched, const proto::KeyFields& key,
                                    jitcache_load_outcome success = JITCACHE_OUTCOME_HIT, bool published = false);
   // The published copy (load_flow_published.cpp): the load's result, or nullopt to go on to the
   // LOOKUP (no file, or one that failed a check).
-  std::optional<CUresult> load_published(CUmodule* module, const void* image, const CallerOptions& options,
+  std::optional<CUresult> load_published(ImageTarget& target, const void* image, const CallerOptions& options,
                                          const key::PtxSource& source, LoadKey& key);
   // A miss: COMPILE when the daemon compiles, else (or when it cannot) compile_locally.
-  CUresult load_miss(CUmodule* module, const void* image, const CallerOptions& options, const key::PtxSource& source,
+  CUresult load_miss(ImageTarget& target, const void* image, const CallerOptions& options, const key::PtxSource& source,
                      LoadKey& key);
   // JIT with cuLink*, load, and PUT when `store`; the plain driver load when the JIT or the load fails.
-  CUresult compile_locally(CUmodule* module, const void* image, const CallerOptions& options,
+  CUresult compile_locally(ImageTarget& target, const void* image, const CallerOptions& options,
                            const key::PtxSource& source, LoadKey& key, bool store,
                            jitcache_load_outcome success_outcome);
   void put(LoadKey& key, const std::vector<std::uint8_t>& cubin, std::uint64_t compile_time_us);
 
   // The driver's own load with the caller's options, recorded as `outcome` with `why`.
-  CUresult driver_load(CUmodule* module, const void* image, const CallerOptions& options, jitcache_load_outcome outcome,
-                       std::string_view why);
-  CUresult daemon_failed(CUmodule* module, const void* image, const CallerOptions& options, const common::Error& error);
+  CUresult driver_load(ImageTarget& target, const void* image, const CallerOptions& options,
+                       jitcache_load_outcome outcome, std::string_view why);
+  CUresult daemon_failed(ImageTarget& target, const void* image, const CallerOptions& options,
+                         const common::Error& error);
 
   const driver::DriverApi& m_api;
   CachePort& m_cache;

@@ -9,7 +9,7 @@
 
 namespace jitcache::client::loader {
 
-std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions& options,
+std::optional<CUresult> LoadFlow::load_hit(ImageTarget& target, const CallerOptions& options,
                                            const transport::FetchedImage& fetched, const proto::KeyFields& key,
                                            jitcache_load_outcome success, bool published) {
   {
@@ -23,7 +23,7 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
   CUresult result = CUDA_SUCCESS;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_load);
-    result = m_api.module_load_data(module, fetched.bytes().data());
+    result = target.load_cubin(fetched.bytes().data(), fetched.bytes().size());
   }
   if (result == CUDA_SUCCESS) {
     m_record.outcome(success);
@@ -56,7 +56,7 @@ std::optional<CUresult> LoadFlow::load_hit(CUmodule* module, const CallerOptions
     report.key = key;
     report.cu_result = static_cast<std::uint32_t>(result);
     report.stage = static_cast<proto::FailureStage>(stage_for(result));
-    report.detail = "cuModuleLoadData returned " + driver::describe_result(result);
+    report.detail = std::string(target.call_name()) + " returned " + driver::describe_result(result);
     // A published copy was loaded without a connection: the report needs one now.
     if (auto connected = m_cache.connect(); !connected) {
       m_record.append_reason(" (jitcached cannot be reached: not reported)");

@@ -23,15 +23,15 @@ std::string producer_name(const driver::DriverApi& api) {
 
 }  // namespace
 
-CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOptions& options,
+CUresult LoadFlow::load_miss(ImageTarget& target, const void* image, const CallerOptions& options,
                              const key::PtxSource& source, LoadKey& key) {
   auto capabilities = m_cache.capabilities();
   if (!capabilities && capabilities.error().reply_status == 0) {
-    return daemon_failed(module, image, options, capabilities.error());
+    return daemon_failed(target, image, options, capabilities.error());
   }
   // A daemon that answers HELLO with an error status is alive but says nothing of compiling.
   if (!capabilities || (*capabilities & proto::k_capability_compile) == 0) {
-    return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+    return compile_locally(target, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
   }
 
   const proto::KeyFields& fields = key.complete();
@@ -56,23 +56,23 @@ CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOp
       // the next load. This load JITs here, and stores nothing (the daemon will).
       m_record.reason("jitcached did not finish compiling within " + std::to_string(wait.count()) +
                       " ms (compile_timeout)");
-      return compile_locally(module, image, options, source, key, false, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+      return compile_locally(target, image, options, source, key, false, JITCACHE_OUTCOME_COMPILED_LOCALLY);
     }
-    if (error.reply_status == 0) return daemon_failed(module, image, options, error);
+    if (error.reply_status == 0) return daemon_failed(target, image, options, error);
     m_record.reason("jitcached refused COMPILE (" + error.message + ")");
-    return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+    return compile_locally(target, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
   }
   switch (answer->kind) {
     case Kind::compiled: {
       const jitcache_load_outcome success =
           answer->from_store ? JITCACHE_OUTCOME_HIT : JITCACHE_OUTCOME_COMPILED_BY_DAEMON;
-      if (auto result = load_hit(module, options, *answer->image, fields, success)) return *result;
-      return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+      if (auto result = load_hit(target, options, *answer->image, fields, success)) return *result;
+      return compile_locally(target, image, options, source, key, true, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
     }
     case Kind::compile_error:
       // The driver compiles the same PTX with the caller's options: the caller gets the driver's own
       // error and log (or, should the driver's JIT accept what nvJitLink did not, its module).
-      return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
+      return driver_load(target, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK,
                          "jitcached could not compile the PTX (compile_error: " + excerpt(answer->message) +
                              "); loaded with the driver's own JIT");
     case Kind::cannot_compile:
@@ -80,18 +80,18 @@ CUresult LoadFlow::load_miss(CUmodule* module, const void* image, const CallerOp
     case Kind::worker_failed:
       m_record.reason("jitcached did not compile it (" + std::string(transport::compile_answer_name(answer->kind)) +
                       ": " + excerpt(answer->message) + ")");
-      return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+      return compile_locally(target, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
   }
-  return compile_locally(module, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  return compile_locally(target, image, options, source, key, true, JITCACHE_OUTCOME_COMPILED_LOCALLY);
 }
 
-CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const CallerOptions& options,
+CUresult LoadFlow::compile_locally(ImageTarget& target, const void* image, const CallerOptions& options,
                                    const key::PtxSource& source, LoadKey& key, bool store,
                                    jitcache_load_outcome success_outcome) {
   const std::string previous = std::string(m_record.reason());
   auto fallback = [&](std::string why) {
     if (!previous.empty()) why = previous + "; " + why;
-    return driver_load(module, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK, why);
+    return driver_load(target, image, options, JITCACHE_OUTCOME_UNCACHED_FALLBACK, why);
   };
   if (!m_api.can_jit()) return fallback("cannot JIT locally: " + m_api.missing_summary());
 
@@ -146,7 +146,7 @@ CUresult LoadFlow::compile_locally(CUmodule* module, const void* image, const Ca
   CUresult result = CUDA_SUCCESS;
   {
     auto timer = m_record.step(&jitcache_load_info::ns_load);
-    result = m_api.module_load_data(module, cubin.data());
+    result = target.load_cubin(cubin.data(), cubin.size());
   }
   if (result != CUDA_SUCCESS) {
     if (driver::classify_load_error(result) == driver::LoadErrorClass::resource) {

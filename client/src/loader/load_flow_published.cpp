@@ -11,7 +11,7 @@
 
 namespace jitcache::client::loader {
 
-std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* image, const CallerOptions& options,
+std::optional<CUresult> LoadFlow::load_published(ImageTarget& target, const void* image, const CallerOptions& options,
                                                  const key::PtxSource& source, LoadKey& key) {
   const proto::FastKey fast_key = key.built.fast_key();
   std::optional<transport::FetchedImage> fetched;
@@ -36,7 +36,7 @@ std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* i
       return std::nullopt;
     }
   }
-  auto result = load_hit(module, options, *fetched, fields, JITCACHE_OUTCOME_HIT, true);
+  auto result = load_hit(target, options, *fetched, fields, JITCACHE_OUTCOME_HIT, true);
   if (result) {
     if (*result == CUDA_SUCCESS) {
       ++m_counters.published_hits;
@@ -49,7 +49,7 @@ std::optional<CUresult> LoadFlow::load_published(CUmodule* module, const void* i
   // quarantines the entry and removes its file): rebuilt as after a failed socket hit, and stored
   // when there is a daemon to store it.
   const bool store = m_cache.connect().ok();
-  return compile_locally(module, image, options, source, key, store, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
+  return compile_locally(target, image, options, source, key, store, JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD);
 }
 
 }  // namespace jitcache::client::loader

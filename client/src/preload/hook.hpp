@@ -14,6 +14,7 @@
 // wrappers read it without locks and nothing is held across fork().
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <span>
 
@@ -22,19 +23,21 @@ namespace jitcache::client::preload {
 enum class HookedLibrary { cuda, nvjitlink };
 
 struct Hook {
-  const char* symbol;   // the exported ABI name: "cuModuleLoadDataEx", "cuLinkCreate_v2"
-  const char* base;     // what cuGetProcAddress is asked for ("cuLinkCreate"); nullptr: not reachable so
-  int min_version;      // the API version from which cuGetProcAddress returns this ABI for `base`
+  const char* symbol;  // the exported ABI name: "cuModuleLoadDataEx", "cuLinkCreate_v2"
+  const char* base;    // what cuGetProcAddress is asked for ("cuLinkCreate"); nullptr: not reachable so
+  int min_version;     // the API version from which cuGetProcAddress returns this ABI for `base`
   HookedLibrary library;
-  void* wrapper;        // the function handed out instead of the real one
+  void* wrapper;             // the function handed out instead of the real one
   std::atomic<void*>* real;  // the real function, resolved on first use (real_function below)
 };
 
-// Every hook of the library, from the per-area tables (module_hooks.cpp, library_hooks.cpp,
-// link_hooks.cpp, nvjitlink_hooks.cpp, proc_address_hooks.cpp).
-std::span<const Hook> all_hooks();
+// Every hook of the library, area by area (module_hooks.cpp, library_hooks.cpp, link_hooks.cpp,
+// nvjitlink_hooks.cpp, proc_address_hooks.cpp). Rationale: the tables are constant arrays, each
+// initialised before any code runs (no constructor, no lock), and joined here without copying, so a
+// hook works even when another library's constructor calls dlsym before this library's ran.
+std::array<std::span<const Hook>, 5> hook_tables();
 
-// The per-area tables all_hooks() joins. Each area's file defines its own.
+// The per-area tables. Each area's file defines its own.
 std::span<const Hook> module_hooks();
 std::span<const Hook> library_hooks();
 std::span<const Hook> link_hooks();

@@ -15,6 +15,10 @@ namespace jitcache::client::preload {
 
 void* real_dlsym(void* handle, const char* name);
 void* real_dlvsym(void* handle, const char* name, const char* version);
+// The functions themselves (nullptr when libc's could not be found), for a jump that must keep
+// its caller's return address (dlsym_hooks.cpp).
+void* real_dlsym_address();
+void* real_dlvsym_address();
 
 // The driver the program uses: the libcuda.so.1 already loaded, else the one the client would open
 // (driver::default_driver_path()); nullptr when there is none.

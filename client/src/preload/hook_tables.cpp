@@ -1,0 +1,9 @@
+#include <client/src/preload/hook.hpp>
+
+namespace jitcache::client::preload {
+
+std::array<std::span<const Hook>, 5> hook_tables() {
+  return {module_hooks(), library_hooks(), link_hooks(), nvjitlink_hooks(), proc_address_hooks()};
+}
+
+}  // namespace jitcache::client::preload

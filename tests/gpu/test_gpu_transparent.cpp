@@ -1,0 +1,126 @@
+// Transparent mode on the GPU (docs/transparent.md): programs that know nothing of jitcache, run
+// under `jitcache run` against the real daemon and the real driver. A PTX-only runtime-API program
+// built by nvcc, and what the GPU host's Python environment has (JAX, CuPy, cuda.bindings, NVIDIA
+// Warp, PyTorch with Triton; each skipped, with the reason, when absent). Each checks its own
+// results; the second run of each that makes the driver JIT is a hit in the daemon's counters and
+// prints exactly what the first printed.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <tests/gpu/cache_load.hpp>
+#include <tests/support/child_process.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/temp_dir.hpp>
+
+using namespace jitcache::testing;
+using namespace jitcache::testing::gpu;
+
+namespace {
+
+std::string from_env(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+// Where the bundle (scripts/gpu-bundle) or the build tree keeps what these tests run.
+std::string program_dir() { return from_env("JITCACHE_GPU_PROGRAM_DIR", JITCACHE_GPU_PROGRAM_DIR); }
+std::string python_dir() { return from_env("JITCACHE_GPU_PYTHON_DIR", JITCACHE_GPU_PYTHON_DIR); }
+std::string preload_library() { return from_env("JITCACHE_PRELOAD_LIBRARY", JITCACHE_PRELOAD_LIBRARY_PATH); }
+// The Python that has the frameworks: $JITCACHE_GPU_PYTHON, else python3 from PATH.
+std::string python() { return from_env("JITCACHE_GPU_PYTHON", "python3"); }
+
+ChildResult run_under_jitcache(const DaemonProcess& daemon, std::vector<std::string> command,
+                               std::vector<EnvChange> env = {}) {
+  std::vector<std::string> argv = {cli_executable(), "run", "--socket", daemon.socket_path(), "--quiet", "--"};
+  argv.insert(argv.end(), command.begin(), command.end());
+  env.push_back({"JITCACHE_PRELOAD_LIBRARY", preload_library()});
+  env.push_back({"JITCACHE_DISABLE", std::nullopt});
+  return run_child(argv, env, std::chrono::seconds(280));
+}
+
+// Whether `module` imports in the GPU host's Python (the reason when not).
+std::optional<std::string> missing_module(const std::string& module) {
+  const ChildResult probe = run_child({"/usr/bin/env", python(), "-c", "import " + module},
+                                      {{"LD_PRELOAD", std::nullopt}}, std::chrono::seconds(120));
+  if (probe.status == 0) return std::nullopt;
+  return "python " + python() + " cannot import " + module + " (exit " + std::to_string(probe.status) + ")";
+}
+
+// Runs `command` twice under jitcache run; both must succeed and print the same thing, containing
+// `expect`; when `jits` the second run must be a hit that stores nothing new.
+void run_twice(const std::vector<std::string>& command, const std::string& expect, bool jits,
+               const std::vector<EnvChange>& env = {}) {
+  TempDir state("jitcache-gpu");
+  DaemonProcess daemon(state);
+  daemon.start();
+  const ChildResult first = run_under_jitcache(daemon, command, env);
+  INFO("first run: " << first.output);
+  REQUIRE(first.status == 0);
+  CHECK_THAT(first.output, Catch::Contains(expect));
+  const auto hits = daemon_stat(daemon, "hits");
+  const auto entries = daemon_stat(daemon, "entries");
+  const ChildResult second = run_under_jitcache(daemon, command, env);
+  INFO("second run: " << second.output);
+  CHECK(second.status == 0);
+  CHECK(second.output == first.output);
+  if (jits) {
+    CHECK(entries >= 1);
+    CHECK(daemon_stat(daemon, "hits") > hits);
+    CHECK(daemon_stat(daemon, "entries") == entries);
+  }
+}
+
+void run_python_twice(const std::string& module, const std::string& script, const std::string& expect, bool jits,
+                      std::vector<EnvChange> env = {}) {
+  if (auto missing = missing_module(module)) {
+    WARN("SKIPPED: " << *missing);
+    return;
+  }
+  TempDir caches("jitcache-gpu-caches");
+  // The frameworks' own caches start empty and stay out of the user's home.
+  env.push_back({"CUPY_CACHE_DIR", caches.file("cupy")});
+  env.push_back({"TRITON_CACHE_DIR", caches.file("triton")});
+  env.push_back({"WARP_CACHE_PATH", caches.file("warp")});
+  env.push_back({"CUDA_CACHE_DISABLE", std::string("1")});
+  run_twice({"/usr/bin/env", python(), python_dir() + "/" + script}, expect, jits, env);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "gpu transparent: a PTX-only runtime-API program built by nvcc, unmodified, computes right under "
+    "jitcache run, and its second run is a hit") {
+  // The driver's own cache off, so the second run's hit is ours.
+  for (const char* loading : {"LAZY", "EAGER"}) {
+    INFO("CUDA_MODULE_LOADING=" << loading);
+    run_twice({program_dir() + "/ptx_only_scale"}, "1048576 elements, 0 wrong", true,
+              {{"CUDA_CACHE_DISABLE", std::string("1")}, {"CUDA_MODULE_LOADING", std::string(loading)}});
+  }
+}
+
+TEST_CASE("gpu transparent: JAX's built-in PTX modules hit on the second run, results right") {
+  run_python_twice("jax", "jax_ops.py", "jax sum 499500.0", true);
+}
+
+TEST_CASE("gpu transparent: a CuPy RawKernel compiled to PTX (CUPY_COMPILE_WITH_PTX=1) hits on the second run") {
+  run_python_twice("cupy", "cupy_rawkernel_ptx.py", "cupy twice ok", true,
+                   {{"CUPY_COMPILE_WITH_PTX", std::string("1")}});
+}
+
+TEST_CASE("gpu transparent: a cuda.bindings program loading NVRTC PTX hits on the second run") {
+  run_python_twice("cuda.bindings.nvrtc", "cuda_bindings_nvrtc.py", "cuda.bindings add_one ok", true);
+}
+
+TEST_CASE("gpu transparent: an NVIDIA Warp kernel computes right and hits on the second run") {
+  run_python_twice("warp", "warp_kernel.py", "warp triple ok", true);
+}
+
+TEST_CASE("gpu transparent: PyTorch with a Triton kernel passes through, nothing breaks, results right") {
+  run_python_twice("triton", "torch_triton.py", "triton add ok", false);
+}
