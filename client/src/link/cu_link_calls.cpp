@@ -25,8 +25,9 @@ CUresult cu_link_create(const CuLinkEntryPoints& real, unsigned count, CUjit_opt
   const CUresult result = real.create(count, options, values, state);
   if (result != CUDA_SUCCESS || state == nullptr || *state == nullptr) return result;
   try {
-    if (RuntimeEnvironment::caching_disabled()) return result;
-    sessions().add(*state, std::make_shared<CuLinkSession>(*state, count, options, values));
+    // A session replays its inputs at Complete: without the add function of this ABI it cannot.
+    if (real.add_data == nullptr || real.complete == nullptr || RuntimeEnvironment::caching_disabled()) return result;
+    sessions().add(*state, std::make_shared<CuLinkSession>(real, *state, count, options, values));
   } catch (...) {
     // No session: every later call on this state is the driver's own.
   }

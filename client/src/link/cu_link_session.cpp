@@ -49,8 +49,9 @@ std::string create_keyability(unsigned count, CUjit_option* options, void** valu
 
 }  // namespace
 
-CuLinkSession::CuLinkSession(CUlinkState real, unsigned count, CUjit_option* options, void** values)
-    : m_real(real), m_caller(count, options, values) {
+CuLinkSession::CuLinkSession(const CuLinkEntryPoints& family, CUlinkState real, unsigned count, CUjit_option* options,
+                             void** values)
+    : m_family(family), m_real(real), m_caller(count, options, values) {
   m_uncacheable = create_keyability(count, options, values, m_create_options);
   if (!m_uncacheable.empty()) m_mode = Mode::real;
 }
@@ -160,9 +161,11 @@ CUresult CuLinkSession::add_file(const CuLinkEntryPoints& real, CUjitInputType t
   return real.add_file(m_real, type, path, count, options, values);
 }
 
-CUresult CuLinkSession::complete(const CuLinkEntryPoints& real, const LinkEnvironment& env, void** cubin,
+CUresult CuLinkSession::complete(const CuLinkEntryPoints& called, const LinkEnvironment& env, void** cubin,
                                  std::size_t* size) {
   std::lock_guard lock(m_mutex);
+  CuLinkEntryPoints real = m_family;
+  real.complete = called.complete;
   loader::LoadRecord record;
   CUresult result = CUDA_SUCCESS;
   if (m_mode == Mode::served) {

@@ -58,8 +58,10 @@ struct CuLinkEntryPoints {
 class CuLinkSession {
  public:
   // After a successful real cuLinkCreate of `real` with these arrays (kept: the driver writes its
-  // outputs into them until cuLinkDestroy, and so does a hit).
-  CuLinkSession(CUlinkState real, unsigned count, CUjit_option* options, void** values);
+  // outputs into them until cuLinkDestroy, and so does a hit). `family`: the entry points of the ABI
+  // the program created it with, whose add function replays the kept inputs at Complete.
+  CuLinkSession(const CuLinkEntryPoints& family, CUlinkState real, unsigned count, CUjit_option* options,
+                void** values);
 
   CUlinkState real_state() const { return m_real; }
 
@@ -67,7 +69,8 @@ class CuLinkSession {
                     unsigned count, CUjit_option* options, void** values);
   CUresult add_file(const CuLinkEntryPoints& real, CUjitInputType type, const char* path, unsigned count,
                     CUjit_option* options, void** values);
-  // Records the outcome (the calling thread's last load info, the counters).
+  // Records the outcome (the calling thread's last load info, the counters). The kept inputs are
+  // replayed with the create's family (cuLinkComplete has one ABI).
   CUresult complete(const CuLinkEntryPoints& real, const LinkEnvironment& env, void** cubin, std::size_t* size);
 
   // Why the session is not cached; empty while it may be.
@@ -102,6 +105,7 @@ class CuLinkSession {
                  loader::LoadRecord& record);
 
   mutable std::mutex m_mutex;
+  CuLinkEntryPoints m_family;
   CUlinkState m_real;
   loader::CallerOptions m_caller;
   std::optional<proto::CanonicalOptions> m_create_options;

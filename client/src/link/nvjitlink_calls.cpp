@@ -37,6 +37,13 @@ nvJitLinkResult with_session(const NvJitLinkEntryPoints& real, nvJitLinkHandle h
   return fallback();
 }
 
+bool complete_family(const NvJitLinkEntryPoints& real) {
+  return real.destroy != nullptr && real.add_data != nullptr && real.add_file != nullptr && real.complete != nullptr &&
+         real.get_linked_cubin_size != nullptr && real.get_linked_cubin != nullptr &&
+         real.get_linked_ptx_size != nullptr && real.get_linked_ptx != nullptr && real.get_error_log_size != nullptr &&
+         real.get_error_log != nullptr && real.get_info_log_size != nullptr && real.get_info_log != nullptr;
+}
+
 }  // namespace
 
 nvJitLinkResult nvjitlink_create(const NvJitLinkEntryPoints& real, void* (*lookup)(void*, const char*),
@@ -44,7 +51,8 @@ nvJitLinkResult nvjitlink_create(const NvJitLinkEntryPoints& real, void* (*looku
   const nvJitLinkResult result = real.create(handle, count, options);
   if (result != NVJITLINK_SUCCESS || handle == nullptr || *handle == nullptr) return result;
   try {
-    if (RuntimeEnvironment::caching_disabled()) return result;
+    // A session answers every later call itself or through the real family: it needs all of it.
+    if (!complete_family(real) || RuntimeEnvironment::caching_disabled()) return result;
     std::vector<std::string_view> given;
     if (options != nullptr) {
       for (std::uint32_t i = 0; i < count; ++i) given.emplace_back(options[i] != nullptr ? options[i] : "");
