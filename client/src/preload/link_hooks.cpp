@@ -31,7 +31,16 @@ std::atomic<void*> g_complete{nullptr};
 std::atomic<void*> g_destroy{nullptr};
 
 extern const Hook k_link_hooks[8];
-enum : std::size_t { k_create, k_create_v2, k_add_data, k_add_data_v2, k_add_file, k_add_file_v2, k_complete, k_destroy };
+enum : std::size_t {
+  k_create,
+  k_create_v2,
+  k_add_data,
+  k_add_data_v2,
+  k_add_file,
+  k_add_file_v2,
+  k_complete,
+  k_destroy
+};
 
 // The real functions of one ABI: the plain names (CUDA 5.5) or the _v2 ones (6.5).
 link::CuLinkEntryPoints family(bool v2) {
@@ -130,18 +139,15 @@ const Hook k_link_hooks[8] = {
     {"cuLinkCreate", "cuLinkCreate", 5050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkCreate), &g_create},
     {"cuLinkCreate_v2", "cuLinkCreate", 6050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkCreate_v2),
      &g_create_v2},
-    {"cuLinkAddData", "cuLinkAddData", 5050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkAddData),
-     &g_add_data},
+    {"cuLinkAddData", "cuLinkAddData", 5050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkAddData), &g_add_data},
     {"cuLinkAddData_v2", "cuLinkAddData", 6050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkAddData_v2),
      &g_add_data_v2},
-    {"cuLinkAddFile", "cuLinkAddFile", 5050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkAddFile),
-     &g_add_file},
+    {"cuLinkAddFile", "cuLinkAddFile", 5050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkAddFile), &g_add_file},
     {"cuLinkAddFile_v2", "cuLinkAddFile", 6050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkAddFile_v2),
      &g_add_file_v2},
     {"cuLinkComplete", "cuLinkComplete", 5050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkComplete),
      &g_complete},
-    {"cuLinkDestroy", "cuLinkDestroy", 5050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkDestroy),
-     &g_destroy},
+    {"cuLinkDestroy", "cuLinkDestroy", 5050, HookedLibrary::cuda, reinterpret_cast<void*>(&cuLinkDestroy), &g_destroy},
 };
 }  // namespace
 

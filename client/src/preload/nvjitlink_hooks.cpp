@@ -14,6 +14,7 @@
 // Thread safety: as nvJitLink's functions.
 #include <dlfcn.h>
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -53,21 +54,47 @@ std::atomic<void*> g_real[k_families][k_functions];
 
 extern const Hook k_nvjitlink_hooks[k_families * k_functions];
 
-const Hook& hook_of(std::size_t family, Function function) { return k_nvjitlink_hooks[family * k_functions + function]; }
+const Hook& hook_of(std::size_t family, Function function) {
+  return k_nvjitlink_hooks[family * k_functions + function];
+}
 
-// The real function of `function` in `family`; found in the library of the family's Create when
-// neither RTLD_NEXT nor an adoption gave it.
+// The sonames a family's library goes by: its release's major (the unversioned names: either).
+std::array<const char*, 2> sonames_of(std::size_t family) {
+  if (family == 0) return {"libnvJitLink.so.13", "libnvJitLink.so.12"};
+  if (family <= 9) return {"libnvJitLink.so.12", nullptr};
+  return {"libnvJitLink.so.13", nullptr};
+}
+
+// `symbol` in the library loaded as `file`, if one is (RTLD_NOLOAD opens nothing new).
+void* find_in_loaded(const char* file, const char* symbol) {
+  void* library = ::dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
+  if (library == nullptr) return nullptr;
+  void* found = real_dlsym(library, symbol);
+  ::dlclose(library);
+  return found;
+}
+
+// The real function of `function` in `family`: the next definition after this library, or one
+// adopted from a program's dlsym (resolve_real); else the same name in the library of the family's
+// Create; else in a libnvJitLink loaded where RTLD_NEXT does not look (a library that links
+// nvJitLink, itself opened with RTLD_LOCAL). Rationale: a call that reached a wrapper must reach
+// nvJitLink, whoever loaded it.
 void* real_of(std::size_t family, Function function) {
   const Hook& hook = hook_of(family, function);
   if (void* found = resolve_real(hook)) return found;
-  void* create = resolve_real(hook_of(family, k_create));
+  void* found = nullptr;
   Dl_info info{};
-  if (create == nullptr || ::dladdr(create, &info) == 0 || info.dli_fname == nullptr) return nullptr;
-  void* library = ::dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (library == nullptr) return nullptr;
-  void* found = real_dlsym(library, hook.symbol);
-  ::dlclose(library);
-  return adopt_real(hook, found) ? found : nullptr;
+  if (function != k_create) {
+    void* create = real_of(family, k_create);
+    if (create != nullptr && ::dladdr(create, &info) != 0 && info.dli_fname != nullptr) {
+      found = find_in_loaded(info.dli_fname, hook.symbol);
+    }
+  }
+  for (const char* soname : sonames_of(family)) {
+    if (found == nullptr && soname != nullptr) found = find_in_loaded(soname, hook.symbol);
+  }
+  if (found == nullptr || !adopt_real(hook, found)) return resolve_real(hook);
+  return found;
 }
 
 link::NvJitLinkEntryPoints family_of(std::size_t family) {
@@ -121,54 +148,54 @@ namespace jlink = jitcache::client::link;
 // Rationale: one macro stamps out the 13 exported wrappers of a family, so the 13 families cannot
 // drift apart; each wrapper only names its family and passes its arguments on. A function the
 // family's library lacks answers NVJITLINK_ERROR_INTERNAL (a program cannot have bound it).
-#define JITCACHE_NVJITLINK_CALL(F, FUNCTION, CALL, ...)                   \
-  const jlink::NvJitLinkEntryPoints real = preload::family_of(F);          \
-  if (real.FUNCTION == nullptr) return NVJITLINK_ERROR_INTERNAL;          \
+#define JITCACHE_NVJITLINK_CALL(F, FUNCTION, CALL, ...)           \
+  const jlink::NvJitLinkEntryPoints real = preload::family_of(F); \
+  if (real.FUNCTION == nullptr) return NVJITLINK_ERROR_INTERNAL;  \
   return jlink::CALL(real, __VA_ARGS__)
 
-#define JITCACHE_NVJITLINK_FAMILY(F, PREFIX, SUFFIX)                                                               \
+#define JITCACHE_NVJITLINK_FAMILY(F, PREFIX, SUFFIX)                                                                 \
   nvJitLinkResult PREFIX##Create##SUFFIX(nvJitLinkHandle* handle, uint32_t numOptions, const char* const* options) { \
-    return preload::create(F, handle, numOptions, options, __builtin_return_address(0));                           \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##Destroy##SUFFIX(nvJitLinkHandle* handle) {                                               \
-    JITCACHE_NVJITLINK_CALL(F, destroy, nvjitlink_destroy, handle);                                                \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##AddData##SUFFIX(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data,  \
-                                          size_t size, const char* name) {                                         \
-    JITCACHE_NVJITLINK_CALL(F, add_data, nvjitlink_add_data, handle, inputType, data, size, name);                 \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##AddFile##SUFFIX(nvJitLinkHandle handle, nvJitLinkInputType inputType,                    \
-                                          const char* fileName) {                                                  \
-    JITCACHE_NVJITLINK_CALL(F, add_file, nvjitlink_add_file, handle, inputType, fileName);                         \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##Complete##SUFFIX(nvJitLinkHandle handle) {                                               \
-    const jlink::NvJitLinkEntryPoints real = preload::family_of(F);                                                 \
-    if (real.complete == nullptr) return NVJITLINK_ERROR_INTERNAL;                                                 \
-    return jlink::nvjitlink_complete(real, handle);                                                                 \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##GetLinkedCubinSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                       \
-    JITCACHE_NVJITLINK_CALL(F, get_linked_cubin_size, nvjitlink_linked_cubin_size, handle, size);                  \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##GetLinkedCubin##SUFFIX(nvJitLinkHandle handle, void* cubin) {                            \
-    JITCACHE_NVJITLINK_CALL(F, get_linked_cubin, nvjitlink_linked_cubin, handle, cubin);                           \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##GetLinkedPtxSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                         \
-    JITCACHE_NVJITLINK_CALL(F, get_linked_ptx_size, nvjitlink_linked_ptx_size, handle, size);                      \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##GetLinkedPtx##SUFFIX(nvJitLinkHandle handle, char* ptx) {                                \
-    JITCACHE_NVJITLINK_CALL(F, get_linked_ptx, nvjitlink_linked_ptx, handle, ptx);                                 \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##GetErrorLogSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                          \
-    JITCACHE_NVJITLINK_CALL(F, get_error_log_size, nvjitlink_error_log_size, handle, size);                        \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##GetErrorLog##SUFFIX(nvJitLinkHandle handle, char* log) {                                 \
-    JITCACHE_NVJITLINK_CALL(F, get_error_log, nvjitlink_error_log, handle, log);                                   \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##GetInfoLogSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                           \
-    JITCACHE_NVJITLINK_CALL(F, get_info_log_size, nvjitlink_info_log_size, handle, size);                          \
-  }                                                                                                                \
-  nvJitLinkResult PREFIX##GetInfoLog##SUFFIX(nvJitLinkHandle handle, char* log) {                                  \
-    JITCACHE_NVJITLINK_CALL(F, get_info_log, nvjitlink_info_log, handle, log);                                     \
+    return preload::create(F, handle, numOptions, options, __builtin_return_address(0));                             \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##Destroy##SUFFIX(nvJitLinkHandle* handle) {                                                 \
+    JITCACHE_NVJITLINK_CALL(F, destroy, nvjitlink_destroy, handle);                                                  \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##AddData##SUFFIX(nvJitLinkHandle handle, nvJitLinkInputType inputType, const void* data,    \
+                                          size_t size, const char* name) {                                           \
+    JITCACHE_NVJITLINK_CALL(F, add_data, nvjitlink_add_data, handle, inputType, data, size, name);                   \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##AddFile##SUFFIX(nvJitLinkHandle handle, nvJitLinkInputType inputType,                      \
+                                          const char* fileName) {                                                    \
+    JITCACHE_NVJITLINK_CALL(F, add_file, nvjitlink_add_file, handle, inputType, fileName);                           \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##Complete##SUFFIX(nvJitLinkHandle handle) {                                                 \
+    const jlink::NvJitLinkEntryPoints real = preload::family_of(F);                                                  \
+    if (real.complete == nullptr) return NVJITLINK_ERROR_INTERNAL;                                                   \
+    return jlink::nvjitlink_complete(real, handle);                                                                  \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##GetLinkedCubinSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                         \
+    JITCACHE_NVJITLINK_CALL(F, get_linked_cubin_size, nvjitlink_linked_cubin_size, handle, size);                    \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##GetLinkedCubin##SUFFIX(nvJitLinkHandle handle, void* cubin) {                              \
+    JITCACHE_NVJITLINK_CALL(F, get_linked_cubin, nvjitlink_linked_cubin, handle, cubin);                             \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##GetLinkedPtxSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                           \
+    JITCACHE_NVJITLINK_CALL(F, get_linked_ptx_size, nvjitlink_linked_ptx_size, handle, size);                        \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##GetLinkedPtx##SUFFIX(nvJitLinkHandle handle, char* ptx) {                                  \
+    JITCACHE_NVJITLINK_CALL(F, get_linked_ptx, nvjitlink_linked_ptx, handle, ptx);                                   \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##GetErrorLogSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                            \
+    JITCACHE_NVJITLINK_CALL(F, get_error_log_size, nvjitlink_error_log_size, handle, size);                          \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##GetErrorLog##SUFFIX(nvJitLinkHandle handle, char* log) {                                   \
+    JITCACHE_NVJITLINK_CALL(F, get_error_log, nvjitlink_error_log, handle, log);                                     \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##GetInfoLogSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                             \
+    JITCACHE_NVJITLINK_CALL(F, get_info_log_size, nvjitlink_info_log_size, handle, size);                            \
+  }                                                                                                                  \
+  nvJitLinkResult PREFIX##GetInfoLog##SUFFIX(nvJitLinkHandle handle, char* log) {                                    \
+    JITCACHE_NVJITLINK_CALL(F, get_info_log, nvjitlink_info_log, handle, log);                                       \
   }
 
 extern "C" {
@@ -195,33 +222,33 @@ namespace jitcache::client::preload {
 
 namespace {
 
-#define JITCACHE_NVJITLINK_HOOK(F, PREFIX, NAME, SUFFIX, FUNCTION)                                               \
-  Hook {                                                                                                       \
-    #PREFIX #NAME #SUFFIX, nullptr, 0, HookedLibrary::nvjitlink, reinterpret_cast<void*>(&PREFIX##NAME##SUFFIX), \
-        &g_real[F][FUNCTION]                                                                                   \
+#define JITCACHE_NVJITLINK_HOOK(F, PREFIX, NAME, SUFFIX, FUNCTION)                                                 \
+  Hook {                                                                                                           \
+#PREFIX #NAME #SUFFIX, nullptr, 0, HookedLibrary::nvjitlink, reinterpret_cast < void*>(&PREFIX##NAME##SUFFIX), \
+        &g_real[F][FUNCTION]                                                                                       \
   }
-#define JITCACHE_NVJITLINK_HOOKS(F, PREFIX, SUFFIX)                                                      \
-  JITCACHE_NVJITLINK_HOOK(F, PREFIX, Create, SUFFIX, k_create),                                          \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, Destroy, SUFFIX, k_destroy),                                    \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, AddData, SUFFIX, k_add_data),                                   \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, AddFile, SUFFIX, k_add_file),                                   \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, Complete, SUFFIX, k_complete),                                  \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetLinkedCubinSize, SUFFIX, k_cubin_size),                      \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetLinkedCubin, SUFFIX, k_cubin),                               \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetLinkedPtxSize, SUFFIX, k_ptx_size),                          \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetLinkedPtx, SUFFIX, k_ptx),                                   \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetErrorLogSize, SUFFIX, k_error_log_size),                     \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetErrorLog, SUFFIX, k_error_log),                              \
-      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetInfoLogSize, SUFFIX, k_info_log_size),                       \
+#define JITCACHE_NVJITLINK_HOOKS(F, PREFIX, SUFFIX)                                  \
+  JITCACHE_NVJITLINK_HOOK(F, PREFIX, Create, SUFFIX, k_create),                      \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, Destroy, SUFFIX, k_destroy),                \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, AddData, SUFFIX, k_add_data),               \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, AddFile, SUFFIX, k_add_file),               \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, Complete, SUFFIX, k_complete),              \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetLinkedCubinSize, SUFFIX, k_cubin_size),  \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetLinkedCubin, SUFFIX, k_cubin),           \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetLinkedPtxSize, SUFFIX, k_ptx_size),      \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetLinkedPtx, SUFFIX, k_ptx),               \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetErrorLogSize, SUFFIX, k_error_log_size), \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetErrorLog, SUFFIX, k_error_log),          \
+      JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetInfoLogSize, SUFFIX, k_info_log_size),   \
       JITCACHE_NVJITLINK_HOOK(F, PREFIX, GetInfoLog, SUFFIX, k_info_log)
 
 // Not reachable through cuGetProcAddress (base nullptr): nvJitLink is not the driver.
 const Hook k_nvjitlink_hooks[k_families * k_functions] = {
-    JITCACHE_NVJITLINK_HOOKS(0, nvJitLink, ),        JITCACHE_NVJITLINK_HOOKS(1, __nvJitLink, _12_0),
-    JITCACHE_NVJITLINK_HOOKS(2, __nvJitLink, _12_1), JITCACHE_NVJITLINK_HOOKS(3, __nvJitLink, _12_2),
-    JITCACHE_NVJITLINK_HOOKS(4, __nvJitLink, _12_3), JITCACHE_NVJITLINK_HOOKS(5, __nvJitLink, _12_4),
-    JITCACHE_NVJITLINK_HOOKS(6, __nvJitLink, _12_5), JITCACHE_NVJITLINK_HOOKS(7, __nvJitLink, _12_6),
-    JITCACHE_NVJITLINK_HOOKS(8, __nvJitLink, _12_8), JITCACHE_NVJITLINK_HOOKS(9, __nvJitLink, _12_9),
+    JITCACHE_NVJITLINK_HOOKS(0, nvJitLink, ),         JITCACHE_NVJITLINK_HOOKS(1, __nvJitLink, _12_0),
+    JITCACHE_NVJITLINK_HOOKS(2, __nvJitLink, _12_1),  JITCACHE_NVJITLINK_HOOKS(3, __nvJitLink, _12_2),
+    JITCACHE_NVJITLINK_HOOKS(4, __nvJitLink, _12_3),  JITCACHE_NVJITLINK_HOOKS(5, __nvJitLink, _12_4),
+    JITCACHE_NVJITLINK_HOOKS(6, __nvJitLink, _12_5),  JITCACHE_NVJITLINK_HOOKS(7, __nvJitLink, _12_6),
+    JITCACHE_NVJITLINK_HOOKS(8, __nvJitLink, _12_8),  JITCACHE_NVJITLINK_HOOKS(9, __nvJitLink, _12_9),
     JITCACHE_NVJITLINK_HOOKS(10, __nvJitLink, _13_0), JITCACHE_NVJITLINK_HOOKS(11, __nvJitLink, _13_1),
     JITCACHE_NVJITLINK_HOOKS(12, __nvJitLink, _13_2),
 };
