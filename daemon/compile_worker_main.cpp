@@ -3,7 +3,8 @@
 // jitcached starts one per compile with only its two pipes, under CPU, memory and wall-time limits,
 // so a PTX that crashes or hangs the compiler takes down this process and never the daemon. It
 // never opens the store. Usage: `jitcache-compile` (job on stdin, reply on stdout) or
-// `jitcache-compile --version` (prints "nvJitLink X.Y").
+// `jitcache-compile --version` (prints "nvJitLink X.Y", then the library's build as a link's key
+// names it: "13000 nvjitlink-13.0-98806736").
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
     const std::string version = worker::nvjitlink_version_text();
     if (version.empty()) return compile::k_exit_io;
     std::printf("%s\n", version.c_str());
+    if (const std::string identity = worker::nvjitlink_identity_text(); !identity.empty()) {
+      std::printf("%s\n", identity.c_str());
+    }
     return 0;
   }
   if (argc != 1) {

@@ -156,6 +156,21 @@ common::Result<ToolkitVersion> CompileRunner::probe_toolkit() {
   if (parsed.ec != std::errc() || parsed.ptr == end || *parsed.ptr != '.') return bad();
   parsed = std::from_chars(parsed.ptr + 1, end, version.minor);
   if (parsed.ec != std::errc()) return bad();
+  // The second line, "API BUILD": the library's build, which links are keyed on. A worker of before
+  // link compiles prints none; a line that does not read is no identity (no links, no failure).
+  m_linker.reset();
+  if (const std::size_t newline = text.find('\n'); newline != std::string::npos) {
+    const std::string second = text.substr(newline + 1, text.find('\n', newline + 1) - newline - 1);
+    const std::size_t space = second.find(' ');
+    proto::DriverId linker;
+    if (space != std::string::npos &&
+        std::from_chars(second.data(), second.data() + space, linker.api).ec == std::errc()) {
+      linker.build = second.substr(space + 1);
+      if (linker.api > 0 && !linker.build.empty() && linker.build.size() <= proto::k_max_driver_build_length) {
+        m_linker = std::move(linker);
+      }
+    }
+  }
   return version;
 }
 

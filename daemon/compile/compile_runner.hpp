@@ -6,9 +6,11 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 
 #include <common/result.hpp>
+#include <proto/key.hpp>
 
 #include <daemon/compile/compile_limits.hpp>
 #include <daemon/compile/job_runner.hpp>
@@ -25,9 +27,12 @@ class CompileRunner final : public JobRunner {
   CompileOutcome run(const CompileJob& job);
 
   // Runs `jitcache-compile --version`: the nvJitLink version the workers compile with, which the
-  // refusal checks need (prepare_job.hpp). An Error when the worker is missing or broken; the daemon
-  // then cannot compile at all.
+  // refusal checks need (prepare_job.hpp), and the build of their library (linker() after it). An
+  // Error when the worker is missing or broken; the daemon then cannot compile at all.
   common::Result<ToolkitVersion> probe_toolkit();
+  // The workers' nvJitLink as a link's key names it (proto/linker_identity.hpp), from the last
+  // probe's second line; nullopt when the worker printed none: the daemon then compiles no links.
+  const std::optional<proto::DriverId>& linker() const { return m_linker; }
 
   const std::string& worker_path() const { return m_worker_path; }
   const CompileLimits& limits() const { return m_limits; }
@@ -35,6 +40,7 @@ class CompileRunner final : public JobRunner {
  private:
   std::string m_worker_path;
   CompileLimits m_limits;
+  std::optional<proto::DriverId> m_linker;
 };
 
 }  // namespace jitcache::daemon::compile

@@ -33,9 +33,10 @@ struct CompileService::Flight {
 };
 
 CompileService::CompileService(CompileServiceConfig config, ToolkitVersion toolkit, std::shared_ptr<JobRunner> runner,
-                               StoreSink sink)
+                               StoreSink sink, std::optional<proto::DriverId> linker)
     : m_config(config),
       m_toolkit(toolkit),
+      m_linker(std::move(linker)),
       m_runner(std::move(runner)),
       m_sink(std::move(sink)),
       m_negative(config.negative_ttl, config.max_negative_entries) {
@@ -88,14 +89,14 @@ common::Result<CompileTicket> CompileService::submit(const proto::Digest256& key
     return answer(std::move(*early));
   }
   // Checked again below; here it spares the copy of a PTX that would only be refused.
-  if (std::string refusal = tenant_refusal_locked(tenant, input.ptx.size()); !refusal.empty()) {
+  if (std::string refusal = tenant_refusal_locked(tenant, input.source_bytes()); !refusal.empty()) {
     lock.unlock();
     return tenant_busy(std::move(refusal));
   }
   // Rationale: preparing copies the PTX (megabytes), so it happens outside the lock and only for a
   // key nobody is compiling; the check is repeated after, for a flight that started meanwhile.
   lock.unlock();
-  auto prepared = prepare_job(input, m_toolkit);
+  auto prepared = prepare_job(input, m_toolkit, m_linker);
   JITCACHE_TRY(prepared);
   if (auto* refusal = std::get_if<Refusal>(&*prepared)) {
     CompileCounters::add(m_counters.refused);
@@ -106,7 +107,7 @@ common::Result<CompileTicket> CompileService::submit(const proto::Digest256& key
     lock.unlock();
     return answer(std::move(*early));
   }
-  if (std::string refusal = tenant_refusal_locked(tenant, input.ptx.size()); !refusal.empty()) {
+  if (std::string refusal = tenant_refusal_locked(tenant, input.source_bytes()); !refusal.empty()) {
     lock.unlock();
     return tenant_busy(std::move(refusal));
   }
@@ -160,7 +161,7 @@ std::string CompileService::tenant_refusal_locked(std::optional<std::uint32_t> t
 
 void CompileService::charge_locked(Flight& flight) {
   if (!flight.tenant) return;
-  flight.charged_bytes = flight.job.ptx.size();
+  flight.charged_bytes = flight.job.source_bytes();
   TenantLoad& load = m_tenants[*flight.tenant];
   ++load.flights;
   load.bytes += flight.charged_bytes;

@@ -36,6 +36,7 @@
 
 #include <common/result.hpp>
 #include <proto/digest.hpp>
+#include <proto/key.hpp>
 
 #include <daemon/compile/compile_counters.hpp>
 #include <daemon/compile/compile_outcome.hpp>
@@ -73,9 +74,10 @@ struct CompileTicket {
 
 class CompileService {
  public:
-  // `toolkit` is what the runner's workers compile with (CompileRunner::probe_toolkit).
-  CompileService(CompileServiceConfig config, ToolkitVersion toolkit, std::shared_ptr<JobRunner> runner,
-                 StoreSink sink);
+  // `toolkit` is what the runner's workers compile with (CompileRunner::probe_toolkit); `linker` the
+  // build of their nvJitLink (CompileRunner::linker), without which no link is compiled.
+  CompileService(CompileServiceConfig config, ToolkitVersion toolkit, std::shared_ptr<JobRunner> runner, StoreSink sink,
+                 std::optional<proto::DriverId> linker = std::nullopt);
   ~CompileService();  // stop()
   CompileService(const CompileService&) = delete;
   CompileService& operator=(const CompileService&) = delete;
@@ -83,8 +85,9 @@ class CompileService {
   // `key_id` must be the key id of (content digest of input.ptx, input.arch, input.driver_api, the
   // driver build, input.options): one key, one job. A non-canonical option string is
   // ErrorCode::invalid_argument and the handler is not called; otherwise it is called exactly once
-  // unless the ticket leaves first. input.ptx is copied into the job of a new compile and not kept
-  // otherwise: once submit returns, the caller may free it. `tenant`: who asked, for the per-tenant
+  // unless the ticket leaves first. input.ptx (a link's input.link_inputs) is copied into the job of a
+  // new compile and not kept otherwise: once submit returns, the caller may free it. A tenant is
+  // charged its job's source bytes, a link's inputs all together. `tenant`: who asked, for the per-tenant
   // limits (none: not limited).
   common::Result<CompileTicket> submit(const proto::Digest256& key_id, const CompileInput& input, Priority priority,
                                        CompletionHandler handler, std::optional<std::uint32_t> tenant = std::nullopt);
@@ -98,6 +101,8 @@ class CompileService {
   void stop();
 
   const CompileCounters& counters() const { return m_counters; }
+  // Whether links of nvJitLink sessions can be compiled (HELLO capability bit 9).
+  bool compiles_links() const { return m_linker.has_value(); }
   unsigned max_concurrent() const { return static_cast<unsigned>(m_threads.size()); }
 
  private:
@@ -123,6 +128,7 @@ class CompileService {
 
   CompileServiceConfig m_config;
   ToolkitVersion m_toolkit;
+  std::optional<proto::DriverId> m_linker;
   std::shared_ptr<JobRunner> m_runner;
   StoreSink m_sink;
   CompileCounters m_counters;

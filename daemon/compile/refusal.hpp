@@ -18,6 +18,8 @@ enum class RefusalReason : std::uint8_t {
   arch = 2,             // the nvJitLink in use cannot generate code for the arch
   driver_too_old = 3,   // the client's driver is older than the toolkit major the daemon compiles with
   unknown_toolkit = 4,  // the nvJitLink version is not in the daemon's tables, so nothing can be checked
+  linker = 5,           // a link the daemon's nvJitLink would not produce byte for byte (another
+                        // nvJitLink, or a cuLink* session, which the driver links)
 };
 
 struct Refusal {

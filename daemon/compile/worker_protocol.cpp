@@ -2,6 +2,7 @@
 
 #include <common/result.hpp>
 #include <cstring>
+#include <proto/compile_messages.hpp>
 #include <string_view>
 #include <utility>
 
@@ -16,6 +17,19 @@ constexpr std::size_t k_max_arch_length = 32;
 
 void write_magic(ByteWriter& out, const char (&magic)[4]) {
   out.raw(proto::as_bytes(std::string_view(magic, sizeof magic)));
+}
+
+// The job's magic: 1 for a module's job (JCJ1), 2 for a link's (JCJ2); a corrupt error for any other.
+common::Result<int> read_job_magic(ByteReader& in) {
+  char got[4];
+  for (char& byte : got) {
+    auto read = in.u8("job");
+    JITCACHE_TRY(read);
+    byte = static_cast<char>(*read);
+  }
+  if (std::memcmp(got, k_job_magic, sizeof got) == 0) return 1;
+  if (std::memcmp(got, k_link_job_magic, sizeof got) == 0) return 2;
+  return common::make_error(common::ErrorCode::corrupt, "job: wrong magic");
 }
 
 common::Result<void> read_magic(ByteReader& in, const char (&magic)[4], std::string_view what) {
@@ -33,19 +47,54 @@ common::Result<void> read_magic(ByteReader& in, const char (&magic)[4], std::str
 
 std::vector<std::uint8_t> encode_job(const CompileJob& job) {
   std::vector<std::uint8_t> bytes;
-  bytes.reserve(job.ptx.size() + 256);
+  bytes.reserve(job.source_bytes() + 256 + 5 * job.link_inputs.size());
   ByteWriter out(bytes);
-  write_magic(out, k_job_magic);
+  const bool link = !job.link_inputs.empty();
+  write_magic(out, link ? k_link_job_magic : k_job_magic);
   out.str16(job.arch);
   out.u16(static_cast<std::uint16_t>(job.nvjitlink_options.size()));
   for (const std::string& option : job.nvjitlink_options) out.str16(option);
-  out.blob32(proto::Bytes(job.ptx));
+  if (!link) {
+    out.blob32(proto::Bytes(job.ptx));
+    return bytes;
+  }
+  out.u16(static_cast<std::uint16_t>(job.link_inputs.size()));
+  for (const LinkJobInput& input : job.link_inputs) {
+    out.u8(static_cast<std::uint8_t>(input.kind));
+    out.blob32(proto::Bytes(input.data));
+  }
   return bytes;
 }
 
+namespace {
+
+common::Result<std::vector<LinkJobInput>> decode_link_inputs(ByteReader& in) {
+  auto count = in.u16("job link input count");
+  JITCACHE_TRY(count);
+  if (*count == 0 || *count > proto::k_max_compile_link_inputs) {
+    return common::make_error(common::ErrorCode::corrupt, "job: " + std::to_string(*count) + " link inputs");
+  }
+  std::vector<LinkJobInput> inputs;
+  for (unsigned i = 0; i < *count; ++i) {
+    auto kind = in.u8("job link input kind");
+    JITCACHE_TRY(kind);
+    if (!proto::is_link_input_kind(*kind)) {
+      return common::make_error(common::ErrorCode::corrupt, "job: link input kind " + std::to_string(*kind));
+    }
+    auto data = in.blob32("job link input");
+    JITCACHE_TRY(data);
+    inputs.push_back(LinkJobInput{static_cast<proto::LinkInputKind>(*kind), {data->begin(), data->end()}});
+  }
+  return inputs;
+}
+
+}  // namespace
+
 common::Result<CompileJob> decode_job(proto::Bytes bytes) {
   ByteReader in(bytes);
-  JITCACHE_TRY(read_magic(in, k_job_magic, "job"));
+  auto magic = read_job_magic(in);
+  JITCACHE_TRY(magic);
+  const bool link = *magic == 2;
   CompileJob job;
   auto arch = in.str16("job arch", k_max_arch_length);
   JITCACHE_TRY(arch);
@@ -60,9 +109,15 @@ common::Result<CompileJob> decode_job(proto::Bytes bytes) {
     JITCACHE_TRY(option);
     job.nvjitlink_options.emplace_back(*option);
   }
-  auto ptx = in.blob32("job ptx");
-  JITCACHE_TRY(ptx);
-  job.ptx.assign(ptx->begin(), ptx->end());
+  if (link) {
+    auto inputs = decode_link_inputs(in);
+    JITCACHE_TRY(inputs);
+    job.link_inputs = std::move(*inputs);
+  } else {
+    auto ptx = in.blob32("job ptx");
+    JITCACHE_TRY(ptx);
+    job.ptx.assign(ptx->begin(), ptx->end());
+  }
   JITCACHE_TRY(in.expect_end("job"));
   return job;
 }

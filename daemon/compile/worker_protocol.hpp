@@ -3,6 +3,8 @@
 // (proto/byte_io.hpp). docs/compile-service.md has the same tables.
 //
 //   job    "JCJ1"  str16 arch  u16 n  n × str16 nvJitLink option  blob32 PTX          (then EOF)
+//   link   "JCJ2"  str16 arch  u16 n  n × str16 nvJitLink option
+//                  u16 m (1..256)  m × (u8 kind (proto/link_content.hpp)  blob32 data)  (then EOF)
 //   reply  "JCR1"  u8 status  u16 nvJitLink major  u16 minor  u64 compile_time_us
 //          u32 nvJitLinkResult of the failing call (0 when compiled)  blob32 payload
 //
@@ -27,6 +29,7 @@
 namespace jitcache::daemon::compile {
 
 inline constexpr char k_job_magic[4] = {'J', 'C', 'J', '1'};
+inline constexpr char k_link_job_magic[4] = {'J', 'C', 'J', '2'};
 inline constexpr char k_reply_magic[4] = {'J', 'C', 'R', '1'};
 inline constexpr std::size_t k_max_job_options = 256;
 inline constexpr std::size_t k_max_job_option_length = 1024;

@@ -1,10 +1,14 @@
 #include <daemon/compile_worker/nvjitlink_compile.hpp>
 
+#include <dlfcn.h>
 #include <nvJitLink.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <string>
 #include <vector>
+
+#include <proto/linker_identity.hpp>
 
 namespace jitcache::daemon::compile_worker {
 
@@ -71,6 +75,36 @@ class Handle {
   nvJitLinkHandle m_handle = nullptr;
 };
 
+nvJitLinkInputType input_type(proto::LinkInputKind kind) {
+  switch (kind) {
+    case proto::LinkInputKind::ptx: return NVJITLINK_INPUT_PTX;
+    case proto::LinkInputKind::cubin: return NVJITLINK_INPUT_CUBIN;
+    case proto::LinkInputKind::fatbinary: return NVJITLINK_INPUT_FATBIN;
+    case proto::LinkInputKind::object: return NVJITLINK_INPUT_OBJECT;
+    case proto::LinkInputKind::library: return NVJITLINK_INPUT_LIBRARY;
+    case proto::LinkInputKind::ltoir: return NVJITLINK_INPUT_LTOIR;
+  }
+  return NVJITLINK_INPUT_NONE;
+}
+
+// The inputs of the job into the handle, in order: a module's one PTX, or a link's inputs.
+nvJitLinkResult add_inputs(const compile::CompileJob& job, nvJitLinkHandle handle) {
+  // Rationale: the driver requires NUL-terminated PTX; each copy guarantees one past the end without
+  // changing the size nvJitLink is told, so the bytes compiled are exactly the key's.
+  const auto add = [&](nvJitLinkInputType type, const std::vector<std::uint8_t>& data, const std::string& name) {
+    std::vector<std::uint8_t> copy(data);
+    copy.push_back(0);
+    return nvJitLinkAddData(handle, type, copy.data(), data.size(), name.c_str());
+  };
+  if (job.link_inputs.empty()) return add(NVJITLINK_INPUT_PTX, job.ptx, "input.ptx");
+  for (std::size_t i = 0; i < job.link_inputs.size(); ++i) {
+    const nvJitLinkResult result =
+        add(input_type(job.link_inputs[i].kind), job.link_inputs[i].data, "input" + std::to_string(i));
+    if (result != NVJITLINK_SUCCESS) return result;
+  }
+  return NVJITLINK_SUCCESS;
+}
+
 void link(const compile::CompileJob& job, WorkerReply& reply) {
   std::vector<std::string> options{"-arch=" + job.arch};
   options.insert(options.end(), job.nvjitlink_options.begin(), job.nvjitlink_options.end());
@@ -87,11 +121,7 @@ void link(const compile::CompileJob& job, WorkerReply& reply) {
   }
   if (result != NVJITLINK_SUCCESS) return fail(reply, nullptr, "nvJitLinkCreate", result);
 
-  // Rationale: the driver requires NUL-terminated PTX; the copy guarantees one past the end without
-  // changing the size nvJitLink is told, so the bytes compiled are exactly the key's.
-  std::vector<std::uint8_t> ptx(job.ptx);
-  ptx.push_back(0);
-  result = nvJitLinkAddData(handle.get(), NVJITLINK_INPUT_PTX, ptx.data(), job.ptx.size(), "input.ptx");
+  result = add_inputs(job, handle.get());
   if (result != NVJITLINK_SUCCESS) return fail(reply, handle.get(), "nvJitLinkAddData", result);
   result = nvJitLinkComplete(handle.get());
   if (result != NVJITLINK_SUCCESS) return fail(reply, handle.get(), "nvJitLinkComplete", result);
@@ -116,6 +146,18 @@ WorkerReply compile_with_nvjitlink(const compile::CompileJob& job) {
   reply.compile_time_us = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
   return reply;
+}
+
+std::string nvjitlink_identity_text() {
+  unsigned major = 0;
+  unsigned minor = 0;
+  if (nvJitLinkVersion(&major, &minor) != NVJITLINK_SUCCESS) return {};
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&nvJitLinkVersion), &info) == 0 || info.dli_fname == nullptr) return {};
+  struct stat st {};
+  if (::stat(info.dli_fname, &st) != 0) return {};
+  const proto::DriverId id = proto::nvjitlink_driver_id(major, minor, static_cast<std::uint64_t>(st.st_size));
+  return std::to_string(id.api) + " " + id.build;
 }
 
 std::string nvjitlink_version_text() {

@@ -13,7 +13,11 @@ namespace jitcache::daemon::compile_worker {
 
 compile::WorkerReply compile_with_nvjitlink(const compile::CompileJob& job);
 
-// nvJitLinkVersion as "nvJitLink 13.0"; what `jitcache-compile --version` prints.
+// nvJitLinkVersion as "nvJitLink 13.0"; the first line `jitcache-compile --version` prints.
 std::string nvjitlink_version_text();
+// The build of the nvJitLink library this worker runs, as a link's key names it
+// (proto/linker_identity.hpp): "13000 nvjitlink-13.0-98806736", the second line of `--version`;
+// empty when it cannot be told.
+std::string nvjitlink_identity_text();
 
 }  // namespace jitcache::daemon::compile_worker

@@ -38,23 +38,44 @@ std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload,
   Counters::add(m_counters.requests);
   auto request = proto::decode_compile_request(payload);
   if (!request) return counted(error_reply(status_for(request.error()), request.error().message));
-  if (request->ptx.empty()) return counted(error_reply(Status::bad_request, "COMPILE carries an empty PTX"));
-  if (request->ptx.size() > m_max_ptx_bytes) {
-    return counted(error_reply(Status::too_large, "the COMPILE PTX is " + std::to_string(request->ptx.size()) +
-                                                      " bytes, over compile_max_ptx (" +
-                                                      std::to_string(m_max_ptx_bytes) +
-                                                      "); build it with the driver's own JIT"));
-  }
-  if (const void* nul = std::memchr(request->ptx.data(), 0, request->ptx.size()); nul != nullptr) {
-    // PTX is text: a NUL byte means binary data (a cubin, a fat binary) or a buffer sent with its
-    // terminator, and the key's digest would not be of what a driver loads.
-    const auto offset = static_cast<const std::uint8_t*>(nul) - request->ptx.data();
-    return counted(error_reply(Status::bad_request, "the COMPILE PTX has a NUL byte at offset " +
-                                                        std::to_string(offset) + ": not PTX text"));
-  }
-
+  const bool link = !request->link_inputs.empty();
   PendingCompile pending;
-  pending.key = proto::key_of(*request, proto::content_digest(request->ptx));
+  proto::Checksum128 content_fast;
+  if (link) {
+    // A link's inputs are the program's bytes as its linker took them (PTX with or without its NUL,
+    // cubins, libraries): each must hold something, and all of them count against compile_max_ptx.
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < request->link_inputs.size(); ++i) {
+      if (request->link_inputs[i].data.empty()) {
+        return counted(error_reply(Status::bad_request, "COMPILE link input " + std::to_string(i) + " is empty"));
+      }
+      bytes += request->link_inputs[i].data.size();
+    }
+    if (bytes > m_max_ptx_bytes) {
+      return counted(error_reply(Status::too_large, "the COMPILE link inputs are " + std::to_string(bytes) +
+                                                        " bytes, over compile_max_ptx (" +
+                                                        std::to_string(m_max_ptx_bytes) + "); link it yourself"));
+    }
+    pending.key = proto::key_of(*request, proto::link_content_of(*request));
+    content_fast = proto::link_content_fast_of(*request);
+  } else {
+    if (request->ptx.empty()) return counted(error_reply(Status::bad_request, "COMPILE carries an empty PTX"));
+    if (request->ptx.size() > m_max_ptx_bytes) {
+      return counted(error_reply(Status::too_large, "the COMPILE PTX is " + std::to_string(request->ptx.size()) +
+                                                        " bytes, over compile_max_ptx (" +
+                                                        std::to_string(m_max_ptx_bytes) +
+                                                        "); build it with the driver's own JIT"));
+    }
+    if (const void* nul = std::memchr(request->ptx.data(), 0, request->ptx.size()); nul != nullptr) {
+      // PTX is text: a NUL byte means binary data (a cubin, a fat binary) or a buffer sent with its
+      // terminator, and the key's digest would not be of what a driver loads.
+      const auto offset = static_cast<const std::uint8_t*>(nul) - request->ptx.data();
+      return counted(error_reply(Status::bad_request, "the COMPILE PTX has a NUL byte at offset " +
+                                                          std::to_string(offset) + ": not PTX text"));
+    }
+    pending.key = proto::key_of(*request, proto::content_digest(request->ptx));
+    content_fast = proto::xxh3_128(request->ptx);
+  }
   if (auto valid = proto::validate_key(pending.key); !valid) {
     return counted(error_reply(Status::bad_request, valid.error().message));
   }
@@ -82,13 +103,16 @@ std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload,
 
   pending.input.arch = pending.key.arch;
   pending.input.driver_api = pending.key.driver_api;
+  pending.input.driver_build = pending.key.driver_build;
   pending.input.options = pending.key.options;
   pending.input.ptx = request->ptx;
+  pending.link_inputs = std::make_shared<const std::vector<proto::CompileLinkInput>>(std::move(request->link_inputs));
+  pending.input.link_inputs = *pending.link_inputs;
   pending.priority =
       request->priority == proto::CompilePriority::warm ? compile::Priority::warm : compile::Priority::interactive;
-  m_sink.expect(pending.key_id, pending.key, proto::xxh3_128(request->ptx));
-  spdlog::debug("COMPILE key_id={} arch={} bytes={} priority={} peer {}", proto::to_hex(pending.key_id),
-                pending.key.arch, request->ptx.size(),
+  m_sink.expect(pending.key_id, pending.key, content_fast);
+  spdlog::debug("COMPILE key_id={} arch={} bytes={} inputs={} priority={} peer {}", proto::to_hex(pending.key_id),
+                pending.key.arch, pending.input.source_bytes(), link ? pending.link_inputs->size() : 1,
                 pending.priority == compile::Priority::warm ? "warm" : "interactive", peer.describe());
   return pending;
 }

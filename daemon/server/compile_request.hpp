@@ -3,8 +3,9 @@
 // connection awaits the compile itself (async_compile) between the two, so no worker thread waits
 // for a compile.
 //
-// The daemon computes the key's content digest and the fast key's content from the PTX it received;
-// a digest from the client is never trusted (the request carries none). An entry the caller would
+// The daemon computes the key's content digest and the fast key's content from the PTX it received
+// (a link's: from its inputs, proto/link_content.hpp); a digest from the client is never trusted
+// (the request carries none). An entry the caller would
 // find by LOOKUP is answered at once (origin `stored`), which also spares a compile to a request that
 // arrives after a compile of its key finished and was stored.
 // Thread safety: begin() and finish() may run on many threads at once (the store, the counters, the
@@ -12,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <variant>
+#include <vector>
 
 #include <daemon/compile/async_compile.hpp>
 #include <daemon/compile/compile_service.hpp>
@@ -32,6 +35,9 @@ struct PendingCompile {
   proto::Digest256 key_id;
   proto::KeyFields key;
   compile::CompileInput input;
+  // A link's inputs (views into the payload, as input.ptx), which input.link_inputs points at: on the
+  // heap, so that the span stays valid however the PendingCompile is moved or copied.
+  std::shared_ptr<const std::vector<proto::CompileLinkInput>> link_inputs;
   compile::Priority priority = compile::Priority::interactive;
 };
 

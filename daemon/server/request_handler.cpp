@@ -135,6 +135,9 @@ Reply RequestHandler::hello(proto::Bytes payload) {
                        proto::k_capability_image_fd | proto::k_capability_gc | proto::k_capability_verify |
                        proto::k_capability_hit_note;
   if (m_compile != nullptr) reply.capabilities |= proto::k_capability_compile;
+  if (m_compile != nullptr && m_compile->service().compiles_links()) {
+    reply.capabilities |= proto::k_capability_compile_link;
+  }
   reply.daemon_version = "jitcached " JITCACHE_VERSION;
   reply.max_frame_bytes = m_max_frame_bytes;
   return ok_payload(reply);

@@ -50,13 +50,16 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
   auto path = std::make_unique<CompilePath>();
   path->sink = std::make_unique<server::CompileStoreSink>(store, counters, publisher);
   server::CompileStoreSink& sink = *path->sink;
-  path->service = std::make_unique<compile::CompileService>(compile_service_config(config), *toolkit, runner,
-                                                            [&sink](const proto::Digest256& key_id,
-                                                                    const compile::CompileOutcomePtr& outcome) {
-                                                              sink(key_id, outcome);
-                                                            });
+  path->service = std::make_unique<compile::CompileService>(
+      compile_service_config(config), *toolkit, runner,
+      [&sink](const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome) { sink(key_id, outcome); },
+      runner->linker());
   path->requests =
       std::make_unique<server::CompileRequests>(store, counters, *path->service, sink, config.compile_max_ptx);
+  if (runner->linker()) {
+    spdlog::info("linking nvJitLink sessions of {}/{} too (capability compile_link)", runner->linker()->api,
+                 runner->linker()->build);
+  }
   spdlog::info("compiling with {} ({}): {} jobs, queue {} ({} per uid), limits cpu {} s / wall {} ms / memory {} bytes",
                compile::producer_name(*toolkit), worker, path->service->max_concurrent(), config.compile_queue,
                config.compile_queue_per_uid, compile_limits(config).cpu_time.count(), config.compile_wall_time.count(),

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
 
   char arch[64];
   snprintf(arch, sizeof(arch), "-arch=%s", argv[3]);
-  const char* options[] = {arch, "-O3", "-verbose"};
+  const char* options[] = {arch, "-O3", "-time"};
   nvJitLinkHandle handle = NULL;
   print_link("nvJitLinkCreate", link.create(&handle, 3, options));
   if (handle == NULL) return 5;

@@ -263,3 +263,34 @@ TEST_CASE("compile service: async_compile completes a coroutine on its own execu
   CHECK(image_text(*outcome) == "cubin of co");
   CHECK(resumed_on == std::this_thread::get_id());
 }
+
+TEST_CASE(
+    "compile service: a link's inputs count together against its tenant's bytes, and a daemon without its "
+    "nvJitLink's build refuses the link") {
+  Harness h({.max_concurrent = 1, .max_bytes_per_tenant = 1'000});
+  const std::string half(600, 'x');
+  const std::vector<jitcache::proto::CompileLinkInput> inputs = {{jitcache::proto::LinkInputKind::ptx,
+                                                                  jitcache::proto::as_bytes(half)},
+                                                                 {jitcache::proto::LinkInputKind::library,
+                                                                  jitcache::proto::as_bytes(half)}};
+  CompileInput link;
+  link.arch = "sm_90";
+  link.driver_api = 13000;
+  link.driver_build = "nvjitlink-13.0-1";
+  link.options = jitcache::proto::nvjitlink_option_text({});
+  link.link_inputs = inputs;
+  CHECK(link.source_bytes() == 1'200);
+  std::vector<CompileOutcomePtr> outcomes;
+  auto record = [&outcomes](CompileOutcomePtr outcome) { outcomes.push_back(std::move(outcome)); };
+  REQUIRE(h.service.submit(key_of("link"), link, Priority::interactive, record, 7));
+  REQUIRE(outcomes.size() == 1);
+  CHECK(outcomes[0]->kind == OutcomeKind::busy);
+  CHECK_THAT(outcomes[0]->message, Catch::Contains("compile_bytes_per_uid"));
+  link.link_inputs = std::span(inputs).first(1);
+  REQUIRE(h.service.submit(key_of("link"), link, Priority::interactive, record, 7));
+  REQUIRE(outcomes.size() == 2);
+  CHECK(outcomes[1]->kind == OutcomeKind::refused);
+  CHECK(outcomes[1]->refusal == RefusalReason::linker);
+  CHECK_FALSE(h.service.compiles_links());
+  CHECK(h.runner->calls() == 0);
+}

@@ -2,8 +2,10 @@
 // which are refused ("build it yourself"), and why.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <proto/digest.hpp>
 #include <proto/jit_options.hpp>
@@ -117,4 +119,86 @@ TEST_CASE("compile prepare job: an unmappable option is refused, and a non-canon
   const auto bad = prepare_job(input(ptx, "sm_90", 13000, "opt=4"), k_13_0);
   REQUIRE_FALSE(bad);
   CHECK(bad.error().code == jitcache::common::ErrorCode::invalid_argument);
+}
+
+namespace {
+
+const jitcache::proto::DriverId k_linker{13000, "nvjitlink-13.0-98806736"};
+
+struct LinkRequest {
+  std::string caller = ptx_with_version("9.0");
+  std::string library = "!<arch>\nlibrary bytes";
+  std::vector<jitcache::proto::CompileLinkInput> inputs = {{jitcache::proto::LinkInputKind::ptx,
+                                                            jitcache::proto::as_bytes(caller)},
+                                                           {jitcache::proto::LinkInputKind::library,
+                                                            jitcache::proto::as_bytes(library)}};
+
+  CompileInput input(std::string options = jitcache::proto::nvjitlink_option_text({"-O3", "-Xptxas=-O4"}),
+                     jitcache::proto::DriverId linker = k_linker, std::string arch = "sm_90") const {
+    CompileInput in;
+    in.arch = std::move(arch);
+    in.driver_api = linker.api;
+    in.driver_build = linker.build;
+    in.options = std::move(options);
+    in.link_inputs = inputs;
+    return in;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("compile prepare job: an nvJitLink link of this daemon's nvJitLink is a job with its own options, 1:1") {
+  const LinkRequest request;
+  auto result = prepare_job(request.input(), k_13_0, k_linker);
+  REQUIRE(result);
+  REQUIRE(std::holds_alternative<CompileJob>(*result));
+  const CompileJob& job = std::get<CompileJob>(*result);
+  CHECK(job.arch == "sm_90");
+  CHECK(job.nvjitlink_options == std::vector<std::string>{"-O3", "-Xptxas=-O4"});
+  CHECK(job.ptx.empty());
+  REQUIRE(job.link_inputs.size() == 2);
+  CHECK(job.link_inputs[1].kind == jitcache::proto::LinkInputKind::library);
+  CHECK(std::string(job.link_inputs[1].data.begin(), job.link_inputs[1].data.end()) == request.library);
+  CHECK(job.source_bytes() == request.caller.size() + request.library.size());
+}
+
+Refusal link_refusal(const CompileInput& in, const std::optional<jitcache::proto::DriverId>& linker = k_linker) {
+  auto result = prepare_job(in, k_13_0, linker);
+  REQUIRE(result);
+  REQUIRE(std::holds_alternative<Refusal>(*result));
+  return std::get<Refusal>(*result);
+}
+
+TEST_CASE("compile prepare job: a link of another nvJitLink build, or with none known, is refused (linker)") {
+  const LinkRequest request;
+  const Refusal other =
+      link_refusal(request.input(jitcache::proto::nvjitlink_option_text({}), {13000, "nvjitlink-13.0-1"}));
+  CHECK(other.reason == RefusalReason::linker);
+  CHECK_THAT(other.message, Catch::Contains("nvjitlink-13.0-1") && Catch::Contains("nvjitlink-13.0-98806736"));
+  const Refusal newer =
+      link_refusal(request.input(jitcache::proto::nvjitlink_option_text({}), {13010, k_linker.build}));
+  CHECK(newer.reason == RefusalReason::linker);
+  const Refusal unknown = link_refusal(request.input(), std::nullopt);
+  CHECK(unknown.reason == RefusalReason::linker);
+  CHECK(refusal_reason_name(RefusalReason::linker) == "linker");
+}
+
+TEST_CASE("compile prepare job: a cuLink session's inputs are never the daemon's to link") {
+  const LinkRequest request;
+  const Refusal refused =
+      link_refusal(request.input(jitcache::proto::cu_link_option_text(jitcache::proto::default_option_text())));
+  CHECK(refused.reason == RefusalReason::linker);
+  CHECK_THAT(refused.message, Catch::Contains("cuLink"));
+}
+
+TEST_CASE("compile prepare job: a link for an arch nvJitLink 13.0 cannot target is refused (arch)") {
+  const LinkRequest request;
+  const Refusal refused = link_refusal(request.input(jitcache::proto::nvjitlink_option_text({}), k_linker, "sm_50"));
+  CHECK(refused.reason == RefusalReason::arch);
+}
+
+TEST_CASE("compile prepare job: a module's COMPILE with a link's option string is refused (option)") {
+  const std::string ptx = ptx_with_version("9.0");
+  const Refusal refused = refusal_of(input(ptx, "sm_90", 13000, jitcache::proto::nvjitlink_option_text({"-O3"})));
+  CHECK(refused.reason == RefusalReason::option);
 }

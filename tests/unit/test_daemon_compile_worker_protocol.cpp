@@ -76,3 +76,31 @@ TEST_CASE("compile worker protocol: wrong magic, unknown status and trailing byt
   CHECK_FALSE(decode_reply(reply));
   CHECK_FALSE(decode_reply(encode_job(sample_job())));
 }
+
+TEST_CASE("compile worker protocol: a link job carries its inputs in order, and is JCJ2 on the pipe") {
+  CompileJob job = sample_job();
+  job.ptx.clear();
+  const std::string first = ".version 9.0\n";
+  const std::string second = "!<arch>\n";
+  job.link_inputs = {{jitcache::proto::LinkInputKind::ptx, {first.begin(), first.end()}},
+                     {jitcache::proto::LinkInputKind::library, {second.begin(), second.end()}}};
+  const auto bytes = encode_job(job);
+  CHECK(std::string(bytes.begin(), bytes.begin() + 4) == "JCJ2");
+  auto decoded = decode_job(bytes);
+  REQUIRE(decoded);
+  CHECK(decoded->ptx.empty());
+  REQUIRE(decoded->link_inputs.size() == 2);
+  CHECK(decoded->link_inputs[0].kind == jitcache::proto::LinkInputKind::ptx);
+  CHECK(decoded->link_inputs[1].data == job.link_inputs[1].data);
+  CHECK(decoded->nvjitlink_options == job.nvjitlink_options);
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    INFO(cut);
+    CHECK_FALSE(decode_job(jitcache::proto::Bytes(bytes.data(), cut)));
+  }
+  auto bad_kind = bytes;
+  // The first input's kind follows the header, the options and the u16 count.
+  const std::size_t kind_at = 4 + 2 + job.arch.size() + 2 + (2 + 11) + (2 + 16) + 2;
+  REQUIRE(bad_kind[kind_at] == 1);
+  bad_kind[kind_at] = 9;
+  CHECK_FALSE(decode_job(bad_kind));
+}
