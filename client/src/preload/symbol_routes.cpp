@@ -78,6 +78,11 @@ void* own_resolver(const char* symbol, void* found) {
   return found;
 }
 
+bool could_be_hooked(const char* symbol) {
+  return symbol != nullptr && ((symbol[0] == 'c' && symbol[1] == 'u') || std::strncmp(symbol, "nvJitLink", 9) == 0 ||
+                               std::strncmp(symbol, "__nvJitLink", 11) == 0);
+}
+
 bool preload_disabled() {
   // 0 unknown, 1 enabled, 2 disabled; racing first readers compute the same answer.
   static std::atomic<int> state{0};
