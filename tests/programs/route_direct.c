@@ -1,7 +1,7 @@
 /* (a) A driver-API program linked to libcuda that loads PTX with cuModuleLoadDataEx (direct
  * binding), with an info log and an optimisation level, then finds its kernel.
  * Usage: route_direct IMAGE KERNEL */
-#include "program_io.h"
+#include <tests/programs/program_io.h>
 
 int main(int argc, char** argv) {
   if (argc != 3) return 2;

@@ -3,7 +3,7 @@
  * Usage: route_dlsym IMAGE KERNEL */
 #include <dlfcn.h>
 
-#include "program_io.h"
+#include <tests/programs/program_io.h>
 
 typedef CUresult (*init_t)(unsigned);
 typedef CUresult (*load_ex_t)(CUmodule*, const void*, unsigned, CUjit_option*, void**);

@@ -4,7 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "program_io.h"
+#include <tests/programs/program_io.h>
 
 /* One load; the line is built now and printed when the caller says, so that the parent can load
  * while the child does (both on the connection the parent had pooled before the fork, unless the

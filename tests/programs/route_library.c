@@ -5,7 +5,7 @@
  * Usage: route_library FATBIN KERNEL [preserve] */
 #include <string.h>
 
-#include "program_io.h"
+#include <tests/programs/program_io.h>
 
 typedef struct {
   int magic;

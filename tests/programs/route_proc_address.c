@@ -3,7 +3,7 @@
  * Usage: route_proc_address IMAGE KERNEL */
 #include <dlfcn.h>
 
-#include "program_io.h"
+#include <tests/programs/program_io.h>
 
 typedef CUresult (*get_proc_t)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 typedef CUresult (*init_t)(unsigned);

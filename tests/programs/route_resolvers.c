@@ -7,7 +7,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "program_io.h"
+#include <tests/programs/program_io.h>
 
 typedef CUresult (*get_proc_v2_t)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 typedef CUresult (*get_proc_v1_t)(const char*, void**, int, cuuint64_t);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <client/src/driver/driver_api.hpp>
@@ -29,7 +30,19 @@ struct ScriptedDriver {
   std::vector<std::uint8_t> linked_cubin;   // what cuLinkComplete produces
   CUresult link_add_result = CUDA_SUCCESS;  // cuLinkAddData
 
+  std::vector<std::pair<int, int>> devices = {{9, 0}};  // cuDeviceGetCount / cuDeviceGet, by ordinal
+  CUresult library_load_result = CUDA_SUCCESS;          // cuLibraryLoadData
+  CUresult kernel_count_result = CUDA_SUCCESS;          // cuLibraryGetKernelCount (the probe)
+
   // What the flow asked.
+  struct LibraryLoad {
+    const void* code;
+    std::vector<std::uint8_t> first_bytes;  // the first probe_bytes of the image
+    unsigned jit_options;
+    unsigned library_options;
+  };
+  std::vector<LibraryLoad> library_loads;
+  std::vector<CUlibrary> unloaded_libraries;
   std::vector<std::vector<std::uint8_t>> loaded;  // the first `probe_bytes` of each cuModuleLoadData image
   std::vector<const void*> loaded_ex;             // the images handed to cuModuleLoadDataEx
   std::vector<unsigned> loaded_ex_option_counts;
@@ -54,6 +67,11 @@ struct ScriptedDriver {
     api.link_add_data = &link_add_data;
     api.link_complete = &link_complete;
     api.link_destroy = &link_destroy;
+    api.device_get = &device_get;
+    api.device_get_count = &device_get_count;
+    api.library_load_data = &library_load_data;
+    api.library_unload = &library_unload;
+    api.library_get_kernel_count = &library_get_kernel_count;
     api.api_version = 13000;
     api.build = "580.159.04";
     api.library_path = "scripted";
@@ -67,9 +85,41 @@ struct ScriptedDriver {
     *device = 0;
     return instance().ctx_result;
   }
-  static CUresult device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice) {
-    *value = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? instance().cc_major : instance().cc_minor;
+  // The current context's device is ordinal 0 (cc_major.cc_minor); others come from `devices`.
+  static CUresult device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice device) {
+    const ScriptedDriver& self = instance();
+    const bool major = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+    if (device > 0 && static_cast<std::size_t>(device) < self.devices.size()) {
+      *value = major ? self.devices[device].first : self.devices[device].second;
+    } else {
+      *value = major ? self.cc_major : self.cc_minor;
+    }
     return CUDA_SUCCESS;
+  }
+  static CUresult device_get_count(int* count) {
+    *count = static_cast<int>(instance().devices.size());
+    return CUDA_SUCCESS;
+  }
+  static CUresult device_get(CUdevice* device, int ordinal) {
+    *device = ordinal;
+    return CUDA_SUCCESS;
+  }
+  static CUresult library_load_data(CUlibrary* library, const void* code, CUjit_option*, void**, unsigned jit,
+                                    CUlibraryOption*, void**, unsigned library_options) {
+    ScriptedDriver& self = instance();
+    const auto* bytes = static_cast<const std::uint8_t*>(code);
+    self.library_loads.push_back(
+        {code, std::vector<std::uint8_t>(bytes, bytes + self.probe_bytes), jit, library_options});
+    *library = reinterpret_cast<CUlibrary>(std::uintptr_t{0x2000} + self.library_loads.size());
+    return self.library_load_result;
+  }
+  static CUresult library_unload(CUlibrary library) {
+    instance().unloaded_libraries.push_back(library);
+    return CUDA_SUCCESS;
+  }
+  static CUresult library_get_kernel_count(unsigned* count, CUlibrary) {
+    *count = 1;
+    return instance().kernel_count_result;
   }
   static CUresult module_load_data(CUmodule* module, const void* image) {
     ScriptedDriver& self = instance();

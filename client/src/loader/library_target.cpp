@@ -1,6 +1,5 @@
 #include <client/src/loader/library_target.hpp>
 
-#include <atomic>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -24,10 +23,6 @@ bool LibraryOptions::preserves_binary() const {
 }
 
 common::Result<driver::ComputeCapability> common_device_capability(const driver::DriverApi& api) {
-  // 0 until known; else major * 100 + minor + 1 (so that 0.0 is not "unknown").
-  static std::atomic<unsigned> known{0};
-  if (unsigned k = known.load(std::memory_order_relaxed); k != 0)
-    return driver::ComputeCapability{(k - 1) / 100, (k - 1) % 100};
   if (api.device_get_count == nullptr || api.device_get == nullptr || api.device_get_attribute == nullptr) {
     return make_error(ErrorCode::unavailable, "the driver lacks cuDeviceGetCount or cuDeviceGet");
   }
@@ -59,7 +54,6 @@ common::Result<driver::ComputeCapability> common_device_capability(const driver:
                                                     ") share every library, so none is keyed for one of them");
     }
   }
-  known.store(shared->major * 100 + shared->minor + 1, std::memory_order_relaxed);
   return *shared;
 }
 

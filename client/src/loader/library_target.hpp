@@ -52,7 +52,8 @@ class LibraryTarget final : public ImageTarget {
 };
 
 // The compute capability every device of the process shares, or an error naming the first two that
-// differ (or the call that failed). Devices do not change within a process, so a success is kept.
+// differ (or the call that failed). Asked on every library load: a count and two attribute queries
+// per device, a fraction of a microsecond each.
 common::Result<driver::ComputeCapability> common_device_capability(const driver::DriverApi& api);
 
 }  // namespace jitcache::client::loader

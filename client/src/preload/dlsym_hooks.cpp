@@ -8,15 +8,17 @@
 // find itself and recurse). So on x86-64 the exported names are trampolines: RTLD_NEXT jumps
 // straight into the real function with the caller's return address still on the stack (and is
 // never substituted); any other handle jumps into the C++ hook, which therefore also sees the
-// caller's return address and hands this library's own lookups (the client opening the driver)
-// the real answer. Elsewhere the hooks are plain functions and RTLD_NEXT lookups through them are
-// relative to this library (docs/transparent.md "What is not caught").
-// Thread safety: lock-free (real_symbols.hpp, symbol_routes.hpp).
+// caller's return address and hands this library's own lookups (the client opening the driver),
+// and libjitcache.so's when a program links it too, the real answer. Elsewhere the hooks are plain functions and
+// RTLD_NEXT lookups through them are relative to this library (docs/transparent.md "What is not caught"). Thread
+// safety: lock-free (real_symbols.hpp, symbol_routes.hpp).
 #include <dlfcn.h>
 
 #include <client/src/preload/real_symbols.hpp>
 #include <client/src/preload/symbol_routes.hpp>
 
+using jitcache::client::preload::could_be_hooked;
+using jitcache::client::preload::inside_libjitcache;
 using jitcache::client::preload::inside_preload;
 using jitcache::client::preload::own_resolver;
 using jitcache::client::preload::real_dlsym;
@@ -33,6 +35,7 @@ __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dls
   const void* caller = __builtin_return_address(0);
   void* found = real_dlsym(handle, name);
   if (inside_preload(caller)) return own_resolver(name, found);
+  if (could_be_hooked(name) && inside_libjitcache(caller)) return own_resolver(name, found);
   return route_symbol(name, found);
 }
 
@@ -41,6 +44,7 @@ __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dlv
   const void* caller = __builtin_return_address(0);
   void* found = real_dlvsym(handle, name, version);
   if (inside_preload(caller)) return own_resolver(name, found);
+  if (could_be_hooked(name) && inside_libjitcache(caller)) return own_resolver(name, found);
   return route_symbol(name, found);
 }
 

@@ -230,4 +230,11 @@ bool inside_preload(const void* address) {
   return at >= start && at < end;
 }
 
+bool inside_libjitcache(const void* address) {
+  Dl_info info{};
+  if (::dladdr(address, &info) == 0 || info.dli_fname == nullptr) return false;
+  const char* slash = std::strrchr(info.dli_fname, '/');
+  return std::strncmp(slash != nullptr ? slash + 1 : info.dli_fname, "libjitcache.so", 14) == 0;
+}
+
 }  // namespace jitcache::client::preload

@@ -38,5 +38,8 @@ bool adopt_real(const Hook& hook, void* address);
 
 // True when `address` (a return address) lies in this library: its own calls get real answers.
 bool inside_preload(const void* address);
+// True when `address` lies in libjitcache.so, loaded beside this library by a program that links
+// it: its loads are cached already, so it too gets the real driver (no second cache in front).
+bool inside_libjitcache(const void* address);
 
 }  // namespace jitcache::client::preload

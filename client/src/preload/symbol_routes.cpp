@@ -14,13 +14,6 @@ namespace jitcache::client::preload {
 
 namespace {
 
-// Only names that could be hooked are compared further: dlsym is called for every symbol a Python
-// extension or a plugin looks up.
-bool could_be_hooked(const char* symbol) {
-  return symbol != nullptr && ((symbol[0] == 'c' && symbol[1] == 'u') || std::strncmp(symbol, "nvJitLink", 9) == 0 ||
-                               std::strncmp(symbol, "__nvJitLink", 11) == 0);
-}
-
 // Whether `address` lies in a mapped file named like `library` ("libnvJitLink.so").
 bool in_library(void* address, const char* library) {
   Dl_info info{};
@@ -76,6 +69,11 @@ void* own_resolver(const char* symbol, void* found) {
     return reinterpret_cast<void*>(&own_get_proc_address_v1);
   }
   return found;
+}
+
+bool could_be_hooked(const char* symbol) {
+  return symbol != nullptr && ((symbol[0] == 'c' && symbol[1] == 'u') || std::strncmp(symbol, "nvJitLink", 9) == 0 ||
+                               std::strncmp(symbol, "__nvJitLink", 11) == 0);
 }
 
 bool preload_disabled() {

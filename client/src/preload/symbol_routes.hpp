@@ -17,6 +17,9 @@
 namespace jitcache::client::preload {
 
 void* route_symbol(const char* symbol, void* found);
+// Whether `symbol` could name a hooked function at all (a cheap prefix test: dlsym is called for
+// every symbol a Python extension or a plugin looks up).
+bool could_be_hooked(const char* symbol);
 void* route_proc_address(const char* base, void* found, int version);
 
 // The real function behind `pfn` when it is one of the wrappers, else `pfn` (nullptr when the
