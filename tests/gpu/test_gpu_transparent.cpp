@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <tests/gpu/cache_load.hpp>
+#include <tests/gpu/gpu_paths.hpp>
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/temp_dir.hpp>
@@ -102,6 +103,34 @@ TEST_CASE(
     run_twice({program_dir() + "/ptx_only_scale"}, "1048576 elements, 0 wrong", true,
               {{"CUDA_CACHE_DISABLE", std::string("1")}, {"CUDA_MODULE_LOADING", std::string(loading)}});
   }
+}
+
+TEST_CASE(
+    "gpu transparent: a cuLink* session of two PTX inputs links, runs right under jitcache run, and its second "
+    "run is a hit with the same image") {
+  const std::string data = corpus_dir();
+  run_twice({program_dir() + "/link_scale", data + "/link_caller.ptx", data + "/link_callee.ptx", "culink"},
+            "1048576 elements, 0 wrong", true, {{"CUDA_CACHE_DISABLE", std::string("1")}});
+}
+
+TEST_CASE(
+    "gpu transparent: an nvJitLink link of two PTX inputs runs right under jitcache run, and its second run is a "
+    "hit with the same image") {
+  const std::string data = corpus_dir();
+  run_twice({program_dir() + "/link_scale", data + "/link_caller.ptx", data + "/link_callee.ptx", "nvjitlink"},
+            "1048576 elements, 0 wrong", true);
+}
+
+TEST_CASE(
+    "gpu transparent: the driver's cuLink* gives the same image under other input names (why names are not keyed)") {
+  const std::string data = corpus_dir();
+  const ChildResult names =
+      run_child({program_dir() + "/link_scale", data + "/link_caller.ptx", data + "/link_callee.ptx", "names"},
+                {{"LD_PRELOAD", std::nullopt}, {"CUDA_CACHE_DISABLE", std::string("1")}}, std::chrono::seconds(120));
+  INFO(names.output);
+  REQUIRE(names.status == 0);
+  CHECK_THAT(names.output, Catch::Contains("names: same image; again: same image"));
+  CHECK_THAT(names.output, Catch::Contains("renamed: same image"));
 }
 
 TEST_CASE("gpu transparent: JAX's built-in PTX modules hit on the second run, results right") {

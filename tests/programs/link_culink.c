@@ -8,8 +8,8 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "program_hash.h"
-#include "program_io.h"
+#include <tests/programs/program_hash.h>
+#include <tests/programs/program_io.h>
 
 typedef CUresult (*get_proc_t)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 typedef CUresult (*create_t)(unsigned, CUjit_option*, void**, CUlinkState*);

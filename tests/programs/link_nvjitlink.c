@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "program_hash.h"
-#include "program_io.h"
+#include <tests/programs/program_hash.h>
+#include <tests/programs/program_io.h>
 
 typedef nvJitLinkResult (*create_t)(nvJitLinkHandle*, uint32_t, const char**);
 typedef nvJitLinkResult (*add_data_t)(nvJitLinkHandle, nvJitLinkInputType, const void*, size_t, const char*);

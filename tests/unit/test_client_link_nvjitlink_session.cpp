@@ -216,7 +216,8 @@ TEST_CASE("nvjitlink session: a hit serves the image and answers the finished li
   CHECK(result.add_after == NVJITLINK_ERROR_INTERNAL);
 }
 
-TEST_CASE("nvjitlink session: -verbose is honoured but not keyed; a hit's info log says where the image came from") {
+TEST_CASE(
+    "nvjitlink session: -verbose is honoured but not keyed, and a hit's info log says where the image came from") {
   Link verbose;
   verbose.options.push_back("-verbose");
   CHECK(proto::key_id(stored_key(verbose)) == proto::key_id(stored_key(Link{})));

@@ -1,6 +1,6 @@
 // proto/PROTOCOL.md against the code: every numbered value of the protocol (ops, statuses, header
 // flags, capability bits, LOOKUP selectors, load stages, report outcomes, compile priorities and
-// origins, image codecs) is in the document's table for it, with the same number and name, and the
+// origins, link input kinds, image codecs) is in the document's table for it, with the same number and name, and the
 // document has no number the code lacks; every enumerator of those enums is in its code table; and
 // every "PROTOCOL.md §N" a file of the repository cites names a section that exists.
 #include <catch2/catch.hpp>
@@ -85,6 +85,7 @@ std::vector<Vocabulary> vocabularies() {
       {"Report outcomes", numbered(k_report_failure_outcomes), {}},
       {"Compile priorities", numbered(k_compile_priorities), {}},
       {"Compile origins", numbered(k_compile_origins), {}},
+      {"Link input kinds", numbered(k_link_input_kinds), {}},
       {"Image codecs", numbered(k_codecs), {}},
   };
 }
@@ -184,6 +185,7 @@ TEST_CASE(
   check_covers(enumerators(messages, "ReportFailureOutcome"), numbered(k_report_failure_outcomes));
   check_covers(enumerators(compile, "CompilePriority"), numbered(k_compile_priorities));
   check_covers(enumerators(compile, "CompileOrigin"), numbered(k_compile_origins));
+  check_covers(enumerators(source_file("proto/link_content.hpp"), "LinkInputKind"), numbered(k_link_input_kinds));
   check_covers(enumerators(codec, "Codec"), numbered(k_codecs));
 }
 

@@ -1,6 +1,8 @@
 #include <client/src/link/cu_link_calls.hpp>
 
+#include <pthread.h>
 #include <exception>
+
 #include <memory>
 
 #include <client/src/link/link_runtime.hpp>
@@ -14,7 +16,12 @@ using Registry = SessionRegistry<CUlinkState, CuLinkSession>;
 
 // Never destroyed: a link on another thread may outlive static destruction at exit.
 Registry& sessions() {
-  static auto* registry = new Registry();
+  static Registry* registry = [] {
+    auto* made = new Registry();
+    ::pthread_atfork([] { sessions().lock_for_fork(); }, [] { sessions().unlock_after_fork(); },
+                     [] { sessions().unlock_after_fork(); });
+    return made;
+  }();
   return *registry;
 }
 

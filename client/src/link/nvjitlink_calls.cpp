@@ -1,5 +1,7 @@
 #include <client/src/link/nvjitlink_calls.hpp>
 
+#include <pthread.h>
+
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -17,7 +19,12 @@ using Registry = SessionRegistry<nvJitLinkHandle, NvJitLinkSession>;
 
 // Never destroyed: a link on another thread may outlive static destruction at exit.
 Registry& sessions() {
-  static auto* registry = new Registry();
+  static Registry* registry = [] {
+    auto* made = new Registry();
+    ::pthread_atfork([] { sessions().lock_for_fork(); }, [] { sessions().unlock_after_fork(); },
+                     [] { sessions().unlock_after_fork(); });
+    return made;
+  }();
   return *registry;
 }
 

@@ -4,7 +4,8 @@
 // registry does not know (a session created before the preload was active, a failed create) goes to
 // the real function unchanged.
 // Thread safety: every method locks; a session found stays alive while the caller holds it, even if
-// another thread destroys its handle meanwhile.
+// another thread destroys its handle meanwhile. fork(): the owner holds the lock across it
+// (hold_across_fork), so a child never inherits it locked by a thread it does not have.
 #pragma once
 
 #include <memory>
@@ -37,6 +38,10 @@ class SessionRegistry {
     std::lock_guard lock(m_mutex);
     return m_sessions.size();
   }
+
+  // For pthread_atfork's prepare, and parent and child handlers.
+  void lock_for_fork() { m_mutex.lock(); }
+  void unlock_after_fork() { m_mutex.unlock(); }
 
  private:
   mutable std::mutex m_mutex;
