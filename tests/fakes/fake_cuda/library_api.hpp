@@ -2,7 +2,7 @@
 // (docs/driver-facts.md §0.2, §6).
 //
 // Arguments and options are checked at the call: a NULL handle slot or image, an unknown JIT or
-// library option, CU_LIBRARY_BINARY_IS_PRESERVED given to cuLibraryLoadFromFile (cuda.h) →
+// library option, CU_LIBRARY_BINARY_IS_PRESERVED given to cuLibraryLoadFromFile (§6) →
 // CUDA_ERROR_INVALID_VALUE; a file that cannot be read → CUDA_ERROR_FILE_NOT_FOUND [I]; an injected
 // load_library failure → its code. Then the image goes through image_loader as for cuModuleLoadData
 // (cubin checks, PTX and fat binaries JIT-compiled at the call, the JIT options honoured and the logs

@@ -9,7 +9,7 @@
 // `fake_cuda:` warning per library, once it changed or went away (preserved_image.hpp).
 // Handles are checked against the live set: an unknown CUlibrary or CUkernel is
 // CUDA_ERROR_INVALID_HANDLE, cuLibraryUnload of one CUDA_ERROR_INVALID_VALUE (the only error cuda.h
-// lists for it).
+// lists for it, docs/driver-facts.md §6).
 // Thread safety: every member function may be called from any thread (one mutex). A CUkernel stays
 // valid until its library is unloaded, as with the driver.
 #pragma once

@@ -5,7 +5,7 @@
 // (docs/driver-facts.md §1). cuLinkAddData's own options are checked and otherwise ignored: nvJitLink takes
 // options per link, not per input. Inputs: PTX (compiled at once), CUBIN (validated first: 200 when
 // malformed), FATBINARY, OBJECT and LIBRARY go to nvJitLink; NVVM is CUDA_ERROR_NOT_SUPPORTED.
-// cuLinkAddFile reads the file (CUDA_ERROR_FILE_NOT_FOUND when it cannot, as cuda.h lists) and adds
+// cuLinkAddFile reads the file (CUDA_ERROR_FILE_NOT_FOUND when it cannot, docs/driver-facts.md §1) and adds
 // its bytes as cuLinkAddData would, named by its path; PTX read from a file is NUL-terminated by the
 // fake, since files of PTX are not.
 // Thread safety: any thread; one CUlinkState used by one thread at a time, as with the driver.

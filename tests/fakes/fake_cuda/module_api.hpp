@@ -1,10 +1,10 @@
 // cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx and cuModuleLoadFatBinary: the argument checks,
 // the load_calls counters, then image_loader; a module on success, the load's CUresult otherwise.
 //
-// cuModuleLoad reads the file itself: one that cannot be opened or read is CUDA_ERROR_FILE_NOT_FOUND
-// (cuda.h lists it for cuModuleLoad); its bytes are then loaded as cuModuleLoadData would load them
-// (a cubin, PTX or a fat binary, cuda.h). cuModuleLoadFatBinary takes what cuModuleLoadData takes
-// [I: cuda.h says "fat binary object", but the image names its own kind].
+// cuModuleLoad reads the file itself: one that cannot be opened or read is CUDA_ERROR_FILE_NOT_FOUND;
+// its bytes are then loaded as cuModuleLoadData would load them (a cubin, PTX or a fat binary;
+// docs/driver-facts.md §6). cuModuleLoadFatBinary takes what cuModuleLoadData takes [I: cuda.h says
+// "fat binary object", but the image names its own kind].
 // Thread safety: any thread.
 #pragma once
 

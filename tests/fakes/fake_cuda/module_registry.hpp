@@ -5,7 +5,7 @@
 // against the live set, so an unknown or already unloaded CUmodule is CUDA_ERROR_INVALID_HANDLE
 // rather than a use-after-free. A library's module (cuLibraryGetModule) lives here too, so
 // cuModuleGetFunction works on it, but only cuLibraryUnload removes it: cuModuleUnload answers
-// CUDA_ERROR_NOT_PERMITTED, as cuda.h documents for cuModuleUnload.
+// CUDA_ERROR_NOT_PERMITTED, as cuda.h documents for cuModuleUnload (docs/driver-facts.md §6).
 // Thread safety: every member function may be called from any thread (one mutex). A CUfunction stays
 // valid until its module is unloaded, as with the driver.
 #pragma once

@@ -1,7 +1,7 @@
 // The caller memory a library loaded with CU_LIBRARY_BINARY_IS_PRESERVED still depends on.
 //
 // With that option the driver may skip its own copy of the image and read the caller's bytes at any
-// time until cuLibraryUnload (cuda.h, CUlibraryOption; docs/driver-facts.md §6). The fake keeps a
+// time until cuLibraryUnload (docs/driver-facts.md §6). The fake keeps a
 // copy all the same (it loaded from one), but remembers where the image lay and a SHA-256 of every
 // region, and the library calls check them again: memory that changed or was unmapped before
 // cuLibraryUnload is a caller bug the real driver might turn into wrong code or a crash, and the fake

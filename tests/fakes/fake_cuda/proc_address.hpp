@@ -6,7 +6,7 @@
 //   cudaVersion above the driver's own version      → CUDA_ERROR_INVALID_VALUE
 //   otherwise the newest ABI version introduced at or before cudaVersion (cuLinkCreate at 6050 is
 //   cuLinkCreate_v2, at 5050 the plain cuLinkCreate).
-// Flags (cuda.h, cuGetProcAddress): CU_GET_PROC_ADDRESS_DEFAULT and _LEGACY_STREAM search the legacy
+// Flags (docs/driver-facts.md §5): CU_GET_PROC_ADDRESS_DEFAULT and _LEGACY_STREAM search the legacy
 // ABIs only; _PER_THREAD_DEFAULT_STREAM prefers a per-thread one (cuLaunchKernel_ptsz) and falls back
 // to the legacy one where there is none. [I] DEFAULT is LEGACY here: only the caller's compile flags
 // make it per-thread, and those are folded into the flags by cuda.h's inline wrapper. Both bits set

@@ -1,8 +1,8 @@
 // The entry points of the fake dynamic cudart (libcudart.so.13): cudaGetDriverEntryPoint and
 // cudaGetDriverEntryPointByVersion in their CUDA 12+ form with a cudaDriverEntryPointQueryResult*
-// (cuda_runtime_api.h of CUDA 13; the plain form without it is gone), their _ptsz variants (exported
-// by the real libcudart.so.13 too, `nm -D`), cudaRuntimeGetVersion, cudaDriverGetVersion,
-// cudaGetErrorName and cudaGetErrorString.
+// (the CUDA 13 headers have no other), their _ptsz variants (the real libcudart.so.13 exports them
+// too), cudaRuntimeGetVersion, cudaDriverGetVersion, cudaGetErrorName and cudaGetErrorString
+// (docs/driver-facts.md §5).
 //
 // Both entry-point calls ask the driver's cuGetProcAddress_v2 (driver_connection.hpp), passing the
 // flags through (cudaEnable* equal CU_GET_PROC_ADDRESS_*; the _ptsz forms turn DEFAULT into
