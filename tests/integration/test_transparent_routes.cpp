@@ -171,3 +171,8 @@ TEST_CASE(
     "dlvsym passes through") {
   check_route({"route_resolvers", {k_small_ptx, "reduce_partial"}}, "next probe_name after a: b (b linked: 1)");
 }
+
+TEST_CASE("transparent: cuModuleLoad of a PTX file and cuModuleLoadFatBinary of a PTX-only container are cached") {
+  check_route({"route_module_files", {k_small_ptx, "reduce_partial", k_ptx_only_fatbin, "scale"}},
+              "cuModuleLoadFatBinary: 0\nscale: 0");
+}
