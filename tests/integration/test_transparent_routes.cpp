@@ -17,9 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include <fstream>
+
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
+#include <tests/support/sample_cubin.hpp>
 #include <tests/support/temp_dir.hpp>
 
 using jitcache::testing::ChildResult;
@@ -175,4 +178,41 @@ TEST_CASE(
 TEST_CASE("transparent: cuModuleLoad of a PTX file and cuModuleLoadFatBinary of a PTX-only container are cached") {
   check_route({"route_module_files", {k_small_ptx, "reduce_partial", k_ptx_only_fatbin, "scale"}},
               "cuModuleLoadFatBinary: 0\nscale: 0");
+}
+
+TEST_CASE("transparent: a cubin passes through cuModuleLoadData and cuLibraryLoadData byte for byte, asking nothing") {
+  TempDir dir;
+  const std::string cubin = dir.file("sm90.cubin");
+  const auto bytes = jitcache::testing::make_cubin({}, 7, 4096);
+  std::ofstream(cubin, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const Route route{"route_cubin", {cubin}};
+  const ChildResult plain = run_route(route, run_env(dir.file("none.sock"), false));
+  INFO(plain.output);
+  REQUIRE(plain.status == 0);
+  REQUIRE_THAT(plain.output, Catch::Contains("library: cuLibraryLoadData kind 1, 4096 bytes"));
+  DaemonProcess daemon(dir);
+  daemon.start();
+  auto client = daemon.client();
+  const ChildResult preloaded = run_route(route, run_env(daemon.socket_path(), true));
+  CHECK(preloaded.status == 0);
+  CHECK(preloaded.output == plain.output);
+  CHECK(stat_value(client, "hits") == 0);
+  CHECK(stat_value(client, "misses") == 0);
+}
+
+TEST_CASE("transparent: on a host with GPUs of two generations a library's PTX goes to the driver as given") {
+  TempDir dir;
+  const Route route{"route_library", {k_ptx_only_fatbin, "scale"}};
+  const std::vector<EnvChange> mixed = {{"FAKE_CUDA_DEVICES", std::string("90,80")}};
+  const ChildResult plain = run_route(route, run_env(dir.file("none.sock"), false, mixed));
+  INFO(plain.output);
+  REQUIRE(plain.status == 0);
+  DaemonProcess daemon(dir);
+  daemon.start();
+  auto client = daemon.client();
+  const ChildResult preloaded = run_route(route, run_env(daemon.socket_path(), true, mixed));
+  CHECK(preloaded.status == 0);
+  CHECK(preloaded.output == plain.output);
+  CHECK(stat_value(client, "entries") == 0);
+  CHECK(stat_value(client, "misses") == 0);
 }

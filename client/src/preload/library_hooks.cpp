@@ -77,6 +77,10 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* fileName,
                 numLibraryOptions);
   };
   if (preload::preload_disabled()) return real_call();
+  // cuLibraryLoadFromFile refuses CU_LIBRARY_BINARY_IS_PRESERVED (docs/driver-facts.md §6): the
+  // driver's own answer, not a cached cubin that cuLibraryLoadData would take with it.
+  const jitcache::client::loader::LibraryOptions given{libraryOptions, libraryOptionValues, numLibraryOptions};
+  if (given.preserves_binary()) return real_call();
   try {
     auto contents = jitcache::client::api::read_module_file(fileName);
     if (!contents) return real_call();
