@@ -14,9 +14,16 @@
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -271,6 +278,77 @@ TEST_CASE("fake cuda observability: every cuGetProcAddress call is counted, foun
   const auto legacy = reinterpret_cast<PFN_cuGetProcAddress_v11030>(fake.symbol("cuGetProcAddress"));
   CHECK(legacy("cuFoo", &pfn, 13000, 0) == CUDA_ERROR_NOT_FOUND);
   CHECK(fake.counters().get_proc_address_calls == 3);
+}
+
+TEST_CASE(
+    "fake cuda observability: with FAKE_CUDA_REPORT a process appends one JSON line at exit with its counters, last "
+    "image and last launch",
+    "[fake_cuda]") {
+  const FakeCudaHandle& fake = fake_cuda();
+  const auto load = fake.entry<PFN_cuLibraryLoadData_v12000>("cuLibraryLoadData", 12000);
+  const auto get_kernel = fake.entry<PFN_cuLibraryGetKernel_v12000>("cuLibraryGetKernel", 12000);
+  const auto launch = fake.entry<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 4000);
+  const jitcache::testing::TempDir dir("fake-cuda-report");
+  const std::string report = dir.file("report.jsonl");
+  const std::string ptx = small_kernel_ptx();
+
+  std::fflush(nullptr);  // nothing buffered before the fork is written twice
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child leaves through exit(), which runs the fake's exit handler.
+    setenv("FAKE_CUDA_REPORT", report.c_str(), 1);
+    fake.reload_environment();
+    CUlibrary library = nullptr;
+    CUkernel kernel = nullptr;
+    if (load(&library, ptx.c_str(), nullptr, nullptr, 0, nullptr, nullptr, 0) != CUDA_SUCCESS ||
+        get_kernel(&kernel, library, "reduce_partial") != CUDA_SUCCESS ||
+        launch(reinterpret_cast<CUfunction>(kernel), 3, 1, 1, 64, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) {
+      _exit(3);
+    }
+    std::exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+
+  // A process that never calls the driver reports too, all zeros (the fake preloaded into /bin/true).
+  const pid_t idle = fork();
+  REQUIRE(idle >= 0);
+  if (idle == 0) {
+    setenv("FAKE_CUDA_REPORT", report.c_str(), 1);
+    setenv("LD_PRELOAD", JITCACHE_FAKE_CUDA_DRIVER, 1);
+    execl("/bin/true", "true", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  REQUIRE(waitpid(idle, &status, 0) == idle);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+
+  std::istringstream lines(jitcache::testing::read_file(report));
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  REQUIRE(records.size() == 2);
+  const nlohmann::json& busy = records[0];
+  INFO(busy.dump());
+  CHECK(busy["pid"] == child);
+  CHECK(busy["counters"]["load_calls"]["library_load_data"] == 1);
+  CHECK(busy["counters"]["ptx_jit_compiles"] == 1);
+  CHECK(busy["counters"]["kernels_launched"] == 1);
+  CHECK(busy["counters"]["libraries_alive"] == 1);  // never unloaded
+  CHECK(busy["last_image"]["kind"] == "ptx");
+  CHECK(busy["last_image"]["entry_point"] == "cuLibraryLoadData");
+  CHECK(busy["last_image"]["sha256"] == sha256_hex(ptx.data(), ptx.size()));
+  CHECK(busy["last_launch"]["kernel_name"] == "reduce_partial");
+  CHECK(busy["last_launch"]["grid"] == nlohmann::json::array({3, 1, 1}));
+  CHECK(busy["last_launch"]["through_kernel_handle"] == true);
+  const nlohmann::json& quiet = records[1];
+  INFO(quiet.dump());
+  CHECK(quiet["pid"] == idle);
+  CHECK(quiet["counters"]["get_proc_address_calls"] == 0);
+  CHECK(quiet["last_image"].is_null());
+  CHECK(quiet["last_launch"].is_null());
 }
 
 #else

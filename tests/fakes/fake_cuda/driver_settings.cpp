@@ -76,6 +76,7 @@ Settings settings_from_environment() {
   if (const char* hidden = env("FAKE_CUDA_HIDE")) settings.hidden_entry_points = parse_name_list(hidden);
   if (const char* crash = env("FAKE_CUDA_CRASH_ON_TRUNCATED"))
     settings.crash_on_truncated = std::string_view(crash) != "0";
+  if (const char* report = env("FAKE_CUDA_REPORT")) settings.report_path = report;
   if (const char* loading = env("CUDA_MODULE_LOADING"))
     settings.eager_module_loading = std::string_view(loading) == "EAGER";
   return settings;

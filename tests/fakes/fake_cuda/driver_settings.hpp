@@ -3,8 +3,8 @@
 // mode cuModuleGetLoadingMode reports.
 //
 // Read from FAKE_CUDA_DEVICES (or FAKE_CUDA_CC), FAKE_CUDA_DRIVER_VERSION, FAKE_CUDA_HIDE,
-// FAKE_CUDA_CRASH_ON_TRUNCATED and CUDA_MODULE_LOADING (tests/fakes/README.md); a value that does not
-// parse is reported on stderr and the default kept.
+// FAKE_CUDA_CRASH_ON_TRUNCATED, FAKE_CUDA_REPORT and CUDA_MODULE_LOADING (tests/fakes/README.md); a
+// value that does not parse is reported on stderr and the default kept.
 // Thread safety: Settings is a value; SettingsHolder guards one with a mutex and hands out copies, so
 // a driver call works with one consistent configuration even while a test changes it.
 #pragma once
@@ -35,6 +35,8 @@ struct Settings {
   // CUDA_MODULE_LOADING=EAGER; anything else is LAZY, the driver's default since CUDA 12.2
   // (docs/driver-facts.md §6).
   bool eager_module_loading = false;
+  // FAKE_CUDA_REPORT: where the exit report goes (exit_report.hpp); empty: nowhere.
+  std::string report_path;
 
   unsigned cc() const { return device_ccs.front(); }
 };
