@@ -216,3 +216,7 @@ TEST_CASE("transparent: on a host with GPUs of two generations a library's PTX g
   CHECK(stat_value(client, "entries") == 0);
   CHECK(stat_value(client, "misses") == 0);
 }
+
+TEST_CASE("transparent: entry points from dynamic cudart's cudaGetDriverEntryPoint{,ByVersion} are cached") {
+  check_route({"route_cudart_entry", {k_small_ptx, "reduce_partial"}}, "cuModuleLoadDataEx O2: 0");
+}
