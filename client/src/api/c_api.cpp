@@ -11,13 +11,16 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <client/src/api/module_file.hpp>
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/loader/client_runtime.hpp>
 #include <client/src/loader/daemon_cache_port.hpp>
 #include <client/src/loader/load_flow.hpp>
+#include <client/src/loader/load_names.hpp>
 #include <client/src/loader/load_record.hpp>
+#include <client/src/loader/process_report.hpp>
 #include <proto/published_image.hpp>
 
 using jitcache::client::loader::CallerOptions;
@@ -27,6 +30,7 @@ using jitcache::client::loader::DaemonLease;
 using jitcache::client::loader::DaemonLink;
 using jitcache::client::loader::LoadFlow;
 using jitcache::client::loader::LoadRecord;
+using jitcache::client::loader::ProcessReport;
 
 namespace {
 
@@ -45,8 +49,19 @@ bool publishes(const jitcache::client::loader::ClientSettings& settings) {
   return settings.published && ::stat(jitcache::proto::published_dir_for(settings.socket_path).c_str(), &st) == 0;
 }
 
+// The names the process report gives the exported load functions (process_report.hpp).
+constexpr std::string_view k_load_data_ex = "jitcache_module_load_data_ex";
+constexpr std::string_view k_load_data = "jitcache_module_load_data";
+constexpr std::string_view k_load_file = "jitcache_module_load";
+
+// Ends a load: makes the record the thread's last and notes it for JITCACHE_REPORT.
+void finish(LoadRecord& record, CUresult result, std::string_view entry_point, bool quiet) {
+  record.finish(result);
+  ProcessReport::note(record.info(), entry_point, quiet);
+}
+
 CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_options, CUjit_option* options,
-                         void** option_values) {
+                         void** option_values, std::string_view entry_point) {
   ClientRuntime& runtime = ClientRuntime::instance();
   LoadRecord record;
   // Rationale: connecting before anything else lets an idle daemon wake up (a few hundred
@@ -71,14 +86,14 @@ CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_optio
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason(api.error().message);
     record.stage(JITCACHE_STAGE_CACHE, CUDA_ERROR_NOT_INITIALIZED);
-    record.finish(CUDA_ERROR_NOT_INITIALIZED);
+    finish(record, CUDA_ERROR_NOT_INITIALIZED, entry_point, daemon->settings().quiet);
     return CUDA_ERROR_NOT_INITIALIZED;
   }
   const jitcache::client::driver::DriverApi& driver = **api;
   if (!driver.can_load()) {
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason("the driver cannot load modules: " + driver.missing_summary());
-    record.finish(CUDA_ERROR_NOT_SUPPORTED);
+    finish(record, CUDA_ERROR_NOT_SUPPORTED, entry_point, daemon->settings().quiet);
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   CallerOptions caller(num_options, options, option_values);
@@ -98,7 +113,7 @@ CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_optio
     result = driver.module_load_data_ex(module, image, num_options, options, option_values);
   }
   runtime.counters().count_outcome(record.outcome());
-  record.finish(result);
+  finish(record, result, entry_point, daemon->settings().quiet);
   return result;
 }
 
@@ -109,14 +124,18 @@ extern "C" {
 JITCACHE_API CUresult jitcache_module_load_data_ex(CUmodule* module, const void* image, unsigned int num_options,
                                                    CUjit_option* options, void** option_values) {
   try {
-    return load_with_cache(module, image, num_options, options, option_values);
+    return load_with_cache(module, image, num_options, options, option_values, k_load_data_ex);
   } catch (...) {
     return CUDA_ERROR_UNKNOWN;  // only reachable if even the record could not be built (no memory)
   }
 }
 
 JITCACHE_API CUresult jitcache_module_load_data(CUmodule* module, const void* image) {
-  return jitcache_module_load_data_ex(module, image, 0, nullptr, nullptr);
+  try {
+    return load_with_cache(module, image, 0, nullptr, nullptr, k_load_data);
+  } catch (...) {
+    return CUDA_ERROR_UNKNOWN;
+  }
 }
 
 JITCACHE_API CUresult jitcache_module_load(CUmodule* module, const char* path) {
@@ -127,10 +146,10 @@ JITCACHE_API CUresult jitcache_module_load(CUmodule* module, const char* path) {
       record.outcome(JITCACHE_OUTCOME_PASS_THROUGH);
       record.reason(contents.error().message);
       record.stage(JITCACHE_STAGE_IMAGE, CUDA_ERROR_FILE_NOT_FOUND);
-      record.finish(CUDA_ERROR_FILE_NOT_FOUND);
+      finish(record, CUDA_ERROR_FILE_NOT_FOUND, k_load_file, ClientRuntime::instance().daemon()->settings().quiet);
       return CUDA_ERROR_FILE_NOT_FOUND;
     }
-    return jitcache_module_load_data_ex(module, contents->data(), 0, nullptr, nullptr);
+    return load_with_cache(module, contents->data(), 0, nullptr, nullptr, k_load_file);
   } catch (...) {
     return CUDA_ERROR_UNKNOWN;
   }
@@ -156,28 +175,11 @@ JITCACHE_API int jitcache_last_load_info(jitcache_load_info* out) {
 }
 
 JITCACHE_API const char* jitcache_outcome_name(jitcache_load_outcome outcome) {
-  switch (outcome) {
-    case JITCACHE_OUTCOME_NONE: return "none";
-    case JITCACHE_OUTCOME_PASS_THROUGH: return "pass_through";
-    case JITCACHE_OUTCOME_HIT: return "hit";
-    case JITCACHE_OUTCOME_COMPILED_BY_DAEMON: return "compiled_by_daemon";
-    case JITCACHE_OUTCOME_COMPILED_LOCALLY: return "compiled_locally";
-    case JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD: return "rebuilt_after_failed_load";
-    case JITCACHE_OUTCOME_UNCACHED_FALLBACK: return "uncached_fallback";
-  }
-  return "unknown";
+  return jitcache::client::loader::outcome_name(outcome).data();
 }
 
 JITCACHE_API const char* jitcache_stage_name(jitcache_load_stage stage) {
-  switch (stage) {
-    case JITCACHE_STAGE_NONE: return "none";
-    case JITCACHE_STAGE_IMAGE: return "no image for this device";
-    case JITCACHE_STAGE_PTX_VERSION: return "PTX version";
-    case JITCACHE_STAGE_JIT: return "JIT";
-    case JITCACHE_STAGE_LOAD: return "relocation or resources";
-    case JITCACHE_STAGE_CACHE: return "cache";
-  }
-  return "unknown";
+  return jitcache::client::loader::stage_words(stage).data();
 }
 
 JITCACHE_API int jitcache_get_counters(jitcache_counters* out) {
