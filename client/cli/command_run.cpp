@@ -57,6 +57,7 @@ ExitCode run_program(const RunOptions& options, const GlobalOptions& global) {
 
   std::vector<std::string> arguments = command;
   std::vector<char*> argv;
+  argv.reserve(arguments.size() + 1);
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
   std::cout.flush();

@@ -70,7 +70,8 @@ common::Result<std::string> find_preload_library() {
   for (const std::string& candidate : candidates) {
     const std::string why = refusal(candidate);
     if (why.empty()) return candidate;
-    tried += (tried.empty() ? "" : ", ") + candidate + " (" + why + ")";
+    if (!tried.empty()) tried += ", ";
+    tried.append(candidate).append(" (").append(why).append(")");
   }
   if (tried.empty()) tried = "no installed location is known to this jitcache";
   return common::make_error(common::ErrorCode::not_found, "libjitcache-preload.so not found: tried " + tried +

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   }
   for (int i = 0; i < times; ++i) load_once(argv[1]);
   std::vector<std::thread> workers;
+  workers.reserve(static_cast<std::size_t>(threads > 0 ? threads : 0));
   for (int i = 0; i < threads; ++i) workers.emplace_back(load_once, argv[1]);
   for (auto& worker : workers) worker.join();
   std::fflush(stdout);

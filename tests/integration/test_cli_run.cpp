@@ -6,10 +6,10 @@
 // through JITCACHE_PRELOAD_LIBRARY: these tests are about the command, not the hooks.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <csignal>
 
 #include <algorithm>
 #include <chrono>
