@@ -66,7 +66,7 @@ api::MakeTarget as_called_target(CUmodule* module, std::function<CUresult()> as_
 CUresult load_data_ex(CUmodule* module, const void* image, unsigned count, CUjit_option* options, void** values) {
   auto real = real_function<LoadDataEx>(k_module_hooks[k_load_data_ex]);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  return run_cached({image, count, options, values, false}, module_target(module),
+  return run_cached({image, count, options, values, false, "cuModuleLoadDataEx"}, module_target(module),
                     [&] { return real(module, image, count, options, values); });
 }
 
@@ -89,16 +89,16 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
   auto real = preload::real_function<preload::LoadData>(k_module_hooks[preload::k_load_data]);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
   auto real_call = [=] { return real(module, image); };
-  return preload::run_cached({image, 0, nullptr, nullptr, false}, preload::as_called_target(module, real_call),
-                             real_call);
+  return preload::run_cached({image, 0, nullptr, nullptr, false, "cuModuleLoadData"},
+                             preload::as_called_target(module, real_call), real_call);
 }
 
 CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
   auto real = preload::real_function<preload::LoadFatBinary>(k_module_hooks[preload::k_load_fat_binary]);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
   auto real_call = [=] { return real(module, fatCubin); };
-  return preload::run_cached({fatCubin, 0, nullptr, nullptr, false}, preload::as_called_target(module, real_call),
-                             real_call);
+  return preload::run_cached({fatCubin, 0, nullptr, nullptr, false, "cuModuleLoadFatBinary"},
+                             preload::as_called_target(module, real_call), real_call);
 }
 
 CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
@@ -110,7 +110,7 @@ CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
     auto contents = jitcache::client::api::read_module_file(fname);
     if (!contents) return real(module, fname);
     auto real_call = [=] { return real(module, fname); };
-    return preload::run_cached({contents->data(), 0, nullptr, nullptr, false},
+    return preload::run_cached({contents->data(), 0, nullptr, nullptr, false, "cuModuleLoad"},
                                preload::as_called_target(module, real_call), real_call);
   } catch (...) {
     return real(module, fname);
