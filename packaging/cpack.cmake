@@ -1,6 +1,7 @@
 # `cpack -G DEB` in a build directory makes jitcache_<version>_<arch>.deb: jitcached, jitcache-compile,
 # the jitcache CLI, libjitcache (shared and static) with its headers, CMake package and pkg-config
-# file, the systemd units with their sysusers.d/tmpfiles.d entries, and an example configuration.
+# file, libjitcache-preload.so (when built) for `jitcache run`, the systemd units with their
+# sysusers.d/tmpfiles.d entries, and an example configuration.
 # The package's own scripts (packaging/debian) create the jitcache user and group.
 set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "jitcache")
@@ -10,7 +11,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "persistent, shared JIT cache for CUDA (da
 set(CPACK_PACKAGE_DESCRIPTION
     "jitcached keeps compiled GPU images keyed on the PTX, the architecture, the driver and the JIT\n"
     "options, compiles misses once with nvJitLink, and serves them to programs that load modules with\n"
-    "libjitcache instead of cuModuleLoadDataEx.")
+    "libjitcache instead of cuModuleLoadDataEx, or, unmodified, under `jitcache run`.")
 set(CPACK_PACKAGE_INSTALL_DIRECTORY "/usr")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_STRIP_FILES ON)

@@ -27,5 +27,6 @@ Command add_rm_command(CLI::App& app);      // command_rm.cpp
 Command add_warm_command(CLI::App& app);    // command_warm.cpp
 Command add_gc_command(CLI::App& app);      // command_gc.cpp
 Command add_verify_command(CLI::App& app);  // command_verify.cpp
+Command add_run_command(CLI::App& app);     // command_run.cpp
 
 }  // namespace jitcache::client::cli

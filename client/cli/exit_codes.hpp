@@ -12,6 +12,11 @@ enum class ExitCode : int {
   daemon_failed = 4,  // the daemon answered with a refusal or failure, or sent something unusable
   local_io = 5,       // a local file could not be read or written
   damage_found = 6,   // `jitcache verify`: the database or some entries were damaged (entries removed)
+  // `jitcache run` before the program starts, as env(1), nice(1) and timeout(1) number them; once
+  // the program runs, the status is the program's own.
+  run_failed = 125,         // run itself failed (no libjitcache-preload.so, the environment)
+  cannot_execute = 126,     // the program was found but could not be executed
+  program_not_found = 127,  // no such program
 };
 
 inline int to_int(ExitCode code) { return static_cast<int>(code); }

@@ -133,6 +133,26 @@ TEST_CASE(
   CHECK_THAT(names.output, Catch::Contains("renamed: same image"));
 }
 
+TEST_CASE("gpu transparent: jitcache warm on the PTX-only executable makes its very first run a hit") {
+  TempDir state("jitcache-gpu");
+  DaemonProcess daemon(state);
+  daemon.start();
+  const std::string program = program_dir() + "/ptx_only_scale";
+  const ChildResult warmed = run_child({cli_executable(), "--socket", daemon.socket_path(), "warm", program, "--arch",
+                                        "sm_90"},
+                                       {{"JITCACHE_DISABLE", std::nullopt}}, std::chrono::seconds(280));
+  INFO("warm: " << warmed.output);
+  REQUIRE(warmed.status == 0);
+  const auto entries = daemon_stat(daemon, "entries");
+  CHECK(entries >= 1);
+  const ChildResult first = run_under_jitcache(daemon, {program}, {{"CUDA_CACHE_DISABLE", std::string("1")}});
+  INFO("first run: " << first.output);
+  CHECK(first.status == 0);
+  CHECK_THAT(first.output, Catch::Contains("1048576 elements, 0 wrong"));
+  CHECK(daemon_stat(daemon, "hits") >= 1);
+  CHECK(daemon_stat(daemon, "entries") == entries);
+}
+
 TEST_CASE("gpu transparent: JAX's built-in PTX modules hit on the second run, results right") {
   run_python_twice("jax", "jax_ops.py", "jax sum 499500.0", true);
 }

@@ -1,7 +1,8 @@
 # Installs libjitcache's "client" component from the build tree into a scratch prefix, then builds a
 # program outside the tree against it twice — with find_package(jitcache) and with pkg-config — and
 # runs both on the fake driver with no daemon (docs/client-guide.md §2). Run with cmake -P and:
-#   BUILD_DIR SOURCE_DIR WORK_DIR FAKE_DRIVER PTX GENERATOR
+#   BUILD_DIR SOURCE_DIR WORK_DIR FAKE_DRIVER PTX GENERATOR PRELOAD (1 when the build has
+#   libjitcache-preload.so: the package must then name it, else say it has none)
 cmake_minimum_required(VERSION 3.25)
 
 function(run_checked what)
@@ -30,6 +31,21 @@ set(ENV{JITCACHE_QUIET} "1")
 run_checked("configure the consumer" ${CMAKE_COMMAND} -S "${SOURCE_DIR}/tests/data/package_consumer"
   -B "${WORK_DIR}/consumer" -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}")
 run_checked("build the consumer" ${CMAKE_COMMAND} --build "${WORK_DIR}/consumer")
+file(READ "${WORK_DIR}/consumer/preload.txt" preload_seen)
+file(GLOB_RECURSE preload_files "${prefix}/*/libjitcache-preload.so")
+if(PRELOAD)
+  list(LENGTH preload_files preload_count)
+  if(NOT preload_count EQUAL 1)
+    message(FATAL_ERROR "the install lacks libjitcache-preload.so beside libjitcache: ${preload_files}")
+  endif()
+  set(preload_expected "${preload_files}|jitcache::preload ${preload_files}")
+else()
+  set(preload_expected "jitcache_PRELOAD_LIBRARY-NOTFOUND|no jitcache::preload")
+endif()
+if(NOT preload_seen STREQUAL preload_expected)
+  message(FATAL_ERROR "find_package(jitcache) says of the preload library \"${preload_seen}\", expected \"${preload_expected}\"")
+endif()
+
 foreach(program consumer_c consumer_cxx)
   run_checked("run ${program}" "${WORK_DIR}/consumer/${program}" "${PTX}")
   if(NOT last_output MATCHES "^uncached_fallback 0")

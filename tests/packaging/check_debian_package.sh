@@ -4,9 +4,11 @@
 # outside the tree with find_package(jitcache) (shared and static) and a C program built with
 # `pkg-config --cflags --libs jitcache`; each loads a PTX module through the installed daemon,
 # with the fake CUDA driver standing in for a GPU. Removes the package at the end.
-# Usage: check_debian_package.sh BUILD_DIR SOURCE_DIR FAKE_DRIVER   (as root: it runs dpkg)
+# With PRELOAD 1 (the build has libjitcache-preload.so), the package must hold it beside libjitcache
+# and the installed `jitcache run` must preload it.
+# Usage: check_debian_package.sh BUILD_DIR SOURCE_DIR FAKE_DRIVER [PRELOAD]   (as root: it runs dpkg)
 set -euo pipefail
-build="$1"; source="$2"; fake_driver="$3"
+build="$1"; source="$2"; fake_driver="$3"; preload="${4:-0}"
 if [ "$(id -u)" -ne 0 ]; then echo "FAIL: installing a package needs root"; exit 1; fi
 work="$(mktemp -d)"
 daemon_pid=""
@@ -32,6 +34,11 @@ for path in ./usr/sbin/jitcached ./usr/bin/jitcache ./usr/libexec/jitcache/jitca
 done
 grep -qE ' \./usr/lib/[^ ]*libjitcache\.a$' "$work/contents.txt" || { echo "FAIL: no libjitcache.a"; exit 1; }
 grep -qE ' \./usr/lib/[^ ]*libjitcache\.so\.0' "$work/contents.txt" || { echo "FAIL: no libjitcache.so.0"; exit 1; }
+if [ "$preload" = 1 ]; then
+  preload_dir="$(sed -nE 's|.* \./(usr/lib[^ ]*)/libjitcache\.so\.0.*|\1|p' "$work/contents.txt" | head -n1)"
+  grep -qE " \./$preload_dir/libjitcache-preload\.so( |\$)" "$work/contents.txt" ||
+    { echo "FAIL: no libjitcache-preload.so beside libjitcache.so.0 in /$preload_dir"; exit 1; }
+fi
 
 echo "== dpkg -i"
 dpkg -i "$deb" >/dev/null
@@ -47,6 +54,12 @@ for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
 /usr/bin/jitcache --socket "$socket" ping
 /usr/bin/jitcache --socket "$socket" stats --json | grep -q '"compile_available"\|"entries"' ||
   { echo "FAIL: jitcache stats"; cat "$work/daemon.log"; exit 1; }
+
+if [ "$preload" = 1 ]; then
+  echo "== jitcache run preloads the installed library"
+  /usr/bin/jitcache run -- /usr/bin/env | grep -qE "^LD_PRELOAD=/$preload_dir/libjitcache-preload\.so$" ||
+    { echo "FAIL: the installed jitcache run does not preload /$preload_dir/libjitcache-preload.so"; exit 1; }
+fi
 
 echo "== an outside CMake project: find_package(jitcache)"
 cmake -S "$source/tests/packaging/outside" -B "$work/outside" -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -27,6 +27,9 @@ FakeDriver::FakeDriver(bool select) {
   resolve(handle, "fake_cuda_get_counters", m_get_counters);
   resolve(handle, "fake_cuda_reset_counters", m_reset_counters);
   resolve(handle, "fake_cuda_set_device", m_set_device);
+  resolve(handle, "fake_cuda_set_devices", m_set_devices);
+  resolve(handle, "fake_cuda_last_image", m_last_image);
+  resolve(handle, "fake_cuda_last_launch", m_last_launch);
   resolve(handle, "fake_cuda_set_hidden", m_set_hidden);
   resolve(handle, "fake_cuda_set_crash_on_truncated", m_set_crash);
 }

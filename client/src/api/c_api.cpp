@@ -9,16 +9,20 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <client/src/api/cached_load.hpp>
 #include <client/src/api/module_file.hpp>
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/loader/client_runtime.hpp>
+#include <client/src/loader/load_names.hpp>
 #include <client/src/loader/load_record.hpp>
+#include <client/src/loader/process_report.hpp>
 
 using jitcache::client::loader::CallerOptions;
 using jitcache::client::loader::ClientRuntime;
 using jitcache::client::loader::LoadRecord;
+using jitcache::client::loader::ProcessReport;
 
 namespace {
 
@@ -31,6 +35,20 @@ constexpr std::size_t k_min_counters_size = offsetof(jitcache_counters, corrupt_
 // The config up to quiet: what 0.1.0 declared (compile_timeout_ms came after).
 constexpr std::size_t k_min_config_size = offsetof(jitcache_config, quiet) + sizeof(int);
 
+// The names the process report gives the exported load functions (process_report.hpp).
+constexpr std::string_view k_load_data_ex = "jitcache_module_load_data_ex";
+constexpr std::string_view k_load_data = "jitcache_module_load_data";
+constexpr std::string_view k_load_file = "jitcache_module_load";
+
+CUresult load_with_cache(CUmodule* module, const void* image, unsigned num_options, CUjit_option* options,
+                         void** option_values, std::string_view entry_point) {
+  jitcache::client::api::CachedLoadCall call{image, num_options, options, option_values};
+  call.entry_point = entry_point;
+  return jitcache::client::api::cached_load(call, [module](const auto& api, const CallerOptions&) {
+    return std::make_unique<jitcache::client::loader::ModuleTarget>(api, module);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -38,17 +56,18 @@ extern "C" {
 JITCACHE_API CUresult jitcache_module_load_data_ex(CUmodule* module, const void* image, unsigned int num_options,
                                                    CUjit_option* options, void** option_values) {
   try {
-    jitcache::client::api::CachedLoadCall call{image, num_options, options, option_values};
-    return jitcache::client::api::cached_load(call, [module](const auto& api, const CallerOptions&) {
-      return std::make_unique<jitcache::client::loader::ModuleTarget>(api, module);
-    });
+    return load_with_cache(module, image, num_options, options, option_values, k_load_data_ex);
   } catch (...) {
     return CUDA_ERROR_UNKNOWN;  // only reachable if even the record could not be built (no memory)
   }
 }
 
 JITCACHE_API CUresult jitcache_module_load_data(CUmodule* module, const void* image) {
-  return jitcache_module_load_data_ex(module, image, 0, nullptr, nullptr);
+  try {
+    return load_with_cache(module, image, 0, nullptr, nullptr, k_load_data);
+  } catch (...) {
+    return CUDA_ERROR_UNKNOWN;
+  }
 }
 
 JITCACHE_API CUresult jitcache_module_load(CUmodule* module, const char* path) {
@@ -60,9 +79,10 @@ JITCACHE_API CUresult jitcache_module_load(CUmodule* module, const char* path) {
       record.reason(contents.error().message);
       record.stage(JITCACHE_STAGE_IMAGE, CUDA_ERROR_FILE_NOT_FOUND);
       record.finish(CUDA_ERROR_FILE_NOT_FOUND);
+      ProcessReport::note(record.info(), k_load_file, ClientRuntime::instance().daemon()->settings().quiet);
       return CUDA_ERROR_FILE_NOT_FOUND;
     }
-    return jitcache_module_load_data_ex(module, contents->data(), 0, nullptr, nullptr);
+    return load_with_cache(module, contents->data(), 0, nullptr, nullptr, k_load_file);
   } catch (...) {
     return CUDA_ERROR_UNKNOWN;
   }
@@ -88,28 +108,11 @@ JITCACHE_API int jitcache_last_load_info(jitcache_load_info* out) {
 }
 
 JITCACHE_API const char* jitcache_outcome_name(jitcache_load_outcome outcome) {
-  switch (outcome) {
-    case JITCACHE_OUTCOME_NONE: return "none";
-    case JITCACHE_OUTCOME_PASS_THROUGH: return "pass_through";
-    case JITCACHE_OUTCOME_HIT: return "hit";
-    case JITCACHE_OUTCOME_COMPILED_BY_DAEMON: return "compiled_by_daemon";
-    case JITCACHE_OUTCOME_COMPILED_LOCALLY: return "compiled_locally";
-    case JITCACHE_OUTCOME_REBUILT_AFTER_FAILED_LOAD: return "rebuilt_after_failed_load";
-    case JITCACHE_OUTCOME_UNCACHED_FALLBACK: return "uncached_fallback";
-  }
-  return "unknown";
+  return jitcache::client::loader::outcome_name(outcome).data();
 }
 
 JITCACHE_API const char* jitcache_stage_name(jitcache_load_stage stage) {
-  switch (stage) {
-    case JITCACHE_STAGE_NONE: return "none";
-    case JITCACHE_STAGE_IMAGE: return "no image for this device";
-    case JITCACHE_STAGE_PTX_VERSION: return "PTX version";
-    case JITCACHE_STAGE_JIT: return "JIT";
-    case JITCACHE_STAGE_LOAD: return "relocation or resources";
-    case JITCACHE_STAGE_CACHE: return "cache";
-  }
-  return "unknown";
+  return jitcache::client::loader::stage_words(stage).data();
 }
 
 JITCACHE_API int jitcache_get_counters(jitcache_counters* out) {

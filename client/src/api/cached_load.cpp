@@ -10,6 +10,7 @@
 #include <client/src/loader/daemon_cache_port.hpp>
 #include <client/src/loader/load_flow.hpp>
 #include <client/src/loader/load_record.hpp>
+#include <client/src/loader/process_report.hpp>
 #include <proto/published_image.hpp>
 
 namespace jitcache::client::api {
@@ -28,6 +29,12 @@ namespace {
 bool publishes(const loader::ClientSettings& settings) {
   struct stat st {};
   return settings.published && ::stat(proto::published_dir_for(settings.socket_path).c_str(), &st) == 0;
+}
+
+// Ends a load: makes the record the thread's last and notes it for JITCACHE_REPORT.
+void finish(LoadRecord& record, CUresult result, std::string_view entry_point, bool quiet) {
+  record.finish(result);
+  loader::ProcessReport::note(record.info(), entry_point, quiet);
 }
 
 }  // namespace
@@ -57,14 +64,14 @@ CUresult cached_load(const CachedLoadCall& call, const MakeTarget& make_target) 
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason(api.error().message);
     record.stage(JITCACHE_STAGE_CACHE, CUDA_ERROR_NOT_INITIALIZED);
-    record.finish(CUDA_ERROR_NOT_INITIALIZED);
+    finish(record, CUDA_ERROR_NOT_INITIALIZED, call.entry_point, daemon->settings().quiet);
     return CUDA_ERROR_NOT_INITIALIZED;
   }
   const driver::DriverApi& driver = **api;
   if (!driver.can_load()) {
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason("the driver cannot load modules: " + driver.missing_summary());
-    record.finish(CUDA_ERROR_NOT_SUPPORTED);
+    finish(record, CUDA_ERROR_NOT_SUPPORTED, call.entry_point, daemon->settings().quiet);
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   CallerOptions caller(call.num_options, call.options, call.option_values);
@@ -85,7 +92,7 @@ CUresult cached_load(const CachedLoadCall& call, const MakeTarget& make_target) 
     result = target->load_as_given(call.image, call.num_options, call.options, call.option_values);
   }
   runtime.counters().count_outcome(record.outcome());
-  record.finish(result);
+  finish(record, result, call.entry_point, daemon->settings().quiet);
   return result;
 }
 

@@ -25,6 +25,9 @@ struct CachedLoadCall {
   // Connect to the daemon before the image is classified, so an idle daemon wakes meanwhile (the
   // C API's habit). The preload library does not: most of what it sees needs no daemon at all.
   bool connect_early = true;
+  // The function the program called, as the process report names the load (process_report.hpp):
+  // "jitcache_module_load_data_ex", "cuLibraryLoadData", ...
+  std::string_view entry_point = "jitcache_module_load_data_ex";
 };
 
 // Makes the load's target once the driver is open; `options` outlives the target.

@@ -15,9 +15,12 @@ using common::ErrorCode;
 using common::make_error;
 
 bool LibraryOptions::preserves_binary() const {
-  if (options == nullptr || values == nullptr) return false;
+  // Rationale: how the option's value is read is not documented, and callers pass it with NULL
+  // values (docs/driver-facts.md §6); keeping a copy the driver did not need costs only memory, so
+  // the option's presence is enough.
+  if (options == nullptr) return false;
   for (unsigned i = 0; i < count; ++i) {
-    if (options[i] == CU_LIBRARY_BINARY_IS_PRESERVED && values[i] != nullptr) return true;
+    if (options[i] == CU_LIBRARY_BINARY_IS_PRESERVED) return true;
   }
   return false;
 }

@@ -22,7 +22,7 @@ struct LibraryOptions {
   CUlibraryOption* options = nullptr;
   void** values = nullptr;
   unsigned count = 0;
-  // Whether CU_LIBRARY_BINARY_IS_PRESERVED is set (to a non-zero value).
+  // Whether CU_LIBRARY_BINARY_IS_PRESERVED is among the options (whatever its value).
   bool preserves_binary() const;
 };
 

@@ -50,6 +50,8 @@ class LoadRecord {
 
   // Stamps the result and total time and makes this the calling thread's last load.
   void finish(CUresult result);
+  // The record as jitcache_last_load_info() shows it once finished.
+  const jitcache_load_info& info() const { return m_info; }
 
  private:
   jitcache_load_info m_info{};

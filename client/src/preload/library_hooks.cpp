@@ -62,7 +62,7 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_o
                 numLibraryOptions);
   };
   const jitcache::client::loader::LibraryOptions options{libraryOptions, libraryOptionValues, numLibraryOptions};
-  return preload::run_cached({code, numJitOptions, jitOptions, jitOptionsValues, false},
+  return preload::run_cached({code, numJitOptions, jitOptions, jitOptionsValues, false, "cuLibraryLoadData"},
                              preload::library_target(library, options, nullptr), real_call, true);
 }
 
@@ -77,11 +77,16 @@ CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary* library, const char* fileName,
                 numLibraryOptions);
   };
   if (preload::preload_disabled()) return real_call();
+  // cuLibraryLoadFromFile refuses CU_LIBRARY_BINARY_IS_PRESERVED (docs/driver-facts.md §6): the
+  // driver's own answer, not a cached cubin that cuLibraryLoadData would take with it.
+  const jitcache::client::loader::LibraryOptions given{libraryOptions, libraryOptionValues, numLibraryOptions};
+  if (given.preserves_binary()) return real_call();
   try {
     auto contents = jitcache::client::api::read_module_file(fileName);
     if (!contents) return real_call();
     const jitcache::client::loader::LibraryOptions options{libraryOptions, libraryOptionValues, numLibraryOptions};
-    return preload::run_cached({contents->data(), numJitOptions, jitOptions, jitOptionsValues, false},
+    return preload::run_cached({contents->data(), numJitOptions, jitOptions, jitOptionsValues, false,
+                                "cuLibraryLoadFromFile"},
                                preload::library_target(library, options, fileName), real_call, true);
   } catch (...) {
     return real_call();

@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include <client/src/api/module_file.hpp>
@@ -38,10 +39,34 @@ api::MakeTarget module_target(CUmodule* module) {
   };
 }
 
+// For the entry points without JIT options (cuModuleLoad, cuModuleLoadData, cuModuleLoadFatBinary):
+// what goes to the driver as given goes through the very function the program called, with its
+// arguments, rather than through cuModuleLoadDataEx.
+class AsCalledModuleTarget final : public loader::ImageTarget {
+ public:
+  AsCalledModuleTarget(const driver::DriverApi& api, CUmodule* module, std::function<CUresult()> as_called)
+      : m_module(api, module), m_as_called(std::move(as_called)) {}
+  bool has_output() const override { return m_module.has_output(); }
+  common::Result<driver::ComputeCapability> device() override { return m_module.device(); }
+  CUresult load_as_given(const void*, unsigned, CUjit_option*, void**) override { return m_as_called(); }
+  CUresult load_cubin(const void* cubin, std::size_t size) override { return m_module.load_cubin(cubin, size); }
+  std::string_view call_name() const override { return m_module.call_name(); }
+
+ private:
+  loader::ModuleTarget m_module;
+  std::function<CUresult()> m_as_called;
+};
+
+api::MakeTarget as_called_target(CUmodule* module, std::function<CUresult()> as_called) {
+  return [module, as_called](const driver::DriverApi& api, const loader::CallerOptions&) {
+    return std::make_unique<AsCalledModuleTarget>(api, module, as_called);
+  };
+}
+
 CUresult load_data_ex(CUmodule* module, const void* image, unsigned count, CUjit_option* options, void** values) {
   auto real = real_function<LoadDataEx>(k_module_hooks[k_load_data_ex]);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  return run_cached({image, count, options, values, false}, module_target(module),
+  return run_cached({image, count, options, values, false, "cuModuleLoadDataEx"}, module_target(module),
                     [&] { return real(module, image, count, options, values); });
 }
 
@@ -63,15 +88,17 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigne
 CUresult CUDAAPI cuModuleLoadData(CUmodule* module, const void* image) {
   auto real = preload::real_function<preload::LoadData>(k_module_hooks[preload::k_load_data]);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  return preload::run_cached({image, 0, nullptr, nullptr, false}, preload::module_target(module),
-                             [&] { return real(module, image); });
+  auto real_call = [=] { return real(module, image); };
+  return preload::run_cached({image, 0, nullptr, nullptr, false, "cuModuleLoadData"},
+                             preload::as_called_target(module, real_call), real_call);
 }
 
 CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
   auto real = preload::real_function<preload::LoadFatBinary>(k_module_hooks[preload::k_load_fat_binary]);
   if (real == nullptr) return CUDA_ERROR_NOT_INITIALIZED;
-  return preload::run_cached({fatCubin, 0, nullptr, nullptr, false}, preload::module_target(module),
-                             [&] { return real(module, fatCubin); });
+  auto real_call = [=] { return real(module, fatCubin); };
+  return preload::run_cached({fatCubin, 0, nullptr, nullptr, false, "cuModuleLoadFatBinary"},
+                             preload::as_called_target(module, real_call), real_call);
 }
 
 CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
@@ -82,8 +109,9 @@ CUresult CUDAAPI cuModuleLoad(CUmodule* module, const char* fname) {
   try {
     auto contents = jitcache::client::api::read_module_file(fname);
     if (!contents) return real(module, fname);
-    return preload::run_cached({contents->data(), 0, nullptr, nullptr, false}, preload::module_target(module),
-                               [&] { return real(module, fname); });
+    auto real_call = [=] { return real(module, fname); };
+    return preload::run_cached({contents->data(), 0, nullptr, nullptr, false, "cuModuleLoad"},
+                               preload::as_called_target(module, real_call), real_call);
   } catch (...) {
     return real(module, fname);
   }

@@ -68,7 +68,7 @@ common::Result<std::vector<std::byte>> copy_cubin_from_caller(const void* image)
   return std::move(*whole);
 }
 
-common::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image, CallerImageKind kind) {
+common::Result<CallerFatbin> copy_fatbin_from_caller(const void* image, CallerImageKind kind) {
   namespace fb = jitcache::client::fatbin;
   const void* container = image;
   if (kind == CallerImageKind::fatbin_wrapper) {
@@ -96,7 +96,7 @@ common::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image
   const std::size_t total = header_size + static_cast<std::size_t>(fat_size);
   auto bytes = caller_bytes(container, total);
   if (!bytes) return truncated("the fat binary container", total);
-  return std::move(*bytes);
+  return CallerFatbin{std::move(*bytes), container};
 }
 
 }  // namespace jitcache::fakes::fake_cuda

@@ -21,8 +21,14 @@ enum class CallerImageKind { cubin, fatbin_container, fatbin_wrapper, text, unre
 // Looks at up to four bytes, one at a time, stopping at a NUL (a short PTX string is never overread).
 CallerImageKind classify_caller_image(const void* image);
 
+// A fat binary container and where it lies: the image itself, or what a wrapper's data points at.
+struct CallerFatbin {
+  std::vector<std::byte> container;
+  const void* container_address = nullptr;
+};
+
 // ErrorCode::corrupt when the headers are malformed or the image is cut short.
 common::Result<std::vector<std::byte>> copy_cubin_from_caller(const void* image);
-common::Result<std::vector<std::byte>> copy_fatbin_from_caller(const void* image, CallerImageKind kind);
+common::Result<CallerFatbin> copy_fatbin_from_caller(const void* image, CallerImageKind kind);
 
 }  // namespace jitcache::fakes::fake_cuda

@@ -24,19 +24,46 @@ void fake_cuda_clear_failures(void) { fake::FakeDriver::instance().faults.clear(
 void fake_cuda_get_counters(fake_cuda_counters* out) {
   if (out == nullptr) return;
   fake::FakeDriver& driver = fake::FakeDriver::instance();
-  driver.counters.snapshot(*out, driver.modules.alive());
+  driver.counters.snapshot(*out, driver.modules.alive(), driver.libraries.alive());
 }
 
-void fake_cuda_reset_counters(void) { fake::FakeDriver::instance().counters.reset(); }
+void fake_cuda_reset_counters(void) {
+  fake::FakeDriver& driver = fake::FakeDriver::instance();
+  driver.counters.reset();
+  driver.images.reset();
+  driver.launches.reset();
+}
+
+int fake_cuda_last_image(fake_cuda_image_info* out) {
+  if (out == nullptr) return -1;
+  return fake::FakeDriver::instance().images.last(*out) ? 0 : -1;
+}
+
+int fake_cuda_last_launch(fake_cuda_launch* out) {
+  if (out == nullptr) return -1;
+  return fake::FakeDriver::instance().launches.last(*out) ? 0 : -1;
+}
 
 int fake_cuda_set_device(int cc, int driver_version) {
   if (cc < 0 || driver_version < 0) return -1;
   if (cc != 0 && !fake::parse_cc(std::to_string(cc))) return -1;
   if (driver_version != 0 && !fake::valid_driver_version(driver_version)) return -1;
   fake::FakeDriver::instance().settings.update([&](fake::Settings& settings) {
-    if (cc != 0) settings.cc = static_cast<unsigned>(cc);
+    if (cc != 0) settings.device_ccs.front() = static_cast<unsigned>(cc);
     if (driver_version != 0) settings.driver_version = driver_version;
   });
+  return 0;
+}
+
+int fake_cuda_set_devices(const char* comma_separated_ccs) {
+  if (comma_separated_ccs == nullptr || *comma_separated_ccs == '\0') {
+    fake::FakeDriver::instance().settings.update([](fake::Settings& settings) { settings.device_ccs.resize(1); });
+    return 0;
+  }
+  auto ccs = fake::parse_device_list(comma_separated_ccs);
+  if (!ccs) return -1;
+  fake::FakeDriver::instance().settings.update(
+      [&](fake::Settings& settings) { settings.device_ccs = std::move(*ccs); });
   return 0;
 }
 

@@ -27,10 +27,22 @@ class Counters {
   Counter fatbin_loads{0};
   Counter module_load_calls{0};
   Counter injected_failures{0};
+  struct LoadCalls {
+    Counter module_load_data{0};
+    Counter module_load_data_ex{0};
+    Counter module_load{0};
+    Counter module_load_fatbinary{0};
+    Counter library_load_data{0};
+    Counter library_load_from_file{0};
+  } load_calls;
+  Counter kernels_launched{0};
+  Counter link_add_file_calls{0};
+  Counter get_proc_address_calls{0};
+  Counter preserved_image_violations{0};
 
   void set_last_error_log(std::string_view text);
-  // modules_alive comes from the module registry, which owns the handles.
-  void snapshot(fake_cuda_counters& out, std::uint64_t modules_alive) const;
+  // The live-handle counts come from the registries, which own the handles.
+  void snapshot(fake_cuda_counters& out, std::uint64_t modules_alive, std::uint64_t libraries_alive) const;
   void reset();
 
  private:

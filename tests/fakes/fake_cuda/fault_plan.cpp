@@ -6,7 +6,8 @@ namespace jitcache::fakes::fake_cuda {
 namespace {
 
 constexpr std::array<std::string_view, k_fault_point_count> k_point_names = {
-    "ctx", "load_cubin", "load_ptx", "load_fatbin", "link_create", "link_add", "link_complete",
+    "ctx",      "load_cubin",    "load_ptx",     "load_fatbin", "link_create",
+    "link_add", "link_complete", "load_library", "launch",
 };
 
 std::optional<int> parse_int(std::string_view text) {

@@ -19,14 +19,16 @@ namespace jitcache::fakes::fake_cuda {
 // Numbered to index the plan; not persisted.
 enum class FaultPoint : std::size_t {
   ctx,            // cuCtxGetDevice (e.g. 201: no current context)
-  load_cubin,     // cuModuleLoadData(Ex) given an ELF cubin
-  load_ptx,       // cuModuleLoadData(Ex) given PTX text
-  load_fatbin,    // cuModuleLoadData(Ex) given a fat binary
+  load_cubin,     // any load entry point given an ELF cubin (cuModuleLoad*; cuLibraryLoad*: deferred)
+  load_ptx,       // any load entry point given PTX text
+  load_fatbin,    // any load entry point given a fat binary
   link_create,    // cuLinkCreate (e.g. 221: no JIT compiler, 223: JIT disabled)
-  link_add,       // cuLinkAddData (e.g. 218)
+  link_add,       // cuLinkAddData, cuLinkAddFile (e.g. 218)
   link_complete,  // cuLinkComplete (e.g. 2)
+  load_library,   // cuLibraryLoadData / cuLibraryLoadFromFile themselves (e.g. 2), before any work
+  launch,         // cuLaunchKernel (e.g. 719: launch failed)
 };
-inline constexpr std::size_t k_fault_point_count = 7;
+inline constexpr std::size_t k_fault_point_count = 9;
 
 std::optional<FaultPoint> fault_point_from_name(std::string_view name);
 std::string_view fault_point_name(FaultPoint point);

@@ -3,11 +3,13 @@
 #include <tests/fakes/fake_cuda/cubin_elf.hpp>
 #include <tests/fakes/fake_cuda/device_model.hpp>
 #include <tests/fakes/fake_cuda/fake_driver.hpp>
+#include <tests/fakes/fake_cuda/image_file.hpp>
 #include <tests/fakes/fake_cuda/jit_options.hpp>
 
 #include <cstring>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace jitcache::fakes::fake_cuda {
@@ -52,7 +54,7 @@ CUresult link_create(unsigned option_count, CUjit_option* options, void** option
   if (request.fallback_strategy_given) return CUDA_ERROR_INVALID_VALUE;
   if (auto code = driver.injected_failure(FaultPoint::link_create)) return *code;
   const Settings settings = driver.settings.get();
-  const fb::Arch target = request.target.value_or(context_jit_target(settings.cc));
+  const fb::Arch target = request.target.value_or(context_jit_target(settings.cc()));
   auto state = std::make_unique<LinkState>(request, target);
   if (const CUresult status = state->create_status(); status != CUDA_SUCCESS) return status;
   *state_out = driver.links.add(std::move(state));
@@ -74,6 +76,22 @@ CUresult link_add_data(CUlinkState handle, CUjitInputType type, void* data, std:
   const CUresult result = add_input(*state, driver, type, data, size, name);
   if (result != CUDA_SUCCESS) driver.counters.set_last_error_log(state->error_log());
   return result;
+}
+
+CUresult link_add_file(CUlinkState handle, CUjitInputType type, const char* path, unsigned option_count,
+                       CUjit_option* options, void** option_values) {
+  FakeDriver& driver = FakeDriver::instance();
+  driver.counters.link_add_file_calls.fetch_add(1);
+  if (driver.links.find(handle) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (path == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  auto file = read_image_file(path);
+  if (!file) {
+    driver.counters.set_last_error_log(std::string("cuLinkAddFile: cannot read '") + path + "'");
+    return CUDA_ERROR_FILE_NOT_FOUND;
+  }
+  // PTX is handed on with the NUL the fake appended; binary input with the file's own size.
+  const std::size_t size = type == CU_JIT_INPUT_PTX ? file->bytes_and_nul.size() : file->bytes().size();
+  return link_add_data(handle, type, file->bytes_and_nul.data(), size, path, option_count, options, option_values);
 }
 
 CUresult link_complete(CUlinkState handle, void** cubin_out, std::size_t* size_out) {

@@ -1,6 +1,6 @@
 #include <tests/fakes/fake_cuda/module_registry.hpp>
 
-#include <cstring>
+#include <algorithm>
 
 namespace jitcache::fakes::fake_cuda {
 
@@ -25,7 +25,16 @@ CUmodule ModuleRegistry::add(std::unique_ptr<FakeModule> module) {
 
 CUresult ModuleRegistry::remove(CUmodule handle) {
   const std::lock_guard lock(m_mutex);
-  return m_modules.erase(handle) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  const auto found = m_modules.find(handle);
+  if (found == m_modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  if (found->second->owner == ModuleOwner::library) return CUDA_ERROR_NOT_PERMITTED;
+  m_modules.erase(found);
+  return CUDA_SUCCESS;
+}
+
+void ModuleRegistry::remove_library_module(CUmodule handle) {
+  const std::lock_guard lock(m_mutex);
+  m_modules.erase(handle);
 }
 
 CUresult ModuleRegistry::get_function(CUmodule handle, const char* name, CUfunction* out) const {
@@ -42,9 +51,21 @@ CUresult ModuleRegistry::get_function(CUmodule handle, const char* name, CUfunct
   return CUDA_ERROR_NOT_FOUND;
 }
 
+std::string ModuleRegistry::function_name(CUfunction function) const {
+  const std::lock_guard lock(m_mutex);
+  for (const auto& [handle, module] : m_modules) {
+    for (const auto& candidate : module->functions) {
+      if (reinterpret_cast<CUfunction>(candidate.get()) == function) return candidate->name;
+    }
+  }
+  return {};
+}
+
 std::size_t ModuleRegistry::alive() const {
   const std::lock_guard lock(m_mutex);
-  return m_modules.size();
+  return static_cast<std::size_t>(std::count_if(m_modules.begin(), m_modules.end(), [](const auto& entry) {
+    return entry.second->owner == ModuleOwner::caller;
+  }));
 }
 
 }  // namespace jitcache::fakes::fake_cuda

@@ -3,7 +3,9 @@
 // A module remembers its cubin's kernel names so cuModuleGetFunction answers as the driver would
 // (a non-null CUfunction for a kernel present, CUDA_ERROR_NOT_FOUND otherwise). Handles are checked
 // against the live set, so an unknown or already unloaded CUmodule is CUDA_ERROR_INVALID_HANDLE
-// rather than a use-after-free.
+// rather than a use-after-free. A library's module (cuLibraryGetModule) lives here too, so
+// cuModuleGetFunction works on it, but only cuLibraryUnload removes it: cuModuleUnload answers
+// CUDA_ERROR_NOT_PERMITTED, as cuda.h documents for cuModuleUnload (docs/driver-facts.md §6).
 // Thread safety: every member function may be called from any thread (one mutex). A CUfunction stays
 // valid until its module is unloaded, as with the driver.
 #pragma once
@@ -23,9 +25,12 @@ struct FakeFunction {
   std::string name;
 };
 
+enum class ModuleOwner { caller, library };
+
 struct FakeModule {
   std::vector<std::unique_ptr<FakeFunction>> functions;
   std::vector<std::byte> cubin;  // the image the module was made from, as the driver keeps a copy
+  ModuleOwner owner = ModuleOwner::caller;
 };
 
 // A module for `kernels`; with `unresolved` set none of them can be found (see CubinInfo).
@@ -35,9 +40,15 @@ std::unique_ptr<FakeModule> make_module(std::vector<std::byte> cubin, const std:
 class ModuleRegistry {
  public:
   CUmodule add(std::unique_ptr<FakeModule> module);
-  // CUDA_ERROR_INVALID_HANDLE for a handle that is not a live module.
+  // cuModuleUnload: CUDA_ERROR_INVALID_HANDLE for a handle that is not a live module,
+  // CUDA_ERROR_NOT_PERMITTED for a library's module.
   CUresult remove(CUmodule handle);
+  // cuLibraryUnload's part: removes a library's module.
+  void remove_library_module(CUmodule handle);
   CUresult get_function(CUmodule handle, const char* name, CUfunction* out) const;
+  // The kernel name behind a CUfunction of a live module, or "" when it is not one.
+  std::string function_name(CUfunction function) const;
+  // Modules of ModuleOwner::caller (the modules_alive counter).
   std::size_t alive() const;
 
  private:

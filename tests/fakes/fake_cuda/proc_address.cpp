@@ -23,10 +23,14 @@ CUresult resolve_proc_address(std::span<const EntryPoint> table, const char* sym
   if (hidden.contains(name)) return miss(status, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
   for (const EntryPoint& entry : table) {
     if (entry.name != name) continue;
-    const EntryPointVersion* chosen = nullptr;
+    const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    const EntryPointVersion* legacy = nullptr;
+    const EntryPointVersion* per_thread_version = nullptr;
     for (const EntryPointVersion& version : entry.versions) {
-      if (version.since <= cuda_version) chosen = &version;
+      if (version.since > cuda_version) continue;
+      (version.per_thread_stream ? per_thread_version : legacy) = &version;
     }
+    const EntryPointVersion* chosen = per_thread && per_thread_version != nullptr ? per_thread_version : legacy;
     if (chosen == nullptr) return miss(status, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
     *pfn = chosen->function;
     if (status != nullptr) *status = CU_GET_PROC_ADDRESS_SUCCESS;

@@ -6,6 +6,11 @@
 //   cudaVersion above the driver's own version      → CUDA_ERROR_INVALID_VALUE
 //   otherwise the newest ABI version introduced at or before cudaVersion (cuLinkCreate at 6050 is
 //   cuLinkCreate_v2, at 5050 the plain cuLinkCreate).
+// Flags (docs/driver-facts.md §5): CU_GET_PROC_ADDRESS_DEFAULT and _LEGACY_STREAM search the legacy
+// ABIs only; _PER_THREAD_DEFAULT_STREAM prefers a per-thread one (cuLaunchKernel_ptsz) and falls back
+// to the legacy one where there is none. [I] DEFAULT is LEGACY here: only the caller's compile flags
+// make it per-thread, and those are folded into the flags by cuda.h's inline wrapper. Both bits set
+// count as per-thread [I]; any other bit is CUDA_ERROR_INVALID_VALUE.
 // The CUDA 11.3 form has no status argument: there a miss of either kind is CUDA_ERROR_NOT_FOUND.
 // Thread safety: pure function over a constant table.
 #pragma once
@@ -22,11 +27,12 @@ namespace jitcache::fakes::fake_cuda {
 struct EntryPointVersion {
   int since = 0;  // the CUDA version (1000 * major + 10 * minor) that introduced this ABI
   void* function = nullptr;
+  bool per_thread_stream = false;  // a _ptsz / _ptds ABI
 };
 
 struct EntryPoint {
   std::string_view name;
-  std::span<const EntryPointVersion> versions;  // ascending by `since`
+  std::span<const EntryPointVersion> versions;  // ascending by `since` within each stream kind
 };
 
 CUresult resolve_proc_address(std::span<const EntryPoint> table, const char* symbol, void** pfn, int cuda_version,
