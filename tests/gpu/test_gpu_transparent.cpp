@@ -138,9 +138,9 @@ TEST_CASE("gpu transparent: jitcache warm on the PTX-only executable makes its v
   DaemonProcess daemon(state);
   daemon.start();
   const std::string program = program_dir() + "/ptx_only_scale";
-  const ChildResult warmed = run_child({cli_executable(), "--socket", daemon.socket_path(), "warm", program, "--arch",
-                                        "sm_90"},
-                                       {{"JITCACHE_DISABLE", std::nullopt}}, std::chrono::seconds(280));
+  const ChildResult warmed =
+      run_child({cli_executable(), "--socket", daemon.socket_path(), "warm", program, "--arch", "sm_90"},
+                {{"JITCACHE_DISABLE", std::nullopt}}, std::chrono::seconds(280));
   INFO("warm: " << warmed.output);
   REQUIRE(warmed.status == 0);
   const auto entries = daemon_stat(daemon, "entries");

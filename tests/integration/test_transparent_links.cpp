@@ -3,8 +3,8 @@
 // a cuLink* session of two PTX inputs, one calling an extern .func of the other (fake driver), and
 // (f) an nvJitLink link of the same two (the toolkit's real libnvJitLink). The second run of each is
 // a hit in the daemon's counters and prints exactly what the first printed, the linked image's
-// fingerprint included; with the daemon down, hung or answering garbage, and with
-// JITCACHE_DISABLE=1, each still prints the same.
+// fingerprint included, and its JITCACHE_REPORT names the Complete it called with outcome hit; with
+// the daemon down, hung or answering garbage, and with JITCACHE_DISABLE=1, each still prints the same.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -14,7 +14,9 @@
 
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,7 +86,16 @@ class GarbageDaemon {
   std::thread m_thread;
 };
 
-void check_link(const std::vector<std::string>& args, const std::string& expect_in_output) {
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `entry_point` is the Complete the second run's JITCACHE_REPORT must name with outcome "hit".
+void check_link(const std::vector<std::string>& args, const std::string& expect_in_output,
+                const std::string& entry_point) {
   TempDir dir;
   const ChildResult plain = run_program(args, run_env(dir.file("none.sock"), false));
   INFO(plain.output);
@@ -102,10 +113,12 @@ void check_link(const std::vector<std::string>& args, const std::string& expect_
   const auto entries_after_cold = stat_value(client, "entries");
   CHECK(entries_after_cold >= 1);
 
-  const ChildResult warm = run_program(args, run_env(daemon.socket_path(), true));
+  const std::string report = dir.file("report.json");
+  const ChildResult warm = run_program(args, run_env(daemon.socket_path(), true, {{"JITCACHE_REPORT", report}}));
   CHECK(warm.status == 0);
   CHECK(warm.output == plain.output);
   CHECK(stat_value(client, "hits") > hits_after_cold);
+  CHECK_THAT(read_file(report), Catch::Contains("{\"entry_point\": \"" + entry_point + "\", \"outcome\": \"hit\""));
   CHECK(stat_value(client, "entries") == entries_after_cold);
 
   SECTION("JITCACHE_DISABLE=1 is pure pass-through") {
@@ -143,21 +156,27 @@ void check_link(const std::vector<std::string>& args, const std::string& expect_
 }  // namespace
 
 TEST_CASE("transparent links: (d) a cuLink* session of two PTX inputs, direct binding, is a hit the second time") {
-  check_link({"link_culink", k_caller, k_callee, "apply_scale", "direct"}, "apply_scale: 0");
+  check_link({"link_culink", k_caller, k_callee, "apply_scale", "direct"}, "apply_scale: 0", "cuLinkComplete");
 }
 
 TEST_CASE("transparent links: (d) cuLink* reached through cuGetProcAddress_v2 is cached") {
-  check_link({"link_culink", k_caller, k_callee, "apply_scale", "proc"}, "apply_scale: 0");
+  check_link({"link_culink", k_caller, k_callee, "apply_scale", "proc"}, "apply_scale: 0", "cuLinkComplete");
+}
+
+TEST_CASE("transparent links: (d) a cuLink* input added by cuLinkAddFile is cached") {
+  check_link({"link_culink", k_caller, k_callee, "apply_scale", "file"}, "cuLinkAddFile callee: 0", "cuLinkComplete");
 }
 
 TEST_CASE("transparent links: (f) an nvJitLink link of two PTX inputs (versioned names) is a hit the second time") {
-  check_link({"link_nvjitlink", k_caller, k_callee, "sm_90", "data"}, "nvJitLinkComplete: 0");
+  check_link({"link_nvjitlink", k_caller, k_callee, "sm_90", "data"}, "nvJitLinkComplete: 0",
+             "__nvJitLinkComplete_13_0");
 }
 
 TEST_CASE("transparent links: (f) an nvJitLink input added by nvJitLinkAddFile is cached") {
-  check_link({"link_nvjitlink", k_caller, k_callee, "sm_90", "file"}, "nvJitLinkAddFile callee: 0");
+  check_link({"link_nvjitlink", k_caller, k_callee, "sm_90", "file"}, "nvJitLinkAddFile callee: 0",
+             "__nvJitLinkComplete_13_0");
 }
 
 TEST_CASE("transparent links: (f) nvJitLink's unversioned names through dlopen + dlsym are cached") {
-  check_link({"link_nvjitlink", k_caller, k_callee, "sm_80", "dlsym"}, "nvJitLinkComplete: 0");
+  check_link({"link_nvjitlink", k_caller, k_callee, "sm_80", "dlsym"}, "nvJitLinkComplete: 0", "nvJitLinkComplete");
 }

@@ -2,9 +2,10 @@
  * other defines, then loads the linked cubin and finds its kernel. How it reaches cuLink*:
  *   direct  linked to libcuda (cuLinkCreate and friends bind to the _v2 names through cuda.h)
  *   proc    dlopen + dlsym("cuGetProcAddress_v2"), then cuGetProcAddress for each cuLink* call
+ *   file    direct, with the second input added by cuLinkAddFile
  * It prints each result, the image's size and a fingerprint of its bytes, never a log (a cached
  * run writes another info log than a cold one).
- * Usage: link_culink CALLER.ptx CALLEE.ptx KERNEL direct|proc */
+ * Usage: link_culink CALLER.ptx CALLEE.ptx KERNEL direct|proc|file */
 #include <dlfcn.h>
 #include <string.h>
 
@@ -62,10 +63,14 @@ int main(int argc, char** argv) {
   if (state == NULL) return 5;
   print_result("cuLinkAddData caller",
                link.add_data(state, CU_JIT_INPUT_PTX, caller, caller_size + 1, "link_caller.ptx", 0, NULL, NULL));
-  CUjit_option input_options[] = {CU_JIT_GENERATE_LINE_INFO};
-  void* input_values[] = {(void*)(size_t)1};
-  print_result("cuLinkAddData callee", link.add_data(state, CU_JIT_INPUT_PTX, callee, callee_size + 1,
-                                                     "link_callee.ptx", 1, input_options, input_values));
+  if (strcmp(mode, "file") == 0) {
+    print_result("cuLinkAddFile callee", cuLinkAddFile(state, CU_JIT_INPUT_PTX, argv[2], 0, NULL, NULL));
+  } else {
+    CUjit_option input_options[] = {CU_JIT_GENERATE_LINE_INFO};
+    void* input_values[] = {(void*)(size_t)1};
+    print_result("cuLinkAddData callee", link.add_data(state, CU_JIT_INPUT_PTX, callee, callee_size + 1,
+                                                       "link_callee.ptx", 1, input_options, input_values));
+  }
   void* cubin = NULL;
   size_t size = 0;
   CUresult completed = link.complete(state, &cubin, &size);

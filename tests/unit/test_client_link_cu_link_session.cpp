@@ -339,7 +339,7 @@ TEST_CASE("cu link session: a file is read when added, keyed as its bytes, and l
   std::string caller = caller_ptx();
   CHECK(session.add_data(d.real, CU_JIT_INPUT_PTX, caller.data(), caller.size() + 1, "caller.ptx", 0, nullptr,
                          nullptr) == CUDA_SUCCESS);
-  // The fake has no cuLinkAddFile: a kept file input never needs it.
+  // The entry points given here have no cuLinkAddFile: a kept file input never reaches it.
   CHECK(session.add_file(d.real, CU_JIT_INPUT_PTX, path.c_str(), 0, nullptr, nullptr) == CUDA_SUCCESS);
   { std::ofstream(path, std::ios::binary | std::ios::trunc) << "garbage written after the add"; }
   void* cubin = nullptr;

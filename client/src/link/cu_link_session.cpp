@@ -11,6 +11,7 @@
 #include <client/src/link/link_cache.hpp>
 #include <client/src/link/link_key.hpp>
 #include <client/src/loader/load_wording.hpp>
+#include <client/src/loader/process_report.hpp>
 #include <client/src/loader/process_warning.hpp>
 
 namespace jitcache::client::link {
@@ -162,7 +163,7 @@ CUresult CuLinkSession::add_file(const CuLinkEntryPoints& real, CUjitInputType t
 }
 
 CUresult CuLinkSession::complete(const CuLinkEntryPoints& called, const LinkEnvironment& env, void** cubin,
-                                 std::size_t* size) {
+                                 std::size_t* size, std::string_view entry_point) {
   std::lock_guard lock(m_mutex);
   CuLinkEntryPoints real = m_family;
   real.complete = called.complete;
@@ -193,6 +194,7 @@ CUresult CuLinkSession::complete(const CuLinkEntryPoints& called, const LinkEnvi
   }
   env.counters.count_outcome(record.outcome());
   record.finish(result);
+  loader::ProcessReport::note(record.info(), entry_point, env.settings.quiet);
   return result;
 }
 

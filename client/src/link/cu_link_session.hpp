@@ -34,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <client/src/link/link_environment.hpp>
@@ -69,9 +70,11 @@ class CuLinkSession {
                     unsigned count, CUjit_option* options, void** values);
   CUresult add_file(const CuLinkEntryPoints& real, CUjitInputType type, const char* path, unsigned count,
                     CUjit_option* options, void** values);
-  // Records the outcome (the calling thread's last load info, the counters). The kept inputs are
-  // replayed with the create's family (cuLinkComplete has one ABI).
-  CUresult complete(const CuLinkEntryPoints& real, const LinkEnvironment& env, void** cubin, std::size_t* size);
+  // Records the outcome (the calling thread's last load info, the counters, and JITCACHE_REPORT's
+  // process report under `entry_point`). The kept inputs are replayed with the create's family
+  // (cuLinkComplete has one ABI).
+  CUresult complete(const CuLinkEntryPoints& real, const LinkEnvironment& env, void** cubin, std::size_t* size,
+                    std::string_view entry_point = "cuLinkComplete");
 
   // Why the session is not cached; empty while it may be.
   std::string uncacheable_reason() const;

@@ -97,12 +97,12 @@ nvJitLinkResult nvjitlink_add_file(const NvJitLinkEntryPoints& real, nvJitLinkHa
       [&] { return real.add_file(handle, type, path); });
 }
 
-nvJitLinkResult nvjitlink_complete(const NvJitLinkEntryPoints& real, nvJitLinkHandle handle) {
+nvJitLinkResult nvjitlink_complete(const NvJitLinkEntryPoints& real, nvJitLinkHandle handle, const char* entry_point) {
   return with_session(
       real, handle,
       [&](NvJitLinkSession& s) {
         RuntimeEnvironment environment(false);
-        return s.complete(real, environment.get());
+        return s.complete(real, environment.get(), entry_point);
       },
       [&] { return real.complete(handle); });
 }

@@ -22,7 +22,10 @@ nvJitLinkResult nvjitlink_add_data(const NvJitLinkEntryPoints& real, nvJitLinkHa
                                    const void* data, std::size_t size, const char* name);
 nvJitLinkResult nvjitlink_add_file(const NvJitLinkEntryPoints& real, nvJitLinkHandle handle, nvJitLinkInputType type,
                                    const char* path);
-nvJitLinkResult nvjitlink_complete(const NvJitLinkEntryPoints& real, nvJitLinkHandle handle);
+// `entry_point`: the name the program called ("nvJitLinkComplete", "__nvJitLinkComplete_13_0"), for
+// JITCACHE_REPORT.
+nvJitLinkResult nvjitlink_complete(const NvJitLinkEntryPoints& real, nvJitLinkHandle handle,
+                                   const char* entry_point = "nvJitLinkComplete");
 nvJitLinkResult nvjitlink_linked_cubin_size(const NvJitLinkEntryPoints& real, nvJitLinkHandle handle,
                                             std::size_t* size);
 nvJitLinkResult nvjitlink_linked_cubin(const NvJitLinkEntryPoints& real, nvJitLinkHandle handle, void* cubin);

@@ -6,6 +6,7 @@
 #include <client/src/link/link_cache.hpp>
 #include <client/src/link/link_key.hpp>
 #include <client/src/loader/load_wording.hpp>
+#include <client/src/loader/process_report.hpp>
 #include <client/src/loader/process_warning.hpp>
 #include <proto/jit_options.hpp>
 
@@ -145,7 +146,8 @@ nvJitLinkResult NvJitLinkSession::add_file(const NvJitLinkEntryPoints& real, nvJ
   return real.add_file(m_real, type, path);
 }
 
-nvJitLinkResult NvJitLinkSession::complete(const NvJitLinkEntryPoints& real, const LinkEnvironment& env) {
+nvJitLinkResult NvJitLinkSession::complete(const NvJitLinkEntryPoints& real, const LinkEnvironment& env,
+                                           std::string_view entry_point) {
   std::lock_guard lock(m_mutex);
   if (m_mode == Mode::served) return NVJITLINK_ERROR_INTERNAL;
   loader::LoadRecord record;
@@ -167,6 +169,7 @@ nvJitLinkResult NvJitLinkSession::complete(const NvJitLinkEntryPoints& real, con
   if (result != NVJITLINK_SUCCESS) record.append_reason("; nvJitLinkComplete returned " + describe(result));
   env.counters.count_outcome(record.outcome());
   record.finish(recorded_result(result));
+  loader::ProcessReport::note(record.info(), entry_point, env.settings.quiet);
   return result;
 }
 

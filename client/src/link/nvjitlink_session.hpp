@@ -62,8 +62,10 @@ class NvJitLinkSession {
   nvJitLinkResult add_data(const NvJitLinkEntryPoints& real, nvJitLinkInputType type, const void* data,
                            std::size_t size, const char* name);
   nvJitLinkResult add_file(const NvJitLinkEntryPoints& real, nvJitLinkInputType type, const char* path);
-  // Records the outcome (the calling thread's last load info, the counters).
-  nvJitLinkResult complete(const NvJitLinkEntryPoints& real, const LinkEnvironment& env);
+  // Records the outcome (the calling thread's last load info, the counters, and JITCACHE_REPORT's
+  // process report under `entry_point`, the name the program called).
+  nvJitLinkResult complete(const NvJitLinkEntryPoints& real, const LinkEnvironment& env,
+                           std::string_view entry_point = "nvJitLinkComplete");
 
   nvJitLinkResult linked_cubin_size(const NvJitLinkEntryPoints& real, std::size_t* size);
   nvJitLinkResult linked_cubin(const NvJitLinkEntryPoints& real, void* cubin);

@@ -171,7 +171,7 @@ namespace jlink = jitcache::client::link;
   nvJitLinkResult PREFIX##Complete##SUFFIX(nvJitLinkHandle handle) {                                                 \
     const jlink::NvJitLinkEntryPoints real = preload::family_of(F);                                                  \
     if (real.complete == nullptr) return NVJITLINK_ERROR_INTERNAL;                                                   \
-    return jlink::nvjitlink_complete(real, handle);                                                                  \
+    return jlink::nvjitlink_complete(real, handle, #PREFIX "Complete" #SUFFIX);                                      \
   }                                                                                                                  \
   nvJitLinkResult PREFIX##GetLinkedCubinSize##SUFFIX(nvJitLinkHandle handle, size_t* size) {                         \
     JITCACHE_NVJITLINK_CALL(F, get_linked_cubin_size, nvjitlink_linked_cubin_size, handle, size);                    \
