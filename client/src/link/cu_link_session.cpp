@@ -281,7 +281,7 @@ CUresult CuLinkSession::link_for_real(const CuLinkEntryPoints& real, const LinkE
   CUresult result = CUDA_SUCCESS;
   {
     auto timer = record.step(&jitcache_load_info::ns_compile);
-    result = replay(real, key != nullptr ? "" : std::string(record.reason()));
+    result = replay(real, key != nullptr ? "linked for real (a miss)" : std::string(record.reason()));
     if (result != CUDA_SUCCESS) {
       record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
       record.stage(loader::stage_for(result), result);

@@ -73,7 +73,7 @@ class CuLinkSession {
   // Records the outcome (the calling thread's last load info, the counters, and JITCACHE_REPORT's
   // process report under `entry_point`). The kept inputs are replayed with the create's family
   // (cuLinkComplete has one ABI).
-  CUresult complete(const CuLinkEntryPoints& real, const LinkEnvironment& env, void** cubin, std::size_t* size,
+  CUresult complete(const CuLinkEntryPoints& called, const LinkEnvironment& env, void** cubin, std::size_t* size,
                     std::string_view entry_point = "cuLinkComplete");
 
   // Why the session is not cached; empty while it may be.
