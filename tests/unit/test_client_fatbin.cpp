@@ -6,6 +6,7 @@
 #include <client/src/fatbin/fatbin_format.hpp>
 #include <client/src/fatbin/fatbin_reader.hpp>
 #include <client/src/fatbin/image_kind.hpp>
+#include <client/src/fatbin/little_endian.hpp>
 #include <client/src/fatbin/select_image.hpp>
 
 #include <catch2/catch.hpp>
@@ -598,4 +599,36 @@ TEST_CASE("fatbin reader: random byte flips never crash", "[fatbin]") {
       }
     }
   }
+}
+
+TEST_CASE("fatbin reader: with deferred decompression only the entry asked for is decompressed", "[fatbin]") {
+  if (!have_fixtures()) return;
+  const auto original = load("sm90_compute90_lz4");
+  const auto reference = parse_ok(original);
+  const auto* reference_cubin = find(reference, fb::EntryKind::cubin);
+  const auto* reference_ptx = find(reference, fb::EntryKind::ptx);
+  REQUIRE(reference_cubin);
+  REQUIRE(reference_ptx);
+  // The cubin's compressed payload is damaged: an eager read refuses the whole fat binary, a deferred
+  // one reads the headers and decompresses the PTX alone.
+  auto bytes = original;
+  const std::size_t header_size =
+      fb::load_le<std::uint32_t>(bytes, reference_cubin->offset + fb::entry_field::header_size);
+  for (std::size_t i = 0; i < 32; ++i) bytes[reference_cubin->offset + header_size + i] = std::byte{0xA5};
+  REQUIRE_FALSE(fb::read_fatbin(bytes).ok());
+  fb::ReadLimits limits;
+  limits.defer_decompression = true;
+  auto deferred = fb::read_fatbin(bytes, limits);
+  INFO((deferred ? std::string() : deferred.error().message));
+  REQUIRE(deferred.ok());
+  fb::FatBinary fat = std::move(deferred).value();
+  for (const auto& entry : fat.entries) CHECK(entry.awaits_decompression());
+  auto ptx = std::find_if(fat.entries.begin(), fat.entries.end(), [](auto& e) { return e.kind == fb::EntryKind::ptx; });
+  REQUIRE(ptx != fat.entries.end());
+  REQUIRE(fb::decompress_entry(*ptx, limits).ok());
+  CHECK(ptx->ptx_text() == reference_ptx->ptx_text());
+  auto cubin =
+      std::find_if(fat.entries.begin(), fat.entries.end(), [](auto& e) { return e.kind == fb::EntryKind::cubin; });
+  REQUIRE(cubin != fat.entries.end());
+  CHECK_FALSE(fb::decompress_entry(*cubin, limits).ok());
 }

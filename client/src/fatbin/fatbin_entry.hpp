@@ -50,6 +50,11 @@ struct Entry {
   std::span<const std::byte> bytes;
   // Holds the decompressed bytes when `bytes` points into it; shared so copies stay cheap and valid.
   std::shared_ptr<const std::vector<std::byte>> owned;
+  // A compressed entry read with ReadLimits::defer_decompression: its compressed payload (a view of
+  // the input) and the size it claims uncompressed, until decompress_entry() fills `bytes`.
+  std::span<const std::byte> compressed;
+  std::uint64_t uncompressed_size = 0;
+  bool awaits_decompression() const { return !compressed.empty() && bytes.empty(); }
 
   // The PTX text up to its first NUL (PTX payloads are NUL-padded to 8 bytes).
   std::string_view ptx_text() const;

@@ -111,17 +111,26 @@ common::Result<Entry> read_entry(std::span<const std::byte> all, std::size_t ent
                                               " is outside [1, " + std::to_string(payload_size) +
                                               "] (the payload size)");
   }
-  const auto uncompressed_size = load_le<std::uint64_t>(header, entry_field::uncompressed_size);
-  auto decoded =
-      decompress(entry.compression, payload.first(compressed_size), uncompressed_size, limits.max_decompressed, where);
-  JITCACHE_TRY(decoded);
-  auto owned = std::make_shared<const std::vector<std::byte>>(std::move(decoded).value());
-  entry.bytes = std::span<const std::byte>(owned->data(), owned->size());
-  entry.owned = std::move(owned);
+  entry.uncompressed_size = load_le<std::uint64_t>(header, entry_field::uncompressed_size);
+  entry.compressed = payload.first(compressed_size);
+  if (limits.defer_decompression) return entry;
+  JITCACHE_TRY(decompress_entry(entry, limits));
   return entry;
 }
 
 }  // namespace
+
+common::Result<void> decompress_entry(Entry& entry, const ReadLimits& limits) {
+  if (!entry.awaits_decompression()) return {};
+  const std::string where = "fat binary entry " + at(entry.offset);
+  auto decoded =
+      decompress(entry.compression, entry.compressed, entry.uncompressed_size, limits.max_decompressed, where);
+  JITCACHE_TRY(decoded);
+  auto owned = std::make_shared<const std::vector<std::byte>>(std::move(decoded).value());
+  entry.bytes = std::span<const std::byte>(owned->data(), owned->size());
+  entry.owned = std::move(owned);
+  return {};
+}
 
 common::Result<std::span<const std::byte>> container_behind_wrapper(std::span<const std::byte> wrapper) {
   if (wrapper.size() < k_wrapper_size) {

@@ -21,6 +21,12 @@ namespace jitcache::client::fatbin {
 
 struct ReadLimits {
   std::uint64_t max_decompressed = k_default_max_decompressed;  // per entry
+  // Leave compressed entries compressed (Entry::compressed set, Entry::bytes empty) until
+  // decompress_entry() is asked for one. Rationale: choosing the image for a device needs only the
+  // entry headers, and a framework's fat binary holds hundreds of compressed cubins: decompressing
+  // them all to pass the one the device runs to the driver cost PyTorch's import 0.6 s
+  // (docs/benchmarks.md "Transparent mode").
+  bool defer_decompression = false;
 };
 
 struct FatBinary {
@@ -31,6 +37,10 @@ struct FatBinary {
 // `bytes` is either containers back to back (each starting with 0xBA55ED50; an .nv_fatbin section or
 // an `nvcc -fatbin` file), or a wrapper (0x466243B1), which is followed to the container it points at.
 common::Result<FatBinary> read_fatbin(std::span<const std::byte> bytes, const ReadLimits& limits = {});
+
+// Decompresses an entry read with defer_decompression (nothing to do for any other entry), with the
+// same checks and cap as read_fatbin.
+common::Result<void> decompress_entry(Entry& entry, const ReadLimits& limits = {});
 
 // The container a wrapper points at, sized by the container's own header. The wrapper's pointer is
 // trusted the way the driver trusts it (it is an address in this process); it must be non-null and

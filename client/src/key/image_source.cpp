@@ -35,7 +35,9 @@ ImageSource find_source(const void* image, const DeviceQuery& device, const fatb
     return source;
   }
 
-  auto parsed = fatbin::read_fatbin(view->bytes);
+  fatbin::ReadLimits limits;
+  limits.defer_decompression = true;  // only the entry a load would JIT is decompressed
+  auto parsed = fatbin::read_fatbin(view->bytes, limits);
   if (!parsed) return nothing(NoSource::fatbin_unreadable, parsed.error().message);
   const std::optional<driver::ComputeCapability> cc = device();
   if (!cc) return nothing(NoSource::no_device);
@@ -45,13 +47,16 @@ ImageSource find_source(const void* image, const DeviceQuery& device, const fatb
     source.device = cc;
     return source;
   }
-  const fatbin::Entry& entry = parsed->entries[selected->entry_index];
+  fatbin::Entry& entry = parsed->entries[selected->entry_index];
   ImageSource source;
   source.device = cc;
   source.entry = fatbin::describe(entry);
   if (selected->action == fatbin::Action::load_cubin) {
     source.none = NoSource::cubin_for_device;
     return source;
+  }
+  if (auto decompressed = fatbin::decompress_entry(entry, limits); !decompressed) {
+    return nothing(NoSource::fatbin_unreadable, decompressed.error().message);
   }
   auto embedded = parse_embedded_ptxas_options(entry.ptxas_options);
   if (!embedded) {
