@@ -17,7 +17,6 @@
 #include <client/src/preload/real_symbols.hpp>
 #include <client/src/preload/symbol_routes.hpp>
 
-using jitcache::client::preload::could_be_hooked;
 using jitcache::client::preload::inside_libjitcache;
 using jitcache::client::preload::inside_preload;
 using jitcache::client::preload::own_resolver;
@@ -35,8 +34,11 @@ __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dls
   const void* caller = __builtin_return_address(0);
   void* found = real_dlsym(handle, name);
   if (inside_preload(caller)) return own_resolver(name, found);
-  if (could_be_hooked(name) && inside_libjitcache(caller)) return own_resolver(name, found);
-  return route_symbol(name, found);
+  // Rationale: dladdr takes the loader's lock and walks every loaded object, so it runs only when
+  // the answer would be a wrapper (a hooked function), not for each of the many other lookups.
+  void* routed = route_symbol(name, found);
+  if (routed != found && inside_libjitcache(caller)) return own_resolver(name, found);
+  return routed;
 }
 
 __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dlvsym(void* handle, const char* name,
@@ -44,8 +46,9 @@ __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dlv
   const void* caller = __builtin_return_address(0);
   void* found = real_dlvsym(handle, name, version);
   if (inside_preload(caller)) return own_resolver(name, found);
-  if (could_be_hooked(name) && inside_libjitcache(caller)) return own_resolver(name, found);
-  return route_symbol(name, found);
+  void* routed = route_symbol(name, found);
+  if (routed != found && inside_libjitcache(caller)) return own_resolver(name, found);
+  return routed;
 }
 
 namespace {
