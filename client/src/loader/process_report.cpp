@@ -2,11 +2,13 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -135,10 +137,22 @@ bool write_all(int fd, const std::string& text) {
 
 // Writes `text` to `path` through a temporary file beside it, renamed over `path` when whole.
 // Returns 0, or the errno of the step that failed.
+// Rationale: the directory may be shared (/tmp) with other users, who can guess a pid. O_EXCL with a
+// name they cannot predict means the file written is always one this process just created: never
+// a file or a hard link someone planted under the name, which O_TRUNC would otherwise overwrite.
 int write_report_file(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) return errno;
+  std::string temporary;
+  int fd = -1;
+  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
+    std::uint64_t nonce = 0;
+    if (::getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce)) {
+      nonce = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    }
+    temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(nonce);
+    fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) return errno;
+  }
+  if (fd < 0) return EEXIST;
   int error = write_all(fd, text) ? 0 : (errno != 0 ? errno : EIO);
   if (::close(fd) != 0 && error == 0) error = errno;
   if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
