@@ -109,7 +109,7 @@ TEST_CASE(
     "gpu transparent: a cuLink* session of two PTX inputs links, runs right under jitcache run, and its second "
     "run is a hit with the same image") {
   const std::string data = corpus_dir();
-  run_twice({program_dir() + "/link_scale", data + "/link_caller.ptx", data + "/link_callee.ptx", "culink"},
+  run_twice({program_dir() + "/link_scale", data + "/link/link_caller.ptx", data + "/link/link_callee.ptx", "culink"},
             "1048576 elements, 0 wrong", true, {{"CUDA_CACHE_DISABLE", std::string("1")}});
 }
 
@@ -117,7 +117,8 @@ TEST_CASE(
     "gpu transparent: an nvJitLink link of two PTX inputs runs right under jitcache run, and its second run is a "
     "hit with the same image") {
   const std::string data = corpus_dir();
-  run_twice({program_dir() + "/link_scale", data + "/link_caller.ptx", data + "/link_callee.ptx", "nvjitlink"},
+  run_twice({program_dir() + "/link_scale", data + "/link/link_caller.ptx", data + "/link/link_callee.ptx",
+             "nvjitlink"},
             "1048576 elements, 0 wrong", true);
 }
 
@@ -125,7 +126,8 @@ TEST_CASE(
     "gpu transparent: the driver's cuLink* gives the same image under other input names (why names are not keyed)") {
   const std::string data = corpus_dir();
   const ChildResult names =
-      run_child({program_dir() + "/link_scale", data + "/link_caller.ptx", data + "/link_callee.ptx", "names"},
+      run_child({program_dir() + "/link_scale", data + "/link/link_caller.ptx", data + "/link/link_callee.ptx",
+                 "names"},
                 {{"LD_PRELOAD", std::nullopt}, {"CUDA_CACHE_DISABLE", std::string("1")}}, std::chrono::seconds(120));
   INFO(names.output);
   REQUIRE(names.status == 0);

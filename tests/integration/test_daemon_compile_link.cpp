@@ -55,8 +55,8 @@ proto::DriverId this_nvjitlink() {
 }
 
 struct LinkRequest {
-  std::string caller = read_file("link_caller.ptx") + '\0';  // as a program passes it: size + 1
-  std::string callee = read_file("link_callee.ptx");
+  std::string caller = read_file("link/link_caller.ptx") + '\0';  // as a program passes it: size + 1
+  std::string callee = read_file("link/link_callee.ptx");
   proto::CompileRequest request;
 
   explicit LinkRequest(proto::DriverId linker = this_nvjitlink(), std::string options = "") {

@@ -35,8 +35,8 @@ using jitcache::testing::TempDir;
 
 namespace {
 
-const std::string k_caller = std::string(JITCACHE_TEST_DATA_DIR) + "/link_caller.ptx";
-const std::string k_callee = std::string(JITCACHE_TEST_DATA_DIR) + "/link_callee.ptx";
+const std::string k_caller = std::string(JITCACHE_TEST_DATA_DIR) + "/link/link_caller.ptx";
+const std::string k_callee = std::string(JITCACHE_TEST_DATA_DIR) + "/link/link_callee.ptx";
 
 std::vector<EnvChange> run_env(const std::string& socket, bool preload, std::vector<EnvChange> extra = {}) {
   std::vector<EnvChange> env = {

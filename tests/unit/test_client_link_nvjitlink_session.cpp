@@ -37,11 +37,11 @@ std::string read_file(const std::string& path) {
 }
 
 const std::string& caller_ptx() {
-  static const std::string text = read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/link_caller.ptx");
+  static const std::string text = read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/link/link_caller.ptx");
   return text;
 }
 const std::string& callee_ptx() {
-  static const std::string text = read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/link_callee.ptx");
+  static const std::string text = read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/link/link_callee.ptx");
   return text;
 }
 

@@ -1,5 +1,5 @@
 // An unmodified program that links two PTX modules at run time, as CuPy and numba do
-// (docs/transparent.md "Link sessions"): tests/data/link_caller.ptx, whose kernel apply_scale calls
+// (docs/transparent.md "Link sessions"): tests/data/link/link_caller.ptx, whose kernel apply_scale calls
 // an extern .func, and link_callee.ptx, which defines it. It links them, loads the image, runs the
 // kernel on the GPU and checks every element, printing lines that are the same on every run.
 //   culink     cuLinkCreate / cuLinkAddData / cuLinkComplete, with log buffers and CU_JIT_WALL_TIME
