@@ -6,15 +6,9 @@
 // hung or answering garbage, and with JITCACHE_DISABLE=1, the program still prints the same.
 #include <catch2/catch.hpp>
 
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <filesystem>
@@ -26,6 +20,7 @@
 #include <tests/support/daemon_stats.hpp>
 #include <tests/support/sample_cubin.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/transparent_check.hpp>
 
 using jitcache::testing::ChildResult;
 using jitcache::testing::DaemonProcess;
@@ -33,6 +28,8 @@ using jitcache::testing::EnvChange;
 using jitcache::testing::run_child;
 using jitcache::testing::stat_value;
 using jitcache::testing::TempDir;
+using jitcache::testing::transparent::check_twice;
+using jitcache::testing::transparent::run_env;
 
 namespace {
 
@@ -46,117 +43,14 @@ struct Route {
 
 std::string program_path(const char* name) { return std::string(JITCACHE_ROUTE_PROGRAMS_DIR) + "/" + name; }
 
-// The environment of a run: the fake driver for the client, the daemon's socket, the preload
-// library (unless `preload` is false: the program as it runs without jitcache).
-std::vector<EnvChange> run_env(const std::string& socket, bool preload, std::vector<EnvChange> extra = {}) {
-  std::vector<EnvChange> env = {
-      {"JITCACHE_CUDA_DRIVER", std::string(JITCACHE_FAKE_CUDA_DRIVER)},
-      {"JITCACHE_SOCKET", socket},
-      {"JITCACHE_QUIET", std::string("1")},
-      {"JITCACHE_DISABLE", std::nullopt},
-      {"LD_PRELOAD", preload ? std::optional<std::string>(JITCACHE_PRELOAD_LIBRARY) : std::nullopt},
-  };
-  env.insert(env.end(), extra.begin(), extra.end());
-  return env;
-}
-
 ChildResult run_route(const Route& route, const std::vector<EnvChange>& env) {
   std::vector<std::string> argv = {program_path(route.program)};
   argv.insert(argv.end(), route.args.begin(), route.args.end());
   return run_child(argv, env, std::chrono::seconds(60));
 }
 
-// A Unix socket that listens at `path` and never answers (a hung daemon) or answers garbage.
-int listen_unix(const std::string& path) {
-  int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  REQUIRE(::listen(listener, 16) == 0);
-  return listener;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
-// `entry_point` is what the second run's JITCACHE_REPORT must name with outcome "hit" (the call
-// the program made, as the preload library saw it).
 void check_route(const Route& route, const std::string& expect_in_output, const std::string& entry_point) {
-  TempDir dir;
-  // Without jitcache at all: what every run below must print.
-  const ChildResult plain = run_route(route, run_env(dir.file("none.sock"), false));
-  REQUIRE(plain.status == 0);
-  INFO(plain.output);
-  REQUIRE_THAT(plain.output, Catch::Contains(expect_in_output));
-
-  DaemonProcess daemon(dir);
-  daemon.start();
-  auto client = daemon.client();
-  const ChildResult cold = run_route(route, run_env(daemon.socket_path(), true));
-  CHECK(cold.status == 0);
-  CHECK(cold.output == plain.output);
-  const auto hits_after_cold = stat_value(client, "hits");
-  const auto entries_after_cold = stat_value(client, "entries");
-  CHECK(entries_after_cold >= 1);
-
-  const ChildResult warm =
-      run_route(route, run_env(daemon.socket_path(), true, {{"JITCACHE_REPORT", dir.file("report-%p.json")}}));
-  CHECK(warm.status == 0);
-  CHECK(warm.output == plain.output);
-  CHECK(stat_value(client, "hits") > hits_after_cold);
-  // The process that loaded wrote its report (a forked child writes its own, by its pid).
-  std::string reports;
-  for (const auto& file : std::filesystem::directory_iterator(dir.path())) {
-    if (file.path().filename().string().rfind("report-", 0) == 0) reports += read_file(file.path().string());
-  }
-  CHECK_THAT(reports, Catch::Contains("{\"entry_point\": \"" + entry_point + "\", \"outcome\": \"hit\""));
-  CHECK(stat_value(client, "entries") == entries_after_cold);
-
-  SECTION("JITCACHE_DISABLE=1 is pure pass-through") {
-    const auto hits = stat_value(client, "hits");
-    const ChildResult disabled =
-        run_route(route, run_env(daemon.socket_path(), true, {{"JITCACHE_DISABLE", std::string("1")}}));
-    CHECK(disabled.status == 0);
-    CHECK(disabled.output == plain.output);
-    CHECK(stat_value(client, "hits") == hits);
-  }
-  SECTION("a hung daemon (SIGSTOP) costs a bounded wait, not the program") {
-    REQUIRE(::kill(daemon.pid(), SIGSTOP) == 0);
-    const ChildResult hung = run_route(route, run_env(daemon.socket_path(), true));
-    ::kill(daemon.pid(), SIGCONT);
-    CHECK(hung.status == 0);
-    CHECK(hung.output == plain.output);
-  }
-  SECTION("a stopped daemon changes nothing the program sees") {
-    daemon.stop();
-    const ChildResult down = run_route(route, run_env(daemon.socket_path(), true));
-    CHECK(down.status == 0);
-    CHECK(down.output == plain.output);
-  }
-  SECTION("a daemon answering garbage changes nothing the program sees") {
-    const std::string garbage_socket = dir.file("garbage.sock");
-    const int listener = listen_unix(garbage_socket);
-    std::atomic<bool> done{false};
-    std::thread server([&] {
-      while (!done) {
-        int peer = ::accept(listener, nullptr, nullptr);
-        if (peer < 0) break;
-        const char junk[] = "\xff\xff\xff\xff garbage, not a reply";
-        [[maybe_unused]] auto n = ::write(peer, junk, sizeof(junk));
-        ::close(peer);
-      }
-    });
-    const ChildResult garbage = run_route(route, run_env(garbage_socket, true));
-    done = true;
-    ::shutdown(listener, SHUT_RDWR);
-    ::close(listener);
-    server.join();
-    CHECK(garbage.status == 0);
-    CHECK(garbage.output == plain.output);
-  }
+  check_twice([&](const std::vector<EnvChange>& env) { return run_route(route, env); }, expect_in_output, entry_point);
 }
 
 }  // namespace
