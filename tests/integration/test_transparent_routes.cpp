@@ -131,3 +131,9 @@ TEST_CASE("transparent: on a host with GPUs of two generations a library's PTX g
 TEST_CASE("transparent: entry points from dynamic cudart's cudaGetDriverEntryPoint{,ByVersion} are cached") {
   check_route({"route_cudart_entry", {k_small_ptx, "reduce_partial"}}, "cuModuleLoadDataEx O2: 0", "cuModuleLoadData");
 }
+
+TEST_CASE("transparent: cudaGetDriverEntryPoint from a library opened with RTLD_LOCAL reaches its own cudart") {
+  const std::string library = std::string(JITCACHE_ROUTE_PROGRAMS_DIR) + "/libcudart_user.so";
+  check_route({"route_cudart_local", {library, k_small_ptx, "reduce_partial"}}, "reduce_partial: 0",
+              "cuModuleLoadData");
+}

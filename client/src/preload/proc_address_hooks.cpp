@@ -48,13 +48,29 @@ CUresult resolve_v2(const Hook& hook, const void* caller, const char* symbol, vo
   return result;
 }
 
+// The real cudart's `name`: the next definition after this library, else the one in a cudart
+// loaded where RTLD_NEXT does not look. Rationale: a Python extension opened with RTLD_LOCAL that
+// links cudart binds its calls to this library's export (the global scope comes first), and its
+// cudart is only in its local scope; that call must still reach a cudart.
+void* real_cudart(const char* name) {
+  if (void* found = real_dlsym(RTLD_NEXT, name)) return found;
+  for (const char* soname : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}) {
+    void* library = ::dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    if (library == nullptr) continue;
+    void* found = real_dlsym(library, name);
+    ::dlclose(library);
+    if (found != nullptr) return found;
+  }
+  return nullptr;
+}
+
 // cudart asks at its own version; the driver's answer decides the ABI where it can (see
 // route_proc_address), this only matters when the address is not one the driver exports.
 int runtime_version() {
   static std::atomic<int> known{0};
   if (int v = known.load(std::memory_order_relaxed); v != 0) return v;
   int version = CUDA_VERSION;
-  if (auto fn = reinterpret_cast<RuntimeVersion>(real_dlsym(RTLD_NEXT, "cudaRuntimeGetVersion"))) {
+  if (auto fn = reinterpret_cast<RuntimeVersion>(real_cudart("cudaRuntimeGetVersion"))) {
     int asked = 0;
     if (fn(&asked) == 0 && asked > 0) version = asked;
   }
@@ -64,7 +80,7 @@ int runtime_version() {
 
 int entry_point(const char* name, const void* caller, const char* symbol, void** pfn, unsigned long long flags,
                 int* status) {
-  auto real = reinterpret_cast<EntryPoint>(real_dlsym(RTLD_NEXT, name));
+  auto real = reinterpret_cast<EntryPoint>(real_cudart(name));
   if (real == nullptr) return 3;  // cudaErrorInitializationError: there is no cudart behind this one
   const int result = real(symbol, pfn, flags, status);
   if (result == 0 && pfn != nullptr && *pfn != nullptr && symbol != nullptr && (status == nullptr || *status == 0) &&
@@ -76,7 +92,7 @@ int entry_point(const char* name, const void* caller, const char* symbol, void**
 
 int entry_point_by_version(const char* name, const void* caller, const char* symbol, void** pfn, unsigned int version,
                            unsigned long long flags, int* status) {
-  auto real = reinterpret_cast<EntryPointByVersion>(real_dlsym(RTLD_NEXT, name));
+  auto real = reinterpret_cast<EntryPointByVersion>(real_cudart(name));
   if (real == nullptr) return 3;
   const int result = real(symbol, pfn, version, flags, status);
   if (result == 0 && pfn != nullptr && *pfn != nullptr && symbol != nullptr && (status == nullptr || *status == 0) &&
