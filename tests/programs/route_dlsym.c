@@ -16,7 +16,11 @@ int main(int argc, char** argv) {
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (cuda == NULL) return 4;
   init_t init = (init_t)dlsym(cuda, "cuInit");
+  /* The idiom for symbols whose value may be NULL: clear dlerror(), look up, ask dlerror(). */
+  (void)dlerror();
   load_ex_t load = (load_ex_t)dlsym(cuda, "cuModuleLoadDataEx");
+  const char* lookup_error = dlerror();
+  printf("dlerror after finding cuModuleLoadDataEx: %s\n", lookup_error != NULL ? lookup_error : "none");
   get_function_t get_function = (get_function_t)dlsym(cuda, "cuModuleGetFunction");
   if (init == NULL || load == NULL || get_function == NULL) return 5;
   print_result("cuInit", init(0));

@@ -26,6 +26,20 @@ using jitcache::client::preload::real_dlvsym;
 using jitcache::client::preload::real_dlvsym_address;
 using jitcache::client::preload::route_symbol;
 
+namespace {
+
+// Rationale: finding a real function may take a failed lookup of our own (RTLD_NEXT, an RTLD_NOLOAD
+// probe), which leaves an error for dlerror(). A program that clears dlerror(), calls dlsym and then
+// asks dlerror() (the idiom for symbols whose value may be NULL) must not see it: an answer found
+// is handed out with the error state clear, as glibc's own successful dlsym leaves it. A failed
+// lookup never reaches our own lookups, so its error is the real one.
+void* succeeded(void* answer) {
+  if (answer != nullptr) (void)::dlerror();
+  return answer;
+}
+
+}  // namespace
+
 extern "C" {
 
 // The hooks proper; on x86-64 entered by a jump from the trampolines below, so that the return
@@ -37,8 +51,8 @@ __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dls
   // Rationale: dladdr takes the loader's lock and walks every loaded object, so it runs only when
   // the answer would be a wrapper (a hooked function), not for each of the many other lookups.
   void* routed = route_symbol(name, found);
-  if (routed != found && inside_libjitcache(caller)) return own_resolver(name, found);
-  return routed;
+  if (routed != found && inside_libjitcache(caller)) routed = own_resolver(name, found);
+  return succeeded(routed);
 }
 
 __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dlvsym(void* handle, const char* name,
@@ -47,8 +61,8 @@ __attribute__((noinline, used, visibility("hidden"))) void* jitcache_preload_dlv
   void* found = real_dlvsym(handle, name, version);
   if (inside_preload(caller)) return own_resolver(name, found);
   void* routed = route_symbol(name, found);
-  if (routed != found && inside_libjitcache(caller)) return own_resolver(name, found);
-  return routed;
+  if (routed != found && inside_libjitcache(caller)) routed = own_resolver(name, found);
+  return succeeded(routed);
 }
 
 namespace {
