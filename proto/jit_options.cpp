@@ -418,7 +418,13 @@ common::Result<std::string> canonicalize_option_text(std::string_view text) {
     if (any_jit_key) return invalid("with link=nvjitlink only the option \"nvjitlink\" may follow");
     auto keyed = parse_nvjitlink_option_list(nvjitlink.value_or(std::string_view{}));
     JITCACHE_TRY(keyed);
-    return nvjitlink_option_text(*keyed);
+    std::string canonical = nvjitlink_option_text(*keyed);
+    // nvJitLink's option list is the caller's own words: a long one has no key to go under.
+    if (canonical.size() > k_max_options_length) {
+      return invalid("the canonical nvjitlink options are " + std::to_string(canonical.size()) +
+                     " bytes, more than a key's " + std::to_string(k_max_options_length));
+    }
+    return canonical;
   }
   return invalid("option \"link\": value " + quoted(*link) + " is not cu or nvjitlink");
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include <proto/jit_options.hpp>
 #include <proto/nvjitlink_options.hpp>
 
 using namespace jitcache::proto;
@@ -84,4 +85,14 @@ TEST_CASE("nvJitLink options: the text form joins with one space and reads back 
     REQUIRE_FALSE(refused);
     CHECK(refused.error().code == ErrorCode::invalid_argument);
   }
+}
+
+TEST_CASE("nvJitLink options: a text option list whose canonical form would not fit a key's options field is refused") {
+  // Found by fuzz_option_text: the list is the caller's own words, and 200 of them outgrow the key.
+  std::string text = "link=nvjitlink;nvjitlink=";
+  for (int i = 0; i < 200; ++i) text += "-maxrregcount=32 ";
+  auto canonical = jitcache::proto::canonicalize_option_text(text);
+  REQUIRE_FALSE(canonical);
+  CHECK(canonical.error().code == jitcache::common::ErrorCode::invalid_argument);
+  CHECK_THAT(canonical.error().message, Catch::Contains("more than a key's 1024"));
 }
