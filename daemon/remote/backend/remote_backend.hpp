@@ -1,0 +1,90 @@
+// RemoteBackend: one remote server of the fleet tier (docs/remote-layout.md), seen as a small
+// key-value store with deadlines: a Redis (standalone or Cluster, daemon/remote/redis/) or an HTTP
+// cache server that takes GET/PUT/HEAD/DELETE on a URL (daemon/remote/http/). The tier above it
+// (daemon/remote/) decides what is stored and checks everything it reads: a backend moves bytes and
+// reports how it failed, nothing more, and trusts nothing the server says beyond that.
+//
+// Errors (common::Result), by what the tier counts and how the circuit breaker reacts:
+//   ErrorCode::timeout      the deadline passed (connect, send or receive)
+//   ErrorCode::unavailable  cannot connect (refused, unreachable, no route, DNS)
+//   ErrorCode::forbidden    the server refused our credentials or the operation (Redis NOAUTH,
+//                           WRONGPASS, NOPERM; HTTP 401/403)
+//   ErrorCode::corrupt      the server answered something that is not its protocol (garbage,
+//                           a truncated reply, a reply of the wrong type)
+//   ErrorCode::io           the server answered an error of its own (Redis -ERR, HTTP 5xx), or a
+//                           socket failed after connecting
+//   ErrorCode::too_large    a value longer than the caller's max_bytes: not read further
+//   ErrorCode::unsupported  the operation is not something this server can do (put_if_absent on an
+//                           HTTP server that ignores If-None-Match: see put_if_absent)
+// A backend never throws, and never blocks past the deadline it is given by more than the time
+// one system call takes to return after its timeout.
+//
+// Thread safety: every method may be called from any number of threads at once. A backend keeps a
+// bounded pool of connections (per server node); a call that cannot get one before its deadline
+// fails with timeout, so a slow server cannot make the daemon hold more sockets than the pool.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <common/result.hpp>
+
+namespace jitcache::daemon::remote {
+
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+// Where a value lives in the remote: a space ("idx", "fk", "img", "lease", "probe") and an id in
+// it (lower-case hex digits, or [A-Za-z0-9._-] for "probe"). The backend maps it to its own name:
+//   Redis:  <prefix><space>:{<id>}   the id is the Cluster hash tag, so "idx" and "lease" of one key
+//                                    id share a slot (docs/remote-layout.md "Redis")
+//   HTTP:   <url prefix>/<space>/<id>
+struct RemoteKey {
+  std::string_view space;
+  std::string_view id;
+};
+
+class RemoteBackend {
+ public:
+  virtual ~RemoteBackend() = default;
+
+  // The remote as logs, STATS and `jitcache remote check` name it: its URL without password
+  // ("redis://builder@10.0.0.5:6379/0", "redis+cluster://10.0.0.5:7000,…", "https://cache/jc").
+  virtual std::string name() const = 0;
+
+  // The value under `key`, or nullopt when there is none. A value longer than max_bytes is
+  // too_large, and no more of it is read than it takes to know (Redis: STRLEN first or the bulk
+  // length; HTTP: Content-Length, or counting a chunked body).
+  virtual common::Result<std::optional<std::string>> get(RemoteKey key, std::size_t max_bytes, Deadline deadline) = 0;
+
+  // Whether a value is stored under `key` (Redis EXISTS, HTTP HEAD).
+  virtual common::Result<bool> exists(RemoteKey key, Deadline deadline) = 0;
+
+  // Stores `value` under `key`, replacing what was there; `ttl` 0 means it does not expire (the
+  // server's own eviction policy still applies), otherwise the server drops it after ttl where it
+  // can (Redis PX; an HTTP server has no expiry and ignores it).
+  virtual common::Result<void> put(RemoteKey key, std::string_view value, std::chrono::milliseconds ttl,
+                                   Deadline deadline) = 0;
+
+  // Stores `value` only when nothing is stored under `key`: true when it was stored by this call,
+  // false when a value was already there. The lease of fleet-wide single flight (Redis SET NX PX
+  // with `ttl`; HTTP PUT with If-None-Match: *, 412 meaning false). An HTTP server cannot be asked
+  // whether it honours If-None-Match, so the HTTP backend answers `unsupported` unless the URL asked
+  // for leases (docs/operations.md "A fleet"); an HTTP lease never expires by itself: the tier
+  // writes its expiry into the value and removes a stale one.
+  virtual common::Result<bool> put_if_absent(RemoteKey key, std::string_view value, std::chrono::milliseconds ttl,
+                                             Deadline deadline) = 0;
+
+  // Removes the value under `key`; removing nothing is success.
+  virtual common::Result<void> remove(RemoteKey key, Deadline deadline) = 0;
+
+  // One round trip that needs the credentials (Redis AUTH + PING on every node it knows; HTTP HEAD
+  // of the prefix, where 404 is success): reachability and authentication for `jitcache remote
+  // check` and for the circuit breaker's probe.
+  virtual common::Result<void> ping(Deadline deadline) = 0;
+};
+
+}  // namespace jitcache::daemon::remote
