@@ -44,6 +44,9 @@ struct CompileOutcome {
   RefusalReason refusal = RefusalReason::option;  // refused only
   WorkerFailure failure = WorkerFailure::none;    // worker_failed only
   bool from_negative_cache = false;               // a remembered failure, served without compiling
+  // compiled only: found elsewhere (another host of the fleet compiled it: compile_gate.hpp) and
+  // already stored; nothing was compiled here.
+  bool from_elsewhere = false;
 
   static CompileOutcome make_refused(Refusal refusal);
   static CompileOutcome make_worker_failed(WorkerFailure failure, std::string message);

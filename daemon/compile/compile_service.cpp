@@ -200,9 +200,16 @@ bool CompileService::leave(const CompileTicket& ticket) {
 
 void CompileService::compile_loop() {
   while (FlightPtr flight = next_flight()) {
+    if (m_gate != nullptr) {
+      if (auto elsewhere = m_gate->before_compile(flight->key_id, m_stopping)) {
+        finish(flight, shared(std::move(*elsewhere)));
+        continue;
+      }
+    }
     const auto start = Clock::now();
     auto outcome = shared(m_runner->run(flight->job, m_stopping));
     const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+    if (m_gate != nullptr) m_gate->after_compile(flight->key_id, *outcome);
     if (outcome->failure != WorkerFailure::cancelled) {
       CompileCounters::add(m_counters.compiles);
       CompileCounters::add(m_counters.compile_microseconds, static_cast<std::uint64_t>(elapsed.count()));
@@ -232,7 +239,9 @@ CompileService::FlightPtr CompileService::next_flight() {
 void CompileService::finish(const FlightPtr& flight, const CompileOutcomePtr& outcome) {
   // The store hears first, so a waiter that looks the key up after its answer finds it stored (as
   // far as the sink's own writes allow).
-  if (outcome->kind == OutcomeKind::compiled && m_sink) m_sink(flight->key_id, outcome);
+  if (outcome->kind == OutcomeKind::compiled && !outcome->from_elsewhere && m_sink) {
+    m_sink(flight->key_id, outcome, flight->job);
+  }
   std::vector<CompletionHandler> handlers;
   {
     std::lock_guard lock(m_mutex);

@@ -39,6 +39,7 @@
 #include <proto/key.hpp>
 
 #include <daemon/compile/compile_counters.hpp>
+#include <daemon/compile/compile_gate.hpp>
 #include <daemon/compile/compile_outcome.hpp>
 #include <daemon/compile/job_runner.hpp>
 #include <daemon/compile/negative_cache.hpp>
@@ -63,8 +64,10 @@ struct CompileServiceConfig {
 };
 
 using CompletionHandler = std::function<void(CompileOutcomePtr)>;
-// Receives each successful compile once: key id and the `compiled` outcome (image, producer, time).
-using StoreSink = std::function<void(const proto::Digest256& key_id, const CompileOutcomePtr& outcome)>;
+// Receives each successful compile once: key id, the `compiled` outcome (image, producer, time)
+// and the job it was compiled from (its source, for a tier that keeps it: store.hpp PutInput).
+using StoreSink =
+    std::function<void(const proto::Digest256& key_id, const CompileOutcomePtr& outcome, const CompileJob& job)>;
 
 // Names one waiter for leave(). waiter == 0: the handler already ran inside submit().
 struct CompileTicket {
@@ -100,6 +103,10 @@ class CompileService {
   // get `busy`; returns when every compile thread has ended.
   void stop();
 
+  // Consulted before every compile (fleet single flight); set before the first submit, kept alive
+  // by the caller until stop().
+  void set_gate(CompileGate* gate) { m_gate = gate; }
+
   const CompileCounters& counters() const { return m_counters; }
   // Whether links of nvJitLink sessions can be compiled (HELLO capability bit 9).
   bool compiles_links() const { return m_linker.has_value(); }
@@ -131,6 +138,7 @@ class CompileService {
   std::optional<proto::DriverId> m_linker;
   std::shared_ptr<JobRunner> m_runner;
   StoreSink m_sink;
+  CompileGate* m_gate = nullptr;
   CompileCounters m_counters;
 
   std::mutex m_mutex;

@@ -88,6 +88,26 @@ struct Config {
   std::chrono::milliseconds compile_failure_ttl{60'000};  // 0: failures are not remembered
   std::string compile_worker;                             // empty: compile::default_worker_path()
 
+  // The fleet tier (docs/operations.md "A fleet"): remotes, comma-separated URLs; empty: none.
+  std::string remote;
+  std::string remote_password_file;  // empty: no password (the file holds one line)
+  std::string remote_ca_file;        // https: CA certificates besides the system's; empty: the system's
+  // Rationale: 50 ms is a LAN round trip or two plus a 2 MB image on 1 Gb/s, and a twentieth of the
+  // compile a remote hit replaces at best; a dead remote costs at most this on a miss, and nothing
+  // once its breaker opens.
+  std::chrono::milliseconds remote_timeout{50};
+  std::string remote_signing_key;   // empty: this host uploads nothing and takes no leases
+  std::string remote_trusted_keys;  // comma-separated public key files
+  // Rationale: four times the largest cubin seen (cub_kernels: 1.6 MB) rounded up generously; a
+  // record naming more is refused before any byte of the image is read.
+  std::uint64_t remote_max_image = 64ull << 20;
+  double remote_verify_sample = 0;
+  // Rationale: long enough that a renewal (every third of it) survives a slow remote, short enough
+  // that the fleet waits at most this long for a builder that died mid-compile.
+  std::chrono::milliseconds remote_lease_ttl{15'000};  // the fraction of remote hits recompiled here and compared
+  // Entries waiting to go up; one more is dropped (upload_drops).
+  unsigned remote_upload_queue = 256;
+
   std::string database_path() const { return state_dir + "/jitcache.db"; }
 };
 

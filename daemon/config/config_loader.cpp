@@ -40,11 +40,13 @@ std::optional<std::string> toml_scalar_text(const toml::node& node) {
 }
 
 // A list key's array becomes the comma-separated text its flag would carry.
-std::optional<std::string> toml_list_text(const toml::array& array) {
+// `commas_allowed`: a URL list, whose redis+cluster:// items list their seeds with commas (the
+// remote tier splits the joined text back: a piece without "://" continues the URL before it).
+std::optional<std::string> toml_list_text(const toml::array& array, bool commas_allowed) {
   std::string out;
   for (const auto& item : array) {
     auto text = toml_scalar_text(item);
-    if (!text || item.is_boolean() || text->find(',') != std::string::npos) return std::nullopt;
+    if (!text || item.is_boolean() || (!commas_allowed && text->find(',') != std::string::npos)) return std::nullopt;
     if (!out.empty()) out += ',';
     out += *text;
   }
@@ -87,7 +89,9 @@ void apply_config_file_text(Config& config, const std::string& text, const std::
       throw ConfigError(where + ": unknown key \"" + std::string(name.str()) +
                         "\" (see docs/configuration.md for the keys)");
     }
-    auto value = is_list_kind(key->kind) && node.is_array() ? toml_list_text(*node.as_array()) : toml_scalar_text(node);
+    auto value = is_list_kind(key->kind) && node.is_array()
+                     ? toml_list_text(*node.as_array(), key->kind == ValueKind::url_list)
+                     : toml_scalar_text(node);
     if (!value) {
       throw ConfigError(
           where + ": " + std::string(name.str()) +

@@ -44,6 +44,22 @@ Result<void> set_count(unsigned& target, std::string_view value, unsigned min, u
   return {};
 }
 
+Result<void> set_fraction(double& target, std::string_view value) {
+  double parsed = -1;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (ec != std::errc() || ptr != value.data() + value.size() || !(parsed >= 0 && parsed <= 1)) {
+    return make_error(ErrorCode::invalid_argument, "\"" + std::string(value) + "\" is not a number from 0 to 1");
+  }
+  target = parsed;
+  return {};
+}
+
+std::string format_fraction(double value) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return ec == std::errc() ? std::string(text, end) : "0";
+}
+
 // Bytes within [min, max]; with `zero_allowed`, 0 too (meaning "none" or "unlimited").
 struct SizeBounds {
   std::uint64_t min = 0;
@@ -92,7 +108,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 44> k_config_key_table{{
+const std::array<ConfigKey, 54> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -352,6 +368,61 @@ const std::array<ConfigKey, 44> k_config_key_table{{
      [](const Config& c) { return c.compile_worker; },
      "`jitcache-compile` beside `jitcached` when it is there (a build tree), else "
      "`<libexecdir>/jitcache/jitcache-compile`"},
+    {"remote", ValueKind::url_list,
+     "The fleet's remotes, tried in this order: `redis://[user@]host:port[/db]`, "
+     "`redis+cluster://host:port[,host:port...]`, `http://host[:port]/prefix` or `https://...` (docs/operations.md "
+     "\"A fleet\"). Empty: no remote tier. A URL that does not parse stops the daemon at start.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       c.remote = std::string(v);
+       return {};
+     },
+     [](const Config& c) { return c.remote; }},
+    {"remote_password_file", ValueKind::path,
+     "File whose first line is the remotes' password (Redis AUTH; HTTP basic auth as `user:password`). Never "
+     "put a password in a URL.",
+     [](Config& c, std::string_view v) { return set_path(c.remote_password_file, v); },
+     [](const Config& c) { return c.remote_password_file; }},
+    {"remote_ca_file", ValueKind::path,
+     "CA certificates (PEM) an `https://` remote's certificate may chain to, besides the system's.",
+     [](Config& c, std::string_view v) { return set_path(c.remote_ca_file, v); },
+     [](const Config& c) { return c.remote_ca_file; }},
+    {"remote_timeout", ValueKind::duration,
+     "How long a local miss waits for the remotes, all together, before it goes on as a miss (a hit never "
+     "waits longer).",
+     [](Config& c, std::string_view v) { return set_duration(c.remote_timeout, v, std::chrono::milliseconds(1)); },
+     [](const Config& c) { return format_duration(c.remote_timeout); }},
+    {"remote_signing_key", ValueKind::path,
+     "This builder's ed25519 private key (`jitcache keygen`; mode 0600, owned by the daemon's user). Without "
+     "one the daemon uploads nothing and takes no fleet leases.",
+     [](Config& c, std::string_view v) { return set_path(c.remote_signing_key, v); },
+     [](const Config& c) { return c.remote_signing_key; }},
+    {"remote_trusted_keys", ValueKind::path_list,
+     "Public keys whose signed entries are served (several, for rotation). A host's own key is trusted too.",
+     [](Config& c, std::string_view v) -> Result<void> {
+       c.remote_trusted_keys = std::string(v);
+       return {};
+     },
+     [](const Config& c) { return c.remote_trusted_keys; }},
+    {"remote_max_image", ValueKind::size,
+     "The largest image read from or written to a remote; a record naming a larger one is rejected unread.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.remote_max_image, v, SizeBounds{1u << 16, 1ull << 32});
+     },
+     [](const Config& c) { return format_size(c.remote_max_image); }},
+    {"remote_verify_sample", ValueKind::fraction,
+     "The fraction (0 to 1) of remote hits compiled again here in the background and compared byte for byte; a "
+     "mismatch quarantines the entry here and logs its signer.",
+     [](Config& c, std::string_view v) { return set_fraction(c.remote_verify_sample, v); },
+     [](const Config& c) { return format_fraction(c.remote_verify_sample); }},
+    {"remote_lease_ttl", ValueKind::duration,
+     "Lifetime of a fleet compile lease; its holder renews it every third of this while it compiles, so a "
+     "builder that dies frees the key within this time.",
+     [](Config& c, std::string_view v) { return set_duration(c.remote_lease_ttl, v, std::chrono::milliseconds(500)); },
+     [](const Config& c) { return format_duration(c.remote_lease_ttl); }},
+    {"remote_upload_queue", ValueKind::count,
+     "Entries waiting to be uploaded at most; one more is dropped (`upload_drops`).",
+     [](Config& c, std::string_view v) { return set_count(c.remote_upload_queue, v, 1, 65536); },
+     [](const Config& c) { return std::to_string(c.remote_upload_queue); }},
 }};
 
 }  // namespace
@@ -389,6 +460,9 @@ std::string_view kind_name(ValueKind kind) {
     case ValueKind::user_list: return "users";
     case ValueKind::group_list: return "groups";
     case ValueKind::address: return "address";
+    case ValueKind::url_list: return "URLs";
+    case ValueKind::path_list: return "paths";
+    case ValueKind::fraction: return "fraction";
   }
   return "value";
 }

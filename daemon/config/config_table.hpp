@@ -14,10 +14,27 @@
 
 namespace jitcache::daemon::config {
 
-enum class ValueKind { path, boolean, size, duration, count, log_level, group, user_list, group_list, address };
+enum class ValueKind {
+  path,
+  boolean,
+  size,
+  duration,
+  count,
+  log_level,
+  group,
+  user_list,
+  group_list,
+  address,
+  url_list,
+  path_list,
+  fraction,
+};
 
 // List kinds take a TOML array in the file and comma-separated text from a flag or variable.
-inline bool is_list_kind(ValueKind kind) { return kind == ValueKind::user_list || kind == ValueKind::group_list; }
+inline bool is_list_kind(ValueKind kind) {
+  return kind == ValueKind::user_list || kind == ValueKind::group_list || kind == ValueKind::url_list ||
+         kind == ValueKind::path_list;
+}
 
 struct ConfigKey {
   std::string_view name;

@@ -1,5 +1,7 @@
 #include <daemon/metrics/daemon_metrics.hpp>
 
+#include <daemon/metrics/remote_families.hpp>
+
 #include <algorithm>
 #include <string_view>
 
@@ -41,6 +43,7 @@ std::string DaemonMetrics::render() {
                                      m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{},
                                      m_engine};
   append_counter_families(out, sources);
+  append_remote_families(out, c.fleet);
 
   // What only the endpoint shows: failed loads by CUresult, bytes by namespace, latency per op.
   out.family("jitcache_load_failures_total", counter,

@@ -141,8 +141,9 @@ Reply CompileRequests::answer(const PendingCompile& pending, const compile::Comp
       auto image = std::make_shared<store::ImageBuffer>(outcome.image.begin(), outcome.image.end());
       Counters::add(m_counters.bytes_served, image->size());
       return Reply{Status::ok,
-                   proto::encode_compile_reply_head(proto::CompileOrigin::compiled, info,
-                                                    static_cast<std::uint32_t>(image->size())),
+                   proto::encode_compile_reply_head(outcome.from_elsewhere ? proto::CompileOrigin::stored
+                                                                           : proto::CompileOrigin::compiled,
+                                                    info, static_cast<std::uint32_t>(image->size())),
                    std::move(image),
                    {}};
     }

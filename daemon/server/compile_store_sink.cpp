@@ -26,7 +26,8 @@ void CompileStoreSink::release(const proto::Digest256& key_id) {
   if (it != m_expected.end() && --it->second.requests == 0) m_expected.erase(it);
 }
 
-void CompileStoreSink::operator()(const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome) {
+void CompileStoreSink::operator()(const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome,
+                                  const compile::CompileJob& job) {
   std::optional<Expected> expected;
   {
     std::lock_guard lock(m_mutex);
@@ -45,6 +46,7 @@ void CompileStoreSink::operator()(const proto::Digest256& key_id, const compile:
   input.compile_time_us = outcome->compile_time_us;
   input.image = proto::Bytes(outcome->image);
   input.content_fast = expected->content_fast;
+  input.source = proto::Bytes(job.ptx);
   auto stored = m_store.put(input);
   if (!stored) {
     spdlog::error("storing the compiled image of key_id={}: {}", proto::to_hex(key_id), stored.error().message);

@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 
+#include <daemon/compile/compile_job.hpp>
 #include <daemon/compile/compile_outcome.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
@@ -35,9 +36,11 @@ class CompileStoreSink {
 
   void expect(const proto::Digest256& key_id, const proto::KeyFields& key, const proto::Checksum128& content_fast);
   void release(const proto::Digest256& key_id);
-  // The StoreSink: writes the compiled image under the registered key. A store failure is logged
-  // and counted; the waiters still get the image.
-  void operator()(const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome);
+  // The StoreSink: writes the compiled image under the registered key, with the job's PTX as its
+  // source (a fleet tier keeps it: store.hpp PutInput). A store failure is logged and counted; the
+  // waiters still get the image.
+  void operator()(const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome,
+                  const compile::CompileJob& job);
 
  private:
   struct Expected {

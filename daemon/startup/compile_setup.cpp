@@ -48,11 +48,14 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
     return nullptr;
   }
   auto path = std::make_unique<CompilePath>();
+  path->runner = runner;
+  path->toolkit = *toolkit;
   path->sink = std::make_unique<server::CompileStoreSink>(store, counters, publisher);
   server::CompileStoreSink& sink = *path->sink;
   path->service = std::make_unique<compile::CompileService>(
       compile_service_config(config), *toolkit, runner,
-      [&sink](const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome) { sink(key_id, outcome); },
+      [&sink](const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome,
+              const compile::CompileJob& job) { sink(key_id, outcome, job); },
       runner->linker());
   path->requests =
       std::make_unique<server::CompileRequests>(store, counters, *path->service, sink, config.compile_max_ptx);

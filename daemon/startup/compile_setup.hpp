@@ -10,6 +10,8 @@
 
 #include <daemon/compile/compile_limits.hpp>
 #include <daemon/compile/compile_service.hpp>
+#include <daemon/compile/job_runner.hpp>
+#include <daemon/compile/toolkit_support.hpp>
 #include <daemon/config/config.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/compile_store_sink.hpp>
@@ -25,6 +27,10 @@ namespace jitcache::daemon::startup {
 // Owns the parts in the order they must be destroyed: the service (which joins its compile threads
 // and may still call the sink) before the sink.
 struct CompilePath {
+  // What the workers compile with, for whoever compiles outside the service (the fleet's sampled
+  // re-verification: daemon/remote/verify_sampler.hpp).
+  std::shared_ptr<compile::JobRunner> runner;
+  compile::ToolkitVersion toolkit;
   std::unique_ptr<server::CompileStoreSink> sink;
   std::unique_ptr<compile::CompileService> service;
   std::unique_ptr<server::CompileRequests> requests;

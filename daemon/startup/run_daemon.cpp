@@ -20,6 +20,7 @@
 #include <daemon/startup/compile_setup.hpp>
 #include <daemon/startup/daemonize.hpp>
 #include <daemon/startup/descriptor_limit.hpp>
+#include <daemon/startup/fleet_setup.hpp>
 #include <daemon/startup/logging.hpp>
 #include <daemon/startup/mapped_store_fault.hpp>
 #include <daemon/startup/metrics_setup.hpp>
@@ -118,10 +119,19 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
 
   stats::Counters counters;
+  // The fleet tier in front of the local store, when `remote` is set: what the server and the
+  // compile path serve from and store into. Before them, and destroyed after them.
+  auto fleet = must(make_fleet(config, *store), "remote");
+  store::Store& serving = fleet ? static_cast<store::Store&>(*fleet->store) : *store;
   // Before the compile path and the server, which offer it entries, and destroyed after them.
   auto publisher = make_publisher(config, *store);
   // Before the server, which takes compile requests into the service, and destroyed after it.
-  auto compile_path = make_compile_path(config, *store, counters, publisher.get());
+  auto compile_path = make_compile_path(config, serving, counters, publisher.get());
+  if (fleet) counters.fleet = fleet->tier.get();
+  if (fleet && compile_path) attach_compile_path(*fleet, config, *compile_path, *store);
+  if (fleet && !compile_path && config.remote_verify_sample > 0) {
+    spdlog::warn("remote_verify_sample is ignored: this daemon cannot compile");
+  }
   // After the store and the compile path have opened their files: what is left is shared out.
   const server::DescriptorPlan descriptors =
       plan_descriptors_at_start(config, compile_path ? compile_path->service->max_concurrent() : 0, descriptor_limit);
@@ -132,7 +142,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
     hooks.watchdog_interval = *interval;
   }
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
-  server::Server server(config, store::StoreSet(*store), listen_fd, counters, std::move(trust),
+  server::Server server(config, store::StoreSet(serving, *store, *store, *store), listen_fd, counters, std::move(trust),
                         compile_path ? compile_path->requests.get() : nullptr, publisher.get(), std::move(hooks),
                         descriptors, inherited ? server::SocketOwner::service_manager : server::SocketOwner::daemon);
   // Bound before readiness, so a port in use fails the start; scraped through the drain too, and

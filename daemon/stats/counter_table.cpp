@@ -1,5 +1,7 @@
 #include <daemon/stats/counter_table.hpp>
 
+#include <daemon/remote/remote_figures.hpp>
+
 #include <cassert>
 
 namespace jitcache::daemon::stats {
@@ -44,6 +46,7 @@ std::vector<std::pair<std::string, std::uint64_t>> stats_values(const FigureSour
     if (!row.stats_seconds_name.empty()) out.emplace_back(std::string(row.stats_seconds_name), value / 1'000'000);
     out.emplace_back(std::string(row.stats_name), value);
   }
+  for (auto& figure : remote::remote_stats_values(sources.counters.fleet)) out.push_back(std::move(figure));
   return out;
 }
 

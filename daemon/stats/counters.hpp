@@ -16,6 +16,10 @@
 #include <daemon/stats/saturating_add.hpp>
 #include <proto/wire.hpp>
 
+namespace jitcache::daemon::remote {
+class RemoteTier;
+}
+
 namespace jitcache::daemon::stats {
 
 class Counters {
@@ -62,6 +66,9 @@ class Counters {
   // For the metrics endpoint (daemon/metrics/); STATS does not report them.
   LoadFailures load_failures;  // REPORT_FAILUREs by their CUresult
   OpLatency latency;           // per op, from a request's frame read to its reply written
+  // The fleet tier, whose per-remote figures STATS and the endpoint append (daemon/remote/
+  // remote_figures.hpp); null without remotes. Set at start, before the server runs.
+  const remote::RemoteTier* fleet = nullptr;
 
   // Saturates at 2^64 - 1 instead of wrapping (saturating_add.hpp says why).
   static void add(Counter& c, std::uint64_t n = 1) { saturating_add(c, n); }

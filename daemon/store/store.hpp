@@ -82,6 +82,10 @@ struct PutInput {
   // The writer's XXH3-128 of the source (PUT's content_fast): indexes the entry for lookups by fast
   // key. Every entry has one (schema 7, docs/entry-format.md), so a fast-key miss is final.
   proto::Checksum128 content_fast;
+  // The source the image was compiled from (the daemon's own compiles), or empty: a tier that
+  // shares entries keeps it beside them so another host can compile the entry again and compare
+  // (daemon/remote/tiered_store.hpp). The local store does not keep it.
+  proto::Bytes source = {};
 };
 
 struct PutOutcome {

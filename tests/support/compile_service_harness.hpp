@@ -104,7 +104,7 @@ class Harness {
   explicit Harness(compile::CompileServiceConfig config)
       : runner(std::make_shared<ScriptedRunner>()),
         service(config, compile::ToolkitVersion{13, 0}, runner,
-                [this](const proto::Digest256&, const compile::CompileOutcomePtr&) {
+                [this](const proto::Digest256&, const compile::CompileOutcomePtr&, const compile::CompileJob&) {
                   std::lock_guard lock(m_mutex);
                   ++m_sink_calls;
                   m_changed.notify_all();

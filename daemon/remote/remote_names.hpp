@@ -1,0 +1,22 @@
+// The names of what the tier keeps in a remote (docs/remote-layout.md "Spaces"): each a space and
+// an id of lower-case hex digits.
+// Thread safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <proto/digest.hpp>
+
+namespace jitcache::daemon::remote {
+
+inline constexpr std::string_view k_space_index = "idx";    // key id -> signed record
+inline constexpr std::string_view k_space_fast = "fk";      // fast key id -> the same record
+inline constexpr std::string_view k_space_image = "img";    // SHA-256 of the image -> zstd image
+inline constexpr std::string_view k_space_source = "src";   // content digest -> zstd PTX
+inline constexpr std::string_view k_space_lease = "lease";  // key id -> the compiling host
+inline constexpr std::string_view k_space_probe = "probe";  // `jitcache remote check`'s write test
+
+inline std::string hex_id(const proto::Digest256& digest) { return proto::to_hex(digest); }
+
+}  // namespace jitcache::daemon::remote

@@ -1,0 +1,28 @@
+#include <daemon/remote/source_object.hpp>
+
+#include <zstd.h>
+
+#include <proto/content_digest.hpp>
+
+namespace jitcache::daemon::remote {
+
+std::string encode_source_object(proto::Bytes source) {
+  std::string object(ZSTD_compressBound(source.size()), '\0');
+  const std::size_t size = ZSTD_compress(object.data(), object.size(), source.data(), source.size(), 3);
+  if (ZSTD_isError(size) != 0) return {};
+  object.resize(size);
+  return object;
+}
+
+std::optional<std::vector<std::uint8_t>> decode_source_object(std::string_view object, const proto::Digest256& content,
+                                                              std::uint64_t max_bytes) {
+  const unsigned long long size = ZSTD_getFrameContentSize(object.data(), object.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > max_bytes) return std::nullopt;
+  std::vector<std::uint8_t> source(static_cast<std::size_t>(size));
+  const std::size_t got = ZSTD_decompress(source.data(), source.size(), object.data(), object.size());
+  if (ZSTD_isError(got) != 0 || got != source.size()) return std::nullopt;
+  if (!(proto::content_digest(proto::Bytes(source)) == content)) return std::nullopt;
+  return source;
+}
+
+}  // namespace jitcache::daemon::remote

@@ -1,0 +1,23 @@
+// The source object: the PTX a builder compiled an entry from, kept in space "src" under the key's
+// content digest (docs/remote-layout.md "Source object"), so that any host can compile the entry
+// again and compare (remote_verify_sample).
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <proto/digest.hpp>
+
+namespace jitcache::daemon::remote {
+
+std::string encode_source_object(proto::Bytes source);
+// The source, when `object` is a zstd frame of at most max_bytes whose content digest
+// (proto/content_digest.hpp) is `content`; nullopt otherwise. Never allocates past max_bytes.
+std::optional<std::vector<std::uint8_t>> decode_source_object(std::string_view object, const proto::Digest256& content,
+                                                              std::uint64_t max_bytes);
+
+}  // namespace jitcache::daemon::remote
