@@ -1,0 +1,63 @@
+// Several real jitcached daemons that play the hosts of a fleet for integration tests: each with
+// its own state dir and socket, all pointed at the same remote(s), builders with a signing key and
+// consumers with only the builders' public key (docs/operations.md "A fleet"). Header-only because
+// it asserts with Catch2. Thread safety: one owner; each host's client() is one connection.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <proto/signing.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/temp_dir.hpp>
+
+namespace jitcache::testing {
+
+// A key pair written where the daemons read it: keys/<name>.key (0600) and keys/<name>.pub.
+struct FleetKeys {
+  TempDir dir{"jitcache-fleet-keys"};
+  std::string private_path;
+  std::string public_path;
+
+  explicit FleetKeys(const std::string& name = "builder") {
+    const std::string prefix = dir.file(name);
+    auto written = proto::SigningKey::generate().write_pair(prefix);
+    REQUIRE(written.ok());
+    private_path = prefix + ".key";
+    public_path = prefix + ".pub";
+  }
+};
+
+struct FleetHost {
+  std::unique_ptr<TempDir> state;
+  std::unique_ptr<DaemonProcess> daemon;
+};
+
+// `remote`: the remote list; `keys`: who signs (builder) or is trusted; extra: more arguments.
+inline FleetHost start_fleet_host(const std::string& remote, const FleetKeys& keys, bool builder,
+                                  std::vector<std::string> extra = {}) {
+  FleetHost host;
+  host.state = std::make_unique<TempDir>("jitcache-fleet-host");
+  DaemonOptions options;
+  options.log_level = "info";
+  options.extra_args = {"--remote", remote, "--remote-trusted-keys", keys.public_path, "--publish", "false"};
+  if (builder) {
+    options.extra_args.push_back("--remote-signing-key");
+    options.extra_args.push_back(keys.private_path);
+  }
+  for (auto& arg : extra) options.extra_args.push_back(std::move(arg));
+  host.daemon = std::make_unique<DaemonProcess>(*host.state, options);
+  host.daemon->start();
+  return host;
+}
+
+inline std::uint64_t host_stat(FleetHost& host, const std::string& name) {
+  auto client = host.daemon->client();
+  return stat_value(client, name);
+}
+
+}  // namespace jitcache::testing
