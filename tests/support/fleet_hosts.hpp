@@ -1,18 +1,17 @@
 // Several real jitcached daemons that play the hosts of a fleet for integration tests: each with
 // its own state dir and socket, all pointed at the same remote(s), builders with a signing key and
-// consumers with only the builders' public key (docs/operations.md "A fleet"). Header-only because
-// it asserts with Catch2. Thread safety: one owner; each host's client() is one connection.
+// consumers with only the builders' public key (docs/operations.md "A fleet"). Used by the tests
+// and by bench_fleet, so it throws std::runtime_error rather than asserting.
+// Thread safety: one owner; each host's client() is one connection.
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <proto/signing.hpp>
 #include <tests/support/daemon_process.hpp>
-#include <tests/support/daemon_stats.hpp>
 #include <tests/support/temp_dir.hpp>
 
 namespace jitcache::testing {
@@ -26,7 +25,7 @@ struct FleetKeys {
   explicit FleetKeys(const std::string& name = "builder") {
     const std::string prefix = dir.file(name);
     auto written = proto::SigningKey::generate().write_pair(prefix);
-    REQUIRE(written.ok());
+    if (!written) throw std::runtime_error("writing a key pair: " + written.error().message);
     private_path = prefix + ".key";
     public_path = prefix + ".pub";
   }
@@ -39,11 +38,11 @@ struct FleetHost {
 
 // `remote`: the remote list; `keys`: who signs (builder) or is trusted; extra: more arguments.
 inline FleetHost start_fleet_host(const std::string& remote, const FleetKeys& keys, bool builder,
-                                  std::vector<std::string> extra = {}) {
+                                  std::vector<std::string> extra = {}, std::string log_level = "info") {
   FleetHost host;
   host.state = std::make_unique<TempDir>("jitcache-fleet-host");
   DaemonOptions options;
-  options.log_level = "info";
+  options.log_level = std::move(log_level);
   options.extra_args = {"--remote", remote, "--remote-trusted-keys", keys.public_path, "--publish", "false"};
   if (builder) {
     options.extra_args.push_back("--remote-signing-key");
@@ -57,7 +56,12 @@ inline FleetHost start_fleet_host(const std::string& remote, const FleetKeys& ke
 
 inline std::uint64_t host_stat(FleetHost& host, const std::string& name) {
   auto client = host.daemon->client();
-  return stat_value(client, name);
+  auto stats = client.stats();
+  if (!stats) throw std::runtime_error("STATS: " + stats.error().message);
+  for (const auto& [n, v] : stats->values) {
+    if (n == name) return v;
+  }
+  throw std::runtime_error("no stat named " + name);
 }
 
 }  // namespace jitcache::testing
