@@ -115,19 +115,24 @@ TEST_CASE("descriptor limit: out of descriptors, LOOKUPs are served as bytes and
   daemon.start();
   auto client = daemon.client();
   constexpr std::uint64_t k_images = 200;
-  put_images(client, k_images);
+  constexpr int k_probes = 20;
+  put_images(client, k_images + k_probes);
 
   // No descriptor left for the daemon: its soft limit becomes its lowest free descriptor number.
   rlimit saved{};
   REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, nullptr, &saved) == 0);
   // Rationale: a descriptor the daemon closes after it was counted (a pipe of its compile worker's
-  // probe, a statement's temporary file) is free again under the new limit: apply it again until a
-  // probe LOOKUP gets its image as bytes.
+  // probe, a statement's temporary file, the memfd of a reply just sent) is free again under the new
+  // limit: apply it again until a probe LOOKUP gets its image as bytes. Each probe asks for an image
+  // of its own: the daemon keeps an image's sealed memfd while the image is cached
+  // (daemon/server/image_descriptors.hpp), so a second probe of one image needs no new descriptor
+  // and would never see the limit.
   bool exhausted_for_lookups = false;
-  for (int attempt = 0; attempt < 20 && !exhausted_for_lookups; ++attempt) {
+  for (int attempt = 0; attempt < k_probes && !exhausted_for_lookups; ++attempt) {
     const rlimit exhausted{lowest_free_descriptor(daemon.pid()), saved.rlim_max};
     REQUIRE(::prlimit(daemon.pid(), RLIMIT_NOFILE, &exhausted, nullptr) == 0);
-    auto probe = client.lookup(testing::sample_key(1), ImageDelivery::descriptor_if_large);
+    auto probe = client.lookup(testing::sample_key(k_images + 1 + static_cast<std::uint64_t>(attempt)),
+                               ImageDelivery::descriptor_if_large);
     REQUIRE(probe);
     REQUIRE(probe->has_value());
     exhausted_for_lookups = !(*probe)->mapped.mapped();
