@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <stdexcept>
 #include <string_view>
 
@@ -84,6 +85,21 @@ std::string response(int status, std::string_view reason, std::string_view body,
   text += "Content-Length: " + std::to_string(head_only ? content_length : body.size()) + "\r\n\r\n";
   if (!head_only) text += body;
   return text;
+}
+
+// A 200 whose body goes in chunks of 64 KiB, so a client learns its length only by counting.
+std::string chunked_response(std::string_view body) {
+  constexpr std::size_t k_chunk = 64 * 1024;
+  std::string text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  char size[32];
+  for (std::size_t at = 0; at < body.size(); at += k_chunk) {
+    const std::size_t length = std::min(k_chunk, body.size() - at);
+    std::snprintf(size, sizeof size, "%zx\r\n", length);
+    text += size;
+    text += body.substr(at, length);
+    text += "\r\n";
+  }
+  return text + "0\r\n\r\n";
 }
 
 }  // namespace
@@ -196,17 +212,24 @@ bool ScriptedHttpServer::answer(int fd, std::string& pending) {
       }
       return false;
     case HttpBehaviour::close_at_once: return false;
-    case HttpBehaviour::store: break;
+    case HttpBehaviour::store:
+    case HttpBehaviour::store_chunked:
+    case HttpBehaviour::store_then_close: break;
   }
+  const HttpBehaviour behaviour = m_behaviour.load();
 
   std::string reply;
   {
     const std::lock_guard lock(m_mutex);
     const auto found = m_values.find(request.target);
     if (request.method == "GET" || request.method == "HEAD") {
-      reply = found == m_values.end()
-                  ? response(404, "Not Found", "not found\n", request.method == "HEAD", 10)
-                  : response(200, "OK", found->second, request.method == "HEAD", found->second.size());
+      if (found == m_values.end()) {
+        reply = response(404, "Not Found", "not found\n", request.method == "HEAD", 10);
+      } else if (behaviour == HttpBehaviour::store_chunked && request.method == "GET") {
+        reply = chunked_response(found->second);
+      } else {
+        reply = response(200, "OK", found->second, request.method == "HEAD", found->second.size());
+      }
     } else if (request.method == "PUT") {
       const auto condition = request.headers.find("if-none-match");
       if (condition != request.headers.end() && condition->second == "*" && found != m_values.end()) {
@@ -224,7 +247,7 @@ bool ScriptedHttpServer::answer(int fd, std::string& pending) {
   }
   const auto connection = request.headers.find("connection");
   const bool close = connection != request.headers.end() && lower(connection->second) == "close";
-  return send_all(fd, reply) && !close;
+  return send_all(fd, reply) && !close && behaviour != HttpBehaviour::store_then_close;
 }
 
 }  // namespace jitcache::testing

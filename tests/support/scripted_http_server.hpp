@@ -1,10 +1,10 @@
 // A small HTTP/1.1 server on a loopback port whose behaviour the test chooses: a well-behaved
 // in-memory store (GET, HEAD, PUT, DELETE, keep-alive, and PUT with `If-None-Match: *` answered 412
 // when the target exists, which nginx's dav module does not do: docs/remote-layout-http.md
-// "Leases"), or one of the faults a remote server may show a client: bytes that are not HTTP, a
-// response whose Content-Length promises more than it sends (then closing, or then hanging), no
-// answer at all, or closing at once. It counts connections, so a test can check how many a client
-// holds at once.
+// "Leases"; its bodies optionally chunked; optionally closing a kept-alive connection after each
+// answer, as a server ending idle connections does), or one of the faults a remote server may show a client: bytes that
+// are not HTTP, a response whose Content-Length promises more than it sends (then closing, or then hanging), no answer
+// at all, or closing at once. It counts connections, so a test can check how many a client holds at once.
 //
 // Each connection is served by a thread of its own; the destructor stops and joins them all, so a
 // hanging behaviour never outlives the test. Thread safety: every method may be called from any
@@ -25,6 +25,8 @@ namespace jitcache::testing {
 
 enum class HttpBehaviour {
   store,                    // a keep-alive store honouring If-None-Match: * on PUT
+  store_chunked,            // the same, sending GET bodies with Transfer-Encoding: chunked
+  store_then_close,         // the same, closing each connection after one answer (no Connection: close)
   garbage,                  // answers each request with bytes that are not an HTTP response
   lying_length_then_close,  // "200, Content-Length: 1000000", 10 bytes of body, then closes
   lying_length_then_hang,   // the same, then sends nothing more and keeps the connection open
