@@ -82,8 +82,9 @@ class RemoteBackend {
   virtual common::Result<void> remove(RemoteKey key, Deadline deadline) = 0;
 
   // One round trip that needs the credentials (Redis AUTH + PING on every node it knows; HTTP HEAD
-  // of the prefix, where 404 is success): reachability and authentication for `jitcache remote
-  // check` and for the circuit breaker's probe.
+  // of <url prefix>/probe/ping, where 404 is success: not of the prefix itself, which a file server
+  // answers as a folder, nginx with 301, or 403 for "/"): reachability and authentication for
+  // `jitcache remote check` and for the circuit breaker's probe.
   virtual common::Result<void> ping(Deadline deadline) = 0;
 };
 
