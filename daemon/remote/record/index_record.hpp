@@ -29,9 +29,9 @@ struct IndexRecord {
   std::uint64_t object_size = 0;    // bytes of the "img" object (the zstd frame)
   std::string producer;             // "nvJitLink 13.0" (printable, <= 64)
   std::uint64_t compile_time_us = 0;
-  std::int64_t created_at_ms = 0;   // Unix time at the signing host
-  std::string host;                 // the signing host's name, for logs (printable, <= 64)
-  proto::SignerId signer{};         // set by encode_signed_record
+  std::int64_t created_at_ms = 0;  // Unix time at the signing host
+  std::string host;                // the signing host's name, for logs (printable, <= 64)
+  proto::SignerId signer{};        // set by encode_signed_record
 };
 
 // The record's bytes, signed with `key` (record.signer is taken from the key).

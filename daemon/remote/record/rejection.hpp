@@ -26,7 +26,7 @@ enum class Rejection : std::uint8_t {
 inline constexpr std::size_t k_rejection_count = 8;
 
 inline constexpr std::array<std::string_view, k_rejection_count> k_rejection_names{
-    "malformed_record", "unknown_signer", "bad_signature", "key_mismatch",
+    "malformed_record", "unknown_signer",  "bad_signature", "key_mismatch",
     "image_missing",    "image_too_large", "image_corrupt", "image_mismatch",
 };
 
