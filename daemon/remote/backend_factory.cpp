@@ -3,6 +3,7 @@
 #include <daemon/remote/http/http_backend.hpp>
 #include <daemon/remote/http/http_settings.hpp>
 #include <daemon/remote/redis/redis_backend.hpp>
+#include <daemon/remote/redis/redis_settings.hpp>
 
 namespace jitcache::daemon::remote {
 
@@ -12,7 +13,7 @@ common::Result<std::unique_ptr<RemoteBackend>> make_backend(const std::string& u
     auto settings = redis::parse_redis_url(url);
     JITCACHE_TRY(settings);
     settings->password = credentials.password;
-    return redis::make_redis_backend(std::move(*settings));
+    return std::unique_ptr<RemoteBackend>(redis::make_redis_backend(std::move(*settings)));
   }
   if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) {
     auto settings = http::parse_http_url(url);
