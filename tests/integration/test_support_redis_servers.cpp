@@ -33,37 +33,53 @@ struct RawReply {
   bool closed = false;
 };
 
-// Sends `request` over a fresh connection to 127.0.0.1:port and collects the answer for `wait`.
-RawReply exchange(std::uint16_t port, const std::string& request, std::chrono::milliseconds wait) {
-  RawReply reply;
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
+// One client connection to 127.0.0.1:port, spoken to in raw bytes.
+class RawClient {
+ public:
+  explicit RawClient(std::uint16_t port) : m_fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(port);
+    m_connected = ::connect(m_fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawClient() { ::close(m_fd); }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
+
+  // Sends `request` and collects the answer for `wait`, or until a line ends when `one_line`.
+  RawReply ask(const std::string& request, std::chrono::milliseconds wait, bool one_line = false) {
+    RawReply reply;
+    reply.connected = m_connected;
+    if (!m_connected) return reply;
+    [[maybe_unused]] const auto sent = ::send(m_fd, request.data(), request.size(), MSG_NOSIGNAL);
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      pollfd ready{m_fd, POLLIN, 0};
+      if (left <= 0 || ::poll(&ready, 1, static_cast<int>(left)) != 1) break;
+      char buffer[4096];
+      const ssize_t got = ::recv(m_fd, buffer, sizeof(buffer), 0);
+      if (got <= 0) {
+        reply.closed = true;
+        break;
+      }
+      reply.bytes.append(buffer, static_cast<std::size_t>(got));
+      if (one_line && reply.bytes.find("\r\n") != std::string::npos) break;
+    }
     return reply;
   }
-  reply.connected = true;
-  [[maybe_unused]] const auto sent = ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  const auto deadline = std::chrono::steady_clock::now() + wait;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    pollfd ready{fd, POLLIN, 0};
-    if (left <= 0 || ::poll(&ready, 1, static_cast<int>(left)) != 1) break;
-    char buffer[4096];
-    const ssize_t got = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (got <= 0) {
-      reply.closed = true;
-      break;
-    }
-    reply.bytes.append(buffer, static_cast<std::size_t>(got));
-    if (reply.bytes.find("\r\n") != std::string::npos && request.rfind("PING", 0) == 0) break;
-  }
-  ::close(fd);
-  return reply;
+
+ private:
+  int m_fd;
+  bool m_connected = false;
+};
+
+// `request` over a fresh connection; a PING's answer is one line.
+RawReply exchange(std::uint16_t port, const std::string& request, std::chrono::milliseconds wait) {
+  RawClient client(port);
+  return client.ask(request, wait, request.rfind("PING", 0) == 0);
 }
 
 std::string trimmed(std::string text) {
@@ -150,9 +166,17 @@ TEST_CASE("garbage server: each behaviour answers as it says") {
     CHECK(reply.closed);
   }
   {
-    GarbageServer garbage(GarbageServer::Behaviour::scripted, "$1000000000\r\nabc");
+    GarbageServer garbage(GarbageServer::Behaviour::scripted, {"$1000000000\r\nabc"});
     const auto reply = exchange(garbage.port(), "GET x\r\n", std::chrono::milliseconds(300));
     CHECK(reply.bytes == "$1000000000\r\nabc");
     CHECK_FALSE(reply.closed);
+  }
+  {
+    GarbageServer garbage(GarbageServer::Behaviour::scripted, {"+first {port}\r\n", "+second\r\n"});
+    RawClient client(garbage.port());
+    CHECK(client.ask("a", std::chrono::milliseconds(300)).bytes == "+first " + std::to_string(garbage.port()) + "\r\n");
+    CHECK(client.ask("b", std::chrono::milliseconds(300)).bytes == "+second\r\n");
+    CHECK(client.ask("c", std::chrono::milliseconds(300)).bytes == "+second\r\n");
+    CHECK(garbage.bytes_received() == 3);
   }
 }

@@ -8,6 +8,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -32,7 +33,7 @@ void send_all(int fd, std::string_view bytes) {
 
 }  // namespace
 
-GarbageServer::GarbageServer(Behaviour behaviour, std::string script)
+GarbageServer::GarbageServer(Behaviour behaviour, std::vector<std::string> script)
     : m_behaviour(behaviour), m_script(std::move(script)) {
   m_listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
@@ -47,6 +48,11 @@ GarbageServer::GarbageServer(Behaviour behaviour, std::string script)
     throw std::runtime_error("GarbageServer: cannot listen on 127.0.0.1: " + reason);
   }
   m_port = ntohs(address.sin_port);
+  for (auto& reply : m_script) {
+    for (auto at = reply.find("{port}"); at != std::string::npos; at = reply.find("{port}", at)) {
+      reply.replace(at, 6, std::to_string(m_port));
+    }
+  }
   m_thread = std::thread([this] { serve(); });
 }
 
@@ -62,7 +68,7 @@ GarbageServer::~GarbageServer() {
 void GarbageServer::serve() {
   struct Client {
     int fd;
-    bool answered;
+    std::size_t reads;
   };
   std::vector<Client> clients;
   for (;;) {
@@ -84,7 +90,7 @@ void GarbageServer::serve() {
         if (m_behaviour == Behaviour::close) {
           ::close(fd);
         } else {
-          clients.push_back({fd, false});
+          clients.push_back({fd, 0});
         }
       }
     }
@@ -100,8 +106,10 @@ void GarbageServer::serve() {
         }
         if (got > 0) m_received += static_cast<std::size_t>(got);
         if (m_behaviour == Behaviour::non_resp) send_all(client.fd, k_not_resp);
-        if (m_behaviour == Behaviour::scripted && !client.answered) send_all(client.fd, m_script);
-        client.answered = true;
+        if (m_behaviour == Behaviour::scripted && !m_script.empty()) {
+          send_all(client.fd, m_script[std::min(client.reads, m_script.size() - 1)]);
+        }
+        ++client.reads;
       }
       open.push_back(client);
     }

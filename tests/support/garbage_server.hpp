@@ -1,7 +1,8 @@
 // A TCP listener on a free port of 127.0.0.1 that is no Redis (or HTTP) server, for fault tests: it
 // accepts every connection and then answers with bytes that are not the protocol, or never answers,
 // or closes at once, or answers with bytes the test wrote (a hostile reply: a huge bulk length, a
-// truncated value). Connections stay open until the client closes them or the object dies.
+// truncated value; or a scripted fake Cluster node: a CLUSTER SLOTS reply naming itself, then
+// TRYAGAIN). Connections stay open until the client closes them or the object dies.
 // Thread safety: a thread of its own serves the connections; the methods may be called from any
 // thread.
 #pragma once
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace jitcache::testing {
 
@@ -20,10 +22,12 @@ class GarbageServer {
     non_resp,  // each read is answered with an HTTP error page (not RESP, not what a client asked)
     silent,    // reads and never answers: the client's deadline must end the call
     close,     // closes each connection as soon as it is accepted
-    scripted,  // the first read of each connection is answered with `script`, later ones not at all
+    scripted,  // the n-th read of a connection is answered with script[n], the last one again after
   };
 
-  explicit GarbageServer(Behaviour behaviour, std::string script = {});
+  // `script`: the replies of Behaviour::scripted, each sent whole (keep them small: the sending
+  // blocks this server's thread for up to 2 s); "{port}" in them is replaced by port().
+  explicit GarbageServer(Behaviour behaviour, std::vector<std::string> script = {});
   ~GarbageServer();
   GarbageServer(const GarbageServer&) = delete;
   GarbageServer& operator=(const GarbageServer&) = delete;
@@ -39,7 +43,7 @@ class GarbageServer {
   void serve();
 
   Behaviour m_behaviour;
-  std::string m_script;
+  std::vector<std::string> m_script;
   int m_listener = -1;
   int m_wake[2] = {-1, -1};
   std::uint16_t m_port = 0;

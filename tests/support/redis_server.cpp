@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -170,6 +171,7 @@ bool RedisServer::launch() {
   if (log_fd < 0) throw std::runtime_error("cannot open " + m_log);
   const std::size_t log_start = static_cast<std::size_t>(::lseek(log_fd, 0, SEEK_END));
 
+  const pid_t parent = ::getpid();
   m_pid = ::fork();
   if (m_pid < 0) {
     ::close(log_fd);
@@ -181,6 +183,8 @@ bool RedisServer::launch() {
     // The test's own sockets (a client's connection, a garbage server's) stay with the test: a
     // server holding a copy would keep a connection open that the test closed.
     ::close_range(3, ~0U, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the test ended before prctl
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

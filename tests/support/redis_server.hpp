@@ -3,9 +3,10 @@
 // (no RDB snapshots, no AOF), optionally with a password and ACL users. A test can pause it
 // (SIGSTOP: the kernel still accepts connections, nothing answers), resume it, kill it (connections
 // are refused) and start it again on the same port, and run redis-cli against it. The process is
-// killed when the object dies, also when a test fails. RedisCluster (redis_cluster.hpp) is made of
-// these. Thread safety: one owner calls the methods; other threads may use the server through
-// sockets meanwhile.
+// killed when the object dies, also when a test fails, and by the kernel when the thread that
+// started it ends (PR_SET_PDEATHSIG: a crashed test leaves no server behind; start servers from a
+// thread that lives as long as they should). RedisCluster (redis_cluster.hpp) is made of these. Thread safety: one
+// owner calls the methods; other threads may use the server through sockets meanwhile.
 #pragma once
 
 #include <sys/types.h>
