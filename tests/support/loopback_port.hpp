@@ -12,4 +12,11 @@ namespace jitcache::testing {
 // kernel gives none.
 std::uint16_t free_loopback_port();
 
+// Whether `port` of 127.0.0.1 can be bound now.
+bool loopback_port_is_free(std::uint16_t port);
+
+// A free port P whose P + offset is free too, both at most 65535 (a Redis Cluster node listens on
+// P and on its cluster bus port P + 10000).
+std::uint16_t free_loopback_port_with(std::uint16_t offset);
+
 }  // namespace jitcache::testing

@@ -50,7 +50,8 @@ std::string RedisCluster::node_id(std::size_t index) const {
   return id;
 }
 
-std::size_t RedisCluster::owner_of_slot(int slot) const {
+std::vector<std::size_t> RedisCluster::slot_owners() const {
+  std::vector<std::size_t> owners(16384, m_nodes.size());
   for (const auto& asked : m_nodes) {
     if (!asked->running()) continue;
     // CLUSTER NODES: "<id> <ip:port@bus> <flags> <master> <ping> <pong> <epoch> <state> <slots>..."
@@ -59,27 +60,36 @@ std::size_t RedisCluster::owner_of_slot(int slot) const {
       std::istringstream fields(line);
       std::string id, address, flags, master, ping, pong, epoch, state;
       fields >> id >> address >> flags >> master >> ping >> pong >> epoch >> state;
+      const auto colon = address.rfind(':');
+      const std::string port = address.substr(colon + 1, address.find('@') - colon - 1);
+      std::size_t index = m_nodes.size();
+      for (std::size_t i = 0; i < m_nodes.size(); ++i) {
+        if (std::to_string(m_nodes[i]->port()) == port) index = i;
+      }
       for (std::string range; fields >> range;) {
         if (range.front() == '[') continue;  // a slot being migrated or imported
         const auto dash = range.find('-');
         const int first = std::stoi(range.substr(0, dash));
         const int last = dash == std::string::npos ? first : std::stoi(range.substr(dash + 1));
-        if (slot < first || slot > last) continue;
-        const std::string port = address.substr(address.rfind(':') + 1, address.find('@') - address.rfind(':') - 1);
-        for (std::size_t i = 0; i < m_nodes.size(); ++i) {
-          if (std::to_string(m_nodes[i]->port()) == port) return i;
-        }
+        for (int slot = first; slot <= last && slot < 16384; ++slot) owners[static_cast<std::size_t>(slot)] = index;
       }
     }
     break;
   }
-  throw std::runtime_error("RedisCluster: no node serves slot " + std::to_string(slot));
+  return owners;
 }
 
-void RedisCluster::reshard(std::size_t from, std::size_t to, std::size_t slots) {
-  std::vector<std::string> args{"--cluster",           "reshard",      node(from).address(), "--cluster-from",
-                                node_id(from),         "--cluster-to", node_id(to),          "--cluster-slots",
-                                std::to_string(slots), "--cluster-yes"};
+std::size_t RedisCluster::owner_of_slot(int slot) const {
+  const auto owner = slot_owners().at(static_cast<std::size_t>(slot));
+  if (owner == m_nodes.size()) throw std::runtime_error("RedisCluster: no node serves slot " + std::to_string(slot));
+  return owner;
+}
+
+void RedisCluster::reshard(std::size_t from, std::size_t to, std::size_t slots, std::size_t keys_per_migrate) {
+  std::vector<std::string> args{"--cluster", "reshard", node(from).address()};
+  args.insert(args.end(), {"--cluster-from", node_id(from), "--cluster-to", node_id(to)});
+  args.insert(args.end(), {"--cluster-slots", std::to_string(slots), "--cluster-pipeline",
+                           std::to_string(keys_per_migrate), "--cluster-yes"});
   const auto auth = auth_args();
   args.insert(args.end(), auth.begin(), auth.end());
   const std::string output = run_redis_cli(args);

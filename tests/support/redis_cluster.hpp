@@ -34,11 +34,15 @@ class RedisCluster {
   std::string node_id(std::size_t index) const;
   // The index of the master that serves `slot` now, as node 0 (or the first running node) sees it.
   std::size_t owner_of_slot(int slot) const;
+  // The same for all 16384 slots at once (one CLUSTER NODES); size() for a slot no master serves.
+  std::vector<std::size_t> slot_owners() const;
 
   // Moves `slots` hash slots, with their keys, from master `from` to master `to`
   // (`redis-cli --cluster reshard`: MIGRATING/IMPORTING, MIGRATE, SETSLOT NODE, one slot after
   // the other, so clients meet ASK and then MOVED); returns when done, throws when it fails.
-  void reshard(std::size_t from, std::size_t to, std::size_t slots);
+  // `keys_per_migrate` is redis-cli's --cluster-pipeline: 1 moves a slot's keys one MIGRATE at a
+  // time, so a slot with several keys is half moved for longer (more ASK redirections).
+  void reshard(std::size_t from, std::size_t to, std::size_t slots, std::size_t keys_per_migrate = 10);
 
   // Waits until every running node says cluster_state:ok and assigns all 16384 slots; throws after
   // `timeout`.

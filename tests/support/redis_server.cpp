@@ -124,7 +124,9 @@ RedisServer::RedisServer(RedisServerOptions options) : m_options(std::move(optio
   m_log = m_directory + "/redis.log";
   if (m_options.unix_socket_only) m_socket = m_directory + "/redis.sock";
   for (int attempt = 0; attempt < k_port_attempts; ++attempt) {
-    if (!m_options.unix_socket_only) m_port = free_loopback_port();
+    // A cluster node also listens on its bus port, P + 10000, which Redis wants <= 65535.
+    if (!m_options.unix_socket_only)
+      m_port = m_options.cluster_enabled ? free_loopback_port_with(10000) : free_loopback_port();
     write_config();
     if (launch()) return;
   }
