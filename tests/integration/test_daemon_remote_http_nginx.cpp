@@ -90,6 +90,17 @@ TEST_CASE("http remote: put, get, exists and remove round-trip through nginx's W
   require_ok(backend->remove(key, in(5s)));  // removing nothing is success
 }
 
+TEST_CASE("http remote: a PUT nginx cannot store (its folder is a file) is an io error naming the 500") {
+  NginxServer nginx;
+  testing::write_file(nginx.root() + "/jc", "a file where the prefix's folder would be");
+  const auto backend = backend_for(nginx.url());
+  const auto put = backend->put(RemoteKey{"img", "ab"}, "value", 0ms, in(5s));
+  REQUIRE_FALSE(put.ok());
+  CHECK(put.error().code == ErrorCode::io);
+  CHECK_THAT(put.error().message, Catch::Contains("HTTP 500"));
+  require_ok(backend->ping(in(5s)));  // the server is reachable and the credentials are fine
+}
+
 TEST_CASE("http remote: a key that could name another path is refused before anything is sent") {
   NginxServer nginx;
   const auto backend = backend_for(nginx.url());

@@ -12,6 +12,10 @@
 // adds one where only GET and HEAD are allowed (limit_except), as a fleet's read-only location is
 // configured.
 //
+// nginx gets SIGKILL when the thread that started it ends (PR_SET_PDEATHSIG), so that a test
+// process killed by a crash or by ctest's timeout leaves no nginx behind: start it from the thread
+// that runs the test.
+//
 // Thread safety: one owner; port(), url(), root() and ca_file() may be read from any thread.
 #pragma once
 
