@@ -237,7 +237,7 @@ TEST_CASE("http remote: put_if_absent without ?lease=if-none-match is unsupporte
   CHECK_FALSE(std::filesystem::exists(nginx.root() + "/jc/lease/ab"));
 }
 
-// Why nginx is no lease server (docs/remote-layout-http.md "Leases"): its dav module replaces the
+// Why nginx is no lease server (docs/remote-layout.md "Leases"): its dav module replaces the
 // file whatever If-None-Match says. Should a later nginx honour it, this fails and the page changes.
 TEST_CASE(
     "http remote: nginx's dav module ignores If-None-Match on PUT, so a second put_if_absent replaces the value") {

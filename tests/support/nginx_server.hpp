@@ -1,5 +1,5 @@
 // A real nginx (Debian's `nginx` package: its http_dav_module takes PUT and DELETE) started by a
-// test as the HTTP cache server of the fleet tier (docs/remote-layout-http.md), on a free loopback
+// test as the HTTP cache server of the fleet tier (docs/remote-layout.md), on a free loopback
 // port, with everything it writes (configuration, pid file, logs, temporary bodies, the stored
 // files) in a temporary directory removed at the end.
 //
