@@ -11,8 +11,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto k_first_poll = 25ms;
-constexpr auto k_longest_poll = 1000ms;
+// Rationale: a waiter's wait past the holder's upload is at most one poll interval, so the cap is
+// what a cold start pays over one compile (docs/benchmarks.md "Fleet": with a 1 s cap, 8 hosts took
+// 1.75x one 0.47 s compile); a poll is one GET per waiting host, so five a second cost nothing.
+constexpr auto k_first_poll = 10ms;
+constexpr auto k_longest_poll = 200ms;
 
 // Sleeps until `until`, waking every few milliseconds to see `stop`.
 void sleep_until(Clock::time_point until, const std::atomic<bool>& stop) {
