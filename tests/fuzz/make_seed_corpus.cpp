@@ -1,7 +1,8 @@
 // Writes the seed corpora of the fuzz targets under tests/fuzz/corpus/: frame_decoder/ (valid frames
 // of every op, as a client or daemon would put them on the socket), payload_decoders/ (the same
-// messages as op byte + payload), option_text/, config/ (config files and one value per key) and
-// fatbin/ (wrapped, truncated and concatenated forms of the nvcc-made images already there).
+// messages as op byte + payload), option_text/, config/ (config files and one value per key),
+// fatbin/ (wrapped, truncated and concatenated forms of the nvcc-made images already there) and
+// index_record/ (remote index records and image objects, whole, truncated and at their limits).
 //
 // The seeds are committed so a fuzz run starts from well-formed inputs without building this
 // first; rebuild them after a protocol, option or config change with `cmake --build <fuzz build>
@@ -9,11 +10,15 @@
 #include <client/src/fatbin/fatbin_format.hpp>
 #include <daemon/config/config.hpp>
 #include <daemon/config/config_table.hpp>
+#include <daemon/remote/record/image_object.hpp>
+#include <daemon/remote/record/index_record.hpp>
+#include <daemon/remote/record/index_record_codec.hpp>
 #include <proto/compile_messages.hpp>
 #include <proto/jit_options.hpp>
 #include <proto/messages.hpp>
 #include <proto/published_image.hpp>
 #include <proto/remote_check_messages.hpp>
+#include <proto/signing.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -417,6 +422,54 @@ void write_fatbin_seeds(const std::filesystem::path& dir) {
 
 }  // namespace
 
+// fuzz_index_record's input: a selector byte (bit 0 clear: an index record, bit 1 its space;
+// bit 0 set: an image object after a u64 image_size), then the bytes. The records are signed by a
+// key made here; the fuzzer re-signs each input with its own.
+void write_index_record_seeds(const std::filesystem::path& dir) {
+  namespace remote = jitcache::daemon::remote;
+  const SigningKey key = SigningKey::generate();
+  Payload image(3000);
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = static_cast<std::uint8_t>(i % 7 == 0 ? i : 0);
+  const std::string object = remote::encode_image_object(image);
+
+  remote::IndexRecord record;
+  record.key = sample_key();
+  record.content_fast = xxh3_128(as_bytes("ptx"));
+  record.image_digest = remote::image_digest(image);
+  record.image_size = image.size();
+  record.object_size = object.size();
+  record.producer = "nvJitLink 13.0";
+  record.compile_time_us = 25'000;
+  record.created_at_ms = 1'700'000'000'000;
+  record.host = "builder-1";
+  remote::IndexRecord at_limits = record;
+  at_limits.key.arch = std::string(k_max_arch_length, 'a');
+  at_limits.key.driver_build = std::string(k_max_driver_build_length, 'b');
+  at_limits.key.options = std::string(k_max_options_length, 'o');
+  at_limits.producer = std::string(remote::k_max_record_text_length, 'p');
+  at_limits.host = std::string(remote::k_max_record_text_length, 'h');
+  remote::IndexRecord huge = record;
+  huge.image_size = 4ull << 30;
+
+  const auto seed = [](std::uint8_t selector, std::string_view bytes) {
+    Payload input{selector};
+    input.insert(input.end(), bytes.begin(), bytes.end());
+    return input;
+  };
+  const std::string signed_record = remote::encode_signed_record(record, key);
+  write_file(dir / "record_idx", seed(0, signed_record));
+  write_file(dir / "record_fk", seed(2, signed_record));
+  write_file(dir / "record_at_limits", seed(0, remote::encode_signed_record(at_limits, key)));
+  write_file(dir / "record_huge_image", seed(0, remote::encode_signed_record(huge, key)));
+  write_file(dir / "record_truncated", seed(0, signed_record.substr(0, signed_record.size() - 10)));
+
+  std::string size_le;
+  for (int i = 0; i < 8; ++i) size_le.push_back(static_cast<char>(image.size() >> (8 * i)));
+  write_file(dir / "object", seed(1, size_le + object));
+  write_file(dir / "object_truncated", seed(1, size_le + object.substr(0, object.size() / 2)));
+  write_file(dir / "object_raw_image", seed(1, size_le + std::string(image.begin(), image.end())));
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr,
@@ -425,7 +478,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path root = argv[1];
-  for (const char* target : {"frame_decoder", "payload_decoders", "option_text", "config", "fatbin"}) {
+  for (const char* target : {"frame_decoder", "payload_decoders", "option_text", "config", "fatbin", "index_record"}) {
     std::filesystem::create_directories(root / target);
   }
   const std::vector<SeedMessage> messages = seed_messages();
@@ -434,5 +487,6 @@ int main(int argc, char** argv) {
   write_option_seeds(root / "option_text");
   write_config_seeds(root / "config", argv[2]);
   write_fatbin_seeds(root / "fatbin");
+  write_index_record_seeds(root / "index_record");
   return 0;
 }

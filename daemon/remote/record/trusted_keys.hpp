@@ -26,6 +26,7 @@ class TrustedKeys {
 
  private:
   std::vector<proto::PublicKey> m_keys;
+  std::vector<proto::SignerId> m_ids;  // m_keys[i].id(), computed once: find runs on every remote hit
 };
 
 }  // namespace jitcache::daemon::remote
