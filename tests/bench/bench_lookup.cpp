@@ -14,6 +14,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -30,8 +31,8 @@
 #include <tests/bench/machine_info.hpp>
 #include <tests/bench/process_usage.hpp>
 #include <tests/bench/redis_connection.hpp>
-#include <tests/bench/redis_server.hpp>
 #include <tests/support/daemon_process.hpp>
+#include <tests/support/redis_server.hpp>
 #include <tests/support/sample_cubin.hpp>
 #include <tests/support/temp_dir.hpp>
 
@@ -257,8 +258,16 @@ int run(const BenchOptions& options, RunDescription description) {
   } else {
     description.daemon = "already running at " + socket;
   }
-  std::optional<RedisServer> redis;
-  if (!options.no_redis) redis.emplace(options.redis_server, redis_dir.path());
+  std::optional<testing::RedisServer> redis;
+  if (!options.no_redis) {
+    // Only the Unix socket, so both servers are reached over the same transport; persistence off,
+    // so the figures measure serving.
+    testing::RedisServerOptions redis_options;
+    redis_options.executable = options.redis_server;
+    redis_options.unix_socket_only = true;
+    redis_options.directory = redis_dir.path();
+    redis.emplace(std::move(redis_options));
+  }
 
   std::optional<pid_t> daemon_pid;
   {
