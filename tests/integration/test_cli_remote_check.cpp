@@ -2,7 +2,8 @@
 // real jitcached whose remote is a real redis-server on a loopback port of its own
 // (tests/support/redis_server.hpp), checked by exit code, output and what is left in Redis: a
 // healthy builder (exit 0), a dead Redis (exit 7, "cannot connect"), a read-only ACL user
-// ("writable: no"), a daemon without remotes, and an untrusted caller's probe (forbidden).
+// ("writable: no"), a daemon without remotes, and an untrusted caller's probe (forbidden); and an
+// HTTP remote on a real nginx (tests/support/nginx_server.hpp), which cannot hold leases.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/fleet_hosts.hpp>
+#include <tests/support/nginx_server.hpp>
 #include <tests/support/redis_server.hpp>
 #include <tests/support/temp_dir.hpp>
 
@@ -144,6 +146,33 @@ TEST_CASE("cli remote check: a read-only ACL user is reachable but not writable,
   const Json consumer_json = parse(reads);
   CHECK(consumer_json.at("signer") == nullptr);
   CHECK(consumer_json.at("remotes")[0].at("writable") == "not_probed");
+}
+
+TEST_CASE("cli remote check: nginx is writable but holds no lease, and its read-only location is not writable") {
+  if (nginx_executable().empty()) {
+    WARN("skipped: no nginx installed (scripts/install-deps installs it)");
+    return;
+  }
+  NginxOptions options;
+  options.read_only_location = "/ro/";
+  NginxServer nginx(options);
+  FleetKeys keys;
+  FleetHost host = start_fleet_host(nginx.url() + "," + nginx.url("/ro"), keys, /*builder=*/true);
+
+  const ChildResult check = run_cli({"--json", "remote", "check"}, *host.daemon);
+  CHECK(check.status == k_exit_remote_failed);
+  CHECK_THAT(check.errors, Catch::Contains("remote 1") && Catch::Contains("not writable"));
+  const Json json = parse(check);
+  REQUIRE(json.at("remotes").size() == 2);
+  const Json& writable = json.at("remotes")[0];
+  CHECK(writable.at("reachable") == "yes");
+  CHECK(writable.at("writable") == "yes");
+  CHECK(writable.at("leases") == "unsupported");
+  CHECK(writable.at("message") == "");
+  const Json& read_only = json.at("remotes")[1];
+  CHECK(read_only.at("reachable") == "yes");
+  CHECK(read_only.at("writable") == "no");
+  CHECK_THAT(read_only.at("message").get<std::string>(), Catch::StartsWith("write: "));
 }
 
 TEST_CASE("cli remote check: without remotes status says so and is exit 0, and check is exit 7") {

@@ -218,7 +218,8 @@ TEST_CASE("remote check messages: more than 256 trusted keys or 64 remotes is ma
   CHECK_THAT(remotes.error().message, Catch::Contains("65 remotes"));
 }
 
-TEST_CASE("remote check messages: a name over 512 bytes or a message over 1024 is too_large; the encoder cuts both") {
+TEST_CASE(
+    "remote check messages: a name over 512 bytes or a message over 1024 is too_large, and the encoder cuts both") {
   RemoteCheckReply m = sample_reply();
   m.remotes[0].name = std::string(k_max_remote_name_length + 10, 'n');
   m.remotes[1].message = std::string(k_max_remote_message_length + 10, 'm');
