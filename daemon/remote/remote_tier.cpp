@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <daemon/remote/record/image_object.hpp>
+#include <daemon/remote/record/index_record_codec.hpp>
 #include <daemon/remote/remote_names.hpp>
 #include <daemon/remote/source_object.hpp>
 
@@ -15,8 +16,8 @@ namespace jitcache::daemon::remote {
 
 namespace {
 
-// A record is a few hundred bytes; anything near this is not one of ours.
-constexpr std::size_t k_max_record_bytes = 16 * 1024;
+// The longest record there can be (docs/remote-layout.md "Index record"): a longer value is not one.
+constexpr std::size_t k_max_record_bytes = k_max_index_record_bytes;
 
 std::int64_t unix_ms() {
   timespec now{};

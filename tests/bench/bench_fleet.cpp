@@ -46,7 +46,9 @@ struct Options {
   bool smoke = false;
 };
 
-double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -192,7 +192,9 @@ TEST_CASE("compile worker: 32 concurrent requests for one key compile once and a
   auto shared_runner = std::make_shared<CompileRunner>(JITCACHE_COMPILE_WORKER_PATH, CompileLimits{});
   std::atomic<int> stored{0};
   CompileService service(CompileServiceConfig{.max_concurrent = 2}, ToolkitVersion{13, 0}, shared_runner,
-                         [&](const jitcache::proto::Digest256&, const CompileOutcomePtr&) { ++stored; });
+                         [&](const jitcache::proto::Digest256&, const CompileOutcomePtr&, const CompileJob&) {
+                           ++stored;
+                         });
   // Rationale: mid_kernels.ptx takes ~0.6 s, so the 32 submissions, released together, all land
   // while the one compile is still running.
   const std::string ptx = corpus("mid_kernels.ptx");

@@ -95,7 +95,7 @@ TEST_CASE("remote faults: a remote answering garbage is an error of that remote,
 
 TEST_CASE("remote faults: a hostile reply claiming a huge value is refused without reading it") {
   // A bulk string claiming 4 GiB: the record read is bounded, so this is too_large or garbage.
-  GarbageServer hostile(GarbageServer::Behaviour::scripted, "$4294967296\r\n");
+  GarbageServer hostile(GarbageServer::Behaviour::scripted, {"$4294967296\r\n"});
   FleetKeys keys;
   FleetHost host = start_fleet_host("redis://" + hostile.address() + "/0", keys, true, {"--remote-timeout", "100ms"});
   CHECK(slowest_miss_ms(host, 1000, 3) < 100 + 250);

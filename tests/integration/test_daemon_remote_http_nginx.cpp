@@ -90,6 +90,17 @@ TEST_CASE("http remote: put, get, exists and remove round-trip through nginx's W
   require_ok(backend->remove(key, in(5s)));  // removing nothing is success
 }
 
+TEST_CASE("http remote: a PUT nginx cannot store (its folder is a file) is an io error naming the 500") {
+  NginxServer nginx;
+  testing::write_file(nginx.root() + "/jc", "a file where the prefix's folder would be");
+  const auto backend = backend_for(nginx.url());
+  const auto put = backend->put(RemoteKey{"img", "ab"}, "value", 0ms, in(5s));
+  REQUIRE_FALSE(put.ok());
+  CHECK(put.error().code == ErrorCode::io);
+  CHECK_THAT(put.error().message, Catch::Contains("HTTP 500"));
+  require_ok(backend->ping(in(5s)));  // the server is reachable and the credentials are fine
+}
+
 TEST_CASE("http remote: a key that could name another path is refused before anything is sent") {
   NginxServer nginx;
   const auto backend = backend_for(nginx.url());
@@ -226,7 +237,7 @@ TEST_CASE("http remote: put_if_absent without ?lease=if-none-match is unsupporte
   CHECK_FALSE(std::filesystem::exists(nginx.root() + "/jc/lease/ab"));
 }
 
-// Why nginx is no lease server (docs/remote-layout-http.md "Leases"): its dav module replaces the
+// Why nginx is no lease server (docs/remote-layout.md "Leases"): its dav module replaces the
 // file whatever If-None-Match says. Should a later nginx honour it, this fails and the page changes.
 TEST_CASE(
     "http remote: nginx's dav module ignores If-None-Match on PUT, so a second put_if_absent replaces the value") {

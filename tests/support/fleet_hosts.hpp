@@ -43,7 +43,7 @@ inline FleetHost start_fleet_host(const std::string& remote, const FleetKeys& ke
   host.state = std::make_unique<TempDir>("jitcache-fleet-host");
   DaemonOptions options;
   options.log_level = std::move(log_level);
-  options.extra_args = {"--remote", remote, "--remote-trusted-keys", keys.public_path, "--publish=false"};
+  options.extra_args = {"--remote", remote, "--remote-trusted-keys", keys.public_path};
   if (builder) {
     options.extra_args.push_back("--remote-signing-key");
     options.extra_args.push_back(keys.private_path);

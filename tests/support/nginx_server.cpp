@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -172,9 +173,14 @@ bool NginxServer::start_once() {
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
   const std::string output = m_dir.file("stderr.log");
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("nginx harness: fork failed");
   if (pid == 0) {
+    // A test process that dies without its destructors (a crash, ctest's timeout) takes nginx with
+    // it instead of leaving it on its port.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(126);
     const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (out >= 0) {
       ::dup2(out, 1);

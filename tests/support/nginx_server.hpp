@@ -1,5 +1,5 @@
 // A real nginx (Debian's `nginx` package: its http_dav_module takes PUT and DELETE) started by a
-// test as the HTTP cache server of the fleet tier (docs/remote-layout-http.md), on a free loopback
+// test as the HTTP cache server of the fleet tier (docs/remote-layout.md), on a free loopback
 // port, with everything it writes (configuration, pid file, logs, temporary bodies, the stored
 // files) in a temporary directory removed at the end.
 //
@@ -11,6 +11,10 @@
 // behind basic authentication when NginxOptions::user is set; NginxOptions::read_only_location
 // adds one where only GET and HEAD are allowed (limit_except), as a fleet's read-only location is
 // configured.
+//
+// nginx gets SIGKILL when the thread that started it ends (PR_SET_PDEATHSIG), so that a test
+// process killed by a crash or by ctest's timeout leaves no nginx behind: start it from the thread
+// that runs the test.
 //
 // Thread safety: one owner; port(), url(), root() and ca_file() may be read from any thread.
 #pragma once

@@ -1,6 +1,6 @@
 // A small HTTP/1.1 server on a loopback port whose behaviour the test chooses: a well-behaved
 // in-memory store (GET, HEAD, PUT, DELETE, keep-alive, and PUT with `If-None-Match: *` answered 412
-// when the target exists, which nginx's dav module does not do: docs/remote-layout-http.md
+// when the target exists, which nginx's dav module does not do: docs/remote-layout.md
 // "Leases"; its bodies optionally chunked; optionally closing a kept-alive connection after each
 // answer, as a server ending idle connections does), or one of the faults a remote server may show a client: bytes that
 // are not HTTP, a response whose Content-Length promises more than it sends (then closing, or then hanging), no answer

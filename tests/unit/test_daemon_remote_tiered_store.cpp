@@ -11,6 +11,7 @@
 #include <daemon/remote/remote_names.hpp>
 #include <daemon/remote/remote_tier.hpp>
 #include <daemon/remote/tiered_store.hpp>
+#include <proto/jit_options.hpp>
 #include <tests/support/memory_backend.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/store_fixtures.hpp>
@@ -63,6 +64,13 @@ struct Host {
 
 std::uint64_t read(const remote::RemoteCounters::Counter& c) { return c.load(); }
 
+// A key the record's checks accept (make_key's options are no canonical option string).
+proto::KeyFields valid_key(int seed) {
+  proto::KeyFields key = make_key(seed);
+  key.options = *proto::canonicalize_option_text("");
+  return key;
+}
+
 bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 5000ms) {
   const auto until = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < until) {
@@ -89,7 +97,7 @@ struct Fleet {
 
   // What the builder stored in the shared namespace, once its record is up.
   proto::KeyFields upload(int seed) {
-    const proto::KeyFields key = make_key(seed);
+    const proto::KeyFields key = valid_key(seed);
     const auto image = make_image(static_cast<std::uint64_t>(seed), 4096);
     put_ok(*builder.store, make_put(key, image));
     REQUIRE(eventually([&] { return backend->value("idx/" + proto::to_hex(proto::key_id(key))).has_value(); }));
@@ -104,6 +112,7 @@ TEST_CASE("tiered store: another host's lookup serves what a builder uploaded, a
   const proto::KeyFields key = fleet.upload(1);
   CHECK(read(fleet.builder.counters().uploads) == 1);
   CHECK(hit(*fleet.consumer.store, key));
+
   CHECK(read(fleet.consumer.counters().hits) == 1);
   auto local = fleet.consumer.local->lookup(Selector::key(key), Visibility{});
   REQUIRE(local.ok());
@@ -132,8 +141,8 @@ TEST_CASE("tiered store: a local hit never touches the remote") {
 TEST_CASE("tiered store: a uid's own namespace and a host without a signing key upload nothing") {
   Fleet fleet;
   const auto image = make_image(4, 4096);
-  put_ok(*fleet.builder.store, make_put(make_key(4), image, 1000));
-  put_ok(*fleet.consumer.store, make_put(make_key(5), image));
+  put_ok(*fleet.builder.store, make_put(valid_key(4), image, 1000));
+  put_ok(*fleet.consumer.store, make_put(valid_key(5), image));
   std::this_thread::sleep_for(200ms);
   CHECK(fleet.backend->contents().empty());
   CHECK(read(fleet.builder.counters().uploads) == 0);
@@ -159,7 +168,7 @@ TEST_CASE("tiered store: every tampering is rejected by its reason, counted and 
   }
   SECTION("a record signed by a key nobody trusts") {
     Host rogue(fleet.backend, proto::SigningKey::generate(), remote::TrustedKeys{});
-    const proto::KeyFields forged = make_key(8);
+    const proto::KeyFields forged = valid_key(8);
     put_ok(*rogue.store, make_put(forged, make_image(8, 4096)));
     REQUIRE(eventually([&] { return read(rogue.counters().uploads) == 1; }));
     CHECK_FALSE(hit(*fleet.consumer.store, forged));
@@ -201,7 +210,7 @@ TEST_CASE("tiered store: every tampering is rejected by its reason, counted and 
 TEST_CASE("tiered store: a remote that fails every call is skipped once its breaker opens") {
   Fleet fleet;
   fleet.backend->fail_next(-1, common::ErrorCode::timeout);
-  for (int i = 0; i < 10; ++i) CHECK_FALSE(hit(*fleet.consumer.store, make_key(100 + i)));
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(hit(*fleet.consumer.store, valid_key(100 + i)));
   CHECK(read(fleet.consumer.counters().breaker_opens) == 1);
   CHECK(read(fleet.consumer.counters().skipped) >= 6);
   CHECK(fleet.consumer.tier->remote(0).breaker.state() == remote::CircuitBreaker::State::open);
@@ -211,7 +220,7 @@ TEST_CASE("fleet lease: one host wins, the other sees it held, and after the rel
   auto backend = std::make_shared<MemoryBackend>();
   Host a(backend, proto::SigningKey::generate(), remote::TrustedKeys{});
   Host b(backend, proto::SigningKey::generate(), remote::TrustedKeys{});
-  const proto::Digest256 id = proto::key_id(make_key(20));
+  const proto::Digest256 id = proto::key_id(valid_key(20));
   CHECK(a.tier->take_lease(id).take == remote::LeaseTake::won);
   CHECK(b.tier->take_lease(id).take == remote::LeaseTake::held_elsewhere);
   CHECK(b.tier->lease_held(id).has_value());
@@ -226,18 +235,18 @@ TEST_CASE("fleet lease: a lease without server expiry is taken over once its wri
   settings.lease_ttl = 300ms;
   Host a(backend, proto::SigningKey::generate(), remote::TrustedKeys{}, settings);
   Host b(backend, proto::SigningKey::generate(), remote::TrustedKeys{}, settings);
-  const proto::Digest256 id = proto::key_id(make_key(21));
+  const proto::Digest256 id = proto::key_id(valid_key(21));
   // A holder that died: its value stays, its written expiry passes.
   backend->set("lease/" + proto::to_hex(id), "dead-host 1 1");
   CHECK(a.tier->take_lease(id).take == remote::LeaseTake::won);
   CHECK(b.tier->take_lease(id).take == remote::LeaseTake::held_elsewhere);
 }
 
-TEST_CASE("fleet lease: the holder renews its lease past its ttl; a dead holder's lease expires") {
+TEST_CASE("fleet lease: the holder renews its lease past its ttl, and a dead holder's lease expires") {
   auto backend = std::make_shared<MemoryBackend>();
   remote::TierSettings settings;
   settings.lease_ttl = 300ms;
-  const proto::Digest256 id = proto::key_id(make_key(22));
+  const proto::Digest256 id = proto::key_id(valid_key(22));
   Host b(backend, proto::SigningKey::generate(), remote::TrustedKeys{}, settings);
   {
     Host a(backend, proto::SigningKey::generate(), remote::TrustedKeys{}, settings);
@@ -252,7 +261,7 @@ TEST_CASE("fleet lease: the holder renews its lease past its ttl; a dead holder'
 TEST_CASE("fleet gate: a host that finds the lease held waits and is served the holder's upload") {
   Fleet fleet;
   Host second(fleet.backend, proto::SigningKey::generate(), fleet.trusted);
-  const proto::KeyFields key = make_key(30);
+  const proto::KeyFields key = valid_key(30);
   const proto::Digest256 id = proto::key_id(key);
   REQUIRE(fleet.builder.tier->take_lease(id).take == remote::LeaseTake::won);
   remote::FleetGate gate(*second.tier, *second.store);
@@ -275,7 +284,7 @@ TEST_CASE("fleet gate: with no lease held the host compiles at once and holds th
   Fleet fleet;
   remote::FleetGate gate(*fleet.builder.tier, *fleet.builder.store);
   std::atomic<bool> stop{false};
-  const proto::Digest256 id = proto::key_id(make_key(31));
+  const proto::Digest256 id = proto::key_id(valid_key(31));
   CHECK_FALSE(gate.before_compile(id, stop).has_value());
   CHECK(read(fleet.builder.counters().leases_won) == 1);
   CHECK(fleet.consumer.tier->lease_held(id).has_value());

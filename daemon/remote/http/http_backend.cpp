@@ -218,15 +218,15 @@ class HttpBackend final : public RemoteBackend {
 }  // namespace
 
 common::Result<std::unique_ptr<RemoteBackend>> make_http_backend(HttpSettings settings) {
-  std::shared_ptr<boost::asio::ssl::context> tls;
-  if (settings.tls) {
-    try {
+  try {
+    std::shared_ptr<boost::asio::ssl::context> tls;
+    if (settings.tls) {
       JITCACHE_TRY_ASSIGN(tls, make_tls_client_context(settings.ca_file));
-    } catch (const std::exception& error) {
-      return make_error(ErrorCode::internal, std::string("cannot set up TLS: ") + error.what());
     }
+    return std::unique_ptr<RemoteBackend>(std::make_unique<HttpBackend>(std::move(settings), std::move(tls)));
+  } catch (const std::exception& error) {
+    return make_error(ErrorCode::internal, std::string("cannot set up the HTTP remote: ") + error.what());
   }
-  return std::unique_ptr<RemoteBackend>(std::make_unique<HttpBackend>(std::move(settings), std::move(tls)));
 }
 
 }  // namespace jitcache::daemon::remote::http

@@ -1,6 +1,6 @@
 // The HTTP remote: a RemoteBackend (daemon/remote/backend/remote_backend.hpp) on a cache server
 // that stores a file per key, reached by GET, HEAD, PUT and DELETE on <url prefix>/<space>/<id>
-// (docs/remote-layout-http.md "HTTP": what each call sends, which answers mean what, what a server
+// (docs/remote-layout.md "HTTP": what each call sends, which answers mean what, what a server
 // must support, and a sample nginx configuration).
 //
 // Thread safety: the backend's methods may be called from any number of threads at once; they

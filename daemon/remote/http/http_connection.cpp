@@ -38,6 +38,11 @@ constexpr std::size_t k_other_body_limit = 64 * 1024;
 
 constexpr char k_user_agent[] = "jitcache";
 
+// Rationale: Beast reads at most what the buffer can take without growing, and a flat_buffer that
+// the parser empties as it goes never grows past its first 512 bytes: a 10 MB body from nginx on
+// loopback took 20,480 reads and 70 ms; with 64 KiB reserved, 10 ms (curl: 8 ms).
+constexpr std::size_t k_read_buffer_size = 64 * 1024;
+
 bool is_timeout(const error_code& error) { return error == beast::error::timeout; }
 
 // The server closed (or reset) the connection without a byte of an answer.
@@ -88,6 +93,7 @@ void add_common_fields(bhttp::request<Body>& message, const HttpRequest& request
 HttpConnection::HttpConnection(const HttpSettings& settings, ssl::context* tls)
     : m_peer(settings.host.find(':') != std::string::npos ? "[" + settings.host + "]:" + std::to_string(settings.port)
                                                           : settings.host + ":" + std::to_string(settings.port)) {
+  m_buffer.reserve(k_read_buffer_size);
   if (tls != nullptr) {
     m_tls.emplace(m_io, *tls);
   } else {

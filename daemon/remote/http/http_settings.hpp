@@ -1,5 +1,5 @@
 // HttpSettings: where an HTTP cache server is and how to talk to it, from the `remote` URL of the
-// configuration (docs/remote-layout-http.md "HTTP"), the password file and the CA file settings.
+// configuration (docs/remote-layout.md "HTTP"), the password file and the CA file settings.
 //
 //   http://host[:port][/prefix][?lease=if-none-match]
 //   https://host[:port][/prefix][?lease=if-none-match]

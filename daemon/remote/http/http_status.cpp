@@ -16,9 +16,10 @@ common::Error error_for_status(unsigned status, const std::string& what) {
     return common::make_error(common::ErrorCode::io, answer + " (a redirect: redirects are not followed)");
   }
   if (status == 409) {
-    return common::make_error(
-        common::ErrorCode::io,
-        answer + " (a WebDAV server that does not create folders: nginx needs create_full_put_path on)");
+    return common::make_error(common::ErrorCode::io,
+                              answer +
+                                  " (a WebDAV server answers so when the folders of the path do not exist: it "
+                                  "must create them on PUT)");
   }
   return common::make_error(common::ErrorCode::io, answer + " (not an answer expected here)");
 }

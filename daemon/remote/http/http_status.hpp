@@ -1,7 +1,8 @@
 // What an HTTP status the backend did not expect means for the tier (remote_backend.hpp
 // "Errors"): 401 and 403 forbidden (the credentials, or a read-only location refusing a write),
 // 5xx io (the server's own failure), anything else io with the status in the message (a redirect,
-// which is not followed; a 409 from a WebDAV server that will not create the folders of a path).
+// which is not followed; a 409 from a WebDAV server that will not create the folders of a path;
+// nginx without create_full_put_path answers 500 instead).
 // Thread safety: a free function.
 #pragma once
 

@@ -3,7 +3,7 @@
 // its own session (SNI and the name the certificate must carry).
 //
 // Verification is never skipped: there is no setting for it. A server with a private CA is
-// trusted by naming that CA's certificate in ca_file (docs/remote-layout-http.md "TLS").
+// trusted by naming that CA's certificate in ca_file (docs/remote-layout.md "TLS").
 //
 // Thread safety: make_tls_client_context's result is read-only once made and shared by every
 // connection (OpenSSL's SSL_CTX is safe to create sessions from concurrently); prepare_tls_session
