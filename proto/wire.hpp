@@ -32,11 +32,12 @@ enum class Op : std::uint16_t {
   remove = 7,
   compile = 8,  // needs k_capability_compile
   report_failure = 9,
-  gc = 10,        // needs k_capability_gc; trusted callers only
-  verify = 11,    // needs k_capability_verify; trusted callers only
-  hit_note = 12,  // needs k_capability_hit_note: a hit served from a published file
+  gc = 10,            // needs k_capability_gc; trusted callers only
+  verify = 11,        // needs k_capability_verify; trusted callers only
+  hit_note = 12,      // needs k_capability_hit_note: a hit served from a published file
+  remote_check = 13,  // needs k_capability_remote_check; a probe is for trusted callers only
 };
-inline constexpr std::array<NamedValue<Op>, 13> k_ops{{
+inline constexpr std::array<NamedValue<Op>, 14> k_ops{{
     {Op::none, "NONE"},
     {Op::hello, "HELLO"},
     {Op::ping, "PING"},
@@ -50,6 +51,7 @@ inline constexpr std::array<NamedValue<Op>, 13> k_ops{{
     {Op::gc, "GC"},
     {Op::verify, "VERIFY"},
     {Op::hit_note, "HIT_NOTE"},
+    {Op::remote_check, "REMOTE_CHECK"},
 }};
 
 enum class Status : std::uint16_t {
@@ -101,7 +103,9 @@ inline constexpr std::uint64_t k_capability_verify = 1ull << 7;
 inline constexpr std::uint64_t k_capability_hit_note = 1ull << 8;
 // COMPILE of an nvJitLink link: the request's trailing link inputs (PROTOCOL.md §5 COMPILE).
 inline constexpr std::uint64_t k_capability_compile_link = 1ull << 9;
-inline constexpr std::array<NamedValue<std::uint64_t>, 9> k_capabilities{{
+// REMOTE_CHECK (op 13): the fleet tier's remotes and keys (remote_check_messages.hpp).
+inline constexpr std::uint64_t k_capability_remote_check = 1ull << 10;
+inline constexpr std::array<NamedValue<std::uint64_t>, 10> k_capabilities{{
     {k_capability_store, "store"},
     {k_capability_compile, "compile"},
     {k_capability_report_failure, "report_failure"},
@@ -111,6 +115,7 @@ inline constexpr std::array<NamedValue<std::uint64_t>, 9> k_capabilities{{
     {k_capability_verify, "verify"},
     {k_capability_hit_note, "hit_note"},
     {k_capability_compile_link, "compile_link"},
+    {k_capability_remote_check, "remote_check"},
 }};
 // Bit numbers once announced and never to be given another meaning.
 inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};
@@ -127,7 +132,7 @@ inline constexpr std::array<NamedValue<std::uint16_t>, 1> k_header_flags{{
 
 std::string_view op_name(Op op);         // "LOOKUP"; "unknown" outside k_ops
 std::string_view status_name(Status s);  // "not_found"; "unknown" outside k_statuses
-bool is_implemented_op(Op op);           // v1 implements HELLO..HIT_NOTE
+bool is_implemented_op(Op op);           // v1 implements HELLO..REMOTE_CHECK
 bool is_known_op(std::uint16_t value);   // numbered in the table, implemented or reserved
 
 struct FrameHeader {

@@ -43,6 +43,23 @@ ExitCode fail_parse(const CLI::App& app, const CLI::ParseError& error, const std
     }
     return fail(ExitCode::usage, "a command is required: " + command_names(commands) + " (see jitcache --help)");
   }
+  // The same for a command made of commands (`jitcache remote check`).
+  for (const Command& command : commands) {
+    const auto subcommands = command.parser->get_subcommands([](const CLI::App*) { return true; });
+    if (!command.parser->parsed() || subcommands.empty() ||
+        dynamic_cast<const CLI::RequiredError*>(&error) == nullptr ||
+        std::any_of(subcommands.begin(), subcommands.end(), [](const CLI::App* sub) { return sub->parsed(); })) {
+      continue;
+    }
+    std::string names;
+    for (const CLI::App* sub : subcommands) names += (names.empty() ? "" : ", ") + sub->get_name();
+    const std::string name = "jitcache " + command.parser->get_name();
+    const auto remaining = app.remaining();
+    if (!remaining.empty()) {
+      return fail(ExitCode::usage, "unknown command \"" + remaining.front() + "\" for " + name + " (" + names + ")");
+    }
+    return fail(ExitCode::usage, name + " needs a command: " + names + " (see " + name + " --help)");
+  }
   return fail(ExitCode::usage, std::string(error.what()) + " (see jitcache --help)");
 }
 
@@ -71,10 +88,10 @@ ExitCode parse_and_run(int argc, char** argv) {
   // Lets the global options also follow the command: `jitcache ls --json`.
   app.fallthrough();
 
-  std::vector<Command> commands{add_ping_command(app), add_stats_command(app), add_ls_command(app),
-                                add_put_command(app),  add_get_command(app),   add_rm_command(app),
-                                add_warm_command(app), add_gc_command(app),    add_verify_command(app),
-                                add_run_command(app),  add_keygen_command(app)};
+  std::vector<Command> commands{add_ping_command(app), add_stats_command(app),  add_ls_command(app),
+                                add_put_command(app),  add_get_command(app),    add_rm_command(app),
+                                add_warm_command(app), add_gc_command(app),     add_verify_command(app),
+                                add_run_command(app),  add_keygen_command(app), add_remote_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

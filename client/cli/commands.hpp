@@ -29,5 +29,6 @@ Command add_gc_command(CLI::App& app);      // command_gc.cpp
 Command add_verify_command(CLI::App& app);  // command_verify.cpp
 Command add_run_command(CLI::App& app);     // command_run.cpp
 Command add_keygen_command(CLI::App& app);  // command_keygen.cpp
+Command add_remote_command(CLI::App& app);  // command_remote.cpp: `remote check`, `remote status`
 
 }  // namespace jitcache::client::cli

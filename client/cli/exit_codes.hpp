@@ -12,6 +12,10 @@ enum class ExitCode : int {
   daemon_failed = 4,  // the daemon answered with a refusal or failure, or sent something unusable
   local_io = 5,       // a local file could not be read or written
   damage_found = 6,   // `jitcache verify`: the database or some entries were damaged (entries removed)
+  // `jitcache remote check`: a remote is not reachable, or not writable where this host signs, the
+  // signing self-test failed, or there is no remote to check; `remote status`: a circuit breaker is
+  // not closed, or the signing self-test failed.
+  remote_failed = 7,
   // `jitcache run` before the program starts, as env(1), nice(1) and timeout(1) number them; once
   // the program runs, the status is the program's own.
   run_failed = 125,         // run itself failed (no libjitcache-preload.so, the environment)

@@ -67,7 +67,8 @@ RemoteTier::RemoteTier(TierSettings settings, std::vector<std::unique_ptr<Remote
       m_signing(std::move(signing)),
       m_queue(m_settings.upload_queue_entries, m_settings.upload_queue_bytes) {
   for (auto& backend : backends) m_remotes.push_back(std::make_unique<RemoteEndpoint>(std::move(backend)));
-  if (m_signing && m_trusted.find(m_signing->public_key().id()) == nullptr) {
+  m_signer_configured = m_signing && m_trusted.find(m_signing->public_key().id()) != nullptr;
+  if (m_signing && !m_signer_configured) {
     std::vector<proto::PublicKey> keys = m_trusted.keys();
     keys.push_back(m_signing->public_key());
     m_trusted = TrustedKeys(std::move(keys));

@@ -105,6 +105,10 @@ class RemoteTier {
   const TierSettings& settings() const { return m_settings; }
   const std::optional<proto::SigningKey>& signing_key() const { return m_signing; }
   const TrustedKeys& trusted() const { return m_trusted; }
+  // Whether this host's own public key was among the trusted keys it was given. When it was not, the
+  // tier trusts it all the same (this host serves what it uploaded), but hosts configured with the
+  // same keys reject this host's uploads: `jitcache remote check` says so.
+  bool signer_configured() const { return m_signer_configured; }
 
   // A backend call through the remote's breaker, timed and counted: an error the breaker skipped
   // is ErrorCode::unavailable with a message saying so.
@@ -123,6 +127,7 @@ class RemoteTier {
   std::vector<std::unique_ptr<RemoteEndpoint>> m_remotes;
   TrustedKeys m_trusted;
   std::optional<proto::SigningKey> m_signing;
+  bool m_signer_configured = false;
   RejectionLog m_rejection_log;
   UploadQueue m_queue;
   std::mutex m_leases_mutex;

@@ -8,10 +8,12 @@
 #include <variant>
 
 #include <daemon/publish/publisher.hpp>
+#include <daemon/remote/remote_check.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/image_check.hpp>
 #include <daemon/stats/counter_table.hpp>
 #include <daemon/store/verify.hpp>
+#include <proto/remote_check_messages.hpp>
 #include <proto/status_codes.hpp>
 
 namespace jitcache::daemon::server {
@@ -108,6 +110,7 @@ Reply RequestHandler::handle(Op op, proto::Bytes payload, const policy::PeerCred
     case Op::gc: reply = gc(payload, peer); break;
     case Op::hit_note: reply = hit_note(payload); break;
     case Op::verify: reply = verify(payload, peer); break;
+    case Op::remote_check: reply = remote_check(payload, peer); break;
     default: {
       const auto number = static_cast<std::uint16_t>(op);
       reply = proto::is_known_op(number)
@@ -133,7 +136,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   reply.version = proto::k_protocol_version;
   reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key |
                        proto::k_capability_image_fd | proto::k_capability_gc | proto::k_capability_verify |
-                       proto::k_capability_hit_note;
+                       proto::k_capability_hit_note | proto::k_capability_remote_check;
   if (m_compile != nullptr) reply.capabilities |= proto::k_capability_compile;
   if (m_compile != nullptr && m_compile->service().compiles_links()) {
     reply.capabilities |= proto::k_capability_compile_link;
@@ -311,6 +314,34 @@ Reply RequestHandler::verify(proto::Bytes payload, const policy::PeerCredentials
   reply.entries_removed = report->entries_removed;
   for (const auto& removed : report->removed) reply.removed.push_back({removed.key_id, removed.namespace_id});
   reply.duration_ms = static_cast<std::uint64_t>(report->duration.count());
+  return ok_payload(reply);
+}
+
+Reply RequestHandler::remote_check(proto::Bytes payload, const policy::PeerCredentials& peer) {
+  auto request = proto::decode_remote_check_request(payload);
+  if (!request) return failure(request.error(), "REMOTE_CHECK");
+  // Rationale: a probe is for trusted callers only, as GC and VERIFY: it writes to every remote with
+  // this host's credentials and holds this worker thread for up to remote::k_probe_timeout. What the
+  // daemon knows already (no probe) names no secret (a remote's name carries no password) and costs
+  // nothing, so anyone may ask for it.
+  if (request->probe && !visibility_for(peer).trusted) {
+    return error_reply(Status::forbidden,
+                       "REMOTE_CHECK's probe (jitcache remote check) is for root and the daemon's own user only; "
+                       "jitcache remote status is for everyone");
+  }
+  proto::RemoteCheckReply reply = remote::check_remotes(m_counters.fleet, request->probe);
+  if (request->probe) {
+    for (std::size_t i = 0; i < reply.remotes.size(); ++i) {
+      const proto::RemoteCheckRemote& r = reply.remotes[i];
+      const bool well = r.reachable == proto::ProbeAnswer::yes && r.writable != proto::ProbeAnswer::no;
+      spdlog::log(well ? spdlog::level::info : spdlog::level::warn,
+                  "REMOTE_CHECK remote {} {}: reachable={} writable={} leases={} ping {} us{}{} peer {}", i, r.name,
+                  proto::probe_answer_name(r.reachable), proto::probe_answer_name(r.writable),
+                  proto::lease_support_name(r.leases), r.latency_us, r.message.empty() ? "" : ": ", r.message,
+                  peer.describe());
+    }
+  }
+  if (!reply.signing_message.empty()) spdlog::warn("REMOTE_CHECK signing self-test: {}", reply.signing_message);
   return ok_payload(reply);
 }
 

@@ -94,6 +94,7 @@ class RequestHandler {
   Reply remove(proto::Bytes payload, const policy::PeerCredentials& peer);
   Reply report_failure(proto::Bytes payload, const policy::PeerCredentials& peer);
   Reply hit_note(proto::Bytes payload);
+  Reply remote_check(proto::Bytes payload, const policy::PeerCredentials& peer);
 
   store::StoreSet m_stores;
   stats::Counters& m_counters;

@@ -17,6 +17,7 @@
 #include <proto/jit_options.hpp>
 #include <proto/messages.hpp>
 #include <proto/published_image.hpp>
+#include <proto/remote_check_messages.hpp>
 #include <proto/signing.hpp>
 
 #include <algorithm>
@@ -70,6 +71,28 @@ VerifyReply verify_reply_with_removals() {
   m.entries_removed = 2;
   m.removed = {VerifiedRemoval{sha256(as_bytes("a")), 0}, VerifiedRemoval{sha256(as_bytes("b")), 1000}};
   m.duration_ms = 340;
+  return m;
+}
+
+// A builder's view of two remotes, one well and one not: every field has content to mutate.
+RemoteCheckReply remote_check_reply() {
+  RemoteCheckReply m;
+  m.signer = "0123456789abcdef";
+  m.trusted = {"0123456789abcdef", "fedcba9876543210"};
+  RemoteCheckRemote well;
+  well.name = "redis://builder@10.0.0.5:6379/0";
+  well.reachable = ProbeAnswer::yes;
+  well.writable = ProbeAnswer::yes;
+  well.leases = LeaseSupport::supported;
+  well.latency_us = 312;
+  RemoteCheckRemote sick;
+  sick.name = "https://cache.internal/jc";
+  sick.breaker = BreakerState::open;
+  sick.reachable = ProbeAnswer::no;
+  sick.leases = LeaseSupport::unsupported;
+  sick.latency_us = 2'000'123;
+  sick.message = "ping: connect to cache.internal:443: Connection refused";
+  m.remotes = {well, sick};
   return m;
 }
 
@@ -218,6 +241,8 @@ std::vector<SeedMessage> seed_messages() {
       {"compile_request", Op::compile, encode(compile)},
       {"compile_request_warm_at_limits", Op::compile, encode(compile_warm_at_limits)},
       {"hit_note_request", Op::hit_note, encode(HitNoteRequest{by_fast_key.fast_key})},
+      {"remote_check_request", Op::remote_check, encode(RemoteCheckRequest{false})},
+      {"remote_check_request_probe", Op::remote_check, encode(RemoteCheckRequest{true})},
       // Not a frame's payload but a file clients read (PROTOCOL.md §8); the reply decoders see it.
       {"published_image", Op::hit_note, encode_published_image(by_fast_key.fast_key, sample_entry(0), Bytes(image))},
       // Replies with status ok pass the request header check, so their payloads reach the reply
@@ -236,6 +261,8 @@ std::vector<SeedMessage> seed_messages() {
       {"compile_reply_compiled", Op::compile, encode(compiled)},
       {"compile_reply_stored", Op::compile, encode(compile_stored)},
       {"compile_error_reply", Op::compile, encode(compile_error)},
+      {"remote_check_reply", Op::remote_check, encode(remote_check_reply())},
+      {"remote_check_reply_empty", Op::remote_check, encode(RemoteCheckReply{})},
       {"error_reply", Op::lookup, encode_error_message("ambiguous key id prefix")},
       {"error_reply_at_limits", Op::lookup, encode_error_message(std::string(k_max_message_length, 'm'))},
   };

@@ -12,6 +12,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/messages.hpp>
 #include <proto/published_image.hpp>
+#include <proto/remote_check_messages.hpp>
 #include <proto/wire.hpp>
 
 #include <algorithm>
@@ -104,6 +105,16 @@ inline bool same(const HitNoteRequest& a, const HitNoteRequest& b) { return a.fa
 inline bool same(const PublishedImage& a, const PublishedImage& b) {
   return a.fast_key == b.fast_key && same(a.reply, b.reply);
 }
+inline bool same(const RemoteCheckRequest& a, const RemoteCheckRequest& b) { return a.probe == b.probe; }
+inline bool same(const RemoteCheckReply& a, const RemoteCheckReply& b) {
+  return a.signer == b.signer && a.signing_message == b.signing_message && a.trusted == b.trusted &&
+         std::equal(a.remotes.begin(), a.remotes.end(), b.remotes.begin(), b.remotes.end(),
+                    [](const RemoteCheckRemote& x, const RemoteCheckRemote& y) {
+                      return x.name == y.name && x.breaker == y.breaker && x.reachable == y.reachable &&
+                             x.writable == y.writable && x.leases == y.leases && x.latency_us == y.latency_us &&
+                             x.message == y.message;
+                    });
+}
 inline bool same(const std::string& a, const std::string& b) { return a == b; }
 
 inline void check_decode_error(const common::Error& error) {
@@ -156,6 +167,7 @@ inline void check_request_decoder(Op op, Bytes payload) {
       // The reply is empty (decode_empty, below); clients never read it.
       check_round_trip(payload, decode_hit_note_request, k_encode);
       return;
+    case Op::remote_check: check_round_trip(payload, decode_remote_check_request, k_encode); return;
     default:
       // Unknown and reserved ops are answered bad_request without looking at the payload.
       if (is_implemented_op(op)) fail("an implemented op has no request decoder here");
@@ -186,6 +198,7 @@ inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_report_failure_reply, k_encode);
   check_round_trip(payload, decode_compile_reply, k_encode);
   check_round_trip(payload, decode_compile_error_reply, k_encode);
+  check_round_trip(payload, decode_remote_check_reply, k_encode);
   check_round_trip(payload, decode_error_message, [](const std::string& m) { return encode_error_message(m); });
   if (auto r = decode_empty(payload, "PING reply"); !r) check_decode_error(r.error());
   // A published image file (PROTOCOL.md §8) is read by clients from a directory an attacker must

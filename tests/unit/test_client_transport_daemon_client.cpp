@@ -127,7 +127,8 @@ TEST_CASE("daemon client: a REMOVE on a connection the daemon had already closed
 
 TEST_CASE("daemon client: which requests are sent again after a lost reply") {
   using proto::Op;
-  for (Op op : {Op::hello, Op::ping, Op::lookup, Op::put, Op::stats, Op::list, Op::compile, Op::report_failure}) {
+  for (Op op : {Op::hello, Op::ping, Op::lookup, Op::put, Op::stats, Op::list, Op::compile, Op::report_failure,
+                Op::remote_check}) {
     INFO(proto::op_name(op));
     CHECK(transport::repeatable_after_loss(op));
   }

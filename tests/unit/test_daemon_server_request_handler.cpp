@@ -15,11 +15,14 @@
 #include <string>
 
 #include <proto/messages.hpp>
+#include <proto/remote_check_messages.hpp>
 
+#include <daemon/remote/remote_tier.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <tests/support/fault_injecting_store.hpp>
+#include <tests/support/memory_backend.hpp>
 #include <tests/support/sample_cubin.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/store_dir.hpp>
@@ -644,4 +647,63 @@ TEST_CASE("request handler: a LOOKUP hit is encoded only for the delivery its he
   REQUIRE(small_reply.status == Status::ok);
   CHECK_FALSE(small_reply.image_by_descriptor);
   REQUIRE(proto::decode_lookup_reply(proto::Bytes(with_image(small_reply))).ok());
+}
+
+TEST_CASE(
+    "request handler: REMOTE_CHECK is announced by bit 10, answers an empty reply without remotes, and only trusted "
+    "callers may probe") {
+  CHECK(daemon::server::lane_for(Op::remote_check) == daemon::server::Lane::worker);
+  Fixture f;
+  Reply hello = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.untrusted);
+  REQUIRE(hello.status == Status::ok);
+  auto decoded = proto::decode_hello_reply(proto::Bytes(hello.payload));
+  REQUIRE(decoded.ok());
+  CHECK((decoded->capabilities & proto::k_capability_remote_check) == (1ull << 10));
+
+  Reply status = f.call(Op::remote_check, proto::encode(proto::RemoteCheckRequest{false}), f.untrusted);
+  REQUIRE(status.status == Status::ok);
+  auto empty = proto::decode_remote_check_reply(proto::Bytes(status.payload));
+  REQUIRE(empty.ok());
+  CHECK(empty->remotes.empty());
+  CHECK(empty->signer.empty());
+
+  Reply refused = f.call(Op::remote_check, proto::encode(proto::RemoteCheckRequest{true}), f.untrusted);
+  CHECK(refused.status == Status::forbidden);
+  CHECK_THAT(message_of(refused), Catch::Contains("jitcache remote status"));
+  CHECK(f.call(Op::remote_check, proto::encode(proto::RemoteCheckRequest{true}), f.trusted).status == Status::ok);
+  CHECK(f.call(Op::remote_check, proto::Payload{2}, f.trusted).status == Status::bad_request);
+  CHECK(f.call(Op::remote_check, proto::Payload{}, f.trusted).status == Status::bad_request);
+}
+
+TEST_CASE(
+    "request handler: REMOTE_CHECK reports the fleet tier the counters name, and probes it for a trusted caller") {
+  Fixture f;
+  auto backend = std::make_unique<testing::MemoryBackend>();
+  testing::MemoryBackend& memory = *backend;
+  std::vector<std::unique_ptr<daemon::remote::RemoteBackend>> backends;
+  backends.push_back(std::move(backend));
+  // A host without a signing key: reads only, so the tier starts no upload thread.
+  daemon::remote::RemoteTier tier({}, std::move(backends),
+                                  daemon::remote::TrustedKeys({proto::SigningKey::generate().public_key()}), {});
+  f.counters.fleet = &tier;
+
+  Reply status = f.call(Op::remote_check, proto::encode(proto::RemoteCheckRequest{false}), f.untrusted);
+  REQUIRE(status.status == Status::ok);
+  auto known = proto::decode_remote_check_reply(proto::Bytes(status.payload));
+  REQUIRE(known.ok());
+  REQUIRE(known->remotes.size() == 1);
+  CHECK(known->remotes[0].name == "memory://test");
+  CHECK(known->remotes[0].reachable == proto::ProbeAnswer::not_probed);
+  CHECK(known->trusted.size() == 1);
+  CHECK(memory.calls() == 0);
+
+  Reply probed = f.call(Op::remote_check, proto::encode(proto::RemoteCheckRequest{true}), f.trusted);
+  REQUIRE(probed.status == Status::ok);
+  auto found = proto::decode_remote_check_reply(proto::Bytes(probed.payload));
+  REQUIRE(found.ok());
+  REQUIRE(found->remotes.size() == 1);
+  CHECK(found->remotes[0].reachable == proto::ProbeAnswer::yes);
+  CHECK(found->remotes[0].writable == proto::ProbeAnswer::not_probed);
+  CHECK(memory.calls() == 1);
+  f.counters.fleet = nullptr;
 }

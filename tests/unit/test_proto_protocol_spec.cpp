@@ -1,6 +1,7 @@
 // proto/PROTOCOL.md against the code: every numbered value of the protocol (ops, statuses, header
 // flags, capability bits, LOOKUP selectors, load stages, report outcomes, compile priorities and
-// origins, link input kinds, image codecs) is in the document's table for it, with the same number and name, and the
+// origins, link input kinds, image codecs, REMOTE_CHECK's breaker states, probe answers and lease
+// support) is in the document's table for it, with the same number and name, and the
 // document has no number the code lacks; every enumerator of those enums is in its code table; and
 // every "PROTOCOL.md §N" a file of the repository cites names a section that exists.
 #include <catch2/catch.hpp>
@@ -18,6 +19,7 @@
 
 #include <proto/compile_messages.hpp>
 #include <proto/messages.hpp>
+#include <proto/remote_check_messages.hpp>
 #include <proto/wire.hpp>
 
 #include <daemon/store/image_codec.hpp>
@@ -87,6 +89,9 @@ std::vector<Vocabulary> vocabularies() {
       {"Compile origins", numbered(k_compile_origins), {}},
       {"Link input kinds", numbered(k_link_input_kinds), {}},
       {"Image codecs", numbered(k_codecs), {}},
+      {"Breaker states", numbered(k_breaker_states), {}},
+      {"Probe answers", numbered(k_probe_answers), {}},
+      {"Lease support", numbered(k_lease_supports), {}},
   };
 }
 
@@ -187,11 +192,16 @@ TEST_CASE(
   check_covers(enumerators(compile, "CompileOrigin"), numbered(k_compile_origins));
   check_covers(enumerators(source_file("proto/link_content.hpp"), "LinkInputKind"), numbered(k_link_input_kinds));
   check_covers(enumerators(codec, "Codec"), numbered(k_codecs));
+  const std::string remote_check = source_file("proto/remote_check_messages.hpp");
+  check_covers(enumerators(remote_check, "BreakerState"), numbered(k_breaker_states));
+  check_covers(enumerators(remote_check, "ProbeAnswer"), numbered(k_probe_answers));
+  check_covers(enumerators(remote_check, "LeaseSupport"), numbered(k_lease_supports));
 }
 
 TEST_CASE("protocol spec: the name tables give the names the code prints") {
   CHECK(op_name(Op::report_failure) == "REPORT_FAILURE");
-  CHECK(op_name(static_cast<Op>(13)) == "unknown");
+  CHECK(op_name(Op::remote_check) == "REMOTE_CHECK");
+  CHECK(op_name(static_cast<Op>(14)) == "unknown");
   CHECK(status_name(Status::no_space) == "no_space");
   CHECK(status_name(static_cast<Status>(k_status_count)) == "unknown");
   CHECK(failure_stage_name(FailureStage::ptx_version) == "ptx_version");

@@ -47,7 +47,8 @@ bool repeatable_after_loss(Op op) {
     case Op::stats:
     case Op::list:
     case Op::compile:
-    case Op::report_failure: return true;
+    case Op::report_failure:
+    case Op::remote_check: return true;
     default: return false;
   }
 }
@@ -266,6 +267,12 @@ Result<proto::VerifyReply> DaemonClient::verify(std::chrono::milliseconds timeou
   JITCACHE_TRY(reply);
   if (reply->header.status != Status::ok) return status_error(*reply);
   return proto::decode_verify_reply(Bytes(reply->payload));
+}
+
+Result<proto::RemoteCheckReply> DaemonClient::remote_check(bool probe) {
+  auto reply = ok_reply(Op::remote_check, proto::encode(proto::RemoteCheckRequest{probe}));
+  JITCACHE_TRY(reply);
+  return proto::decode_remote_check_reply(Bytes(reply->payload));
 }
 
 Result<std::optional<proto::ReportFailureReply>> DaemonClient::report_failure(

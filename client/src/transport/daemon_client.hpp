@@ -22,6 +22,7 @@
 #include <client/src/transport/unix_connection.hpp>
 #include <proto/compile_messages.hpp>
 #include <proto/messages.hpp>
+#include <proto/remote_check_messages.hpp>
 
 namespace jitcache::client::transport {
 
@@ -53,7 +54,8 @@ struct CompileAnswer {
 std::string_view compile_answer_name(CompileAnswer::Kind kind);  // "compiled", "cannot_compile", ...
 
 // Whether a request whose reply was lost may be sent again: its effect is the same when it runs
-// twice. Read-only ops (HELLO, PING, LOOKUP, STATS, LIST); COMPILE (single-flight: a second request
+// twice. Read-only ops (HELLO, PING, LOOKUP, STATS, LIST, REMOTE_CHECK: its probe removes what it
+// wrote, under ids of its own); COMPILE (single-flight: a second request
 // joins the compile or finds its result stored); PUT (the same bytes under the same key: a second
 // store replaces the entry with itself, its reply then says `replaced`); REPORT_FAILURE (a second
 // report by one uid changes nothing but the entry's load_failures count, and a lost report would
@@ -90,6 +92,11 @@ class DaemonClient {
   // Tells the daemon that an image it served failed to load, so it quarantines the entry for every
   // client. Send it only to a daemon whose HELLO set proto::k_capability_report_failure.
   Result<std::optional<proto::ReportFailureReply>> report_failure(const proto::ReportFailureRequest& request);
+
+  // REMOTE_CHECK (op 13): the daemon's remotes and signing keys; with `probe`, each remote probed
+  // now (a few seconds at most). Send it only to a daemon whose HELLO set
+  // proto::k_capability_remote_check; a probe by an untrusted caller is answered `forbidden`.
+  Result<proto::RemoteCheckReply> remote_check(bool probe);
 
   // HIT_NOTE (op 12): tells the daemon that the published copy of the entry with this fast key
   // was loaded; ok once the daemon has counted it.
