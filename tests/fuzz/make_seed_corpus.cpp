@@ -333,6 +333,10 @@ std::vector<std::string> typical_values(jitcache::daemon::config::ValueKind kind
     case ValueKind::user_list: return {"alice, 1002", ""};
     case ValueKind::group_list: return {"video,44", "builders"};
     case ValueKind::address: return {"127.0.0.1:9464", "[::1]:0", ""};
+    case ValueKind::url_list:
+      return {"redis://builder@10.0.0.5:6379/0", "redis+cluster://a:7000,b:7000,https://c/jc", ""};
+    case ValueKind::path_list: return {"/etc/jitcache/a.pub,/etc/jitcache/b.pub", ""};
+    case ValueKind::fraction: return {"0", "0.01", "1"};
   }
   return {};
 }
