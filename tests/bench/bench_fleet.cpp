@@ -55,23 +55,13 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-proto::CompileRequest request_for(const std::string& ptx) {
-  proto::CompileRequest request;
-  request.arch = "sm_90";
-  request.driver_api = 13000;
-  request.driver_build = "580.159.04";
-  request.options = *proto::canonicalize_option_text("");
-  request.ptx = proto::as_bytes(ptx);
-  return request;
-}
-
 void must(bool ok, const std::string& what) {
   if (!ok) throw std::runtime_error(what);
 }
 
 void remote_hit(const Options& o, testing::RedisServer& redis, const FleetKeys& keys) {
   const std::string ptx = testing::read_file(o.ptx);
-  const auto request = request_for(ptx);
+  const auto request = testing::fleet_compile_request(ptx);
   const proto::KeyFields key = proto::key_of(request, proto::content_digest(request.ptx));
   FleetHost builder = start_fleet_host(redis.url() + "/0", keys, true, {}, "warn");
   auto client = builder.daemon->client();
@@ -107,7 +97,7 @@ void remote_hit(const Options& o, testing::RedisServer& redis, const FleetKeys& 
 
 void cold_start(const Options& o, testing::RedisServer& redis, const FleetKeys& keys) {
   const std::string ptx = testing::read_file(o.cold_ptx);
-  const auto request = request_for(ptx);
+  const auto request = testing::fleet_compile_request(ptx);
   double one_compile_ms = 0;
   {
     testing::RedisServer own;

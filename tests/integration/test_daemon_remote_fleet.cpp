@@ -27,18 +27,6 @@ namespace {
 
 std::string corpus(const std::string& name) { return read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/" + name); }
 
-proto::CompileRequest request_for(const std::string& ptx) {
-  auto options = proto::canonicalize_option_text("");
-  REQUIRE(options);
-  proto::CompileRequest request;
-  request.arch = "sm_90";
-  request.driver_api = 13000;
-  request.driver_build = "580.159.04";
-  request.options = *options;
-  request.ptx = proto::as_bytes(ptx);
-  return request;
-}
-
 CompileAnswer compile_on(FleetHost& host, const proto::CompileRequest& request) {
   auto client = host.daemon->client();
   auto answer = client.compile(request, 180s);
@@ -65,7 +53,7 @@ TEST_CASE("fleet: host B hits what host A compiled, and compiles nothing") {
   FleetHost b = start_fleet_host(redis.url() + "/0", keys, /*builder=*/false);
 
   const std::string ptx = corpus("small_kernel.ptx");
-  const auto request = request_for(ptx);
+  const auto request = fleet_compile_request(ptx);
   const CompileAnswer compiled = compile_on(a, request);
   REQUIRE(compiled.kind == CompileAnswer::Kind::compiled);
   REQUIRE(eventually([&] { return host_stat(a, "remote0.uploads") == 1; }));
@@ -93,7 +81,7 @@ TEST_CASE("fleet: 8 daemons with 4 clients each cold-starting one PTX compile it
   for (int i = 0; i < 8; ++i) hosts.push_back(start_fleet_host(redis.url() + "/0", keys, /*builder=*/true));
 
   const std::string ptx = corpus("mid_kernels.ptx");
-  const auto request = request_for(ptx);
+  const auto request = fleet_compile_request(ptx);
   std::latch start(32);
   std::atomic<int> images{0};
   std::vector<std::thread> clients;
@@ -126,7 +114,7 @@ TEST_CASE("fleet: when the lease holder dies mid-compile another host compiles o
   FleetHost b = start_fleet_host(redis.url() + "/0", keys, true, {"--remote-lease-ttl", "2s"});
 
   const std::string ptx = corpus("cub_kernels.ptx");
-  const auto request = request_for(ptx);
+  const auto request = fleet_compile_request(ptx);
   std::thread doomed([&] {
     auto client = a.daemon->client();
     (void)client.compile(request, 180s);  // fails when the daemon dies

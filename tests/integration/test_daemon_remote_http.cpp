@@ -30,6 +30,14 @@ bool uploaded(FleetHost& host, std::uint64_t count) {
   return host_stat(host, "remote0.uploads") >= count;
 }
 
+// A remote_password_file holding `line`, readable by its owner only.
+std::string password_file(const TempDir& dir, const std::string& line) {
+  const std::string path = dir.file("password");
+  std::ofstream(path) << line << "\n";
+  ::chmod(path.c_str(), 0600);
+  return path;
+}
+
 void check_served(FleetHost& a, FleetHost& b) {
   const auto image = sample_image(3, 8192);
   {
@@ -62,13 +70,8 @@ TEST_CASE("fleet over HTTP: https with the server's CA and basic authentication 
   NginxServer nginx(options);
   FleetKeys keys;
   TempDir secrets("jitcache-secrets");
-  const std::string password_file = secrets.file("password");
-  {
-    std::ofstream out(password_file);
-    out << "builder:s3cret\n";
-  }
-  ::chmod(password_file.c_str(), 0600);
-  const std::vector<std::string> extra{"--remote-password-file", password_file, "--remote-ca-file", nginx.ca_file()};
+  const std::vector<std::string> extra{"--remote-password-file", password_file(secrets, "builder:s3cret"),
+                                       "--remote-ca-file", nginx.ca_file()};
   FleetHost a = start_fleet_host(nginx.url(), keys, true, extra);
   FleetHost b = start_fleet_host(nginx.url(), keys, false, extra);
   check_served(a, b);
@@ -81,13 +84,8 @@ TEST_CASE("fleet over HTTP: a wrong password is counted as forbidden and loads g
   NginxServer nginx(options);
   FleetKeys keys;
   TempDir secrets("jitcache-secrets");
-  const std::string password_file = secrets.file("password");
-  {
-    std::ofstream out(password_file);
-    out << "builder:wrong\n";
-  }
-  ::chmod(password_file.c_str(), 0600);
-  FleetHost b = start_fleet_host(nginx.url(), keys, false, {"--remote-password-file", password_file});
+  FleetHost b =
+      start_fleet_host(nginx.url(), keys, false, {"--remote-password-file", password_file(secrets, "builder:wrong")});
   auto client = b.daemon->client();
   auto found = client.lookup(sample_key(5));
   REQUIRE(found.ok());
@@ -100,12 +98,7 @@ TEST_CASE("fleet over HTTP: nginx has no conditional PUT, so no lease is taken a
   FleetKeys keys;
   FleetHost a = start_fleet_host(nginx.url(), keys, true);
   const std::string ptx = read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx");
-  proto::CompileRequest request;
-  request.arch = "sm_90";
-  request.driver_api = 13000;
-  request.driver_build = "580.159.04";
-  request.options = *proto::canonicalize_option_text("");
-  request.ptx = proto::as_bytes(ptx);
+  const proto::CompileRequest request = fleet_compile_request(ptx);
   auto client = a.daemon->client();
   auto answer = client.compile(request, 120s);
   REQUIRE(answer.ok());

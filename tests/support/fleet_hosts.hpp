@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <proto/compile_messages.hpp>
+#include <proto/jit_options.hpp>
 #include <proto/signing.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/temp_dir.hpp>
@@ -52,6 +54,17 @@ inline FleetHost start_fleet_host(const std::string& remote, const FleetKeys& ke
   host.daemon = std::make_unique<DaemonProcess>(*host.state, options);
   host.daemon->start();
   return host;
+}
+
+// A COMPILE of `ptx` (kept alive by the caller) for sm_90 on driver 13.0 / 580.159.04, default options.
+inline proto::CompileRequest fleet_compile_request(const std::string& ptx) {
+  proto::CompileRequest request;
+  request.arch = "sm_90";
+  request.driver_api = 13000;
+  request.driver_build = "580.159.04";
+  request.options = *proto::canonicalize_option_text("");
+  request.ptx = proto::as_bytes(ptx);
+  return request;
 }
 
 inline std::uint64_t host_stat(FleetHost& host, const std::string& name) {
