@@ -1,5 +1,7 @@
 #include <tests/support/nginx_server.hpp>
 
+#include <tests/support/loopback_port.hpp>
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -71,22 +73,6 @@ std::string nginx_executable() {
   return "";
 }
 
-std::uint16_t pick_free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("pick_free_loopback_port: socket failed");
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    ::close(fd);
-    throw std::runtime_error("pick_free_loopback_port: bind failed");
-  }
-  ::close(fd);
-  return ntohs(address.sin_port);
-}
-
 NginxServer::NginxServer(NginxOptions options) : m_options(std::move(options)), m_dir("jitcache-nginx") {
   if (nginx_executable().empty()) {
     throw std::runtime_error("nginx harness: no nginx installed (scripts/install-deps installs Debian's nginx)");
@@ -103,7 +89,7 @@ NginxServer::NginxServer(NginxOptions options) : m_options(std::move(options)), 
     write_file(m_dir.file("htpasswd"), m_options.user + ":{PLAIN}" + m_options.password + "\n");
   }
   for (int attempt = 0; attempt < k_start_attempts; ++attempt) {
-    m_port = pick_free_loopback_port();
+    m_port = free_loopback_port();
     if (start_once()) return;
   }
   throw std::runtime_error("nginx harness: every port tried was taken before nginx bound it:\n" + error_log());

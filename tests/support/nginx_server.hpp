@@ -82,8 +82,4 @@ class NginxServer {
 // none is installed.
 std::string nginx_executable();
 
-// A loopback TCP port nothing listens on at the moment of the call (bound to port 0, read, closed):
-// another process may take it before the caller does, so a caller retries on a clash.
-std::uint16_t pick_free_loopback_port();
-
 }  // namespace jitcache::testing
