@@ -2,17 +2,14 @@
 
 #include <zstd.h>
 
+#include <daemon/remote/record/image_object.hpp>
 #include <proto/content_digest.hpp>
 
 namespace jitcache::daemon::remote {
 
-std::string encode_source_object(proto::Bytes source) {
-  std::string object(ZSTD_compressBound(source.size()), '\0');
-  const std::size_t size = ZSTD_compress(object.data(), object.size(), source.data(), source.size(), 3);
-  if (ZSTD_isError(size) != 0) return {};
-  object.resize(size);
-  return object;
-}
+// The same frame as an image object (one zstd frame that records its size): only the check on
+// read differs, the content digest instead of a record's SHA-256.
+std::string encode_source_object(proto::Bytes source) { return encode_image_object(source); }
 
 std::optional<std::vector<std::uint8_t>> decode_source_object(std::string_view object, const proto::Digest256& content,
                                                               std::uint64_t max_bytes) {
