@@ -28,14 +28,20 @@ std::optional<std::size_t> find_misplaced_non_ascii(std::string_view text) {
   std::size_t i = text.starts_with(k_byte_order_mark) ? k_byte_order_mark.size() : 0;
   // After '=' and blanks: the next token is the key's value, and a string there may hold anything.
   bool expect_value = false;
+  // Inside bare text (a number, a date, a word) until what ends a value: a blank, a line's end, a
+  // comma or a closing bracket or brace. toml++ reads a bare
+  // value up to its terminator whatever it holds, so an '=' or a quote there starts nothing: in
+  // `a = -2='\xD0\x81'` the quoted text is part of the bare value (fuzz_config's second finding).
+  bool in_bare_text = false;
   while (i < text.size()) {
     const char c = text[i];
     if (c == '#') {
       while (i < text.size() && text[i] != '\n') ++i;
       expect_value = false;
+      in_bare_text = false;
       continue;
     }
-    if (c == '"' || c == '\'') {
+    if ((c == '"' || c == '\'') && !in_bare_text) {
       const std::string_view triple = c == '"' ? "\"\"\"" : "'''";
       const bool value = expect_value;
       expect_value = false;
@@ -61,11 +67,17 @@ std::optional<std::size_t> find_misplaced_non_ascii(std::string_view text) {
       continue;
     }
     if (is_non_ascii(c)) return i;
-    if (c == '=') {
+    const bool blank = c == ' ' || c == '\t';
+    if (blank || c == '\n' || c == '\r' || c == ',' || c == ']' || c == '}') {
+      in_bare_text = false;
+    } else if (c == '=' && !in_bare_text) {
       expect_value = true;
-    } else if (c != ' ' && c != '\t') {
-      expect_value = false;
+      ++i;
+      continue;
+    } else if (expect_value) {
+      in_bare_text = c != '[' && c != '{';
     }
+    if (!blank) expect_value = false;
     ++i;
   }
   return std::nullopt;

@@ -25,3 +25,15 @@ TEST_CASE("toml non-ASCII: bare text, keys, multi-line strings and text after a 
   CHECK(find_misplaced_non_ascii("a = 2\xCC\xAA") == 5u);
   CHECK(find_misplaced_non_ascii("a = [\"\xC3\xA9\"]") == 6u);
 }
+
+TEST_CASE("toml non-ASCII: an equals sign or a quote inside bare value text starts no value") {
+  // fuzz_config's second finding: toml++ reads `-212='...` as one bare value up to its terminator
+  // and asks whether U+0401 is whitespace (undefined behaviour in 3.3.0).
+  CHECK(find_misplaced_non_ascii("eue12=-212='-2O\\\xD0\x81'") == 16u);
+  CHECK(find_misplaced_non_ascii("a = 1'\xC3\xA9'") == 6u);
+  CHECK(find_misplaced_non_ascii("a = x=\"\xC3\xA9\"") == 7u);
+  // What ends bare text ends it: a value after it is a value again.
+  CHECK_FALSE(find_misplaced_non_ascii("a = 1\nb = '\xC3\xA9'").has_value());
+  CHECK_FALSE(find_misplaced_non_ascii("t = {a = 1, b = '\xC3\xA9'}").has_value());
+  CHECK_FALSE(find_misplaced_non_ascii("a=1 # =\xC3\xA9\nb='\xC3\xA9'").has_value());
+}
