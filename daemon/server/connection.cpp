@@ -65,6 +65,7 @@ constexpr std::uint64_t k_max_answers_while_draining = 64;
 }  // namespace
 
 bool Connection::request_waiting() {
+  if (buffered() > 0) return true;
   boost::system::error_code ec;
   const std::size_t bytes = m_socket.available(ec);
   return !ec && bytes > 0;
@@ -111,24 +112,45 @@ awaitable<void> Connection::watchdog() {
   }
 }
 
+std::size_t Connection::take_buffered(std::uint8_t* out, std::size_t size) {
+  const std::size_t taken = std::min(size, buffered());
+  if (out != nullptr) std::copy_n(m_input.data() + m_input_begin, taken, out);
+  m_input_begin += taken;
+  if (m_input_begin == m_input_end) m_input_begin = m_input_end = 0;
+  return taken;
+}
+
+awaitable<bool> Connection::read_more() {
+  if (m_input_end == m_input.size()) {
+    std::copy(m_input.data() + m_input_begin, m_input.data() + m_input_end, m_input.data());
+    m_input_end -= m_input_begin;
+    m_input_begin = 0;
+  }
+  boost::system::error_code ec;
+  const std::size_t got =
+      co_await m_socket.async_read_some(asio::buffer(m_input.data() + m_input_end, m_input.size() - m_input_end),
+                                        asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return false;
+  m_input_end += got;
+  co_return true;
+}
+
 awaitable<bool> Connection::read_request(proto::FrameHeader& header) {
   for (;;) {
     proto::HeaderBytes raw{};
-    boost::system::error_code ec;
 
     // Draining, only a connection that has not been served yet reads, and only within the grace.
     enter(Phase::idle, m_context.draining.load()
                            ? std::chrono::duration_cast<Clock::duration>(k_first_request_grace)
                            : std::chrono::duration_cast<Clock::duration>(m_context.config.idle_timeout));
-    std::size_t got = co_await m_socket.async_read_some(asio::buffer(raw), asio::redirect_error(use_awaitable, ec));
-    if (ec) co_return false;  // the peer left, or the idle deadline closed the socket
+    // The peer left, or the idle deadline closed the socket.
+    if (buffered() == 0 && !co_await read_more()) co_return false;
 
     enter(Phase::reading, m_context.config.read_deadline);
-    if (got < raw.size()) {
-      co_await asio::async_read(m_socket, asio::buffer(raw.data() + got, raw.size() - got),
-                                asio::redirect_error(use_awaitable, ec));
-      if (ec) co_return false;
+    while (buffered() < raw.size()) {
+      if (!co_await read_more()) co_return false;
     }
+    take_buffered(raw.data(), raw.size());
 
     if (auto refused = proto::check_request_header(raw, m_context.config.max_frame_bytes, header)) {
       // The stream can no longer be trusted to be framed: answer, then close (PROTOCOL.md §1).
@@ -191,9 +213,12 @@ awaitable<bool> Connection::read_payload(std::uint64_t length) {
     const std::size_t next = static_cast<std::size_t>(
         std::min<std::uint64_t>(length, std::max<std::uint64_t>(k_retained_buffer_bytes, 2 * std::uint64_t{have})));
     m_payload.resize(next);
-    co_await asio::async_read(m_socket, asio::buffer(m_payload.data() + have, next - have),
-                              asio::redirect_error(use_awaitable, ec));
-    if (ec) co_return false;
+    have += take_buffered(m_payload.data() + have, next - have);
+    if (have < next) {
+      co_await asio::async_read(m_socket, asio::buffer(m_payload.data() + have, next - have),
+                                asio::redirect_error(use_awaitable, ec));
+      if (ec) co_return false;
+    }
     have = next;
   }
   co_return true;
@@ -204,7 +229,9 @@ awaitable<bool> Connection::discard_payload(std::uint64_t length, Clock::time_po
   enter(Phase::reading, read_by > now ? read_by - now : Clock::duration::zero());
   m_payload.resize(static_cast<std::size_t>(std::min<std::uint64_t>(length, k_retained_buffer_bytes)));
   boost::system::error_code ec;
-  for (std::uint64_t left = length; left > 0;) {
+  const std::uint64_t from_buffer =
+      take_buffered(nullptr, static_cast<std::size_t>(std::min<std::uint64_t>(length, buffered())));
+  for (std::uint64_t left = length - from_buffer; left > 0;) {
     const std::size_t step = static_cast<std::size_t>(std::min<std::uint64_t>(left, m_payload.size()));
     co_await asio::async_read(m_socket, asio::buffer(m_payload.data(), step), asio::redirect_error(use_awaitable, ec));
     if (ec) co_return false;

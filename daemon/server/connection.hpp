@@ -10,6 +10,7 @@
 // Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
 #include <utility>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -74,6 +75,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Whether run() reads another request: always until the drain, then only what was already sent.
   bool keep_serving();
   bool request_waiting();  // bytes of a request have arrived and are not read yet
+  // Bytes read from the socket and not yet taken by a request.
+  std::size_t buffered() const { return m_input_end - m_input_begin; }
+  // Moves up to `size` buffered bytes to `out` (nullptr: drops them); returns how many.
+  std::size_t take_buffered(std::uint8_t* out, std::size_t size);
+  // Reads what has arrived, at least one byte, behind the buffered bytes; false when the peer left.
+  boost::asio::awaitable<bool> read_more();
   Reply draining_reply();  // `unavailable`: past k_max_answers_while_draining
 
   Socket m_socket;
@@ -87,6 +94,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Clock::time_point m_deadline = Clock::time_point::max();
   std::vector<std::uint8_t> m_payload;
   policy::RequestBytesBudget::Hold m_payload_budget;  // what the current request reserved
+  // Rationale: one read takes whatever has arrived, so a small request's header and payload (and
+  // the next request's, when the client pipelines) cost one system call, not one each: a 4 KB
+  // LOOKUP hit spent a tenth of its daemon CPU in its two reads (docs/benchmarks.md "The hit path
+  // at the limit"). Larger payloads are read straight into m_payload.
+  static constexpr std::size_t k_input_buffer_bytes = 4096;
+  std::array<std::uint8_t, k_input_buffer_bytes> m_input{};
+  std::size_t m_input_begin = 0;
+  std::size_t m_input_end = 0;
 };
 
 }  // namespace jitcache::daemon::server

@@ -131,6 +131,8 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
                                       const Visibility& who);
   Result<LookupOutcome> lookup_prefix(StoreDatabase& db, const std::string& prefix, const Visibility& who);
   // true when this call deleted it (false: already gone or replaced, or the delete failed).
+  // Lets the hot image cache answer the next LOOKUP by this selector (hot_image_cache.hpp).
+  void remember(bool by_fast_key, const proto::Digest256& id, const EntryRow& row, std::uint64_t ticket);
   bool discard_corrupt_entry(StoreDatabase& db, std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
   // Under m_writer_mutex, after the commit that replaced or deleted the row: drops its cached image
   // and tells the RowDropped listener.

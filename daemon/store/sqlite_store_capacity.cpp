@@ -72,6 +72,9 @@ Result<void> SqliteStore::flush_usage_locked(StoreDatabase& db) {
   if (!written) {
     m_usage.restore(records);
     m_drivers.restore(asks);
+  } else if (!records.empty()) {
+    // A remembered hit carries its entry's hits and last use as they were read: read them again.
+    m_hot.forget_all_hits();
   }
   return written;
 }

@@ -31,12 +31,16 @@ const std::string k_servable_column =
     ", quarantined_at_ms IS NULL AND NOT (namespace = 0 AND EXISTS (SELECT 1 FROM failure_reports"
     " WHERE entry_id = entries.id AND reporter_uid = ?2))";
 constexpr int k_servable_index = 20;  // after k_entry_columns' 20
-const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns + k_servable_column +
+// Whether anyone reported the row failing: a row nobody did is every caller's answer, which the hot
+// image cache may then give without asking SQLite (hot_image_cache.hpp "Answered hits").
+const std::string k_reported_column = ", EXISTS (SELECT 1 FROM failure_reports WHERE entry_id = entries.id)";
+constexpr int k_reported_index = 21;
+const std::string k_lookup_sql = std::string("SELECT ") + k_entry_columns + k_servable_column + k_reported_column +
                                  " FROM entries WHERE key_id = ?1 AND namespace IN (0, ?2) ORDER BY namespace ASC";
 // The same by fast key. Two live rows of one namespace share a fast key only if their sources
 // collide under XXH3 (by accident or on purpose): the newest is offered, and the client's check of
 // the content digest turns a wrong one into a lookup by key.
-const std::string k_lookup_fast_sql = std::string("SELECT ") + k_entry_columns + k_servable_column +
+const std::string k_lookup_fast_sql = std::string("SELECT ") + k_entry_columns + k_servable_column + k_reported_column +
                                       " FROM entries WHERE fast_key_id = ?1 AND namespace IN (0, ?2)"
                                       " ORDER BY namespace ASC, id DESC";
 
@@ -57,10 +61,20 @@ Result<LookupOutcome> SqliteStore::lookup(const Selector& selector, const Visibi
 Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Kind kind, const proto::Digest256& id,
                                                  const Visibility& who) {
   const bool by_fast_key = kind == Selector::Kind::fast_key_id;
+  // Rationale: a hit answered before is answered from memory: no read transaction, no statement,
+  // no SQLite lock (fcntl) and no text for an error that will not happen (docs/benchmarks.md "The
+  // hit path at the limit").
+  if (auto remembered = m_hot.find_hit(by_fast_key, id)) {
+    note_served(*remembered->info);
+    return LookupOutcome(
+        Hit{*remembered->info, std::move(remembered->image), remembered->row_id, remembered->content_fast});
+  }
   const std::string what = (by_fast_key ? "looking up fast key " : "looking up ") + proto::to_hex(id);
   EntryRow row;
   std::optional<ImageBuffer> image;
   std::uint64_t ticket = 0;
+  // Every caller's answer: the first row the statement gave, shared, live and never reported.
+  bool everyones_answer = false;
   {
     auto reader = db.readers.acquire();
     // Taken before the read transaction takes its snapshot: insert() below then refuses the image
@@ -83,6 +97,7 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
         if ((*stmt)->column_int64(k_servable_index) != 0) break;
         unservable_seen = true;
       }
+      everyones_answer = !unservable_seen && (*stmt)->column_int64(k_reported_index) == 0;
       auto read = read_entry_row(**stmt);
       if (!read) {
         return make_error(ErrorCode::corrupt,
@@ -94,10 +109,12 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
       return make_error(ErrorCode::unsupported,
                         what + ": codec " + std::to_string(row.info.codec) + " is unknown to this jitcached");
     }
+    everyones_answer = everyones_answer && row.info.namespace_id == k_shared_namespace;
     // Verified when it entered the cache, against this row's checksum and size: not hashed again.
     if (auto cached = m_hot.find(row.id, row.info.checksum, row.info.raw_size)) {
       JITCACHE_TRY(transaction->commit(what));
       note_served(row.info);
+      if (everyones_answer) remember(by_fast_key, id, row, ticket);
       return LookupOutcome(Hit{std::move(row.info), std::move(cached), row.id, row.content_fast});
     }
     auto blob = reader->read_blob("blobs", "data", row.id, what);
@@ -116,7 +133,13 @@ Result<LookupOutcome> SqliteStore::read_verified(StoreDatabase& db, Selector::Ki
   auto verified = std::make_shared<const ImageBuffer>(std::move(std::get<ImageBuffer>(checked)));
   m_hot.insert(row.id, row.info.checksum, verified, ticket);
   note_served(row.info);
+  if (everyones_answer) remember(by_fast_key, id, row, ticket);
   return LookupOutcome(Hit{std::move(row.info), std::move(verified), row.id, row.content_fast});
+}
+
+void SqliteStore::remember(bool by_fast_key, const proto::Digest256& id, const EntryRow& row, std::uint64_t ticket) {
+  m_hot.remember_hit(by_fast_key, id, row.id, row.info.checksum, std::make_shared<const proto::EntryInfo>(row.info),
+                     row.content_fast, ticket);
 }
 
 Result<LookupOutcome> SqliteStore::lookup_prefix(StoreDatabase& db, const std::string& prefix, const Visibility& who) {

@@ -59,7 +59,11 @@ Result<std::optional<ReportOutcome>> SqliteStore::report_failure(const proto::Di
     if (!quarantined->has_value()) return std::optional<ReportOutcome>();
     // Lookups skip a quarantined row, so its cached image would only hold memory until evicted; a
     // row hidden from one uid is still served to the others.
-    if ((*quarantined)->outcome.verdict == ReportVerdict::quarantined) drop_row((*quarantined)->entry_id);
+    if ((*quarantined)->outcome.verdict == ReportVerdict::quarantined) {
+      drop_row((*quarantined)->entry_id);
+    } else {
+      m_hot.forget_hits_of((*quarantined)->entry_id);  // no longer the reporter's answer
+    }
     return std::optional<ReportOutcome>((*quarantined)->outcome);
   });
 }

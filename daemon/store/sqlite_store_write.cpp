@@ -129,6 +129,8 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
     // A replaced row's cached image is stale. A new row may have the id of a row deleted earlier
     // (SQLite reuses the largest rowid after it is deleted); dropping that id too costs nothing.
     drop_row(id);
+    // A LOOKUP by this fast key serves the newest shared row that has it: now this one.
+    if (input.namespace_id == k_shared_namespace) m_hot.forget_selector(true, fast_key_id);
     outcome.replaced = existing.has_value();
     outcome.row_id = id;
     return outcome;

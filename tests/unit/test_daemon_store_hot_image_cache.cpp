@@ -204,3 +204,74 @@ TEST_CASE(
   CHECK(stats.hits > 0);
   CHECK(stats.hits + stats.misses == 5 * 4000 + 4000 * 3 / 4);
 }
+
+namespace {
+
+proto::Digest256 selector_id(std::uint8_t fill) {
+  proto::Digest256 id;
+  id.bytes.fill(fill);
+  return id;
+}
+
+void remember(HotImageCache& cache, bool by_fast_key, std::uint8_t selector, std::int64_t row,
+              const HotImageCache::Image& image, std::uint64_t ticket) {
+  auto info = std::make_shared<proto::EntryInfo>();
+  info->raw_size = image->size();
+  cache.remember_hit(by_fast_key, selector_id(selector), row, checksum_of(image), info, proto::Checksum128{}, ticket);
+}
+
+}  // namespace
+
+TEST_CASE("hot image cache: a remembered hit is answered by its selector until its row changes") {
+  HotImageCache cache(1 << 20);
+  const auto image = make_image(1, 4096);
+  insert(cache, 7, image);
+  remember(cache, true, 0xAA, 7, image, cache.read_ticket());
+  remember(cache, false, 0xBB, 7, image, cache.read_ticket());
+
+  auto by_fast = cache.find_hit(true, selector_id(0xAA));
+  REQUIRE(by_fast.has_value());
+  CHECK(by_fast->image == image);
+  CHECK(by_fast->row_id == 7);
+  CHECK(by_fast->info->raw_size == 4096);
+  CHECK(cache.find_hit(false, selector_id(0xBB)).has_value());
+  CHECK_FALSE(cache.find_hit(false, selector_id(0xAA)).has_value());  // the kind is part of the selector
+
+  SECTION("a new shared row with the fast key forgets that selector only") {
+    cache.forget_selector(true, selector_id(0xAA));
+    CHECK_FALSE(cache.find_hit(true, selector_id(0xAA)).has_value());
+    CHECK(cache.find_hit(false, selector_id(0xBB)).has_value());
+  }
+  SECTION("a failure report forgets the row's hits and keeps its image") {
+    cache.forget_hits_of(7);
+    CHECK_FALSE(cache.find_hit(true, selector_id(0xAA)).has_value());
+    CHECK_FALSE(cache.find_hit(false, selector_id(0xBB)).has_value());
+    CHECK(serves(cache, 7, image));
+  }
+  SECTION("a replaced or deleted row forgets everything") {
+    cache.invalidate(7);
+    CHECK_FALSE(cache.find_hit(true, selector_id(0xAA)).has_value());
+    CHECK_FALSE(cache.find_hit(false, selector_id(0xBB)).has_value());
+  }
+  SECTION("an evicted image takes its hits with it") {
+    for (std::int64_t row = 100; row < 400; ++row) insert(cache, row, make_image(2, 4096));
+    CHECK_FALSE(serves(cache, 7, image));
+    CHECK_FALSE(cache.find_hit(true, selector_id(0xAA)).has_value());
+  }
+}
+
+TEST_CASE("hot image cache: a hit read before an invalidation, or for an image not cached, is not remembered") {
+  HotImageCache cache(1 << 20);
+  const auto image = make_image(3, 4096);
+  insert(cache, 9, image);
+  const std::uint64_t before = cache.read_ticket();
+  cache.forget_selector(true, selector_id(0x01));  // a write elsewhere, committed after the read began
+  remember(cache, true, 0xCC, 9, image, before);
+  CHECK_FALSE(cache.find_hit(true, selector_id(0xCC)).has_value());
+
+  remember(cache, true, 0xCC, 10, image, cache.read_ticket());  // row 10 has no cached image
+  CHECK_FALSE(cache.find_hit(true, selector_id(0xCC)).has_value());
+  const auto other = make_image(4, 4096);
+  remember(cache, true, 0xCC, 9, other, cache.read_ticket());  // not the checksum cached for row 9
+  CHECK_FALSE(cache.find_hit(true, selector_id(0xCC)).has_value());
+}

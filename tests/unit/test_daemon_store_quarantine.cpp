@@ -386,3 +386,20 @@ TEST_CASE("quarantine: the same bytes written again keep an entry's reports, so 
   CHECK(f.report(key_id, k_uid_2000, sample_report(209, FailureStage::image, 2000))->verdict ==
         ReportVerdict::quarantined);
 }
+
+TEST_CASE("quarantine: a shared entry answered from memory before an untrusted report is hidden from its reporter") {
+  // The hot image cache answers a hit it served before without reading SQLite
+  // (hot_image_cache.hpp "Answered hits"); the report must make it ask SQLite again.
+  Fixture f(3);
+  const auto image = testing::sample_image(61, 700);
+  const auto key_id = f.put(61, 0, image);
+  for (int i = 0; i < 3; ++i) REQUIRE(f.lookup(key_id, k_uid_1000).has_value());
+  REQUIRE(f.report(key_id, k_uid_1000)->verdict == ReportVerdict::hidden_from_reporter);
+  CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
+  CHECK(std::ranges::equal(*f.lookup(key_id, k_uid_2000)->image, image));
+  for (int i = 0; i < 3; ++i) REQUIRE(f.lookup(key_id, k_uid_2000).has_value());
+  auto second = f.report(key_id, k_uid_2000, sample_report(209, FailureStage::image, 2000));
+  REQUIRE(second->verdict == ReportVerdict::hidden_from_reporter);
+  CHECK_FALSE(f.lookup(key_id, k_uid_2000).has_value());
+  CHECK_FALSE(f.lookup(key_id, k_uid_1000).has_value());
+}
