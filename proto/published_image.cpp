@@ -6,13 +6,23 @@
 namespace jitcache::proto {
 
 Payload encode_published_image_head(const FastKey& fast_key, const EntryInfo& info, std::uint32_t image_size) {
+  Payload tail;
+  ByteWriter tail_writer(tail);
+  encode_fast_key(tail_writer, fast_key);
+  const Payload reply_head = encode_lookup_reply_head(info, image_size);
+  tail_writer.raw(Bytes(reply_head));
+
+  constexpr std::size_t fixed = k_published_magic.size() + 2 + 2;  // magic, version, pad length
+  const std::size_t pad =
+      (k_published_image_alignment - (fixed + tail.size()) % k_published_image_alignment) % k_published_image_alignment;
   Payload out;
+  out.reserve(fixed + pad + tail.size());
   ByteWriter w(out);
   w.raw(Bytes(k_published_magic));
   w.u16(k_published_format_version);
-  encode_fast_key(w, fast_key);
-  const Payload reply_head = encode_lookup_reply_head(info, image_size);
-  w.raw(Bytes(reply_head));
+  w.u16(static_cast<std::uint16_t>(pad));
+  out.insert(out.end(), pad, 0);
+  w.raw(Bytes(tail));
   return out;
 }
 
@@ -30,11 +40,25 @@ common::Result<PublishedImage> decode_published_image(Bytes file) {
   ByteReader r(file.subspan(k_published_magic.size()));
   auto version = r.u16("format version");
   JITCACHE_TRY(version);
-  if (*version != k_published_format_version) {
+  if (*version != k_published_format_version && *version != k_published_format_unpadded) {
     return common::make_error(common::ErrorCode::invalid_argument,
                               "published image format " + std::to_string(*version) +
-                                  " is not the one this library reads (" + std::to_string(k_published_format_version) +
-                                  ")");
+                                  " is not one this library reads (" + std::to_string(k_published_format_unpadded) +
+                                  " or " + std::to_string(k_published_format_version) + ")");
+  }
+  if (*version == k_published_format_version) {
+    auto pad = r.u16("pad length");
+    JITCACHE_TRY(pad);
+    if (*pad >= k_published_image_alignment) {
+      return common::make_error(common::ErrorCode::invalid_argument, "published image pad of " + std::to_string(*pad) +
+                                                                         " bytes is longer than its alignment");
+    }
+    for (std::uint16_t i = 0; i < *pad; ++i) {
+      auto zero = r.u8("pad");
+      JITCACHE_TRY(zero);
+      if (*zero != 0)
+        return common::make_error(common::ErrorCode::invalid_argument, "published image pad is not zeros");
+    }
   }
   auto fast_key = decode_fast_key(r);
   JITCACHE_TRY(fast_key);

@@ -118,6 +118,13 @@ CompileOutcome classify(Exchange exchange, const CompileLimits& limits) {
 CompileRunner::CompileRunner(std::string worker_path, CompileLimits limits)
     : m_worker_path(std::move(worker_path)), m_limits(limits) {}
 
+void CompileRunner::keep_spares(std::size_t count) {
+  m_spares.reset();
+  if (count == 0) return;
+  m_spares =
+      std::make_unique<SpareWorkers>([this] { return WorkerProcess::spawn(m_worker_path, {}, m_limits); }, count);
+}
+
 CompileOutcome CompileRunner::run(const CompileJob& job) {
   const std::atomic<bool> never{false};
   return run(job, never);
@@ -125,7 +132,7 @@ CompileOutcome CompileRunner::run(const CompileJob& job) {
 
 CompileOutcome CompileRunner::run(const CompileJob& job, const std::atomic<bool>& stop) {
   const auto deadline = Clock::now() + m_limits.wall_time;
-  auto process = WorkerProcess::spawn(m_worker_path, {}, m_limits);
+  auto process = m_spares ? m_spares->take() : WorkerProcess::spawn(m_worker_path, {}, m_limits);
   if (!process) return failed(WorkerFailure::spawn, "could not start the compile worker: " + process.error().message);
   const auto input = encode_job(job);
   return classify(exchange(*process, input, deadline, stop, k_max_reply_bytes), m_limits);

@@ -1,11 +1,14 @@
 // Runs one compile job in a fresh `jitcache-compile` worker process under CompileLimits and turns
 // whatever happens to the worker into a CompileOutcome. A worker that crashes, hangs, runs out of
 // memory or CPU, or writes garbage becomes worker_failed with a message saying which; nothing it
-// does reaches the calling process, and every worker is reaped before run() returns.
-// Thread safety: const after construction; run() may be called from many threads at once.
+// does reaches the calling process, and every worker is reaped before run() returns. With
+// keep_spares(), the worker is one started ahead of need (spare_workers.hpp), still one per job.
+// Thread safety: const after construction and keep_spares(); run() may be called from many threads
+// at once.
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -14,6 +17,7 @@
 
 #include <daemon/compile/compile_limits.hpp>
 #include <daemon/compile/job_runner.hpp>
+#include <daemon/compile/spare_workers.hpp>
 #include <daemon/compile/toolkit_support.hpp>
 
 namespace jitcache::daemon::compile {
@@ -22,6 +26,9 @@ class CompileRunner final : public JobRunner {
  public:
   // `worker_path`: the jitcache-compile executable (default_worker_path() in worker_path.hpp).
   CompileRunner(std::string worker_path, CompileLimits limits);
+  // Keeps `count` workers started ahead of the jobs that will take them (0: none). Called once,
+  // after probe_toolkit() succeeded and before run() is.
+  void keep_spares(std::size_t count);
 
   CompileOutcome run(const CompileJob& job, const std::atomic<bool>& stop) override;
   CompileOutcome run(const CompileJob& job);
@@ -41,6 +48,7 @@ class CompileRunner final : public JobRunner {
   std::string m_worker_path;
   CompileLimits m_limits;
   std::optional<proto::DriverId> m_linker;
+  std::unique_ptr<SpareWorkers> m_spares;
 };
 
 }  // namespace jitcache::daemon::compile

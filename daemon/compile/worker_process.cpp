@@ -134,6 +134,14 @@ void WorkerProcess::kill() {
   if (m_pidfd < 0 || !pidfd_kill(m_pidfd)) ::kill(m_pid, SIGKILL);
 }
 
+bool WorkerProcess::running() const {
+  if (m_reaped || m_pid <= 0) return false;
+  siginfo_t info{};
+  // WNOWAIT: look without reaping, so wait() still collects the status and usage.
+  if (::waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return false;
+  return info.si_pid == 0;
+}
+
 ExitStatus WorkerProcess::wait() {
   ExitStatus status;
   if (m_reaped || m_pid <= 0) return status;

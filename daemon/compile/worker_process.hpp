@@ -50,6 +50,8 @@ class WorkerProcess {
   void close_stdin();
 
   void kill();
+  // Whether the child has not exited yet; it is not reaped (wait() does that).
+  bool running() const;
   // Blocks until the child has exited and reaps it; call once.
   ExitStatus wait();
 

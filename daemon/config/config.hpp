@@ -66,14 +66,18 @@ struct Config {
   // rationale is at publish::PublishSettings.
   bool publish = true;
   std::uint64_t publish_size = 64ull << 20;      // bytes of files at most
-  std::uint64_t publish_max_image = 1ull << 20;  // larger images are served by socket only
+  std::uint64_t publish_max_image = 8ull << 20;  // larger images are served by socket only
   // zstd level for stored images; 0: raw. The store's own default (its rationale is there).
   unsigned compression_level = k_default_compression_level;
   unsigned busy_poll_us = 0;  // how long a worker keeps polling after it ran a handler; 0: never
   // The compile service (COMPILE, docs/compile-service.md). Defaults as CompileLimits and
   // CompileServiceConfig.
-  bool compile = true;           // false: no COMPILE (capability bit 1 clear)
-  unsigned compile_jobs = 0;     // compiles at once; 0: one per core
+  bool compile = true;        // false: no COMPILE (capability bit 1 clear)
+  unsigned compile_jobs = 0;  // compiles at once; 0: one per core
+  // Rationale: one, so that a miss that comes alone, the common case, takes a worker already
+  // started (a fresh one costs ~11 ms of exec and nvJitLink loading: docs/benchmarks.md "A cold
+  // miss"); a burst starts the rest as before. Each spare is an idle process with nvJitLink mapped.
+  unsigned compile_spare_workers = 1;
   unsigned compile_queue = 256;  // compiles waiting for a slot; one more is `busy`
   // Per uid (CompileServiceConfig): a quarter of compile_queue, so one tenant cannot fill it; and
   // PTX bytes held for its compiles, eight of the largest PTX allowed.

@@ -108,7 +108,7 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 54> k_config_key_table{{
+const std::array<ConfigKey, 55> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -288,8 +288,8 @@ const std::array<ConfigKey, 54> k_config_key_table{{
      [](Config& c, std::string_view v) { return set_size(c.publish_size, v, SizeBounds{}); },
      [](const Config& c) { return format_size(c.publish_size); }},
     {"publish_max_image", ValueKind::size,
-     "Largest image published; larger ones are served through the socket only (where a round trip is a "
-     "small share of the load).",
+     "Largest image published; larger ones are served through the socket only. The default is an eighth of "
+     "the default `publish_size`, so that one huge image cannot push out most of the small ones.",
      [](Config& c, std::string_view v) {
        return set_size(c.publish_max_image, v, SizeBounds{0, 1ull << 30});
      },
@@ -316,6 +316,12 @@ const std::array<ConfigKey, 54> k_config_key_table{{
     {"compile_jobs", ValueKind::count, "Compiles at once, each in its own worker process. `0`: one per core.",
      [](Config& c, std::string_view v) { return set_count(c.compile_jobs, v, 0, 1024); },
      [](const Config& c) { return std::to_string(c.compile_jobs); }, "`0` (one per core)"},
+    {"compile_spare_workers", ValueKind::count,
+     "Compile workers started ahead of need, each waiting for one job with nvJitLink already loaded, so that "
+     "a miss does not wait ~10 ms for a worker process to start; one is started again as soon as one is "
+     "taken. `0`: every compile starts its own worker.",
+     [](Config& c, std::string_view v) { return set_count(c.compile_spare_workers, v, 0, 64); },
+     [](const Config& c) { return std::to_string(c.compile_spare_workers); }},
     {"compile_queue", ValueKind::count,
      "Compiles waiting for a free job; one more is answered `busy` (a request a program waits for first takes "
      "the place of queued `jitcache warm` work).",

@@ -43,11 +43,14 @@ namespace jitcache::daemon::publish {
 
 struct PublishSettings {
   // Rationale: the directory lives on the socket's filesystem, usually a tmpfs (RAM), so its size
-  // is bounded apart from the store's. 64 MiB holds the small and mid-sized modules whose hits the
-  // round trip dominates (a few KB to a few hundred KB each); a 1 MiB image loads in ~1 ms anyway,
-  // where a round trip is a small share (docs/benchmarks.md).
+  // is bounded apart from the store's. 64 MiB holds the small and mid-sized modules (a few KB to a
+  // few hundred KB each) and a handful of large ones. Large images are published too: a socket hit
+  // of cub's 1.6 MB image paid a connection, a HELLO and a descriptor, about a millisecond over
+  // the driver's own load, where a mapped published file pays none of it (docs/benchmarks.md "The
+  // hit path at the limit"). 8 MiB, an eighth of the budget, keeps one huge image from pushing
+  // out most of the small ones.
   std::uint64_t budget_bytes = 64ull << 20;
-  std::uint64_t max_image_bytes = 1ull << 20;
+  std::uint64_t max_image_bytes = 8ull << 20;
 };
 
 struct PublisherStats {

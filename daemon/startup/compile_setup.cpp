@@ -47,6 +47,7 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
         toolkit.error().message);
     return nullptr;
   }
+  runner->keep_spares(config.compile_spare_workers);
   auto path = std::make_unique<CompilePath>();
   path->runner = runner;
   path->toolkit = *toolkit;
@@ -63,10 +64,12 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
     spdlog::info("linking nvJitLink sessions of {}/{} too (capability compile_link)", runner->linker()->api,
                  runner->linker()->build);
   }
-  spdlog::info("compiling with {} ({}): {} jobs, queue {} ({} per uid), limits cpu {} s / wall {} ms / memory {} bytes",
-               compile::producer_name(*toolkit), worker, path->service->max_concurrent(), config.compile_queue,
-               config.compile_queue_per_uid, compile_limits(config).cpu_time.count(), config.compile_wall_time.count(),
-               config.compile_memory);
+  spdlog::info(
+      "compiling with {} ({}): {} jobs, {} spare workers, queue {} ({} per uid), limits cpu {} s / wall {} ms / "
+      "memory {} bytes",
+      compile::producer_name(*toolkit), worker, path->service->max_concurrent(), config.compile_spare_workers,
+      config.compile_queue, config.compile_queue_per_uid, compile_limits(config).cpu_time.count(),
+      config.compile_wall_time.count(), config.compile_memory);
   return path;
 }
 

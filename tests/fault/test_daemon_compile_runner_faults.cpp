@@ -1,7 +1,8 @@
 // CompileRunner (daemon/compile/compile_runner.hpp) against a worker that misbehaves on request
 // (tests/fakes/fault_compile_worker.cpp): a crash, a hang, a memory or CPU hog, garbage, a lie or
 // an odd exit each becomes worker_failed with a message saying which, the test process is
-// unharmed, and no worker is left behind, zombie or alive.
+// unharmed, and no worker is left behind, zombie or alive; the same holds for a spare worker that
+// waited for its job (spare_workers.hpp).
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -10,8 +11,13 @@
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <daemon/compile/compile_runner.hpp>
 
@@ -158,4 +164,92 @@ TEST_CASE("compile runner faults: probing a worker that is not jitcache-compile 
   REQUIRE_FALSE(version);
   CHECK_THAT(version.error().message, Catch::Contains("--version did not print"));
   expect_no_children();
+}
+
+namespace {
+
+// The pids of this process's children, whichever of its threads started them.
+std::vector<pid_t> children() {
+  std::vector<pid_t> pids;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(task.path() / "children");
+    for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
+  }
+  return pids;
+}
+
+bool eventually(const std::function<bool()>& condition) {
+  const auto end = Clock::now() + 5s;
+  while (!condition()) {
+    if (Clock::now() > end) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "compile runner faults: a spare worker that waited for its job is held to the same pipes, limits and faults") {
+  CompileLimits limits = fast_limits();
+  limits.cpu_time = 7s;
+  limits.address_space_bytes = std::uint64_t{768} << 20;
+  {
+    CompileRunner runner(JITCACHE_FAULT_WORKER_PATH, limits);
+    runner.keep_spares(1);
+    REQUIRE(eventually([] { return children().size() == 1; }));  // the spare, waiting
+    const CompileOutcome reported = runner.run(job("report"));
+    INFO(reported.message);
+    REQUIRE(reported.kind == OutcomeKind::compile_error);
+    CHECK(reported.message == "fds=0,1,2 cpu=7/8 as=" + std::to_string(768u << 20) + "/" + std::to_string(768u << 20));
+    REQUIRE(eventually([] { return children().size() == 1; }));  // started again after it was taken
+    const CompileOutcome crashed = runner.run(job("crash"));
+    CHECK(crashed.failure == WorkerFailure::crashed);
+    REQUIRE(eventually([] { return children().size() == 1; }));
+    CHECK(runner.run(job("ok")).kind == OutcomeKind::compiled);
+  }
+  // The runner gone, its spare was killed and reaped with it.
+  expect_no_children();
+}
+
+TEST_CASE("compile runner faults: a spare killed while it waits is passed over, and the job still compiles") {
+  {
+    CompileRunner runner(JITCACHE_FAULT_WORKER_PATH, fast_limits());
+    runner.keep_spares(1);
+    REQUIRE(eventually([] { return children().size() == 1; }));
+    const pid_t spare = children().front();
+    REQUIRE(::kill(spare, SIGKILL) == 0);
+    // Dead but not reaped: only the runner may reap its children.
+    REQUIRE(eventually([&] {
+      std::ifstream stat("/proc/" + std::to_string(spare) + "/stat");
+      std::string pid, name, state;
+      return stat >> pid >> name >> state && state == "Z";
+    }));
+    const CompileOutcome outcome = runner.run(job("ok"));
+    INFO(outcome.message);
+    CHECK(outcome.kind == OutcomeKind::compiled);
+  }
+  expect_no_children();
+}
+
+TEST_CASE("compile runner faults: a spare's wall-time limit counts from its job, not from its start") {
+  CompileLimits limits = fast_limits();
+  limits.wall_time = 1s;
+  CompileRunner runner(JITCACHE_FAULT_WORKER_PATH, limits);
+  runner.keep_spares(1);
+  REQUIRE(eventually([] { return children().size() == 1; }));
+  std::this_thread::sleep_for(1500ms);  // longer than the wall time, waiting for a job
+  CHECK(runner.run(job("ok")).kind == OutcomeKind::compiled);
+  const auto start = Clock::now();
+  const CompileOutcome hung = runner.run(job("hang"));
+  CHECK(hung.failure == WorkerFailure::wall_time);
+  CHECK(Clock::now() - start >= 900ms);
+}
+
+TEST_CASE("compile runner faults: with a worker that cannot be started, spares are not retried in a loop") {
+  CompileRunner runner("/nonexistent/jitcache-compile", fast_limits());
+  runner.keep_spares(2);
+  std::this_thread::sleep_for(300ms);
+  CHECK(children().empty());
+  expect_failure(runner.run(job("ok")), WorkerFailure::spawn, "/nonexistent/jitcache-compile");
 }

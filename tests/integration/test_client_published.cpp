@@ -225,6 +225,42 @@ TEST_CASE("published: a tampered file is refused and counted, and the load still
   CHECK(stat_value(k.live.daemon, "published_hits") == 0);
 }
 
+TEST_CASE("published: a large image (mid_kernels, over 64 KiB) is published, mapped and hit with no connection") {
+  LiveDaemon live{true, {}, true};
+  const std::string mid = read_text(std::string(JITCACHE_TEST_DATA_DIR) + "/mid_kernels.ptx");
+  REQUIRE(load_expecting(mid.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
+  const std::string file = the_published_file(live);
+  const std::string original = testing::read_file(file);
+  REQUIRE(original.size() >= 64 * 1024);  // the reader maps files from this size on
+  auto decoded = proto::decode_published_image(proto::as_bytes(original));
+  REQUIRE(decoded);
+  // The file's pad puts the image at a multiple of 64 bytes, where a mapping hands it to the driver.
+  CHECK(static_cast<std::size_t>(decoded->reply.image.data() - proto::as_bytes(original).data()) %
+            proto::k_published_image_alignment ==
+        0);
+
+  use_socket(live.daemon.socket_path());
+  fake().reset_counters();
+  const std::uint64_t connections_before = stat_value(live.daemon, "connections_total");
+  CHECK(load_expecting(mid.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK_THAT(std::string(last_info().reason), Catch::Contains("published copy"));
+  // No connection: neither the early one a large PTX used to open, nor a LOOKUP.
+  CHECK(stat_value(live.daemon, "connections_total") == connections_before + 1);
+  CHECK(counters().published_hits == 1);
+  CHECK(fake().counters().cubin_loads_ok == 1);
+  CHECK(fake().counters().link_compiles == 0);
+
+  // A byte flipped in the mapped image is caught by its checksum, and the socket serves the hit.
+  std::string tampered = original;
+  tampered[tampered.size() - 100] ^= 0x01;
+  overwrite(file, tampered);
+  use_socket(live.daemon.socket_path());
+  CHECK(load_expecting(mid.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_HIT);
+  CHECK_THAT(std::string(last_info().reason), !Catch::Contains("published copy"));
+  CHECK(counters().published_rejects == 1);
+  CHECK(counters().published_hits == 0);
+}
+
 TEST_CASE("published: hit notes go out in batches of 64 on their own without a configure") {
   PublishedKernel k;
   for (std::size_t i = 0; i + 1 < client::loader::PendingHitNotes::k_batch; ++i) {

@@ -1,7 +1,5 @@
 #include <client/src/api/cached_load.hpp>
 
-#include <sys/stat.h>
-
 #include <exception>
 #include <optional>
 #include <string>
@@ -11,7 +9,6 @@
 #include <client/src/loader/load_flow.hpp>
 #include <client/src/loader/load_record.hpp>
 #include <client/src/loader/process_report.hpp>
-#include <proto/published_image.hpp>
 
 namespace jitcache::client::api {
 
@@ -24,12 +21,6 @@ using loader::LoadFlow;
 using loader::LoadRecord;
 
 namespace {
-
-// Whether the daemon keeps published copies the flow may read (a stat of their directory).
-bool publishes(const loader::ClientSettings& settings) {
-  struct stat st {};
-  return settings.published && ::stat(proto::published_dir_for(settings.socket_path).c_str(), &st) == 0;
-}
 
 // Ends a load: makes the record the thread's last and notes it for JITCACHE_REPORT.
 void finish(LoadRecord& record, CUresult result, std::string_view entry_point, bool quiet) {
@@ -52,7 +43,8 @@ CUresult cached_load(const CachedLoadCall& call, const MakeTarget& make_target) 
     return runtime.daemon();
   }();
   std::optional<common::Result<DaemonLease>> early_lease;
-  if (call.connect_early && !daemon->settings().disabled && call.image != nullptr && !publishes(daemon->settings())) {
+  if (call.connect_early && !daemon->settings().disabled && call.image != nullptr &&
+      !loader::reads_published_copies(daemon->settings())) {
     auto timer = record.step(&jitcache_load_info::ns_lookup);
     early_lease.emplace(daemon->acquire());
   }

@@ -13,6 +13,7 @@
 #include <client/src/transport/default_socket.hpp>
 #include <common/default_paths.hpp>
 #include <common/toml_non_ascii.hpp>
+#include <proto/published_image.hpp>
 
 namespace jitcache::client::loader {
 
@@ -138,6 +139,11 @@ ClientSettings resolve_settings(const jitcache_config* config) {
   settings.socket_path = transport::default_socket(settings.daemon_trust);
   settings.socket_source = "default";
   return settings;
+}
+
+bool reads_published_copies(const ClientSettings& settings) {
+  struct stat st {};
+  return settings.published && ::stat(proto::published_dir_for(settings.socket_path).c_str(), &st) == 0;
 }
 
 }  // namespace jitcache::client::loader

@@ -56,4 +56,9 @@ struct ClientSettings {
 // `config` may be null (environment defaults only).
 ClientSettings resolve_settings(const jitcache_config* config);
 
+// Whether published copies are to be read and the daemon keeps them now (a stat of their directory).
+// Rationale: where it does, a hit may need no connection, so a load connects only once it knows it
+// needs one, rather than early to let the daemon wake meanwhile (api/cached_load.cpp, load_flow.cpp).
+bool reads_published_copies(const ClientSettings& settings);
+
 }  // namespace jitcache::client::loader

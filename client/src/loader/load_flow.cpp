@@ -121,9 +121,9 @@ CUresult LoadFlow::load_image(ImageTarget& target, const void* image, const Call
 
 CUresult LoadFlow::load_ptx(ImageTarget& target, const void* image, const CallerOptions& options,
                             const key::PtxSource& source, const driver::ComputeCapability& device) {
-  // Rationale: a large module's image is above publish_max_image (1 MiB) and its key takes a
-  // millisecond to digest: connect now so the daemon wakes meanwhile, as when the call connects first.
-  if (source.text().size() >= k_descriptor_worthy_source) {
+  // Rationale: a large module's key takes a millisecond to digest: connect now so the daemon wakes
+  // meanwhile, as when the call connects first, unless a published copy may spare the connection.
+  if (source.text().size() >= k_descriptor_worthy_source && !reads_published_copies(m_settings)) {
     auto timer = m_record.step(&jitcache_load_info::ns_lookup);
     (void)m_cache.connect();
   }

@@ -34,7 +34,7 @@ enum class ImageDelivery { bytes, descriptor_if_large };
 struct FetchedImage {
   proto::EntryInfo info;
   ByteBuffer image;    // the image received as bytes
-  MappedImage mapped;  // or the image received as a descriptor
+  MappedImage mapped;  // or the image mapped: received as a descriptor, or a large published file
   proto::Bytes bytes() const { return mapped.mapped() ? mapped.bytes() : proto::Bytes(image); }
   // Set by DaemonClient::lookup*, which checks size and XXH3-128 before returning, so the caller
   // need not hash a megabyte again (a cache hit's latency budget is a few milliseconds).
