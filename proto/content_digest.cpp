@@ -27,40 +27,51 @@ void ContentDigestTask::hash_chunks() {
   }
 }
 
+// Rationale: a tree, because starting a thread is what a fresh process pays most for here (on the
+// H200 host a 3.2 MB PTX took 0.85-2.1 ms in a fresh process against 0.4 ms warm:
+// docs/benchmarks.md "The hit path at the limit"); one thread starting the others one after another
+// made the last start eight thread starts late, a tree four.
+void ContentDigestTask::run_node(std::size_t node) {
+  std::thread children[2];
+  for (std::size_t i = 0; i < 2; ++i) {
+    const std::size_t child = 2 * node + i;
+    if (child > m_threads || m_next >= m_parts.size()) break;
+    try {
+      children[i] = std::thread([this, child] { run_node(child); });
+    } catch (const std::system_error&) {
+      break;  // no more threads: the others take what is left
+    }
+  }
+  hash_chunks();
+  for (auto& child : children) {
+    if (child.joinable()) child.join();
+  }
+}
+
 ContentDigestTask::ContentDigestTask(Bytes source)
     : m_source(source), m_parts((source.size() + k_content_chunk_size - 1) / k_content_chunk_size) {
   if (m_parts.size() <= 1) return;
   // The caller is busy elsewhere until wait(), so every chunk may get a thread of its own, within
-  // the cores and k_max_threads. Rationale: the caller starts one thread, and that one starts the
-  // others: starting a thread costs 20-50 us (more on a busy machine), which the caller would
-  // otherwise pay once per chunk before it can send its lookup.
+  // the cores and k_max_threads. Rationale: the caller starts one thread and that one the others:
+  // starting a thread costs 20-50 us (more on a busy machine), which the caller would otherwise pay
+  // once per chunk before it can send its lookup.
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min<std::size_t>({m_parts.size(), cores, k_max_threads});
+  m_threads = std::min<std::size_t>({m_parts.size(), cores, k_max_threads});
   try {
-    m_coordinator = std::thread([this, threads] {
-      for (std::size_t i = 1; i < threads && m_next < m_parts.size(); ++i) {
-        try {
-          m_helpers.emplace_back([this] { hash_chunks(); });
-        } catch (const std::system_error&) {
-          break;  // no more threads: the others take what is left
-        }
-      }
-      hash_chunks();
-      for (auto& helper : m_helpers) helper.join();
-    });
+    m_root = std::thread([this] { run_node(1); });
   } catch (const std::system_error&) {
     // No thread at all: wait() hashes every chunk on the calling thread.
   }
 }
 
 ContentDigestTask::~ContentDigestTask() {
-  if (m_coordinator.joinable()) m_coordinator.join();
+  if (m_root.joinable()) m_root.join();
 }
 
 Digest256 ContentDigestTask::wait() {
   if (m_result) return *m_result;
   hash_chunks();
-  if (m_coordinator.joinable()) m_coordinator.join();  // which joins the helpers it started
+  if (m_root.joinable()) m_root.join();  // which joins the tree below it
 
   static constexpr char k_domain[] = "jitcache-content";  // with its NUL: 17 bytes
   std::vector<std::uint8_t> preimage(k_domain, k_domain + sizeof(k_domain));

@@ -31,8 +31,9 @@ Digest256 content_digest(Bytes source);
 
 // content_digest(source) computed while the caller does something else (a client looks up by the
 // fast key meanwhile: docs/cache-key.md "The fast key: look up first, verify after"). The
-// constructor starts the hashing threads (one, which starts the rest); wait() lends the calling
-// thread to the chunks still unclaimed, joins, and returns the digest. A source of one chunk or
+// constructor starts the hashing threads (one, which starts the rest as a binary tree: each thread
+// starts up to two more before it hashes, and joins them); wait() lends the calling thread to the
+// chunks still unclaimed, joins, and returns the digest. A source of one chunk or
 // less is hashed at once on the calling thread: a thread would cost more than the hash.
 // Thread safety: one owner; `source` must stay valid until wait() returns or the task is destroyed
 // (which waits too). Not copyable or movable: the threads hold its address.
@@ -47,12 +48,13 @@ class ContentDigestTask {
 
  private:
   void hash_chunks();
+  void run_node(std::size_t node);  // node 1 is the root; node n starts nodes 2n and 2n + 1
 
   Bytes m_source;
   std::vector<Digest256> m_parts;
   std::atomic<std::size_t> m_next{0};
-  std::thread m_coordinator;           // started by the constructor; starts and joins m_helpers
-  std::vector<std::thread> m_helpers;  // touched by the coordinator thread only
+  std::size_t m_threads = 0;  // nodes of the tree
+  std::thread m_root;         // started by the constructor; the tree's other threads join below it
   std::optional<Digest256> m_result;
 };
 

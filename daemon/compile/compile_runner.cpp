@@ -83,6 +83,7 @@ CompileOutcome classify(Exchange exchange, const CompileLimits& limits) {
                                                  std::to_string(k_max_reply_bytes >> 20) + " MiB and was killed");
     case Exchange::End::failed:
       return failed(WorkerFailure::spawn, "waiting for the compile worker failed; it was killed");
+    case Exchange::End::output_closed:  // run() finishes such an exchange before it classifies
     case Exchange::End::exited: break;
   }
   if (status.signaled) {
@@ -135,7 +136,18 @@ CompileOutcome CompileRunner::run(const CompileJob& job, const std::atomic<bool>
   auto process = m_spares ? m_spares->take() : WorkerProcess::spawn(m_worker_path, {}, m_limits);
   if (!process) return failed(WorkerFailure::spawn, "could not start the compile worker: " + process.error().message);
   const auto input = encode_job(job);
-  return classify(exchange(*process, input, deadline, stop, k_max_reply_bytes), m_limits);
+  Exchange exchanged = exchange(*process, input, deadline, stop, k_max_reply_bytes, Until::output_closed);
+  if (exchanged.end == Exchange::End::output_closed) {
+    // Rationale: a reply that decodes whole was written by a worker that finished its job; how it
+    // then leaves changes nothing, so it is reaped off this path (worker_reaper.hpp). Anything
+    // else is judged by the worker's exit, as before.
+    if (auto reply = decode_reply(exchanged.stdout_bytes)) {
+      m_reaper.adopt(std::move(*process));
+      return from_reply(std::move(*reply));
+    }
+    finish_exchange(*process, exchanged, deadline, stop);
+  }
+  return classify(std::move(exchanged), m_limits);
 }
 
 common::Result<ToolkitVersion> CompileRunner::probe_toolkit() {

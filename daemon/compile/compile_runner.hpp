@@ -1,7 +1,8 @@
 // Runs one compile job in a fresh `jitcache-compile` worker process under CompileLimits and turns
 // whatever happens to the worker into a CompileOutcome. A worker that crashes, hangs, runs out of
 // memory or CPU, or writes garbage becomes worker_failed with a message saying which; nothing it
-// does reaches the calling process, and every worker is reaped before run() returns. With
+// does reaches the calling process. A worker is reaped before run() returns, except one whose
+// whole reply came before its exit, which the runner's reaper reaps moments later. With
 // keep_spares(), the worker is one started ahead of need (spare_workers.hpp), still one per job.
 // Thread safety: const after construction and keep_spares(); run() may be called from many threads
 // at once.
@@ -19,6 +20,7 @@
 #include <daemon/compile/job_runner.hpp>
 #include <daemon/compile/spare_workers.hpp>
 #include <daemon/compile/toolkit_support.hpp>
+#include <daemon/compile/worker_reaper.hpp>
 
 namespace jitcache::daemon::compile {
 
@@ -49,6 +51,7 @@ class CompileRunner final : public JobRunner {
   CompileLimits m_limits;
   std::optional<proto::DriverId> m_linker;
   std::unique_ptr<SpareWorkers> m_spares;
+  WorkerReaper m_reaper;  // last: destroyed first, so every worker is reaped before the runner goes
 };
 
 }  // namespace jitcache::daemon::compile

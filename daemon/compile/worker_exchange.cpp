@@ -37,7 +37,7 @@ Drain drain(int fd, Buffer& into, std::size_t keep, bool discard) {
 }  // namespace
 
 Exchange exchange(WorkerProcess& process, proto::Bytes input, Clock::time_point deadline, const std::atomic<bool>& stop,
-                  std::size_t max_stdout) {
+                  std::size_t max_stdout, Until until) {
   Exchange result;
   std::size_t written = 0;
   bool out_open = true;
@@ -95,10 +95,40 @@ Exchange exchange(WorkerProcess& process, proto::Bytes input, Clock::time_point 
     if (exit_slot >= 0 ? fds[exit_slot].revents != 0 : process.exit_fd() < 0 && !out_open && !err_open) {
       exited = true;
     }
+    if (until == Until::output_closed && !out_open && !err_open && !exited) {
+      result.end = Exchange::End::output_closed;
+      return result;
+    }
   }
   if (result.end != Exchange::End::exited) process.kill();
   result.status = process.wait();
   return result;
+}
+
+void finish_exchange(WorkerProcess& process, Exchange& exchanged, Clock::time_point deadline,
+                     const std::atomic<bool>& stop) {
+  exchanged.end = Exchange::End::exited;
+  while (process.exit_fd() >= 0) {
+    if (stop.load(std::memory_order_relaxed)) {
+      exchanged.end = Exchange::End::stopped;
+      break;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      exchanged.end = Exchange::End::deadline;
+      break;
+    }
+    pollfd exit_fd{process.exit_fd(), POLLIN, 0};
+    const auto wait = std::min(std::chrono::ceil<std::chrono::milliseconds>(deadline - now), k_tick);
+    const int ready = ::poll(&exit_fd, 1, static_cast<int>(wait.count()));
+    if (ready < 0 && errno != EINTR) {
+      exchanged.end = Exchange::End::failed;
+      break;
+    }
+    if (ready > 0) break;
+  }
+  if (exchanged.end != Exchange::End::exited) process.kill();
+  exchanged.status = process.wait();
 }
 
 }  // namespace jitcache::daemon::compile

@@ -257,6 +257,7 @@ class ModuleBench {
     m_figures.hit_lookup.push_back(number(*fields, "ns_lookup"));
     m_figures.hit_load.push_back(number(*fields, "ns_load"));
     m_figures.hit_setup.push_back(number(*fields, "ns_setup"));
+    m_figures.hit_classify.push_back(number(*fields, "ns_classify"));
     m_figures.hit_total.push_back(number(*fields, "ns_total"));
   }
 

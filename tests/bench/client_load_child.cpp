@@ -117,7 +117,7 @@ int run_client_load_child(const ChildRequest& request) {
               << " published_rejects=" << counters.published_rejects << " lookups=" << counters.lookups
               << " key=" << info.key_id << " ns_key=" << info.ns_key << " ns_lookup=" << info.ns_lookup
               << " ns_load=" << info.ns_load << " ns_compile=" << info.ns_compile << " ns_setup=" << info.ns_setup
-              << " ns_total=" << info.ns_total;
+              << " ns_classify=" << info.ns_classify << " ns_total=" << info.ns_total;
   }
   std::cout << std::endl;
   return 0;

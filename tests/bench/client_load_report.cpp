@@ -101,6 +101,7 @@ void print_module(std::ostream& out, const ModuleFigures& f) {
   print_row(out, "    ns_lookup (connect, file or LOOKUP, checks)", f.hit_lookup);
   print_row(out, "    ns_load (cuModuleLoadData)", f.hit_load);
   print_row(out, "    ns_setup (first use: settings, driver)", f.hit_setup);
+  print_row(out, "    ns_classify (PTX, cubin or fat binary)", f.hit_classify);
   print_row(out, "    ns_total (the whole call, as recorded)", f.hit_total);
   for (const auto& failure : f.failures) out << "  FAILED: " << failure << "\n";
   out << std::endl;

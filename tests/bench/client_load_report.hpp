@@ -38,8 +38,8 @@ struct ModuleFigures {
   std::size_t hits_published = 0;     // of `hit`, the samples loaded from the published copy
   std::size_t published_rejects = 0;  // published copies the hit samples refused (should be 0)
   Samples hit_socket;                 // jitcache hit with JITCACHE_PUBLISHED=0: always over the socket
-  Samples hit_key, hit_lookup, hit_load, hit_setup, hit_total;  // its steps (jitcache_last_load_info)
-  Samples cubin;                                                // (a) cuModuleLoadData of the finished cubin in memory
+  Samples hit_key, hit_lookup, hit_load, hit_setup, hit_classify, hit_total;  // its steps (jitcache_last_load_info)
+  Samples cubin;                      // (a) cuModuleLoadData of the finished cubin in memory
   Samples driver_warm;                // (b) cuModuleLoadData(PTX), the driver's compute cache warm
   Samples driver_cold;                // (c) cuModuleLoadData(PTX), CUDA_CACHE_DISABLE=1
   Samples fallback;                   // (d) jitcache with no daemon (driver cache warm, as in (b))
