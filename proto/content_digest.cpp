@@ -28,7 +28,7 @@ void ContentDigestTask::hash_chunks() {
 }
 
 // Rationale: a tree, because starting a thread is what a fresh process pays most for here (on the
-// H200 host a 3.2 MB PTX took 0.85-2.1 ms in a fresh process against 0.4 ms warm:
+// H200 host a 3.2 MB PTX took up to 0.9-2.1 ms in a fresh process against 0.4-0.5 ms warm:
 // docs/benchmarks.md "The hit path at the limit"); one thread starting the others one after another
 // made the last start eight thread starts late, a tree four.
 void ContentDigestTask::run_node(std::size_t node) {
