@@ -65,6 +65,14 @@ common::Result<PublishedImage> decode_published_image(Bytes file) {
   const std::size_t consumed = file.size() - r.remaining();
   auto reply = decode_lookup_reply(file.subspan(consumed));
   JITCACHE_TRY(reply);
+  // One pad is right for a file: the one that aligns its image. Another is refused, so a file has one
+  // form only (what the daemon writes) and a reader may count on the alignment.
+  if (*version == k_published_format_version &&
+      static_cast<std::size_t>(reply->image.data() - file.data()) % k_published_image_alignment != 0) {
+    return common::make_error(common::ErrorCode::invalid_argument, "published image pad does not align the image to " +
+                                                                       std::to_string(k_published_image_alignment) +
+                                                                       " bytes");
+  }
   return PublishedImage{std::move(*fast_key), std::move(*reply)};
 }
 

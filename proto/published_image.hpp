@@ -39,7 +39,8 @@ struct PublishedImage {
 Payload encode_published_image(const FastKey& fast_key, const EntryInfo& info, Bytes image);
 // Everything before the image bytes: a writer can send head and image without joining them.
 Payload encode_published_image_head(const FastKey& fast_key, const EntryInfo& info, std::uint32_t image_size);
-// Refuses another magic or format version, a pad that is not zeros or is longer than the alignment, and anything the
+// Refuses another magic or format version, a pad that is not zeros, is longer than the alignment or
+// does not align the image, and anything the
 // LOOKUP reply decoder refuses (ErrorCode::invalid_argument / too_large). Does not check the image against its
 // checksum: that is the reader's job, as for a LOOKUP reply.
 common::Result<PublishedImage> decode_published_image(Bytes file);

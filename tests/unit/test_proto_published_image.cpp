@@ -111,16 +111,17 @@ TEST_CASE("published image: a format 1 file (no pad) is still read") {
   CHECK(std::vector<std::uint8_t>(decoded->reply.image.begin(), decoded->reply.image.end()) == s.image);
 }
 
-TEST_CASE("published image: a pad that is not zeros or is as long as the alignment is refused") {
+TEST_CASE("published image: a pad that is not zeros, is as long as the alignment or misaligns the image is refused") {
   Sample s;
-  // Find a producer length that gives a pad of at least one byte.
+  // Find a producer length that gives a pad of at least one byte, with room for one more.
   Payload file;
   for (std::size_t n = 0; n < k_published_image_alignment; ++n) {
     s.info.producer = std::string(n, 'p');
     file = s.file();
-    if (file[6] != 0) break;
+    if (file[6] != 0 && std::size_t{file[6]} + 1 < k_published_image_alignment) break;
   }
   REQUIRE(file[6] != 0);
+  REQUIRE(std::size_t{file[6]} + 1 < k_published_image_alignment);
   Payload dirty = file;
   dirty[8] = 1;
   auto refused = decode_published_image(Bytes(dirty));
@@ -134,6 +135,14 @@ TEST_CASE("published image: a pad that is not zeros or is as long as the alignme
   refused = decode_published_image(Bytes(long_pad));
   REQUIRE_FALSE(refused);
   CHECK_THAT(refused.error().message, Catch::Contains("longer than its alignment"));
+
+  // A pad one byte longer (still zeros, still short) moves the image off its alignment.
+  Payload misaligned = file;
+  misaligned[6] = static_cast<std::uint8_t>(misaligned[6] + 1);
+  misaligned.insert(misaligned.begin() + 8, 1, 0);
+  refused = decode_published_image(Bytes(misaligned));
+  REQUIRE_FALSE(refused);
+  CHECK_THAT(refused.error().message, Catch::Contains("does not align"));
 }
 
 TEST_CASE("published image: a wrong magic, another version, a truncated file or trailing bytes are refused") {
