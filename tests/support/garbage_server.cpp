@@ -33,19 +33,24 @@ void send_all(int fd, std::string_view bytes) {
 
 }  // namespace
 
-GarbageServer::GarbageServer(Behaviour behaviour, std::vector<std::string> script)
+GarbageServer::GarbageServer(Behaviour behaviour, std::vector<std::string> script, std::uint16_t port)
     : m_behaviour(behaviour), m_script(std::move(script)) {
   m_listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
   socklen_t length = sizeof(address);
+  // Rationale: a server killed by the test closed its end of every connection first, so those
+  // connections sit in TIME_WAIT on its port; without SO_REUSEADDR the port stays taken a minute.
+  const int reuse = 1;
+  if (m_listener >= 0) ::setsockopt(m_listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof(reuse));
   if (m_listener < 0 || ::bind(m_listener, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
       ::listen(m_listener, 64) != 0 || ::getsockname(m_listener, reinterpret_cast<sockaddr*>(&address), &length) != 0 ||
       ::pipe2(m_wake, O_CLOEXEC) != 0) {
     const std::string reason = std::strerror(errno);
     if (m_listener >= 0) ::close(m_listener);
-    throw std::runtime_error("GarbageServer: cannot listen on 127.0.0.1: " + reason);
+    throw std::runtime_error("GarbageServer: cannot listen on 127.0.0.1:" + std::to_string(port) + ": " + reason);
   }
   m_port = ntohs(address.sin_port);
   for (auto& reply : m_script) {

@@ -2,7 +2,9 @@
 // accepts every connection and then answers with bytes that are not the protocol, or never answers,
 // or closes at once, or answers with bytes the test wrote (a hostile reply: a huge bulk length, a
 // truncated value; or a scripted fake Cluster node: a CLUSTER SLOTS reply naming itself, then
-// TRYAGAIN). Connections stay open until the client closes them or the object dies.
+// TRYAGAIN). Connections stay open until the client closes them or the object dies. It listens on
+// a free port, or on one the test names: the port of a server the test just killed, so that the
+// clients configured for that server meet garbage mid-run.
 // Thread safety: a thread of its own serves the connections; the methods may be called from any
 // thread.
 #pragma once
@@ -27,7 +29,9 @@ class GarbageServer {
 
   // `script`: the replies of Behaviour::scripted, each sent whole (keep them small: the sending
   // blocks this server's thread for up to 2 s); "{port}" in them is replaced by port().
-  explicit GarbageServer(Behaviour behaviour, std::vector<std::string> script = {});
+  // `port`: 0 for a free one; else that port of 127.0.0.1 (SO_REUSEADDR, so a port whose killed
+  // server left connections in TIME_WAIT can be taken at once); throws when it cannot be bound.
+  explicit GarbageServer(Behaviour behaviour, std::vector<std::string> script = {}, std::uint16_t port = 0);
   ~GarbageServer();
   GarbageServer(const GarbageServer&) = delete;
   GarbageServer& operator=(const GarbageServer&) = delete;
