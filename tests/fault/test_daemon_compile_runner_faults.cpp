@@ -5,6 +5,8 @@
 // waited for its job (spare_workers.hpp).
 #include <catch2/catch.hpp>
 
+#include <tests/support/eventually.hpp>
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,8 @@
 #include <daemon/compile/compile_runner.hpp>
 
 namespace {
+
+using jitcache::testing::eventually;
 
 using namespace jitcache::daemon::compile;
 using namespace std::chrono_literals;
@@ -176,15 +180,6 @@ std::vector<pid_t> children() {
     for (pid_t pid = 0; in >> pid;) pids.push_back(pid);
   }
   return pids;
-}
-
-bool eventually(const std::function<bool()>& condition) {
-  const auto end = Clock::now() + 5s;
-  while (!condition()) {
-    if (Clock::now() > end) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
 }
 
 }  // namespace

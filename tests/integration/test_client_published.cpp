@@ -22,6 +22,7 @@
 #include <proto/published_image.hpp>
 
 #include <client/src/loader/pending_hit_notes.hpp>
+#include <tests/support/eventually.hpp>
 #include <tests/support/load_flow_fixture.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/seccomp_refusal.hpp>
@@ -33,16 +34,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Rationale: the publisher writes on its own thread and a HIT_NOTE is read after the client has
-// moved on, so tests wait for what they expect, briefly.
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
+using jitcache::testing::eventually;
 
 std::string published_dir(const LiveDaemon& live) { return proto::published_dir_for(live.daemon.socket_path()); }
 

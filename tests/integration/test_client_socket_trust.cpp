@@ -32,6 +32,7 @@
 
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
+#include <tests/support/eventually.hpp>
 #include <tests/support/load_flow_fixture.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
@@ -46,6 +47,8 @@ using testing::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
+
+using jitcache::testing::eventually;
 
 constexpr std::uint64_t k_put_seed = 77;
 
@@ -69,15 +72,6 @@ struct ChildProcess {
   }
   pid_t pid = -1;
 };
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = std::chrono::seconds(20)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
 
 std::vector<std::string> published_files(const std::string& dir) {
   std::vector<std::string> names;

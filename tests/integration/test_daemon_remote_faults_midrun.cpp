@@ -17,6 +17,7 @@
 
 #include <proto/compile_messages.hpp>
 #include <proto/content_digest.hpp>
+#include <tests/support/eventually.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/garbage_server.hpp>
 #include <tests/support/nginx_server.hpp>
@@ -38,15 +39,6 @@ constexpr int k_remote_timeout_ms = 100;
 // (the compile wall time).
 constexpr double k_miss_slack_ms = 250;
 constexpr double k_compile_slack_ms = 3000;
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 20s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
 
 // small_kernel.ptx with a comment of its own: another content digest, so another key, each compiled.
 std::string kernel_variant(int n) {

@@ -14,6 +14,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/content_digest.hpp>
 #include <proto/jit_options.hpp>
+#include <tests/support/eventually.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/redis_server.hpp>
 #include <tests/support/sample_entries.hpp>
@@ -33,15 +34,6 @@ CompileAnswer compile_on(FleetHost& host, const proto::CompileRequest& request) 
   INFO((answer ? std::string() : answer.error().message));
   REQUIRE(answer.ok());
   return std::move(*answer);
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 20s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
 }
 
 }  // namespace

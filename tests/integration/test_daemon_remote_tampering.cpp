@@ -30,6 +30,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/content_digest.hpp>
 #include <proto/signing.hpp>
+#include <tests/support/eventually.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/redis_server.hpp>
 #include <tests/support/remote_records.hpp>
@@ -42,15 +43,6 @@ using client::transport::CompileAnswer;
 namespace remote = jitcache::daemon::remote;
 
 namespace {
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 10s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
 
 std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t count = 0;

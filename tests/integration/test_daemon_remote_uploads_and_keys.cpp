@@ -26,6 +26,7 @@
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 #include <tests/support/daemon_process.hpp>
+#include <tests/support/eventually.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/redis_server.hpp>
 #include <tests/support/sample_entries.hpp>
@@ -37,15 +38,6 @@ using namespace jitcache::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 20s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
 
 // A daemon started with exactly `args` besides the socket, state dir and log level; `prepare` may
 // change its directory first (e.g. open it to other uids).

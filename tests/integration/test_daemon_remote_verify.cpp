@@ -13,6 +13,7 @@
 #include <daemon/remote/redis/redis_backend.hpp>
 #include <daemon/remote/redis/redis_settings.hpp>
 #include <proto/content_digest.hpp>
+#include <tests/support/eventually.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/redis_server.hpp>
 
@@ -22,15 +23,6 @@ using namespace std::chrono_literals;
 namespace remote = jitcache::daemon::remote;
 
 namespace {
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 60s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return condition();
-}
 
 bool served(FleetHost& host, const proto::KeyFields& key) {
   auto client = host.daemon->client();
@@ -87,11 +79,11 @@ TEST_CASE(
     REQUIRE(compiled.ok());
     REQUIRE(compiled->kind == client::transport::CompileAnswer::Kind::compiled);
   }
-  REQUIRE(eventually([&] { return host_stat(builder, "remote0.uploads") == 1; }));
+  REQUIRE(eventually([&] { return host_stat(builder, "remote0.uploads") == 1; }, 60s));
 
   FleetHost honest = start_fleet_host(url, keys, false, {"--remote-verify-sample", "1"});
   CHECK(served(honest, key));
-  REQUIRE(eventually([&] { return host_stat(honest, "remote0.verify_samples") == 1; }));
+  REQUIRE(eventually([&] { return host_stat(honest, "remote0.verify_samples") == 1; }, 60s));
   CHECK(host_stat(honest, "remote0.verify_mismatches") == 0);
   CHECK(served(honest, key));
 
@@ -100,7 +92,7 @@ TEST_CASE(
   replace_image_signed(url, key, *signer);
   FleetHost fooled = start_fleet_host(url, keys, false, {"--remote-verify-sample", "1"});
   CHECK(served(fooled, key));  // every check a reader can make holds
-  REQUIRE(eventually([&] { return host_stat(fooled, "remote0.verify_mismatches") == 1; }));
+  REQUIRE(eventually([&] { return host_stat(fooled, "remote0.verify_mismatches") == 1; }, 60s));
   CHECK(host_stat(fooled, "entries_quarantined") == 1);
   CHECK_FALSE(served(fooled, key));
   CHECK_THAT(read_file(fooled.daemon->log_path()), Catch::Contains(proto::signer_hex(signer->public_key().id())));

@@ -12,6 +12,7 @@
 #include <daemon/remote/remote_tier.hpp>
 #include <daemon/remote/tiered_store.hpp>
 #include <proto/jit_options.hpp>
+#include <tests/support/eventually.hpp>
 #include <tests/support/memory_backend.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/store_fixtures.hpp>
@@ -69,15 +70,6 @@ proto::KeyFields valid_key(int seed) {
   proto::KeyFields key = make_key(seed);
   key.options = *proto::canonicalize_option_text("");
   return key;
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 5000ms) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < until) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return condition();
 }
 
 bool hit(daemon::store::Store& store, const proto::KeyFields& key) {
