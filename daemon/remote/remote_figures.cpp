@@ -82,9 +82,17 @@ std::vector<std::pair<std::string, std::uint64_t>> remote_stats_values(const Rem
   out.emplace_back("remote_uploads_queued", tier != nullptr ? tier->uploads_queued() : 0);
   if (tier == nullptr) return out;
   for (std::size_t i = 0; i < tier->remote_count(); ++i) {
-    for (RemoteFigure& figure : remote_figures(*tier, i)) {
-      out.emplace_back("remote" + std::to_string(i) + "." + figure.stats_name, figure.value);
+    const std::string prefix = "remote" + std::to_string(i) + ".";
+    for (RemoteFigure& figure : remote_figures(*tier, i)) out.emplace_back(prefix + figure.stats_name, figure.value);
+    // The latency histogram, which the metrics endpoint shows as jitcache_remote_duration_seconds:
+    // a STATS reader (jitcache stats) gets the same buckets, each counted on its own (not cumulative).
+    const auto& buckets = tier->remote(i).counters.latency_buckets;
+    for (std::size_t b = 0; b < k_remote_latency_buckets.size(); ++b) {
+      out.emplace_back(prefix + "calls_le_" + std::to_string(k_remote_latency_buckets[b].upper_us) + "_us",
+                       read(buckets[b]));
     }
+    out.emplace_back(prefix + "calls_over_" + std::to_string(k_remote_latency_buckets.back().upper_us) + "_us",
+                     read(buckets.back()));
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -37,9 +38,14 @@ remote::RemoteTier one_remote_tier() {
 TEST_CASE("remote figures: PROTOCOL.md lists every STATS name of a remote, and no other") {
   auto tier = one_remote_tier();
   std::set<std::string> names;
-  for (const auto& figure : remote::remote_figures(tier, 0)) {
-    const std::string& n = figure.stats_name;
-    names.insert(n.starts_with("errors.") ? "errors.<kind>" : n.starts_with("rejected.") ? "rejected.<reason>" : n);
+  const std::regex bucket(R"(calls_le_[0-9]+_us)");
+  for (const auto& [full_name, value] : remote::remote_stats_values(&tier)) {
+    if (!full_name.starts_with("remote0.")) continue;
+    const std::string n = full_name.substr(std::string("remote0.").size());
+    names.insert(n.starts_with("errors.")      ? "errors.<kind>"
+                 : n.starts_with("rejected.")  ? "rejected.<reason>"
+                 : std::regex_match(n, bucket) ? "calls_le_<N>_us"
+                                               : n);
   }
   std::set<std::string> documented;
   for (const auto& row : testing::markdown_table_after(source_file("proto/PROTOCOL.md"), "STATS names of a remote")) {
@@ -83,4 +89,20 @@ TEST_CASE("remote figures: docs/operations.md lists every metric family of a rem
   CHECK(documented == families);
   CHECK_THAT(text, Catch::Contains("remote=\"0\""));
   CHECK_THAT(text, Catch::Contains("url=\"memory://test\""));
+}
+
+TEST_CASE("remote figures: STATS carries the latency histogram's buckets, each counted on its own") {
+  auto tier = one_remote_tier();
+  auto& buckets = tier.remote(0).counters.latency_buckets;
+  buckets[0] = 3;                   // at most 100 us
+  buckets[3] = 2;                   // over 500 us, at most 1 ms
+  buckets[buckets.size() - 1] = 1;  // over 10 s
+  std::map<std::string, std::uint64_t> values;
+  for (const auto& [name, value] : remote::remote_stats_values(&tier)) values[name] = value;
+  CHECK(values.at("remote0.calls_le_100_us") == 3);
+  CHECK(values.at("remote0.calls_le_250_us") == 0);
+  CHECK(values.at("remote0.calls_le_1000_us") == 2);
+  CHECK(values.at("remote0.calls_le_10000000_us") == 0);
+  CHECK(values.at("remote0.calls_over_10000000_us") == 1);
+  CHECK(values.at("remote0.calls") == 6);
 }
