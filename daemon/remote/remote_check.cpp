@@ -48,7 +48,10 @@ std::string describe(std::string_view step, const common::Error& error) {
   std::string text = std::string(step) + ": " + error.message;
   if (error.code == ErrorCode::forbidden) {
     text += step == "ping" ? " (the server refused the credentials: check the URL's user and remote_password_file)"
-                           : " (the server refused the write: a read-only user or ACL, so this host cannot upload)";
+            : step.starts_with("lease ")
+                ? " (the ACL lacks EVAL: leases are then renewed and released in two steps, which can touch "
+                  "another host's lease; docs/remote-layout.md \"Commands\")"
+                : " (the server refused the write: a read-only user or ACL, so this host cannot upload)";
   }
   return text;
 }
@@ -84,7 +87,9 @@ ProbeAnswer probe_write(RemoteBackend& backend, std::string_view id, const std::
   return same && removed ? ProbeAnswer::yes : ProbeAnswer::no;
 }
 
-// The lease test: a conditional write (put_if_absent) on an id of its own, then removed.
+// The lease test: a conditional write (put_if_absent) on an id of its own, renewed and released as
+// the tier does it (in one step where the backend can: a server that refuses that, an ACL without
+// EVAL, is named here), then removed if still there.
 LeaseSupport probe_lease(RemoteBackend& backend, std::string_view id, const std::string& value, Deadline deadline,
                          std::string& message) {
   const RemoteKey key{k_space_probe, id};
@@ -95,6 +100,19 @@ LeaseSupport probe_lease(RemoteBackend& backend, std::string_view id, const std:
     return LeaseSupport::unknown;
   }
   // false (something was there) is a conditional write working too, though the id was fresh.
+  bool released = false;
+  if (*taken) {
+    auto renewed = backend.renew_lease(key, value, value, k_probe_ttl, deadline);
+    if (!renewed) {
+      note_first(message, describe("lease renewal", renewed.error()));
+    } else if (*renewed == LeaseChange::lost) {
+      note_first(message, "lease renewal: the lease just taken was not there as written");
+    }
+    auto release = backend.release_lease(key, value, deadline);
+    if (!release) note_first(message, describe("lease release", release.error()));
+    released = release && *release == LeaseChange::done;
+  }
+  if (released) return LeaseSupport::supported;
   if (auto removed = backend.remove(key, deadline); !removed) note_first(message, describe("remove", removed.error()));
   return LeaseSupport::supported;
 }

@@ -93,6 +93,7 @@ std::vector<std::pair<std::string, std::uint64_t>> remote_stats_values(const Rem
     }
     out.emplace_back(prefix + "calls_over_" + std::to_string(k_remote_latency_buckets.back().upper_us) + "_us",
                      read(buckets.back()));
+    for (auto& [name, value] : tier->remote(i).backend->own_figures()) out.emplace_back(prefix + name, value);
   }
   return out;
 }

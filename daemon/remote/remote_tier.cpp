@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <daemon/remote/lease_change.hpp>
 #include <daemon/remote/record/image_object.hpp>
 #include <daemon/remote/record/index_record_codec.hpp>
 #include <daemon/remote/remote_names.hpp>
@@ -253,7 +254,8 @@ LeaseAnswer RemoteTier::take_lease(const proto::Digest256& key_id) {
       if (!*holder) continue;  // released meanwhile: try once more
       const std::int64_t expiry = lease_expiry(**holder);
       if (attempt > 0 || expiry == 0 || expiry > unix_ms()) return {LeaseTake::held_elsewhere, i};
-      (void)call<void>(remote, [&](RemoteBackend& b) { return b.remove({k_space_lease, id}, deadline); });
+      // That stale lease only: another host may have taken the key since it was read.
+      (void)release_lease_on(*this, remote, id, **holder, deadline);
     }
   }
   return {};
@@ -282,16 +284,9 @@ void RemoteTier::release_lease(const proto::Digest256& key_id) {
     held = std::move(it->second);
     m_held_leases.erase(it);
   }
-  RemoteEndpoint& remote = *m_remotes[held.first];
-  const Deadline deadline = Clock::now() + m_settings.background_timeout;
-  const std::string id = hex_id(key_id);
   // Only our own: a lease that expired under a slow compile may be another host's by now.
-  auto holder = call<std::optional<std::string>>(remote, [&](RemoteBackend& b) {
-    return b.get({k_space_lease, id}, 256, deadline);
-  });
-  if (holder && *holder && **holder == held.second) {
-    (void)call<void>(remote, [&](RemoteBackend& b) { return b.remove({k_space_lease, id}, deadline); });
-  }
+  const Deadline deadline = Clock::now() + m_settings.background_timeout;
+  (void)release_lease_on(*this, *m_remotes[held.first], hex_id(key_id), held.second, deadline);
 }
 
 void RemoteTier::renew_loop() {
@@ -305,7 +300,9 @@ void RemoteTier::renew_loop() {
   }
 }
 
-// Each lease this host holds, written again with a fresh expiry while it is still ours.
+// Each lease this host holds, written again with a fresh expiry while it is still ours: compared
+// and replaced in one step where the remote can (lease_change.hpp), so a lease that expired and was
+// taken by another host is never overwritten.
 void RemoteTier::renew_leases() {
   std::map<proto::Digest256, std::pair<std::size_t, std::string>> held;
   {
@@ -316,18 +313,29 @@ void RemoteTier::renew_leases() {
     RemoteEndpoint& remote = *m_remotes[lease.first];
     const Deadline deadline = Clock::now() + m_settings.lease_ttl / 3;
     const std::string id = hex_id(key_id);
-    auto holder = call<std::optional<std::string>>(remote, [&](RemoteBackend& b) {
-      return b.get({k_space_lease, id}, 256, deadline);
-    });
-    if (!holder || !*holder || **holder != lease.second) continue;  // lost it: the upload's release does nothing
     const std::string value = lease_value();
-    auto renewed = call<void>(remote, [&](RemoteBackend& b) {
-      return b.put({k_space_lease, id}, value, m_settings.lease_ttl, deadline);
-    });
-    if (!renewed) continue;
-    std::lock_guard lock(m_leases_mutex);
-    if (auto it = m_held_leases.find(key_id); it != m_held_leases.end() && it->second.second == lease.second) {
-      it->second.second = value;
+    auto renewed = renew_lease_on(*this, remote, id, lease.second, value, deadline);
+    if (!renewed) continue;  // counted; tried again next round, while the lease's ttl lasts
+    bool released_meanwhile = false;
+    {
+      std::lock_guard lock(m_leases_mutex);
+      const auto it = m_held_leases.find(key_id);
+      if (it == m_held_leases.end() || it->second.second != lease.second) {
+        released_meanwhile = true;
+      } else if (*renewed == LeaseChange::done) {
+        it->second.second = value;
+      } else {
+        m_held_leases.erase(it);  // not ours any more: the upload's release must not touch it
+      }
+    }
+    if (released_meanwhile && *renewed == LeaseChange::done) {
+      // The release compared the value before this renewal: the renewed lease is ours to give back.
+      (void)release_lease_on(*this, remote, id, value, deadline);
+    } else if (!released_meanwhile && *renewed != LeaseChange::done) {
+      spdlog::warn(
+          "remote {}: the lease of key_id={} was lost (it expired before its renewal): another host may "
+          "compile the key too",
+          remote.backend->name(), id);
     }
   }
 }

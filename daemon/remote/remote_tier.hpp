@@ -46,6 +46,9 @@ struct RemoteEndpoint {
   CircuitBreaker breaker;
   RemoteCounters counters;
   std::atomic<bool> leases_unsupported{false};  // put_if_absent answered `unsupported` once
+  // The server refused the one-step lease changes (an ACL without EVAL, or no EVAL at all): leases
+  // are renewed and released in two steps from then on (lease_change.hpp).
+  std::atomic<bool> lease_scripts_refused{false};
 };
 
 // An entry found in a remote, checked.

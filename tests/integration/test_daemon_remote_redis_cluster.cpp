@@ -1,8 +1,9 @@
 // The Redis backend (daemon/remote/redis/redis_backend.hpp) against a real 3-master Redis Cluster
 // (tests/support/redis_cluster.hpp), started once for this file: our hash slots are the server's,
 // keys of every master's slots are served, an id's "idx" and "lease" share a node, ping reaches
-// every master, and a live reshard's MOVED and ASK redirections are followed without one failed
-// call, logged in as an ACL user allowed only the documented commands.
+// every master, a lease's renewal and release (one script each) change only our own lease and are
+// redirected like any command, and a live reshard's MOVED and ASK redirections are followed without
+// one failed call, logged in as an ACL user allowed only the documented commands.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -24,6 +25,7 @@ using namespace std::chrono_literals;
 using jitcache::common::ErrorCode;
 using jitcache::daemon::remote::Clock;
 using jitcache::daemon::remote::key_hash_slot;
+using jitcache::daemon::remote::LeaseChange;
 using jitcache::daemon::remote::make_redis_backend;
 using jitcache::daemon::remote::parse_redis_url;
 using jitcache::daemon::remote::RedisBackend;
@@ -35,7 +37,8 @@ namespace {
 
 // The commands docs/remote-layout.md "Redis" lists for a builder in a Cluster, and nothing else.
 const std::string k_builder_acl =
-    "builder on >build-pw ~jitcache:* resetchannels -@all +get +exists +set +del +ping +auth +cluster|slots +asking";
+    "builder on >build-pw ~jitcache:* resetchannels -@all +get +exists +set +del +eval +ping +auth +cluster|slots "
+    "+asking";
 
 RedisCluster& cluster() {
   static RedisCluster shared = [] {
@@ -70,6 +73,7 @@ std::string random_id(std::mt19937_64& random) {
 }
 
 std::string idx_name(const std::string& id) { return "jitcache:idx:{" + id + "}"; }
+std::string lease_name(const std::string& id) { return "jitcache:lease:{" + id + "}"; }
 
 }  // namespace
 
@@ -119,6 +123,63 @@ TEST_CASE("redis cluster backend: keys of every master's slots are served, and a
     REQUIRE(backend->remove(RemoteKey{"lease", removed}, within(2s)));
   }
   CHECK_FALSE(backend->exists(RemoteKey{"idx", id}, within(2s)).value());
+}
+
+TEST_CASE("redis cluster backend: a lease's renewal and release change our own lease only, on every master") {
+  auto backend = builder_backend();
+  std::mt19937_64 random(11);
+  std::set<std::size_t> masters_used;
+  const auto owners = cluster().slot_owners();
+  for (int i = 0; i < 30; ++i) {
+    const std::string id = random_id(random);
+    const RemoteKey lease{"lease", id};
+    const std::size_t owner = owners.at(static_cast<std::size_t>(key_hash_slot(lease_name(id))));
+    masters_used.insert(owner);
+    REQUIRE(backend->put_if_absent(lease, "host-a 1 " + id, 300ms, within(2s)).value());
+    CHECK(backend->renew_lease(lease, "host-a 1 " + id, "host-a 2 " + id, 60000ms, within(2s)).value() ==
+          LeaseChange::done);
+    CHECK(backend->get(lease, 100, within(2s)).value().value() == "host-a 2 " + id);
+    CHECK(std::stoll(trimmed(cluster().node(owner).cli({"PTTL", lease_name(id)}))) > 300);
+    // Ours expired and host b took the key: neither our renewal nor our release touches b's lease.
+    REQUIRE(backend->put(lease, "host-b 3 " + id, 60000ms, within(2s)));
+    CHECK(backend->renew_lease(lease, "host-a 2 " + id, "host-a 4 " + id, 1000ms, within(2s)).value() ==
+          LeaseChange::lost);
+    CHECK(backend->release_lease(lease, "host-a 2 " + id, within(2s)).value() == LeaseChange::lost);
+    CHECK(backend->get(lease, 100, within(2s)).value().value() == "host-b 3 " + id);
+    CHECK(std::stoll(trimmed(cluster().node(owner).cli({"PTTL", lease_name(id)}))) > 1000);
+    CHECK(backend->release_lease(lease, "host-b 3 " + id, within(2s)).value() == LeaseChange::done);
+    CHECK_FALSE(backend->exists(lease, within(2s)).value());
+  }
+  CHECK(masters_used.size() == 3);
+  CHECK(backend->counters().moved == 0);  // each script went to its key's master at once
+}
+
+TEST_CASE("redis cluster backend: a lease script whose slot moved to another master follows the MOVED") {
+  auto backend = builder_backend();
+  constexpr int k_moved_slots = 10;
+  std::mt19937_64 random(13);
+  std::string id = random_id(random);
+  while (key_hash_slot(lease_name(id)) >= k_moved_slots) id = random_id(random);
+  const int slot = key_hash_slot(lease_name(id));
+  const RemoteKey lease{"lease", id};
+  REQUIRE(cluster().owner_of_slot(slot) == 0);
+  REQUIRE(backend->put_if_absent(lease, "host-a 1", 60000ms, within(2s)).value());  // the map is fetched now
+
+  cluster().reshard(0, 1, k_moved_slots, 1);
+  cluster().wait_until_ok();
+  REQUIRE(cluster().owner_of_slot(slot) == 1);
+  const auto moved_before = backend->counters().moved;
+  CHECK(backend->renew_lease(lease, "host-a 1", "host-a 2", 60000ms, within(2s)).value() == LeaseChange::done);
+  CHECK(backend->counters().moved == moved_before + 1);
+  CHECK(trimmed(cluster().node(1).cli({"GET", lease_name(id)})) == "host-a 2");
+  CHECK(backend->release_lease(lease, "host-a 1", within(2s)).value() == LeaseChange::lost);
+  CHECK(backend->release_lease(lease, "host-a 2", within(2s)).value() == LeaseChange::done);
+  CHECK(backend->counters().moved == moved_before + 1);  // the MOVED fixed the map for the slot
+  CHECK(trimmed(cluster().node(1).cli({"EXISTS", lease_name(id)})) == "0");
+
+  cluster().reshard(1, 0, k_moved_slots, 1);
+  cluster().wait_until_ok();
+  CHECK(cluster().owner_of_slot(slot) == 0);
 }
 
 TEST_CASE("redis cluster backend: ping sends AUTH and PING to every master") {

@@ -1,7 +1,8 @@
 // The Redis backend (daemon/remote/redis/redis_backend.hpp) against a real standalone
 // redis-server: every operation, the key names an operator sees, TTLs, max_bytes, a database other
 // than 0, a password, ACL users (a read-only one refused a write), a connection the server closed
-// replaced without a failed call, and 16 threads sharing a pool of 4 connections.
+// replaced without a failed call, 16 threads sharing a pool of 4 connections, and the leases'
+// compare-and-change scripts (a renewal or release never touches another host's lease).
 #include <catch2/catch.hpp>
 
 #include <netinet/in.h>
@@ -22,6 +23,7 @@
 using namespace std::chrono_literals;
 using jitcache::common::ErrorCode;
 using jitcache::daemon::remote::Clock;
+using jitcache::daemon::remote::LeaseChange;
 using jitcache::daemon::remote::make_redis_backend;
 using jitcache::daemon::remote::parse_redis_url;
 using jitcache::daemon::remote::RedisBackend;
@@ -148,6 +150,74 @@ TEST_CASE("redis backend: put with a ttl expires, and put_if_absent is a lease t
   CHECK(backend->put(idx, "v", -1ms, within(2s)).error().code == ErrorCode::invalid_argument);
 }
 
+TEST_CASE("redis backend: renew_lease extends our own lease, and leaves one another host took as it is") {
+  RedisServer server;
+  auto backend = backend_for(server.url());
+  const RemoteKey lease{"lease", k_id};
+  const std::string name = "jitcache:lease:{" + k_id + "}";
+  auto pttl = [&] { return std::stoll(trimmed(server.cli({"PTTL", name}))); };
+
+  REQUIRE(backend->put_if_absent(lease, "host-a 1 100", 300ms, within(2s)).value());
+  CHECK(backend->renew_lease(lease, "host-a 1 100", "host-a 1 200", 5000ms, within(2s)).value() == LeaseChange::done);
+  CHECK(backend->get(lease, 100, within(2s)).value().value() == "host-a 1 200");
+  CHECK(pttl() > 300);
+  CHECK(pttl() <= 5000);
+  std::this_thread::sleep_for(450ms);  // past the ttl it was taken with
+  CHECK(backend->get(lease, 100, within(2s)).value().value() == "host-a 1 200");
+  // The value before the renewal is no longer the lease: nothing is changed.
+  CHECK(backend->renew_lease(lease, "host-a 1 100", "host-a 1 300", 5000ms, within(2s)).value() == LeaseChange::lost);
+  CHECK(backend->get(lease, 100, within(2s)).value().value() == "host-a 1 200");
+
+  // Ours expires (a stalled compile) and host b takes the key: our renewal does not touch its lease.
+  REQUIRE(backend->renew_lease(lease, "host-a 1 200", "host-a 1 250", 200ms, within(2s)).value() == LeaseChange::done);
+  std::this_thread::sleep_for(350ms);
+  REQUIRE(backend->put_if_absent(lease, "host-b 2 900", 60000ms, within(2s)).value());
+  CHECK(backend->renew_lease(lease, "host-a 1 250", "host-a 1 400", 5000ms, within(2s)).value() == LeaseChange::lost);
+  CHECK(backend->get(lease, 100, within(2s)).value().value() == "host-b 2 900");
+  CHECK(pttl() > 5000);  // still b's ttl, not the 5 s our renewal asked for
+
+  // ttl 0: a lease without expiry, as put; a renewal never makes a lease where there is none.
+  const RemoteKey other{"lease", "ab"};
+  REQUIRE(backend->put_if_absent(other, "c", 1000ms, within(2s)).value());
+  CHECK(backend->renew_lease(other, "c", "c2", 0ms, within(2s)).value() == LeaseChange::done);
+  CHECK(trimmed(server.cli({"PTTL", "jitcache:lease:{ab}"})) == "-1");
+  REQUIRE(backend->remove(other, within(2s)));
+  CHECK(backend->renew_lease(other, "c2", "c3", 1000ms, within(2s)).value() == LeaseChange::lost);
+  CHECK(backend->exists(other, within(2s)).value() == false);
+  CHECK(backend->renew_lease(other, "c", "c", -1ms, within(2s)).error().code == ErrorCode::invalid_argument);
+}
+
+TEST_CASE("redis backend: release_lease removes our own lease only, never another host's") {
+  RedisServer server;
+  auto backend = backend_for(server.url());
+  const RemoteKey lease{"lease", k_id};
+  REQUIRE(backend->put_if_absent(lease, "host-b 2 900", 60000ms, within(2s)).value());
+  CHECK(backend->release_lease(lease, "host-a 1 250", within(2s)).value() == LeaseChange::lost);
+  CHECK(backend->get(lease, 100, within(2s)).value().value() == "host-b 2 900");
+  CHECK(backend->release_lease(lease, "host-b 2 900", within(2s)).value() == LeaseChange::done);
+  CHECK(backend->exists(lease, within(2s)).value() == false);
+  CHECK(backend->release_lease(lease, "host-b 2 900", within(2s)).value() == LeaseChange::lost);  // nothing there
+  // A value with bytes Lua or RESP could take for something else is compared byte for byte.
+  const std::string binary("a\0b\r\n'\"]]", 9);
+  REQUIRE(backend->put_if_absent(lease, binary, 60000ms, within(2s)).value());
+  CHECK(backend->release_lease(lease, std::string("a\0c\r\n'\"]]", 9), within(2s)).value() == LeaseChange::lost);
+  CHECK(backend->release_lease(lease, binary, within(2s)).value() == LeaseChange::done);
+}
+
+TEST_CASE("redis backend: a server without EVAL answers the lease scripts unsupported, not a failure") {
+  RedisServerOptions options;
+  options.extra_config = {"rename-command EVAL \"\""};
+  RedisServer server(options);
+  auto backend = backend_for(server.url());
+  const RemoteKey lease{"lease", k_id};
+  REQUIRE(backend->put_if_absent(lease, "host-a 1 100", 60000ms, within(2s)).value());
+  auto renewed = backend->renew_lease(lease, "host-a 1 100", "host-a 1 200", 60000ms, within(2s));
+  REQUIRE_FALSE(renewed);
+  CHECK(renewed.error().code == ErrorCode::unsupported);
+  CHECK(backend->release_lease(lease, "host-a 1 100", within(2s)).error().code == ErrorCode::unsupported);
+  CHECK(backend->get(lease, 100, within(2s)).value().value() == "host-a 1 100");
+}
+
 TEST_CASE("redis backend: the URL's database and key prefix are where values go") {
   RedisServer server;
   auto backend = backend_for(server.url() + "/3?prefix=team-a/");
@@ -198,8 +268,9 @@ TEST_CASE(
     "redis backend: ACL users: a builder with the documented commands does everything, a reader is forbidden to write") {
   RedisServerOptions options;
   options.acl_users = {
-      "builder on >build-pw ~jitcache:* resetchannels -@all +get +exists +set +del +ping +auth",
+      "builder on >build-pw ~jitcache:* resetchannels -@all +get +exists +set +del +eval +ping +auth",
       "reader on >read-pw ~jitcache:* resetchannels -@all +get +exists +ping +auth",
+      "old-builder on >old-pw ~jitcache:* resetchannels -@all +get +exists +set +del +ping +auth",
       "selector on >select-pw ~jitcache:* resetchannels -@all +get +exists +ping +auth +select",
   };
   RedisServer server(options);
@@ -213,7 +284,22 @@ TEST_CASE(
   CHECK(builder->put_if_absent(lease, "me", 1000ms, within(2s)).value() == true);
   CHECK(builder->exists(key, within(2s)).value() == true);
   CHECK(builder->get(key, 100, within(2s)).value().value() == "built");
+  CHECK(builder->renew_lease(lease, "me", "me again", 1000ms, within(2s)).value() == LeaseChange::done);
+  CHECK(builder->release_lease(lease, "me again", within(2s)).value() == LeaseChange::done);
+  CHECK(builder->put_if_absent(lease, "me", 1000ms, within(2s)).value() == true);
   REQUIRE(builder->remove(lease, within(2s)));
+
+  // A builder user of an ACL without EVAL: the scripts are forbidden (the tier then renews and
+  // releases in two steps, lease_change.hpp), everything else works.
+  auto old_builder = backend_for("redis://old-builder@" + server.address(), "old-pw");
+  CHECK(old_builder->put_if_absent(lease, "old", 1000ms, within(2s)).value() == true);
+  auto refused = old_builder->renew_lease(lease, "old", "old again", 1000ms, within(2s));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::forbidden);
+  CHECK(refused.error().message.find("eval") != std::string::npos);
+  CHECK(old_builder->release_lease(lease, "old", within(2s)).error().code == ErrorCode::forbidden);
+  CHECK(old_builder->get(lease, 100, within(2s)).value().value() == "old");
+  REQUIRE(old_builder->remove(lease, within(2s)));
 
   auto reader = backend_for("redis://reader@" + server.address(), "read-pw");
   REQUIRE(reader->ping(within(2s)));
@@ -224,6 +310,7 @@ TEST_CASE(
   CHECK(write.error().code == ErrorCode::forbidden);
   CHECK(write.error().message.find("NOPERM") != std::string::npos);
   CHECK(reader->put_if_absent(lease, "x", 1000ms, within(2s)).error().code == ErrorCode::forbidden);
+  CHECK(reader->release_lease(lease, "x", within(2s)).error().code == ErrorCode::forbidden);
   CHECK(reader->remove(key, within(2s)).error().code == ErrorCode::forbidden);
   // A key outside the prefix the ACL grants is refused too.
   auto other = backend_for("redis://reader@" + server.address() + "?prefix=other:", "read-pw");

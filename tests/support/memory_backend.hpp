@@ -21,9 +21,14 @@ class MemoryBackend final : public daemon::remote::RemoteBackend {
   using RemoteKey = daemon::remote::RemoteKey;
   using Deadline = daemon::remote::Deadline;
 
+  using LeaseChange = daemon::remote::LeaseChange;
+
   // `expiring`: values written with a ttl expire (as Redis); else ttl is ignored (as HTTP).
   // `leases`: put_if_absent works; else it is `unsupported` (a plain HTTP server).
-  explicit MemoryBackend(bool expiring = true, bool leases = true) : m_expiring(expiring), m_leases(leases) {}
+  // `atomic_leases`: renew_lease and release_lease compare and change in one step (as Redis's
+  // scripts); else they are `unsupported` and send nothing (as HTTP). Never without `leases`.
+  explicit MemoryBackend(bool expiring = true, bool leases = true, bool atomic_leases = true)
+      : m_expiring(expiring), m_leases(leases), m_atomic_leases(leases && atomic_leases) {}
 
   std::string name() const override { return "memory://test"; }
 
@@ -71,6 +76,29 @@ class MemoryBackend final : public daemon::remote::RemoteBackend {
     ++m_calls;
     m_values.erase(name_of(key));
     return {};
+  }
+
+  common::Result<LeaseChange> renew_lease(RemoteKey key, std::string_view current, std::string_view renewed,
+                                          std::chrono::milliseconds ttl, Deadline) override {
+    std::lock_guard lock(m_mutex);
+    if (!m_atomic_leases) return LeaseChange::unsupported;
+    if (auto failure = take_failure()) return *failure;
+    ++m_calls;
+    auto it = live(key);
+    if (it == m_values.end() || it->second.value != current) return LeaseChange::lost;
+    it->second = Value{std::string(renewed), expiry(ttl)};
+    return LeaseChange::done;
+  }
+
+  common::Result<LeaseChange> release_lease(RemoteKey key, std::string_view current, Deadline) override {
+    std::lock_guard lock(m_mutex);
+    if (!m_atomic_leases) return LeaseChange::unsupported;
+    if (auto failure = take_failure()) return *failure;
+    ++m_calls;
+    auto it = live(key);
+    if (it == m_values.end() || it->second.value != current) return LeaseChange::lost;
+    m_values.erase(it);
+    return LeaseChange::done;
   }
 
   common::Result<void> ping(Deadline) override {
@@ -135,6 +163,7 @@ class MemoryBackend final : public daemon::remote::RemoteBackend {
 
   const bool m_expiring;
   const bool m_leases;
+  const bool m_atomic_leases;
   std::mutex m_mutex;
   std::map<std::string, Value> m_values;
   int m_fail_count = 0;

@@ -26,9 +26,12 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <common/result.hpp>
 
@@ -47,6 +50,13 @@ struct RemoteKey {
   std::string_view id;
 };
 
+// What a conditional change of a lease did (RemoteBackend::renew_lease, release_lease).
+enum class LeaseChange : std::uint8_t {
+  done,         // the lease held the caller's value and was changed: renewed, or removed
+  lost,         // it did not (another host's now, or none at all): nothing was changed
+  unsupported,  // the server cannot compare and change in one step (HTTP): nothing was sent
+};
+
 class RemoteBackend {
  public:
   virtual ~RemoteBackend() = default;
@@ -54,6 +64,11 @@ class RemoteBackend {
   // The remote as logs, STATS and `jitcache remote check` name it: its URL without password
   // ("redis://builder@10.0.0.5:6379/0", "redis+cluster://10.0.0.5:7000,…", "https://cache/jc").
   virtual std::string name() const = 0;
+
+  // What this kind of backend counts about itself, as STATS names it after the tier's own figures
+  // of the remote (PROTOCOL.md "STATS names of a remote": Redis's redirections and connections);
+  // none by default.
+  virtual std::vector<std::pair<std::string, std::uint64_t>> own_figures() const { return {}; }
 
   // The value under `key`, or nullopt when there is none. A value longer than max_bytes is
   // too_large, and no more of it is read than it takes to know (Redis: STRLEN first or the bulk
@@ -80,6 +95,25 @@ class RemoteBackend {
 
   // Removes the value under `key`; removing nothing is success.
   virtual common::Result<void> remove(RemoteKey key, Deadline deadline) = 0;
+
+  // A lease of fleet-wide single flight, changed only while it is still the caller's: the value
+  // under `key` is compared with `current` and changed in the same step, so a lease that expired
+  // and was taken by another host just before is never overwritten or removed (Redis: EVAL of a
+  // script of GET then SET or DEL; docs/remote-layout.md "Lease"). renew_lease stores `renewed`
+  // with a fresh `ttl` (0: no expiry, as put); release_lease removes the lease. A backend that
+  // cannot do it in one step keeps these: LeaseChange::unsupported, nothing sent, and the tier reads,
+  // compares and writes in two calls instead (HTTP: docs/remote-layout.md "Leases" says what that
+  // leaves open); so it does, from then on, after the error forbidden (a Redis ACL without EVAL) or
+  // unsupported (a server without EVAL).
+  virtual common::Result<LeaseChange> renew_lease(RemoteKey /*key*/, std::string_view /*current*/,
+                                                  std::string_view /*renewed*/, std::chrono::milliseconds /*ttl*/,
+                                                  Deadline /*deadline*/) {
+    return LeaseChange::unsupported;
+  }
+  virtual common::Result<LeaseChange> release_lease(RemoteKey /*key*/, std::string_view /*current*/,
+                                                    Deadline /*deadline*/) {
+    return LeaseChange::unsupported;
+  }
 
   // One round trip that needs the credentials (Redis AUTH + PING on every node it knows; HTTP HEAD
   // of <url prefix>/probe/ping, where 404 is success: not of the prefix itself, which a file server

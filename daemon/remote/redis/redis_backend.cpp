@@ -26,6 +26,20 @@ std::string where(const RoutedReply& routed, std::string_view command) {
   return "redis " + routed.node->name() + ": " + std::string(command);
 }
 
+// Rationale: a lease is compared with the caller's value and changed in one step on the server, or
+// a lease that expires between a GET and a SET (or DEL) and is taken by another host meanwhile is
+// overwritten (or deleted). A script runs atomically; its one key is KEYS[1], so a Cluster serves it
+// from the key's slot and redirects it (MOVED, ASK) as any command of one key. ARGV: the caller's
+// value, then for a renewal the new value and the ttl in ms ("0": none, as put).
+constexpr std::string_view k_renew_lease_script =
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end "
+    "if ARGV[3] == '0' then redis.call('SET', KEYS[1], ARGV[2]) "
+    "else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end "
+    "return 1";
+constexpr std::string_view k_release_lease_script =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end "
+    "return 0";
+
 class RedisBackendImpl final : public RedisBackend {
  public:
   explicit RedisBackendImpl(RedisSettings settings)
@@ -102,6 +116,21 @@ class RedisBackendImpl final : public RedisBackend {
     return {};
   }
 
+  common::Result<LeaseChange> renew_lease(RemoteKey key, std::string_view current, std::string_view renewed,
+                                          std::chrono::milliseconds ttl, Deadline deadline) override {
+    JITCACHE_TRY_ASSIGN(const std::string name, redis_key_name(m_settings.key_prefix, key));
+    JITCACHE_TRY(check_ttl(ttl));
+    const std::string ttl_text = std::to_string(ttl.count());
+    const RedisCommand command{{"EVAL", k_renew_lease_script, "1", name, current, renewed, ttl_text}};
+    return run_lease_script(name, command, deadline, "EVAL (lease renewal)");
+  }
+
+  common::Result<LeaseChange> release_lease(RemoteKey key, std::string_view current, Deadline deadline) override {
+    JITCACHE_TRY_ASSIGN(const std::string name, redis_key_name(m_settings.key_prefix, key));
+    const RedisCommand command{{"EVAL", k_release_lease_script, "1", name, current}};
+    return run_lease_script(name, command, deadline, "EVAL (lease release)");
+  }
+
   common::Result<void> ping(Deadline deadline) override {
     if (!m_router) return no_nodes();
     JITCACHE_TRY_ASSIGN(auto nodes, m_router->serving_nodes(deadline));
@@ -136,6 +165,27 @@ class RedisBackendImpl final : public RedisBackend {
     return {};
   }
 
+  // A lease script's answer: 1, it changed the lease; 0, the lease was not the caller's. A server
+  // without EVAL (renamed away by its operator, or a Redis-like server without scripts) answers
+  // "unknown command": unsupported, which the tier takes as "use two steps", not as a failure.
+  common::Result<LeaseChange> run_lease_script(std::string_view key, const RedisCommand& command, Deadline deadline,
+                                               std::string_view label) {
+    auto ran = run(key, command, ReplyLimit{}, deadline, label);
+    if (!ran) {
+      common::Error error = std::move(ran).error();
+      if (error.code == ErrorCode::io && error.message.find("answered -ERR unknown command") != std::string::npos) {
+        error.code = ErrorCode::unsupported;
+      }
+      return error;
+    }
+    const RoutedReply routed = std::move(ran).value();
+    const redisReply& reply = *routed.reply;
+    if (reply.type != REDIS_REPLY_INTEGER || reply.integer < 0 || reply.integer > 1) {
+      return unexpected_reply(where(routed, label), reply);
+    }
+    return reply.integer == 1 ? LeaseChange::done : LeaseChange::lost;
+  }
+
   // The reply to `command` about `key`; a server's error reply becomes its Error.
   common::Result<RoutedReply> run(std::string_view key, const RedisCommand& command, const ReplyLimit& limit,
                                   Deadline deadline, std::string_view label) {
@@ -154,6 +204,18 @@ class RedisBackendImpl final : public RedisBackend {
 };
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::uint64_t>> RedisBackend::own_figures() const {
+  const RedisCounters c = counters();
+  return {{"redis.connections_opened", c.connections_opened},
+          {"redis.connections_discarded", c.connections_discarded},
+          {"redis.stale_retries", c.stale_retries},
+          {"redis.pool_waits", c.pool_waits},
+          {"redis.moved", c.moved},
+          {"redis.asked", c.asked},
+          {"redis.cluster_busy_retries", c.cluster_busy_retries},
+          {"redis.slot_map_refreshes", c.slot_map_refreshes}};
+}
 
 std::unique_ptr<RedisBackend> make_redis_backend(RedisSettings settings) {
   return std::make_unique<RedisBackendImpl>(std::move(settings));

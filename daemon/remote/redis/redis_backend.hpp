@@ -5,8 +5,9 @@
 // Commands it sends (docs/remote-layout.md "Redis", for an operator's ACL): on each new connection
 // AUTH (when a user or password is set) and SELECT (db != 0); GET for get, EXISTS for exists,
 // SET key value [PX ttl] for put, SET key value NX [PX ttl] for put_if_absent, DEL for remove,
-// AUTH and PING on every node for ping; in a Cluster also CLUSTER SLOTS (the slot map) and ASKING
-// (after an ASK redirection).
+// EVAL of a script of GET and SET for renew_lease and of GET and DEL for release_lease (the compare
+// and the change in one step), AUTH and PING on every node for ping; in a Cluster also CLUSTER
+// SLOTS (the slot map) and ASKING (after an ASK redirection).
 //
 // A get reads no more of a value longer than max_bytes than its length line and the rest of the
 // first 64 KiB read: the bulk reply's length comes first, so no STRLEN round trip is needed.
@@ -25,6 +26,8 @@ class RedisBackend : public RemoteBackend {
  public:
   // What it counted since it was made (redis_counters.hpp).
   virtual RedisCounters counters() const = 0;
+  // counters() as redis.<name>: redis.moved, redis.asked, redis.slot_map_refreshes, ...
+  std::vector<std::pair<std::string, std::uint64_t>> own_figures() const override;
 };
 
 // A backend for `settings` (parse_redis_url, with the password filled in). It connects on first
