@@ -6,6 +6,7 @@
 
 #include <thread>
 
+#include <tests/support/fleet_checks.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/garbage_server.hpp>
 #include <tests/support/redis_server.hpp>
@@ -16,21 +17,6 @@ using namespace jitcache::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-// The slowest of `count` lookups of keys nobody has, in milliseconds.
-double slowest_miss_ms(FleetHost& host, std::uint64_t first_seed, int count) {
-  auto client = host.daemon->client();
-  double slowest = 0;
-  for (int i = 0; i < count; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    auto found = client.lookup(sample_key(first_seed + static_cast<std::uint64_t>(i)));
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    REQUIRE(found.ok());
-    CHECK_FALSE(found->has_value());
-    slowest = std::max(slowest, ms);
-  }
-  return slowest;
-}
 
 // A stored entry is still served (local hits never touch the remote).
 void local_hit_still_served(FleetHost& host) {

@@ -18,6 +18,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/content_digest.hpp>
 #include <tests/support/eventually.hpp>
+#include <tests/support/fleet_checks.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/garbage_server.hpp>
 #include <tests/support/nginx_server.hpp>
@@ -68,20 +69,6 @@ TimedCompile compile_on(FleetHost& host, const std::string& ptx) {
   REQUIRE(answer->image.has_value());
   CHECK_FALSE(answer->from_store);
   return {std::move(*answer), ms};
-}
-
-// The slowest of `count` LOOKUPs of keys nobody has, each of which must succeed as a miss.
-double slowest_miss_ms(FleetHost& host, std::uint64_t first_seed, int count) {
-  auto client = host.daemon->client();
-  double slowest = 0;
-  for (int i = 0; i < count; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    auto found = client.lookup(sample_key(first_seed + static_cast<std::uint64_t>(i)));
-    slowest = std::max(slowest, elapsed_ms(start));
-    REQUIRE(found.ok());
-    CHECK_FALSE(found->has_value());
-  }
-  return slowest;
 }
 
 // The entry `compiled` of `ptx` is served from this host's own store, remote or no remote.
