@@ -80,25 +80,11 @@ class MemoryBackend final : public daemon::remote::RemoteBackend {
 
   common::Result<LeaseChange> renew_lease(RemoteKey key, std::string_view current, std::string_view renewed,
                                           std::chrono::milliseconds ttl, Deadline) override {
-    std::lock_guard lock(m_mutex);
-    if (!m_atomic_leases) return LeaseChange::unsupported;
-    if (auto failure = take_failure()) return *failure;
-    ++m_calls;
-    auto it = live(key);
-    if (it == m_values.end() || it->second.value != current) return LeaseChange::lost;
-    it->second = Value{std::string(renewed), expiry(ttl)};
-    return LeaseChange::done;
+    return change_lease(key, current, [&](auto it) { it->second = Value{std::string(renewed), expiry(ttl)}; });
   }
 
   common::Result<LeaseChange> release_lease(RemoteKey key, std::string_view current, Deadline) override {
-    std::lock_guard lock(m_mutex);
-    if (!m_atomic_leases) return LeaseChange::unsupported;
-    if (auto failure = take_failure()) return *failure;
-    ++m_calls;
-    auto it = live(key);
-    if (it == m_values.end() || it->second.value != current) return LeaseChange::lost;
-    m_values.erase(it);
-    return LeaseChange::done;
+    return change_lease(key, current, [&](auto it) { m_values.erase(it); });
   }
 
   common::Result<void> ping(Deadline) override {
@@ -137,6 +123,19 @@ class MemoryBackend final : public daemon::remote::RemoteBackend {
   }
 
  private:
+  // Compare and change in one step, as Redis's scripts do: `change` runs only on the caller's lease.
+  template <class Change>
+  common::Result<LeaseChange> change_lease(RemoteKey key, std::string_view current, Change&& change) {
+    std::lock_guard lock(m_mutex);
+    if (!m_atomic_leases) return LeaseChange::unsupported;
+    if (auto failure = take_failure()) return *failure;
+    ++m_calls;
+    auto it = live(key);
+    if (it == m_values.end() || it->second.value != current) return LeaseChange::lost;
+    change(it);
+    return LeaseChange::done;
+  }
+
   struct Value {
     std::string value;
     std::optional<std::chrono::steady_clock::time_point> expires;
