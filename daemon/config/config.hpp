@@ -62,6 +62,17 @@ struct Config {
   // Rationale: a week, so a driver not asked for over a weekend or a holiday is not dropped, while
   // the images of a driver that was upgraded away go within days rather than by age alone.
   std::chrono::milliseconds stale_driver_after{7 * 24 * 3'600'000LL};  // 0: never stale
+  // Which entries go first when the store is over max_size (eviction.hpp): "gdsf" keeps the ones
+  // worth the most compile seconds per stored byte, with recency; "lru" the most recently used.
+  std::string eviction_policy = "gdsf";
+  // Sources kept for what the daemon compiled, so it can compile an entry again without a client
+  // (a driver upgrade's re-JIT): zstd-compressed bytes at most; 0: no sources kept.
+  std::uint64_t source_budget = 256ull << 20;
+  // Compile seconds the daemon may spend re-compiling the previous driver's (or another arch's) hot
+  // set for a driver build or arch clients start asking for; 0: no re-JIT.
+  std::chrono::milliseconds rejit_budget{600'000};
+  // Bundles (docs/bundle-format.md) found in this directory are imported once at start; empty: none.
+  std::string import_dir;
   // Published images beside the socket (docs/architecture.md "Published images"); the sizes'
   // rationale is at publish::PublishSettings.
   bool publish = true;

@@ -63,6 +63,23 @@ class Counters {
   Counter compile_requests{0};    // COMPILE requests with a valid payload and key
   Counter compile_store_hits{0};  // of those, answered from an entry already stored
   Counter compile_stored{0};      // compiled images written to the store
+  // Bundles (docs/bundle-format.md): files imported (IMPORT_BUNDLE, import_dir) and exported, the
+  // entries they brought in, the entries skipped because present, and imports refused whole.
+  Counter bundles_imported{0};
+  Counter bundle_entries_imported{0};
+  Counter bundle_entries_skipped{0};
+  Counter bundles_refused{0};
+  Counter bundles_exported{0};
+  Counter bundle_entries_exported{0};
+  // Re-JIT after a driver upgrade or a new arch (daemon/rejit/): batches started, entries compiled
+  // for the new driver or arch, compiles that failed, and entries left because the budget ran out.
+  Counter rejit_batches{0};
+  Counter rejit_compiled{0};
+  Counter rejit_failed{0};
+  Counter rejit_over_budget{0};
+  Counter rejit_compile_microseconds{0};
+  // EXPLAIN requests answered.
+  Counter explains{0};
   // For the metrics endpoint (daemon/metrics/); STATS does not report them.
   LoadFailures load_failures;  // REPORT_FAILUREs by their CUresult
   OpLatency latency;           // per op, from a request's frame read to its reply written

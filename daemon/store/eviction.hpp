@@ -18,7 +18,9 @@
 #include <vector>
 
 #include <common/result.hpp>
+#include <proto/key.hpp>
 
+#include <daemon/store/eviction_order.hpp>
 #include <daemon/store/sqlite_db.hpp>
 
 namespace jitcache::daemon::store {
@@ -28,6 +30,26 @@ inline constexpr std::uint64_t k_low_water_percent = 90;
 struct EvictionPolicy {
   std::uint64_t max_size_bytes = 0;        // 0: no limit
   std::int64_t stale_driver_after_ms = 0;  // 0: no driver is ever stale
+  EvictionOrder order = EvictionOrder::gdsf;
+};
+
+// Why an entry was evicted (`jitcache explain`, the eviction ring: MISSES).
+enum class EvictionReason : std::uint8_t {
+  size = 1,          // the store was over max_size
+  stale_driver = 2,  // its driver no client asked for within stale_driver_after
+  quota = 3,         // its namespace was over namespace_quota
+};
+
+// One evicted entry as it was: its key fields, so a later miss of the key can say why.
+struct EvictedEntry {
+  proto::Digest256 key_id;
+  std::uint32_t namespace_id = 0;
+  proto::KeyFields key;
+  std::uint64_t stored_bytes = 0;
+  std::uint64_t hits = 0;
+  std::uint64_t compile_time_us = 0;
+  std::int64_t evicted_at_ms = 0;
+  EvictionReason reason = EvictionReason::size;
 };
 
 struct EvictionRequest {
@@ -41,6 +63,7 @@ struct EvictionResult {
   std::vector<std::int64_t> removed_ids;  // their cached images must be dropped
   std::uint64_t removed_bytes = 0;        // stored bytes
   std::uint64_t stale_entries = 0;        // of the removed, those of a stale driver
+  std::vector<EvictedEntry> evicted;      // the removed, one each, in removed_ids' order
 };
 
 // The low-water mark for a limit: what eviction brings the store down to.

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include <daemon/config/compression_level.hpp>
+#include <daemon/store/eviction_order.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -27,6 +28,11 @@ struct SqliteStoreOptions {
   // has asked for within stale_driver_after go first; zero: drivers never go stale.
   std::uint64_t max_size_bytes = 0;
   std::chrono::milliseconds stale_driver_after{0};
+  // Which entries go first over max_size (config key eviction_policy; eviction.hpp).
+  EvictionOrder eviction_order = EvictionOrder::gdsf;
+  // Bytes of zstd-compressed sources kept for the daemon's own compiles (config key source_budget;
+  // sources.hpp); 0: none kept.
+  std::uint64_t source_budget_bytes = 0;
   // zstd level for new images (config key compression_level, the same default; image_codec.hpp); 0: store raw.
   // Entries already stored keep their codec: a store may hold raw and zstd images side by side.
   int compression_level = config::k_default_compression_level;

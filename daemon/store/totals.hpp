@@ -37,6 +37,11 @@ struct Totals {
   // records dropped since open because that was full (usage_log.hpp, driver_log.hpp).
   std::uint64_t usage_pending = 0;
   std::uint64_t usage_dropped = 0;
+  // Sources kept for the daemon's own compiles (sources.hpp, config key source_budget): how many,
+  // their compressed bytes, and the ones dropped since open to stay within the budget.
+  std::uint64_t sources = 0;
+  std::uint64_t source_bytes = 0;
+  std::uint64_t sources_dropped = 0;
 };
 
 }  // namespace jitcache::daemon::store
