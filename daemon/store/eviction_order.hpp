@@ -21,6 +21,8 @@ inline std::optional<EvictionOrder> eviction_order_named(std::string_view name) 
   return std::nullopt;
 }
 
-inline std::string_view eviction_order_name(EvictionOrder order) { return order == EvictionOrder::lru ? "lru" : "gdsf"; }
+inline std::string_view eviction_order_name(EvictionOrder order) {
+  return order == EvictionOrder::lru ? "lru" : "gdsf";
+}
 
 }  // namespace jitcache::daemon::store
