@@ -54,7 +54,7 @@ struct Config {
   unsigned reports_per_minute = 60;             // per untrusted uid; 0: unlimited
   std::uint64_t hot_cache_size = 256ull << 20;  // bytes; 0: no hot image cache
   std::uint64_t store_mmap_size = 2ull << 30;   // bytes of the database each reader maps; 0: none
-  // Capacity (docs/operations.md "Capacity and eviction").
+  // Capacity (docs/operations.md "Capacity").
   // Rationale: bounded by default, because the cache runs for months with no one watching. 10 GiB
   // holds some 5 000 to 50 000 cubins of 0.2 to 2 MB (many applications, several archs and drivers
   // each) and is a small share of a GPU host's disk; ccache's own default is 5 GB of objects.

@@ -108,7 +108,17 @@ Result<void> set_log_level(std::string& target, std::string_view value) {
                     "\"" + std::string(value) + "\" is not one of trace, debug, info, warn, error, critical, off");
 }
 
-const std::array<ConfigKey, 55> k_config_key_table{{
+// The names daemon/store/eviction_order.hpp knows (a test keeps the two in step; config may not
+// include the store).
+Result<void> set_eviction_policy(std::string& target, std::string_view value) {
+  if (value != "gdsf" && value != "lru") {
+    return make_error(ErrorCode::invalid_argument, "\"" + std::string(value) + "\" is not gdsf or lru");
+  }
+  target = std::string(value);
+  return {};
+}
+
+const std::array<ConfigKey, 56> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -264,8 +274,8 @@ const std::array<ConfigKey, 55> k_config_key_table{{
      [](const Config& c) { return format_size(c.store_mmap_size); }},
     {"max_size", ValueKind::size,
      "Most bytes of stored images the database holds. A PUT that would go over it first evicts the entries of "
-     "stale drivers, then the least recently used ones, down to 90% of it; a single image larger than it is "
-     "refused (`too_large`). Quarantined entries count. `0`: unlimited.",
+     "stale drivers, then others in the order of eviction_policy, down to 90% of it; a single image larger than "
+     "it is refused (`too_large`). Quarantined entries count. `0`: unlimited.",
      [](Config& c, std::string_view v) {
        return set_size(c.max_size, v, SizeBounds{1u << 20, 1ull << 50, true});
      },
@@ -276,6 +286,13 @@ const std::array<ConfigKey, 55> k_config_key_table{{
      "drivers never go stale.",
      [](Config& c, std::string_view v) { return set_duration(c.stale_driver_after, v, std::chrono::milliseconds(0)); },
      [](const Config& c) { return format_duration(c.stale_driver_after); }},
+    {"eviction_policy", ValueKind::eviction_policy,
+     "Which entries go first when the store is over max_size (after those of stale drivers). `gdsf` "
+     "(GreedyDual-Size-Frequency): the ones worth the fewest compile seconds per stored byte, counting each "
+     "entry's hits and recorded compile time, with recency (docs/operations.md \"Capacity\"). `lru`: the least "
+     "recently used. Any other name stops the daemon at start.",
+     [](Config& c, std::string_view v) { return set_eviction_policy(c.eviction_policy, v); },
+     [](const Config& c) { return c.eviction_policy; }},
     {"publish", ValueKind::boolean,
      "Publish read-only copies of shared entries in `<socket>.published/`, so that a client loads a hit "
      "without a round trip to the daemon (docs/architecture.md \"Published images\"). The directory is "
@@ -469,6 +486,7 @@ std::string_view kind_name(ValueKind kind) {
     case ValueKind::url_list: return "URLs";
     case ValueKind::path_list: return "paths";
     case ValueKind::fraction: return "fraction";
+    case ValueKind::eviction_policy: return "policy";
   }
   return "value";
 }

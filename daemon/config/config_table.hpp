@@ -28,6 +28,7 @@ enum class ValueKind {
   url_list,
   path_list,
   fraction,
+  eviction_policy,
 };
 
 // List kinds take a TOML array in the file and comma-separated text from a flag or variable.

@@ -110,6 +110,11 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   store_options.reader_mmap_bytes = static_cast<std::int64_t>(config.store_mmap_size);
   store_options.max_size_bytes = config.max_size;
   store_options.stale_driver_after = config.stale_driver_after;
+  const auto eviction_order = store::eviction_order_named(config.eviction_policy);
+  if (!eviction_order) {
+    throw StartupError("eviction_policy: \"" + config.eviction_policy + "\" is not gdsf or lru");
+  }
+  store_options.eviction_order = *eviction_order;
   store_options.compression_level = static_cast<int>(config.compression_level);
   store_options.namespace_quota_bytes = config.namespace_quota;
   store_options.report_quorum = config.report_quorum;

@@ -4,6 +4,8 @@
 #include <common/result.hpp>
 #include <string>
 
+#include <daemon/store/gdsf_priority.hpp>
+
 namespace jitcache::daemon::store {
 
 namespace {
@@ -19,15 +21,20 @@ constexpr char k_stored_bytes_sql[] = "SELECT bytes_stored FROM totals WHERE id 
 // stale entries, not a walk of every entry with a subquery each (drivers has a row for every
 // driver in entries: sync_drivers() at open).
 constexpr char k_stale_candidates_sql[] =
-    "SELECT e.id, e.stored_size FROM drivers AS d JOIN entries AS e"
+    "SELECT e.id, e.stored_size, e.priority FROM drivers AS d JOIN entries AS e"
     " ON e.driver_api = d.driver_api AND e.driver_build = d.driver_build"
     " WHERE d.last_asked_at_ms < ?12 ORDER BY e.last_used_at_ms, e.id LIMIT ?1";
-constexpr char k_lru_candidates_sql[] = "SELECT id, stored_size FROM entries ORDER BY last_used_at_ms, id LIMIT ?1";
+constexpr char k_lru_candidates_sql[] =
+    "SELECT id, stored_size, priority FROM entries ORDER BY last_used_at_ms, id LIMIT ?1";
+// entries_by_priority from its lowest end (fill_missing_priorities() left no NULL); ties, as LRU's,
+// by row id.
+constexpr char k_gdsf_candidates_sql[] = "SELECT id, stored_size, priority FROM entries ORDER BY priority, id LIMIT ?1";
 constexpr char k_delete_sql[] = "DELETE FROM entries WHERE id = ?1";
 
 struct Candidate {
   std::int64_t id = 0;
   std::uint64_t bytes = 0;
+  double priority = 0;  // gdsf_priority.hpp
 };
 
 Result<std::vector<Candidate>> candidates(SqliteDb& db, std::string_view sql, std::int64_t cutoff_ms) {
@@ -40,7 +47,8 @@ Result<std::vector<Candidate>> candidates(SqliteDb& db, std::string_view sql, st
     auto row = (*stmt)->step("choosing entries to evict");
     JITCACHE_TRY(row);
     if (!*row) break;
-    out.push_back(Candidate{(*stmt)->column_int64(0), static_cast<std::uint64_t>((*stmt)->column_int64(1))});
+    out.push_back(Candidate{(*stmt)->column_int64(0), static_cast<std::uint64_t>((*stmt)->column_int64(1)),
+                            (*stmt)->column_double(2)});
   }
   return out;
 }
@@ -99,6 +107,8 @@ Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, con
   const std::uint64_t target =
       over ? (low_water > request.incoming_bytes ? low_water - request.incoming_bytes : 0) : bytes;
 
+  // The priority of the last entry the pass removed: what the gdsf order raises L to.
+  double last_priority = 0;
   auto run_pass = [&](std::string_view sql, bool stale, bool until_target) -> Result<void> {
     for (;;) {
       if (until_target && bytes <= target) return {};
@@ -113,6 +123,7 @@ Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, con
         result.removed_bytes += candidate.bytes;
         bytes -= std::min(bytes, candidate.bytes);
         if (stale) ++result.stale_entries;
+        last_priority = candidate.priority;
       }
     }
   };
@@ -120,8 +131,17 @@ Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, con
   if (policy.stale_driver_after_ms > 0) {
     JITCACHE_TRY(run_pass(k_stale_candidates_sql, true, !request.all_stale));
   }
-  if (over) {
+  if (over && policy.order == EvictionOrder::lru) {
     JITCACHE_TRY(run_pass(k_lru_candidates_sql, false, true));
+  } else if (over) {
+    auto inflation = read_inflation(writer);
+    JITCACHE_TRY(inflation);
+    JITCACHE_TRY(fill_missing_priorities(writer, *inflation));
+    const std::size_t removed_before = result.removed_ids.size();
+    JITCACHE_TRY(run_pass(k_gdsf_candidates_sql, false, true));
+    if (result.removed_ids.size() > removed_before) {
+      JITCACHE_TRY(raise_inflation(writer, last_priority));
+    }
   }
   return result;
 }

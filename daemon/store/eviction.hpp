@@ -1,11 +1,13 @@
 // Eviction: which entries go when the store is over its byte limit (max_size), and the removal of
 // entries keyed to drivers no client asks for any more (stale_driver_after). SqliteStore runs it
 // on its writer connection, under its writer mutex, after writing the usage kept in memory, so the
-// last-use times it orders by include every hit so far (docs/architecture.md "Capacity and eviction").
+// last-use times and priorities it orders by include every hit so far (docs/architecture.md "Capacity and eviction").
 //
-// Order: entries of stale drivers first (oldest last use first), then every entry by last use,
-// oldest first (ties by row id, i.e. oldest written first). Quarantined entries count towards the
-// size and are evicted in the same order as live ones.
+// Order: entries of stale drivers first (oldest last use first), then every entry in the policy's
+// order (EvictionOrder): gdsf, the lowest GreedyDual-Size-Frequency priority first
+// (gdsf_priority.hpp), after which L is raised to the last one taken; lru, by last use, oldest first.
+// Ties by row id, i.e. oldest written first. Quarantined entries count towards the size and are
+// evicted in the same order as live ones.
 //
 // Rationale: eviction stops at a low-water mark (k_low_water_percent of max_size) rather than at
 // max_size itself, so a store at its limit evicts once per few percent of new bytes, in one

@@ -52,6 +52,11 @@ void Statement::bind(int index, std::int64_t value) {
   if (rc != SQLITE_OK && m_bind_rc == SQLITE_OK) m_bind_rc = rc;
 }
 
+void Statement::bind_double(int index, double value) {
+  int rc = sqlite3_bind_double(m_stmt, index, value);
+  if (rc != SQLITE_OK && m_bind_rc == SQLITE_OK) m_bind_rc = rc;
+}
+
 void Statement::bind_text(int index, std::string_view text) {
   int rc = sqlite3_bind_text64(m_stmt, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8);
   if (rc != SQLITE_OK && m_bind_rc == SQLITE_OK) m_bind_rc = rc;
@@ -88,6 +93,8 @@ Result<void> Statement::run(std::string_view what) {
 }
 
 std::int64_t Statement::column_int64(int index) const { return sqlite3_column_int64(m_stmt, index); }
+
+double Statement::column_double(int index) const { return sqlite3_column_double(m_stmt, index); }
 
 std::string Statement::column_text(int index) const {
   const auto* text = sqlite3_column_text(m_stmt, index);

@@ -50,6 +50,8 @@ class Statement {
   // stay valid until the statement is reset. A bind failure (e.g. SQLITE_TOOBIG) is remembered and
   // reported by the next step(), so call sites need not check every bind.
   void bind(int index, std::int64_t value);
+  // Named apart from bind(), which integers of every width reach without a cast.
+  void bind_double(int index, double value);
   void bind_text(int index, std::string_view text);
   void bind_blob(int index, proto::Bytes bytes);
   void bind_null(int index);
@@ -60,6 +62,7 @@ class Statement {
   Result<void> run(std::string_view what);
 
   std::int64_t column_int64(int index) const;
+  double column_double(int index) const;
   std::string column_text(int index) const;
   // Valid until the next step or reset.
   proto::Bytes column_blob(int index) const;

@@ -34,7 +34,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const SqliteStoreOptions&
 
 SqliteStore::SqliteStore(std::unique_ptr<RecoveringDatabase> database, const SqliteStoreOptions& options)
     : m_database(std::move(database)),
-      m_policy{options.max_size_bytes, options.stale_driver_after.count()},
+      m_policy{options.max_size_bytes, options.stale_driver_after.count(), options.eviction_order},
       m_compression_level(options.compression_level),
       m_namespace_quota(options.namespace_quota_bytes),
       m_report_quorum(options.report_quorum),

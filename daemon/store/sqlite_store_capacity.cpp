@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <common/result.hpp>
+#include <daemon/store/gdsf_priority.hpp>
 #include <daemon/store/namespace_quota.hpp>
 
 namespace jitcache::daemon::store {
@@ -20,9 +21,15 @@ namespace {
 constexpr char k_flush_drivers_sql[] =
     "UPDATE drivers SET last_asked_at_ms = MAX(last_asked_at_ms, ?3) WHERE driver_api = ?1 AND driver_build = ?2";
 
-constexpr char k_flush_usage_sql[] =
-    "UPDATE entries SET hits = hits + ?1, last_used_at_ms = MAX(last_used_at_ms, ?2)"
-    " WHERE key_id = ?3 AND namespace = ?4";
+// The priority from the hits as they become and L as it is (?5): a hit lifts its entry above what
+// the last eviction left (gdsf_priority.hpp).
+const std::string& flush_usage_sql() {
+  static const std::string sql =
+      "UPDATE entries SET hits = hits + ?1, last_used_at_ms = MAX(last_used_at_ms, ?2),"
+      " priority = " +
+      gdsf_priority_sql("?5", "hits + ?1") + " WHERE key_id = ?3 AND namespace = ?4";
+  return sql;
+}
 
 }  // namespace
 
@@ -43,7 +50,9 @@ Result<void> SqliteStore::flush_usage_locked(StoreDatabase& db) {
     auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
     JITCACHE_TRY(transaction);
     if (!records.empty()) {
-      auto stmt = db.writer.statement(k_flush_usage_sql);
+      auto inflation = read_inflation(db.writer);
+      JITCACHE_TRY(inflation);
+      auto stmt = db.writer.statement(flush_usage_sql());
       JITCACHE_TRY(stmt);
       for (const auto& record : records) {
         (*stmt)->reset();
@@ -51,6 +60,7 @@ Result<void> SqliteStore::flush_usage_locked(StoreDatabase& db) {
         (*stmt)->bind(2, record.last_used_at_ms);
         (*stmt)->bind_blob(3, record.key_id.bytes);
         (*stmt)->bind(4, record.namespace_id);
+        (*stmt)->bind_double(5, *inflation);
         // An entry removed since its lookup simply matches no row.
         if (auto r = (*stmt)->run(what); !r) return r;
       }

@@ -6,6 +6,7 @@
 
 #include <common/result.hpp>
 #include <daemon/store/entry_row.hpp>
+#include <daemon/store/gdsf_priority.hpp>
 #include <daemon/store/key_id_range.hpp>
 #include <daemon/store/prefix_match.hpp>
 
@@ -17,18 +18,19 @@ using common::make_error;
 namespace {
 
 constexpr char k_find_entry_sql[] = "SELECT id FROM entries WHERE key_id = ?1 AND namespace = ?2";
-// The same 18 parameters for both, so one function binds them. A replacement is a new image, so it
-// is live again; load_failures stays, as the history of the key in this namespace.
+// The same 19 parameters for both, so one function binds them. A replacement is a new image, so it
+// is live again; load_failures stays, as the history of the key in this namespace. Its priority
+// (?19) starts again from no hits (gdsf_priority.hpp).
 constexpr char k_insert_entry_sql[] =
     "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options,"
     " producer, codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms, hits, compile_time_us,"
-    " content_fast, fast_key_id)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 0, ?16, ?17, ?18)";
+    " content_fast, fast_key_id, priority)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 0, ?16, ?17, ?18, ?19)";
 constexpr char k_replace_entry_sql[] =
     "UPDATE entries SET key_schema = ?3, content_digest = ?4, arch = ?5, driver_api = ?6, driver_build = ?7,"
     " options = ?8, producer = ?9, codec = ?10, raw_size = ?11, stored_size = ?12, checksum = ?13,"
     " created_at_ms = ?14, last_used_at_ms = ?15, hits = 0, compile_time_us = ?16,"
-    " content_fast = ?17, fast_key_id = ?18,"
+    " content_fast = ?17, fast_key_id = ?18, priority = ?19,"
     " quarantined_at_ms = NULL, quarantine_result = NULL, quarantine_stage = NULL,"
     " quarantine_reporter_uid = NULL, quarantine_detail = NULL"
     " WHERE key_id = ?1 AND namespace = ?2";
@@ -93,6 +95,8 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
       JITCACHE_TRY(row);
       if (*row) existing = (*stmt)->column_int64(0);
     }
+    auto inflation = read_inflation(db.writer);
+    JITCACHE_TRY(inflation);
     {
       auto stmt = db.writer.statement(existing ? k_replace_entry_sql : k_insert_entry_sql);
       JITCACHE_TRY(stmt);
@@ -115,6 +119,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
       s.bind(16, static_cast<std::int64_t>(input.compile_time_us));
       s.bind_blob(17, input.content_fast.bytes);
       s.bind_blob(18, fast_key_id.bytes);
+      s.bind_double(19, gdsf_priority(*inflation, 0, input.compile_time_us, stored.size()));
       JITCACHE_TRY(s.run(what));
     }
     const std::int64_t id = existing ? *existing : db.writer.last_insert_rowid();

@@ -1,6 +1,7 @@
 // The real jitcached with a byte limit (--max-size) and stale drivers (--stale-driver-after): PUTs
 // evict, a reply being sent survives the eviction of its entry, GC on the wire, the stats, and a
-// driver change never serving an image keyed to the old build.
+// driver change never serving an image keyed to the old build; eviction_policy gdsf (the default)
+// against lru, and an unknown policy refused at start.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -29,11 +30,12 @@ proto::KeyFields key_for_driver(std::uint64_t seed, const std::string& driver_bu
 }
 
 void put_ok(client::transport::DaemonClient& client, const proto::KeyFields& key,
-            const std::vector<std::uint8_t>& image) {
+            const std::vector<std::uint8_t>& image, std::uint64_t compile_time_us = 0) {
   proto::PutRequest request;
   request.key = key;
   request.producer = "test";
   request.image = image;
+  request.compile_time_us = compile_time_us;
   // Every entry has a fast key (schema 7); these keys' sources are named by their content digest.
   request.content_fast = proto::xxh3_128(proto::Bytes(key.content.bytes));
   auto put = client.put(request);
@@ -87,9 +89,12 @@ TEST_CASE("daemon capacity: a LOOKUP reply being sent survives the eviction of i
   CHECK(std::equal(decoded->image.begin(), decoded->image.end(), image_a.begin()));
 }
 
-TEST_CASE("daemon capacity: PUTs keep the store within --max-size, evicting the least recently used") {
+TEST_CASE("daemon capacity: PUTs keep the store within --max-size, evicting the least recently used (lru)") {
   TempDir dir;
-  DaemonProcess daemon(dir, DaemonOptions{{"--max-size", "4MiB", "--usage-flush-interval", "1h"}, {}, "warn"});
+  DaemonProcess daemon(dir,
+                       DaemonOptions{{"--max-size", "4MiB", "--usage-flush-interval", "1h", "--eviction-policy", "lru"},
+                                     {},
+                                     "warn"});
   daemon.start();
   auto client = daemon.client();
   std::vector<std::vector<std::uint8_t>> images;
@@ -121,6 +126,36 @@ TEST_CASE("daemon capacity: PUTs keep the store within --max-size, evicting the 
     REQUIRE(found);
     CHECK_FALSE(found->has_value());
   }
+}
+
+TEST_CASE("daemon capacity: by default a small image that was costly to compile outlasts a cheap large one") {
+  TempDir dir;
+  DaemonProcess daemon(dir, DaemonOptions{{"--max-size", "4MiB"}, {}, "warn"});
+  daemon.start();
+  auto client = daemon.client();
+  // Written first, so the least recently used order would take it first.
+  put_ok(client, testing::sample_key(0), testing::sample_image(0, 256 << 10), 5'000'000);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    put_ok(client, testing::sample_key(seed), testing::sample_image(seed, 1 << 20), 10'000);
+  }
+  // 4.25 MiB > 4 MiB at the fourth large one: down to 3.6 - 1 MiB, one cheap large entry goes.
+  CHECK(stat_value(client, "evictions") == 1);
+  auto costly = client.lookup(testing::sample_key(0));
+  REQUIRE(costly);
+  CHECK(costly->has_value());
+  auto cheap = client.lookup(testing::sample_key(1));
+  REQUIRE(cheap);
+  CHECK_FALSE(cheap->has_value());
+}
+
+TEST_CASE("daemon capacity: an unknown --eviction-policy stops the start and names the ones there are") {
+  TempDir dir;
+  DaemonProcess daemon(dir);
+  auto result = daemon.run_to_exit({"--foreground", "--socket", daemon.socket_path(), "--state-dir", daemon.state_dir(),
+                                    "--eviction-policy", "fifo"},
+                                   std::chrono::seconds(20));
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output, Catch::Contains("eviction") && Catch::Contains("\"fifo\" is not gdsf or lru"));
 }
 
 TEST_CASE("daemon capacity: GC removes the entries of a driver no client asks for, and says what it removed") {

@@ -9,6 +9,7 @@
 #include <daemon/config/config_loader.hpp>
 #include <daemon/config/config_table.hpp>
 #include <daemon/config/units.hpp>
+#include <daemon/store/eviction_order.hpp>
 
 using namespace jitcache::daemon::config;
 
@@ -91,6 +92,24 @@ TEST_CASE("config file: max_size takes human units and 0 for unlimited, stale_dr
   CHECK(config.stale_driver_after == std::chrono::milliseconds(0));
   CHECK_THROWS_WITH(apply_config_file_text(config, "max_size = \"512KiB\"\n", "c.toml"),
                     Catch::Contains("c.toml:1") && Catch::Contains("1MiB"));
+}
+
+TEST_CASE("config file: eviction_policy is gdsf by default, takes lru, and refuses any other name with file and line") {
+  Config config;
+  CHECK(config.eviction_policy == "gdsf");
+  CHECK(jitcache::daemon::store::eviction_order_named(config.eviction_policy) ==
+        jitcache::daemon::store::EvictionOrder::gdsf);
+  apply_config_file_text(config, "eviction_policy = \"lru\"\n", "a.toml");
+  CHECK(config.eviction_policy == "lru");
+  CHECK(jitcache::daemon::store::eviction_order_named(config.eviction_policy) ==
+        jitcache::daemon::store::EvictionOrder::lru);
+  for (const char* bad : {"LRU", "fifo", "", "gdsf "}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH(apply_config_file_text(config, std::string("eviction_policy = \"") + bad + "\"\n", "b.toml"),
+                      Catch::Contains("b.toml:1") && Catch::Contains("is not gdsf or lru"));
+    CHECK_FALSE(jitcache::daemon::store::eviction_order_named(bad).has_value());
+  }
+  CHECK(config.eviction_policy == "lru");  // a refused value changes nothing
 }
 
 TEST_CASE("units: durations accept ms, s, m, h, d and a bare number of seconds") {

@@ -1,5 +1,6 @@
 // SqliteStore's capacity: eviction by PUT and GC (daemon/store/eviction.hpp), stale drivers and
-// LIST --stale, against a real SQLite file in a fresh temporary directory and a fake clock.
+// LIST --stale, against a real SQLite file in a fresh temporary directory and a fake clock, with
+// eviction_policy = "lru" selected (the gdsf order: test_daemon_store_eviction_gdsf.cpp).
 #include <catch2/catch.hpp>
 
 #include <sqlite3.h>
@@ -44,6 +45,7 @@ std::unique_ptr<SqliteStore> open_limited_store(const StoreDir& dir, const FakeC
   options.clock = clock.function();
   options.max_size_bytes = max_size;
   options.stale_driver_after = stale_after;
+  options.eviction_order = daemon::store::EvictionOrder::lru;
   return testing::open_store(options);
 }
 

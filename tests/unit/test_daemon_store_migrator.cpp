@@ -137,7 +137,8 @@ TEST_CASE("migrator: a new database gets every migration and its version rows") 
 
   CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == std::to_string(schema::k_compatible_version));
-  CHECK(table_names(dir.db()) == "blobs,drivers,entries,failure_reports,meta,namespace_totals,totals");
+  CHECK(table_names(dir.db()) ==
+        "blobs,drivers,entries,eviction_inflation,failure_reports,meta,namespace_totals,totals");
   CHECK(query(dir.db(), "SELECT entries || ',' || bytes_raw || ',' || bytes_stored FROM totals") == "0,0,0");
 }
 
@@ -363,9 +364,9 @@ TEST_CASE(
     auto outcome = daemon::store::migrate(db);
     REQUIRE(outcome.ok());
     CHECK(outcome->version_before == 6);
-    CHECK(outcome->applied == 1);
+    CHECK(outcome->applied == schema::k_schema_version - 6);
   }
-  CHECK(meta(dir.db(), "version") == "7");
+  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == "2");
   CHECK(query(dir.db(), "SELECT lower(hex(content_digest)) FROM entries") ==
         proto::to_hex(testing::sample_key(1).content));
@@ -383,6 +384,32 @@ TEST_CASE(
   CHECK(rc == SQLITE_CONSTRAINT);
 }
 
+TEST_CASE("migrator: 0008 gives entries an eviction priority column (NULL until the next eviction) and L = 0") {
+  StoreDir dir{"jitcache-migrator-test"};
+  {
+    auto db = open_db(dir.db());
+    REQUIRE(daemon::store::migrate(db, up_to_version_6()).ok());
+  }
+  insert_version_1_entry(dir.db(), testing::sample_key(1), 0, testing::sample_image(1, 1000));
+  exec(dir.db(), "UPDATE entries SET content_fast = randomblob(16), fast_key_id = randomblob(32)");
+  {
+    auto db = open_db(dir.db());
+    REQUIRE(daemon::store::migrate(db).ok());
+  }
+  CHECK(meta(dir.db(), "compatible_version") == "2");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE priority IS NULL") == "1");
+  CHECK(query(dir.db(), "SELECT value FROM eviction_inflation WHERE id = 0") == "0.0");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'entries_by_priority'") == "1");
+  // An older jitcached's INSERT, which names no priority, is still accepted.
+  exec(dir.db(),
+       "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options,"
+       " producer, codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms, hits, compile_time_us,"
+       " content_fast, fast_key_id) SELECT randomblob(32), namespace, key_schema, content_digest, arch, driver_api,"
+       " driver_build, options, producer, codec, raw_size, stored_size, checksum, created_at_ms, last_used_at_ms,"
+       " hits, compile_time_us, randomblob(16), randomblob(32) FROM entries");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE priority IS NULL") == "2");
+}
+
 TEST_CASE("migrator: schema 2 is not compatible with code of schema 1, which would serve quarantined entries") {
   StoreDir dir{"jitcache-migrator-test"};
   {
@@ -394,7 +421,8 @@ TEST_CASE("migrator: schema 2 is not compatible with code of schema 1, which wou
   auto outcome = daemon::store::migrate(db, version_1);
   REQUIRE_FALSE(outcome.ok());
   CHECK(outcome.error().code == ErrorCode::unsupported);
-  CHECK(table_names(dir.db()) == "blobs,drivers,entries,failure_reports,meta,namespace_totals,totals");
+  CHECK(table_names(dir.db()) ==
+        "blobs,drivers,entries,eviction_inflation,failure_reports,meta,namespace_totals,totals");
 }
 
 TEST_CASE("migrator: a version-3 database gets a drivers table seeded from its entries (0004)") {
