@@ -1,7 +1,8 @@
 // Eviction: which entries go when the store is over its byte limit (max_size), and the removal of
 // entries keyed to drivers no client asks for any more (stale_driver_after). SqliteStore runs it
 // on its writer connection, under its writer mutex, after writing the usage kept in memory, so the
-// last-use times and priorities it orders by include every hit so far (docs/architecture.md "Capacity and eviction").
+// last-use times and priorities it orders by include every hit so far (docs/architecture.md
+// "Capacity and eviction").
 //
 // Order: entries of stale drivers first (oldest last use first), then every entry in the policy's
 // order (EvictionOrder): gdsf, the lowest GreedyDual-Size-Frequency priority first

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include <daemon/store/eviction_order.hpp>
@@ -109,7 +110,7 @@ bool run_trace(const bench::Trace& trace, const std::vector<int>& caps, const st
   std::printf("\ntrace %s: %zu requests over %llu entries, working set %s; without a limit %.1f compile s saved\n",
               trace.name.c_str(), trace.requests.size(), static_cast<unsigned long long>(asked),
               megabytes(working_set).c_str(), unlimited);
-  std::printf("%5s %10s %6s %9s %13s %10s %12s %13s %9s %7s\n", "cap", "max_size", "policy", "hit ratio",
+  std::printf("%5s %10s %6s %9s %15s %10s %12s %13s %9s %7s\n", "cap", "max_size", "policy", "hit ratio",
               "compile s saved", "of no-limit", "bytes hit", "bytes written", "evictions", "wall s");
   for (int cap : caps) {
     // Rationale: at least 1 MiB, the smallest max_size the daemon accepts.
@@ -174,6 +175,8 @@ int main(int argc, char** argv) {
   app.add_option("--dir", directory, "Directory for the temporary database (default: the system's temp dir)");
   app.add_flag("--smoke", smoke, "A short run for CI: 1 500 requests, caps 25%, both traces and policies");
   CLI11_PARSE(app, argc, argv);
+  // The store logs each eviction at info: thousands of lines between the figures.
+  spdlog::set_level(spdlog::level::warn);
   if (smoke) {
     popularity.requests = 1500;
     ranks = 200;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <numeric>
+#include <numbers>
 #include <unordered_set>
 
 namespace jitcache::bench {
@@ -25,7 +25,7 @@ class Generator {
   double standard_normal() {
     const double u1 = 1.0 - uniform();  // (0, 1]: log() stays finite
     const double u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
   }
   std::uint64_t below(std::uint64_t n) { return next() % n; }
 
