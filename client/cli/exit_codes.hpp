@@ -16,6 +16,10 @@ enum class ExitCode : int {
   // signing self-test failed, or there is no remote to check; `remote status`: a circuit breaker is
   // not closed, or the signing self-test failed.
   remote_failed = 7,
+  // `jitcache doctor`: the worst finding was a warning (something works less well than it could),
+  // or an error (something does not work: no daemon, a socket the client refuses, no disk space).
+  doctor_warning = 8,
+  doctor_error = 9,
   // `jitcache run` before the program starts, as env(1), nice(1) and timeout(1) number them; once
   // the program runs, the status is the program's own.
   run_failed = 125,         // run itself failed (no libjitcache-preload.so, the environment)

@@ -8,6 +8,7 @@
 #include <daemon/metrics/counter_families.hpp>
 #include <daemon/metrics/exposition.hpp>
 #include <daemon/publish/publisher.hpp>
+#include <daemon/stats/store_space.hpp>
 
 namespace jitcache::daemon::metrics {
 
@@ -41,7 +42,7 @@ std::string DaemonMetrics::render() {
   const StoreFigures& figures = m_store_figures.get();
   const stats::FigureSources sources{c, figures.totals ? &*figures.totals : nullptr,
                                      m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{},
-                                     m_engine};
+                                     m_engine, stats::store_space(c.store_directory)};
   append_counter_families(out, sources);
   append_remote_families(out, c.fleet);
 

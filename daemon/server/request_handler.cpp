@@ -12,6 +12,7 @@
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/image_check.hpp>
 #include <daemon/stats/counter_table.hpp>
+#include <daemon/stats/store_space.hpp>
 #include <daemon/store/verify.hpp>
 #include <proto/remote_check_messages.hpp>
 #include <proto/status_codes.hpp>
@@ -231,7 +232,8 @@ Reply RequestHandler::stats(proto::Bytes payload) {
   if (!totals) return failure(totals.error(), "STATS");
   const stats::FigureSources sources{m_counters, &*totals,
                                      m_publisher != nullptr ? m_publisher->stats() : publish::PublisherStats{},
-                                     m_compile != nullptr ? &m_compile->service().counters() : nullptr};
+                                     m_compile != nullptr ? &m_compile->service().counters() : nullptr,
+                                     stats::store_space(m_counters.store_directory)};
   proto::StatsReply reply;
   reply.values = stats::stats_values(sources);
   return ok_payload(reply);

@@ -42,12 +42,15 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
   auto runner = std::make_shared<compile::CompileRunner>(worker, compile_limits(config));
   auto toolkit = runner->probe_toolkit();
   if (!toolkit) {
+    counters.compile_worker_probe_failed.store(1);
     spdlog::warn(
         "cannot compile: the compile worker {} failed its probe ({}); clients JIT misses with their own driver", worker,
         toolkit.error().message);
     return nullptr;
   }
   runner->keep_spares(config.compile_spare_workers);
+  counters.compile_worker_ready.store(1);
+  counters.compile_nvjitlink_version.store(1000ull * toolkit->major + 10ull * toolkit->minor);
   auto path = std::make_unique<CompilePath>();
   path->runner = runner;
   path->toolkit = *toolkit;

@@ -2,7 +2,9 @@
 // limits, the start-up probe of the worker (`jitcache-compile --version`), the compile service with
 // its store sink, and the COMPILE op around them. When compiling is turned off, or the worker is
 // missing or broken, the daemon serves without it (capability bit 1 clear) and the log says why:
-// a cache that cannot compile is still a cache.
+// a cache that cannot compile is still a cache. Either way it records the outcome of the probe in
+// the counters (compile_worker_ready, compile_worker_probe_failed, compile_nvjitlink_version), so
+// STATS and `jitcache doctor` can say it too.
 // Thread safety: built once at start-up on the main thread.
 #pragma once
 

@@ -124,12 +124,16 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   auto store = must(store::SqliteStore::open(store_options), "store " + config.database_path());
 
   stats::Counters counters;
+  // For the free-space figures (store_space.hpp): the database's own directory, which is the state
+  // directory's.
+  counters.store_directory = config.state_dir;
   // The fleet tier in front of the local store, when `remote` is set: what the server and the
   // compile path serve from and store into. Before them, and destroyed after them.
   auto fleet = must(make_fleet(config, *store), "remote");
   store::Store& serving = fleet ? static_cast<store::Store&>(*fleet->store) : *store;
   // Before the compile path and the server, which offer it entries, and destroyed after them.
   auto publisher = make_publisher(config, *store);
+  counters.publishing.store(publisher != nullptr ? 1 : 0);
   // Before the server, which takes compile requests into the service, and destroyed after it.
   auto compile_path = make_compile_path(config, serving, counters, publisher.get());
   if (fleet) counters.fleet = fleet->tier.get();

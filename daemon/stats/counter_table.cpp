@@ -24,6 +24,7 @@ std::uint64_t read_field(const Field& field, const FigureSources& sources) {
       return s.engine != nullptr ? load(s.engine->*member) : 0;
     }
     std::uint64_t operator()(PerStatus) const { return 0; }
+    std::uint64_t operator()(std::uint64_t StoreSpace::*member) const { return s.space.*member; }
   };
   return std::visit(Reader{sources}, field);
 }

@@ -24,6 +24,7 @@
 #include <daemon/compile/compile_counters.hpp>
 #include <daemon/publish/publisher.hpp>
 #include <daemon/stats/counters.hpp>
+#include <daemon/stats/store_space.hpp>
 #include <daemon/store/store.hpp>
 
 namespace jitcache::daemon::stats {
@@ -34,6 +35,7 @@ struct FigureSources {
   const store::Totals* totals = nullptr;             // null: unreadable now (a scrape leaves those out)
   publish::PublisherStats published{};               // zeros when publishing is off
   const compile::CompileCounters* engine = nullptr;  // null: the daemon cannot compile (its figures are 0)
+  StoreSpace space{};                                // store_space(counters.store_directory), or zeros
 };
 
 // The row of errors.<status>: one figure per status but ok (Counters::errors).
@@ -42,9 +44,10 @@ struct PerStatus {
 };
 
 // Which field a row reads.
-using Field = std::variant<Counters::Counter Counters::*, std::uint64_t store::Totals::*,
-                           std::uint64_t publish::PublisherStats::*,
-                           compile::CompileCounters::Counter compile::CompileCounters::*, PerStatus>;
+using Field =
+    std::variant<Counters::Counter Counters::*, std::uint64_t store::Totals::*,
+                 std::uint64_t publish::PublisherStats::*,
+                 compile::CompileCounters::Counter compile::CompileCounters::*, PerStatus, std::uint64_t StoreSpace::*>;
 
 enum class FigureType { counter, gauge };
 
@@ -75,6 +78,7 @@ inline constexpr auto k_counter_table = [] {
   using T = store::Totals;
   using P = publish::PublisherStats;
   using E = compile::CompileCounters;
+  using S = StoreSpace;
   return std::to_array<CounterRow>({
       // The store (Store::totals).
       {.stats_name = "entries",
@@ -421,6 +425,40 @@ inline constexpr auto k_counter_table = [] {
        .metric = "jitcache_compile_seconds_saved_total",
        .help = "Compile time of the entries served by hits, summed: what the cache spared its clients.",
        .stats_seconds_name = "compile_seconds_saved"},
+
+      // The set-up, as `jitcache doctor` checks it (docs/cli.md "doctor"): the compile worker's
+      // start-up probe, the published directory, and the space left under the store.
+      {.stats_name = "compile_worker_ready",
+       .field = &C::compile_worker_ready,
+       .type = gauge,
+       .metric = "jitcache_compile_worker_ready",
+       .help = "1 when the compile worker passed its start-up probe: the daemon compiles misses."},
+      {.stats_name = "compile_worker_probe_failed",
+       .field = &C::compile_worker_probe_failed,
+       .type = gauge,
+       .metric = "jitcache_compile_worker_probe_failed",
+       .help = "1 when compiling is on but the compile worker failed its start-up probe: clients JIT misses "
+               "themselves."},
+      {.stats_name = "compile_nvjitlink_version",
+       .field = &C::compile_nvjitlink_version,
+       .type = gauge,
+       .metric = "jitcache_compile_nvjitlink_version",
+       .help = "The compile worker's nvJitLink, 1000 x major + 10 x minor (13000 for 13.0); 0: none."},
+      {.stats_name = "publishing",
+       .field = &C::publishing,
+       .type = gauge,
+       .metric = "jitcache_publishing",
+       .help = "1 when the daemon keeps the published directory beside its socket."},
+      {.stats_name = "store_free_bytes",
+       .field = &S::free_bytes,
+       .type = gauge,
+       .metric = "jitcache_store_free_bytes",
+       .help = "Bytes the daemon may still write on the filesystem that holds the store."},
+      {.stats_name = "store_filesystem_bytes",
+       .field = &S::filesystem_bytes,
+       .type = gauge,
+       .metric = "jitcache_store_filesystem_bytes",
+       .help = "Size of the filesystem that holds the store."},
   });
 }();
 

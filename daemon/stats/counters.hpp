@@ -80,6 +80,17 @@ class Counters {
   Counter rejit_compile_microseconds{0};
   // EXPLAIN requests answered.
   Counter explains{0};
+  // The set-up, as `jitcache doctor` checks it (docs/cli.md "doctor"); gauges set once at start
+  // (daemon/startup/): whether the compile worker passed its start-up probe, or failed it with
+  // compiling turned on (both 0: compile = false), the worker's nvJitLink as 1000 x major + 10 x
+  // minor (0: none), and whether the published directory is kept.
+  Counter compile_worker_ready{0};
+  Counter compile_worker_probe_failed{0};
+  Counter compile_nvjitlink_version{0};
+  Counter publishing{0};
+  // The directory whose filesystem holds the store (the database's), for the free-space figures
+  // (store_space.hpp); set at start, before the server runs. Empty: not measured.
+  std::string store_directory;
   // For the metrics endpoint (daemon/metrics/); STATS does not report them.
   LoadFailures load_failures;  // REPORT_FAILUREs by their CUresult
   OpLatency latency;           // per op, from a request's frame read to its reply written

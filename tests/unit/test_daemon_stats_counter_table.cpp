@@ -116,6 +116,13 @@ const std::vector<std::string> k_stats_names_before{
     "compile_microseconds_saved",
     // Added with the fleet tier (its per-remote figures follow when remotes are configured:
     // test_daemon_remote_figures.cpp).
+    // Added for `jitcache doctor` (docs/cli.md "doctor"): the set-up.
+    "compile_worker_ready",
+    "compile_worker_probe_failed",
+    "compile_nvjitlink_version",
+    "publishing",
+    "store_free_bytes",
+    "store_filesystem_bytes",
     "remotes",
     "remote_uploads_queued",
 };
@@ -216,6 +223,13 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_compile_refused_total", "counter"},
     {"jitcache_compile_negative_hits_total", "counter"},
     {"jitcache_compile_stored_total", "counter"},
+    // Added for `jitcache doctor`.
+    {"jitcache_compile_worker_ready", "gauge"},
+    {"jitcache_compile_worker_probe_failed", "gauge"},
+    {"jitcache_compile_nvjitlink_version", "gauge"},
+    {"jitcache_publishing", "gauge"},
+    {"jitcache_store_free_bytes", "gauge"},
+    {"jitcache_store_filesystem_bytes", "gauge"},
 };
 
 // Every source a row can read, owned, so a test can give each field a value of its own.
@@ -224,9 +238,10 @@ struct Figures {
   daemon::store::Totals totals;
   daemon::publish::PublisherStats published;
   daemon::compile::CompileCounters engine;
+  daemon::stats::StoreSpace space;
 
   FigureSources sources(bool with_totals = true) const {
-    return FigureSources{counters, with_totals ? &totals : nullptr, published, &engine};
+    return FigureSources{counters, with_totals ? &totals : nullptr, published, &engine, space};
   }
 
   void set(const daemon::stats::Field& field, std::uint64_t value) {
@@ -239,6 +254,7 @@ struct Figures {
       void operator()(daemon::compile::CompileCounters::Counter daemon::compile::CompileCounters::*m) const {
         (f.engine.*m).store(v);
       }
+      void operator()(std::uint64_t daemon::stats::StoreSpace::*m) const { f.space.*m = v; }
       void operator()(PerStatus) const {
         for (const auto& status : proto::k_statuses) {
           for (std::uint64_t i = 0;
