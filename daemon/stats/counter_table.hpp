@@ -421,6 +421,11 @@ inline constexpr auto k_counter_table = [] {
        .metric = "jitcache_compile_seconds_saved_total",
        .help = "Compile time of the entries served by hits, summed: what the cache spared its clients.",
        .stats_seconds_name = "compile_seconds_saved"},
+      {.stats_name = "explains",
+       .field = &C::explains,
+       .type = counter,
+       .metric = "jitcache_explains_total",
+       .help = "EXPLAIN requests answered (jitcache explain)."},
   });
 }();
 

@@ -114,6 +114,8 @@ const std::vector<std::string> k_stats_names_before{
     "compile_stored",
     "compile_seconds_saved",
     "compile_microseconds_saved",
+    // Added with `jitcache explain` (the table's rows come before the fleet tier's figures).
+    "explains",
     // Added with the fleet tier (its per-remote figures follow when remotes are configured:
     // test_daemon_remote_figures.cpp).
     "remotes",
@@ -216,6 +218,7 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_compile_refused_total", "counter"},
     {"jitcache_compile_negative_hits_total", "counter"},
     {"jitcache_compile_stored_total", "counter"},
+    {"jitcache_explains_total", "counter"},
 };
 
 // Every source a row can read, owned, so a test can give each field a value of its own.
