@@ -36,8 +36,10 @@ enum class Op : std::uint16_t {
   verify = 11,        // needs k_capability_verify; trusted callers only
   hit_note = 12,      // needs k_capability_hit_note: a hit served from a published file
   remote_check = 13,  // needs k_capability_remote_check; a probe is for trusted callers only
+  explain = 14,       // needs k_capability_explain: why a key would miss (explain_messages.hpp)
+  misses = 15,        // needs k_capability_explain: the recent misses and evictions
 };
-inline constexpr std::array<NamedValue<Op>, 14> k_ops{{
+inline constexpr std::array<NamedValue<Op>, 16> k_ops{{
     {Op::none, "NONE"},
     {Op::hello, "HELLO"},
     {Op::ping, "PING"},
@@ -52,6 +54,8 @@ inline constexpr std::array<NamedValue<Op>, 14> k_ops{{
     {Op::verify, "VERIFY"},
     {Op::hit_note, "HIT_NOTE"},
     {Op::remote_check, "REMOTE_CHECK"},
+    {Op::explain, "EXPLAIN"},
+    {Op::misses, "MISSES"},
 }};
 
 enum class Status : std::uint16_t {
@@ -105,7 +109,9 @@ inline constexpr std::uint64_t k_capability_hit_note = 1ull << 8;
 inline constexpr std::uint64_t k_capability_compile_link = 1ull << 9;
 // REMOTE_CHECK (op 13): the fleet tier's remotes and keys (remote_check_messages.hpp).
 inline constexpr std::uint64_t k_capability_remote_check = 1ull << 10;
-inline constexpr std::array<NamedValue<std::uint64_t>, 10> k_capabilities{{
+// EXPLAIN and MISSES (ops 14, 15): why a key misses, the recent misses and evictions.
+inline constexpr std::uint64_t k_capability_explain = 1ull << 11;
+inline constexpr std::array<NamedValue<std::uint64_t>, 11> k_capabilities{{
     {k_capability_store, "store"},
     {k_capability_compile, "compile"},
     {k_capability_report_failure, "report_failure"},
@@ -116,6 +122,7 @@ inline constexpr std::array<NamedValue<std::uint64_t>, 10> k_capabilities{{
     {k_capability_hit_note, "hit_note"},
     {k_capability_compile_link, "compile_link"},
     {k_capability_remote_check, "remote_check"},
+    {k_capability_explain, "explain"},
 }};
 // Bit numbers once announced and never to be given another meaning.
 inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};
@@ -132,7 +139,7 @@ inline constexpr std::array<NamedValue<std::uint16_t>, 1> k_header_flags{{
 
 std::string_view op_name(Op op);         // "LOOKUP"; "unknown" outside k_ops
 std::string_view status_name(Status s);  // "not_found"; "unknown" outside k_statuses
-bool is_implemented_op(Op op);           // v1 implements HELLO..REMOTE_CHECK
+bool is_implemented_op(Op op);           // v1 implements HELLO..MISSES
 bool is_known_op(std::uint16_t value);   // numbered in the table, implemented or reserved
 
 struct FrameHeader {

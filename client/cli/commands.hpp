@@ -18,18 +18,20 @@ struct Command {
   std::function<ExitCode(const GlobalOptions&)> run;
 };
 
-Command add_ping_command(CLI::App& app);    // command_ping.cpp
-Command add_stats_command(CLI::App& app);   // command_stats.cpp
-Command add_ls_command(CLI::App& app);      // command_ls.cpp
-Command add_put_command(CLI::App& app);     // command_put.cpp
-Command add_get_command(CLI::App& app);     // command_get.cpp
-Command add_rm_command(CLI::App& app);      // command_rm.cpp
-Command add_warm_command(CLI::App& app);    // command_warm.cpp
-Command add_gc_command(CLI::App& app);      // command_gc.cpp
-Command add_verify_command(CLI::App& app);  // command_verify.cpp
-Command add_run_command(CLI::App& app);     // command_run.cpp
-Command add_keygen_command(CLI::App& app);  // command_keygen.cpp
-Command add_remote_command(CLI::App& app);  // command_remote.cpp: `remote check`, `remote status`
-Command add_doctor_command(CLI::App& app);  // command_doctor.cpp
+Command add_ping_command(CLI::App& app);     // command_ping.cpp
+Command add_stats_command(CLI::App& app);    // command_stats.cpp
+Command add_ls_command(CLI::App& app);       // command_ls.cpp
+Command add_put_command(CLI::App& app);      // command_put.cpp
+Command add_get_command(CLI::App& app);      // command_get.cpp
+Command add_rm_command(CLI::App& app);       // command_rm.cpp
+Command add_warm_command(CLI::App& app);     // command_warm.cpp
+Command add_gc_command(CLI::App& app);       // command_gc.cpp
+Command add_verify_command(CLI::App& app);   // command_verify.cpp
+Command add_run_command(CLI::App& app);      // command_run.cpp
+Command add_keygen_command(CLI::App& app);   // command_keygen.cpp
+Command add_remote_command(CLI::App& app);   // command_remote.cpp: `remote check`, `remote status`
+Command add_explain_command(CLI::App& app);  // command_explain.cpp
+Command add_misses_command(CLI::App& app);   // command_misses.cpp
+Command add_doctor_command(CLI::App& app);   // command_doctor.cpp
 
 }  // namespace jitcache::client::cli

@@ -191,6 +191,11 @@ bool CompileService::queue_has_room_for(Priority priority, std::vector<FlightPtr
   return true;
 }
 
+CompileOutcomePtr CompileService::remembered_failure(const proto::Digest256& key_id) {
+  std::lock_guard lock(m_mutex);
+  return m_negative.find(key_id, Clock::now());
+}
+
 bool CompileService::leave(const CompileTicket& ticket) {
   std::lock_guard lock(m_mutex);
   const auto it = m_flights.find(ticket.key_id);

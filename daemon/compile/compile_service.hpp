@@ -107,6 +107,10 @@ class CompileService {
   // by the caller until stop().
   void set_gate(CompileGate* gate) { m_gate = gate; }
 
+  // The failure remembered for `key_id` (negative_cache.hpp), or null: what EXPLAIN reports as a
+  // compile error remembered. Reading it does not count as a negative hit.
+  CompileOutcomePtr remembered_failure(const proto::Digest256& key_id);
+
   const CompileCounters& counters() const { return m_counters; }
   // Whether links of nvJitLink sessions can be compiled (HELLO capability bit 9).
   bool compiles_links() const { return m_linker.has_value(); }

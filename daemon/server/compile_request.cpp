@@ -1,5 +1,7 @@
 #include <daemon/server/compile_request.hpp>
 
+#include <daemon/server/miss_record.hpp>
+
 #include <chrono>
 #include <cstring>
 
@@ -101,6 +103,8 @@ std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload,
                  {}};
   }
 
+  m_counters.recent_misses.record(miss_of_key(proto::Op::compile, std::get<store::Miss>(*found).reason,
+                                              static_cast<std::uint32_t>(peer.uid), pending.key));
   pending.input.arch = pending.key.arch;
   pending.input.driver_api = pending.key.driver_api;
   pending.input.driver_build = pending.key.driver_build;

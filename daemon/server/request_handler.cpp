@@ -10,10 +10,13 @@
 #include <daemon/publish/publisher.hpp>
 #include <daemon/remote/remote_check.hpp>
 #include <daemon/server/compile_request.hpp>
+#include <daemon/server/explain_request.hpp>
 #include <daemon/server/image_check.hpp>
+#include <daemon/server/miss_record.hpp>
 #include <daemon/stats/counter_table.hpp>
 #include <daemon/stats/store_space.hpp>
 #include <daemon/store/verify.hpp>
+#include <proto/explain_messages.hpp>
 #include <proto/remote_check_messages.hpp>
 #include <proto/status_codes.hpp>
 
@@ -112,6 +115,8 @@ Reply RequestHandler::handle(Op op, proto::Bytes payload, const policy::PeerCred
     case Op::hit_note: reply = hit_note(payload); break;
     case Op::verify: reply = verify(payload, peer); break;
     case Op::remote_check: reply = remote_check(payload, peer); break;
+    case Op::explain: reply = explain(payload, peer); break;
+    case Op::misses: reply = misses(payload, peer); break;
     default: {
       const auto number = static_cast<std::uint16_t>(op);
       reply = proto::is_known_op(number)
@@ -137,7 +142,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
   reply.version = proto::k_protocol_version;
   reply.capabilities = proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key |
                        proto::k_capability_image_fd | proto::k_capability_gc | proto::k_capability_verify |
-                       proto::k_capability_hit_note | proto::k_capability_remote_check;
+                       proto::k_capability_hit_note | proto::k_capability_remote_check | proto::k_capability_explain;
   if (m_compile != nullptr) reply.capabilities |= proto::k_capability_compile;
   if (m_compile != nullptr && m_compile->service().compiles_links()) {
     reply.capabilities |= proto::k_capability_compile_link;
@@ -170,6 +175,12 @@ Reply RequestHandler::lookup(proto::Bytes payload, const policy::PeerCredentials
     Counters::add(m_counters.misses);
     if (miss->reason == store::MissReason::quarantined) Counters::add(m_counters.misses_quarantined);
     if (miss->reason == store::MissReason::corrupt) Counters::add(m_counters.misses_corrupt);
+    const auto uid = static_cast<std::uint32_t>(peer.uid);
+    if (request->selector == proto::LookupSelector::key) {
+      m_counters.recent_misses.record(miss_of_key(Op::lookup, miss->reason, uid, request->key));
+    } else if (by_fast_key) {
+      m_counters.recent_misses.record(miss_of_fast_key(miss->reason, uid, request->fast_key));
+    }
     return error_reply(Status::not_found, "no entry for this key");
   }
   store::Hit& hit = std::get<store::Hit>(*found);
@@ -345,6 +356,28 @@ Reply RequestHandler::remote_check(proto::Bytes payload, const policy::PeerCrede
   }
   if (!reply.signing_message.empty()) spdlog::warn("REMOTE_CHECK signing self-test: {}", reply.signing_message);
   return ok_payload(reply);
+}
+
+Reply RequestHandler::explain(proto::Bytes payload, const policy::PeerCredentials& peer) {
+  auto request = proto::decode_explain_request(payload);
+  if (!request) return failure(request.error(), "EXPLAIN");
+  if (request->selector == proto::ExplainSelector::key) {
+    if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "EXPLAIN");
+  }
+  const ExplainSources sources{m_stores.diagnosis, m_counters.recent_misses,
+                               m_compile != nullptr ? &m_compile->service() : nullptr};
+  auto reply = server::explain(sources, *request, visibility_for(peer), static_cast<std::uint32_t>(peer.uid));
+  if (!reply) return failure(reply.error(), "EXPLAIN");
+  Counters::add(m_counters.explains);
+  return ok_payload(*reply);
+}
+
+Reply RequestHandler::misses(proto::Bytes payload, const policy::PeerCredentials& peer) {
+  auto request = proto::decode_misses_request(payload);
+  if (!request) return failure(request.error(), "MISSES");
+  const ExplainSources sources{m_stores.diagnosis, m_counters.recent_misses,
+                               m_compile != nullptr ? &m_compile->service() : nullptr};
+  return ok_payload(recent_misses(sources, request->limit, visibility_for(peer), static_cast<std::uint32_t>(peer.uid)));
 }
 
 Reply RequestHandler::report_failure(proto::Bytes payload, const policy::PeerCredentials& peer) {

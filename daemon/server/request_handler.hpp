@@ -95,6 +95,8 @@ class RequestHandler {
   Reply report_failure(proto::Bytes payload, const policy::PeerCredentials& peer);
   Reply hit_note(proto::Bytes payload);
   Reply remote_check(proto::Bytes payload, const policy::PeerCredentials& peer);
+  Reply explain(proto::Bytes payload, const policy::PeerCredentials& peer);
+  Reply misses(proto::Bytes payload, const policy::PeerCredentials& peer);
 
   store::StoreSet m_stores;
   stats::Counters& m_counters;

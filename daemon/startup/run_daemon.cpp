@@ -161,9 +161,10 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
       std::signal(SIGINT, SIG_IGN);
     }
   } ignore_late_stop_signals;
-  server::Server server(config, store::StoreSet(serving, *store, *store, *store), listen_fd, counters, std::move(trust),
-                        compile_path ? compile_path->requests.get() : nullptr, publisher.get(), std::move(hooks),
-                        descriptors, inherited ? server::SocketOwner::service_manager : server::SocketOwner::daemon);
+  server::Server server(config, store::StoreSet(serving, *store, *store, *store, *store), listen_fd, counters,
+                        std::move(trust), compile_path ? compile_path->requests.get() : nullptr, publisher.get(),
+                        std::move(hooks), descriptors,
+                        inherited ? server::SocketOwner::service_manager : server::SocketOwner::daemon);
   // Bound before readiness, so a port in use fails the start; scraped through the drain too, and
   // stopped after it (before the counters and the store it reads go).
   auto metrics = must(start_metrics(config, counters, *store, *store,

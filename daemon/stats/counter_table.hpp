@@ -459,6 +459,11 @@ inline constexpr auto k_counter_table = [] {
        .type = gauge,
        .metric = "jitcache_store_filesystem_bytes",
        .help = "Size of the filesystem that holds the store."},
+      {.stats_name = "explains",
+       .field = &C::explains,
+       .type = counter,
+       .metric = "jitcache_explains_total",
+       .help = "EXPLAIN requests answered (jitcache explain)."},
   });
 }();
 

@@ -13,6 +13,7 @@
 
 #include <daemon/stats/load_failures.hpp>
 #include <daemon/stats/op_latency.hpp>
+#include <daemon/stats/recent_misses.hpp>
 #include <daemon/stats/saturating_add.hpp>
 #include <proto/wire.hpp>
 
@@ -94,6 +95,8 @@ class Counters {
   // For the metrics endpoint (daemon/metrics/); STATS does not report them.
   LoadFailures load_failures;  // REPORT_FAILUREs by their CUresult
   OpLatency latency;           // per op, from a request's frame read to its reply written
+  // For EXPLAIN and MISSES; STATS does not report it.
+  RecentMisses recent_misses;  // the last LOOKUP and COMPILE misses (recent_misses.hpp)
   // The fleet tier, whose per-remote figures STATS and the endpoint append (daemon/remote/
   // remote_figures.hpp); null without remotes. Set at start, before the server runs.
   const remote::RemoteTier* fleet = nullptr;

@@ -1,5 +1,7 @@
 #include <daemon/store/eviction.hpp>
 
+#include <daemon/store/evicted_entries.hpp>
+
 #include <algorithm>
 #include <common/result.hpp>
 #include <string>
@@ -117,7 +119,8 @@ Result<EvictionResult> evict(SqliteDb& writer, const EvictionPolicy& policy, con
       if (batch->empty()) return {};
       for (const Candidate& candidate : *batch) {
         if (until_target && bytes <= target) return {};
-        if (auto r = remove_entry(writer, candidate.id); !r) return r;
+        const EvictionReason why = stale ? EvictionReason::stale_driver : EvictionReason::size;
+        if (auto r = remove_evicted_entry(writer, candidate.id, why, result.evicted); !r) return r;
         if (writer.changes() == 0) continue;
         result.removed_ids.push_back(candidate.id);
         result.removed_bytes += candidate.bytes;

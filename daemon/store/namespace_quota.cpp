@@ -1,5 +1,7 @@
 #include <daemon/store/namespace_quota.hpp>
 
+#include <daemon/store/evicted_entries.hpp>
+
 #include <algorithm>
 #include <common/result.hpp>
 #include <vector>
@@ -53,7 +55,7 @@ Result<EvictionResult> evict_over_quota(SqliteDb& writer, std::uint32_t namespac
     if (batch.empty()) break;
     for (const auto& [id, entry_bytes] : batch) {
       if (bytes <= target) break;
-      JITCACHE_TRY(remove_entry(writer, id));
+      JITCACHE_TRY(remove_evicted_entry(writer, id, EvictionReason::quota, result.evicted));
       if (writer.changes() == 0) continue;
       result.removed_ids.push_back(id);
       result.removed_bytes += entry_bytes;

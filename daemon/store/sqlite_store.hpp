@@ -9,6 +9,7 @@
 //   sqlite_store_tenancy.cpp     bytes by namespace, failure reports
 //   sqlite_store_publish.cpp     the published images' questions, dropped rows
 //   sqlite_store_verify.cpp      VERIFY's integrity check and pages of images
+//   sqlite_store_diagnosis.cpp   EXPLAIN's entries near a key, the eviction ring
 //
 // Thread safety: every method may be called from any thread at once. Reads (lookup, list, totals,
 // ...) each borrow one of `reader_count` read-only connections, so they run in parallel and each
@@ -40,12 +41,14 @@
 #include <optional>
 #include <string>
 
+#include <daemon/store/diagnosis.hpp>
 #include <daemon/store/driver_log.hpp>
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/maintenance.hpp>
 #include <daemon/store/publish_source.hpp>
+#include <daemon/store/recent_evictions.hpp>
 #include <daemon/store/recovering_database.hpp>
 #include <daemon/store/sqlite_db.hpp>
 #include <daemon/store/sqlite_store_options.hpp>
@@ -55,7 +58,7 @@
 
 namespace jitcache::daemon::store {
 
-class SqliteStore final : public Store, public Maintenance, public Tenancy, public PublishSource {
+class SqliteStore final : public Store, public Maintenance, public Tenancy, public PublishSource, public Diagnosis {
  public:
   // Opens or creates the file, switches it to WAL, applies pending migrations (migrator.hpp), and
   // opens the readers. Errors: corrupt (not an SQLite database, not a jitcache one, or it fails
@@ -104,6 +107,14 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
                                                             const proto::Digest256& fast_key_id) override;
   Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override;
   void on_row_dropped(RowDropped listener) override;
+
+  // Diagnosis. near_entries scans the entries' metadata for the content digest (no index covers
+  // it: sqlite_store_diagnosis.cpp says why that is acceptable); the evictions come from memory.
+  Result<std::vector<NearEntry>> near_entries(const proto::Digest256& key_id,
+                                              const std::optional<proto::Digest256>& content, std::uint32_t caller_uid,
+                                              unsigned limit) override;
+  std::vector<EvictedEntry> recent_evictions(std::size_t limit, const Visibility& who) override;
+  std::vector<EvictedEntry> evictions_of(const proto::Digest256& key_id) override;
 
  private:
   SqliteStore(std::unique_ptr<RecoveringDatabase> database, const SqliteStoreOptions& options);
@@ -155,6 +166,7 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
   std::atomic<std::uint64_t> m_evicted_bytes{0};
   std::function<std::int64_t()> m_clock;
   HotImageCache m_hot;
+  RecentEvictions m_recent_evictions;
   RowDropped m_row_dropped;  // set and read under m_writer_mutex
 };
 

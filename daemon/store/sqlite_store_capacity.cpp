@@ -114,6 +114,7 @@ Result<void> SqliteStore::evict_over_quota_locked(StoreDatabase& db, std::uint32
   if (result->removed_ids.empty()) return {};
   JITCACHE_TRY(transaction->commit(what));
   for (std::int64_t id : result->removed_ids) drop_row(id);
+  m_recent_evictions.record(result->evicted, m_clock());
   m_quota_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
   spdlog::info("store: namespace {} reached its quota: evicted {} entries ({} bytes stored)", namespace_id,
                result->removed_ids.size(), result->removed_bytes);
@@ -137,6 +138,7 @@ Result<EvictionResult> SqliteStore::evict_locked(StoreDatabase& db, const Evicti
   if (result->removed_ids.empty()) return result;
   JITCACHE_TRY(transaction->commit(what));
   for (std::int64_t id : result->removed_ids) drop_row(id);
+  m_recent_evictions.record(result->evicted, m_clock());
   m_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
   m_evicted_bytes.fetch_add(result->removed_bytes, std::memory_order_relaxed);
   spdlog::info("store: evicted {} entries ({} bytes; {} of a stale driver)", result->removed_ids.size(),

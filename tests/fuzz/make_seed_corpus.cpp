@@ -14,6 +14,7 @@
 #include <daemon/remote/record/index_record.hpp>
 #include <daemon/remote/record/index_record_codec.hpp>
 #include <proto/compile_messages.hpp>
+#include <proto/explain_messages.hpp>
 #include <proto/jit_options.hpp>
 #include <proto/messages.hpp>
 #include <proto/published_image.hpp>
@@ -93,6 +94,60 @@ RemoteCheckReply remote_check_reply() {
   sick.latency_us = 2'000'123;
   sick.message = "ping: connect to cache.internal:443: Connection refused";
   m.remotes = {well, sick};
+  return m;
+}
+
+// An EXPLAIN miss with one finding of each shape: differences, a quarantine, an eviction.
+ExplainReply explain_reply() {
+  ExplainReply m;
+  m.key_known = true;
+  m.key = sample_key();
+  m.key_id = key_id(m.key);
+  ExplainFinding options;
+  options.reason = ExplainReason::other_options;
+  options.key_id = sha256(as_bytes("neighbour"));
+  options.at_ms = 1'700'000'000'000;
+  options.differences = {{"option maxrreg", "0", "64"}, {"option opt", "4", "3"}};
+  ExplainFinding quarantined;
+  quarantined.reason = ExplainReason::quarantined;
+  quarantined.key_id = m.key_id;
+  quarantined.at_ms = 1'700'000'000'500;
+  quarantined.cu_result = 200;
+  quarantined.stage = static_cast<std::uint8_t>(FailureStage::load);
+  quarantined.uid = 1000;
+  quarantined.detail = "CUDA_ERROR_INVALID_IMAGE";
+  ExplainFinding evicted;
+  evicted.reason = ExplainReason::evicted;
+  evicted.key_id = m.key_id;
+  evicted.eviction = EvictionCause::size;
+  evicted.detail = "4096 bytes stored, 3 hits, compiled in 120 ms";
+  m.findings = {options, quarantined, evicted};
+  return m;
+}
+
+MissesReply misses_reply() {
+  MissesReply m;
+  MissRecord by_key;
+  by_key.at_ms = 1'700'000'000'000;
+  by_key.uid = 1000;
+  by_key.op = Op::compile;
+  by_key.key = sample_key();
+  by_key.key_id = key_id(by_key.key);
+  MissRecord by_fast_key = by_key;
+  by_fast_key.op = Op::lookup;
+  by_fast_key.key_id = {};
+  by_fast_key.key.content = {};
+  by_fast_key.content_fast = xxh3_128(as_bytes("ptx"));
+  m.misses = {by_key, by_fast_key};
+  EvictionRecord eviction;
+  eviction.key_id = by_key.key_id;
+  eviction.key = by_key.key;
+  eviction.stored_bytes = 4096;
+  eviction.hits = 3;
+  eviction.compile_time_us = 120'000;
+  eviction.evicted_at_ms = 1'700'000'001'000;
+  eviction.cause = EvictionCause::quota;
+  m.evictions = {eviction};
   return m;
 }
 
@@ -243,6 +298,10 @@ std::vector<SeedMessage> seed_messages() {
       {"hit_note_request", Op::hit_note, encode(HitNoteRequest{by_fast_key.fast_key})},
       {"remote_check_request", Op::remote_check, encode(RemoteCheckRequest{false})},
       {"remote_check_request_probe", Op::remote_check, encode(RemoteCheckRequest{true})},
+      {"explain_request_by_key", Op::explain, encode(ExplainRequest{ExplainSelector::key, sample_key(), {}})},
+      {"explain_request_by_key_id", Op::explain,
+       encode(ExplainRequest{ExplainSelector::key_id, {}, key_id(sample_key())})},
+      {"misses_request", Op::misses, encode(MissesRequest{50})},
       // Not a frame's payload but a file clients read (PROTOCOL.md §8); the reply decoders see it.
       {"published_image", Op::hit_note, encode_published_image(by_fast_key.fast_key, sample_entry(0), Bytes(image))},
       // Replies with status ok pass the request header check, so their payloads reach the reply
@@ -263,6 +322,8 @@ std::vector<SeedMessage> seed_messages() {
       {"compile_error_reply", Op::compile, encode(compile_error)},
       {"remote_check_reply", Op::remote_check, encode(remote_check_reply())},
       {"remote_check_reply_empty", Op::remote_check, encode(RemoteCheckReply{})},
+      {"explain_reply", Op::explain, encode(explain_reply())},
+      {"misses_reply", Op::misses, encode(misses_reply())},
       {"error_reply", Op::lookup, encode_error_message("ambiguous key id prefix")},
       {"error_reply_at_limits", Op::lookup, encode_error_message(std::string(k_max_message_length, 'm'))},
   };

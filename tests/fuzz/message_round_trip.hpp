@@ -10,6 +10,7 @@
 #pragma once
 
 #include <proto/compile_messages.hpp>
+#include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
 #include <proto/published_image.hpp>
 #include <proto/remote_check_messages.hpp>
@@ -115,6 +116,37 @@ inline bool same(const RemoteCheckReply& a, const RemoteCheckReply& b) {
                              x.message == y.message;
                     });
 }
+inline bool same(const ExplainRequest& a, const ExplainRequest& b) {
+  return a.selector == b.selector && a.key == b.key && a.key_id == b.key_id;
+}
+inline bool same(const ExplainReply& a, const ExplainReply& b) {
+  return a.verdict == b.verdict && a.key_known == b.key_known && a.key == b.key && a.key_id == b.key_id &&
+         std::equal(a.findings.begin(), a.findings.end(), b.findings.begin(), b.findings.end(),
+                    [](const ExplainFinding& x, const ExplainFinding& y) {
+                      return x.reason == y.reason && x.key_id == y.key_id && x.namespace_id == y.namespace_id &&
+                             x.at_ms == y.at_ms && x.cu_result == y.cu_result && x.stage == y.stage && x.uid == y.uid &&
+                             x.eviction == y.eviction && x.detail == y.detail &&
+                             std::equal(x.differences.begin(), x.differences.end(), y.differences.begin(),
+                                        y.differences.end(), [](const auto& p, const auto& q) {
+                                          return p.field == q.field && p.asked == q.asked && p.found == q.found;
+                                        });
+                    });
+}
+inline bool same(const MissesRequest& a, const MissesRequest& b) { return a.limit == b.limit; }
+inline bool same(const MissesReply& a, const MissesReply& b) {
+  return std::equal(a.misses.begin(), a.misses.end(), b.misses.begin(), b.misses.end(),
+                    [](const MissRecord& x, const MissRecord& y) {
+                      return x.at_ms == y.at_ms && x.uid == y.uid && x.op == y.op && x.kind == y.kind &&
+                             x.key_id == y.key_id && x.key == y.key && x.content_fast == y.content_fast;
+                    }) &&
+         std::equal(a.evictions.begin(), a.evictions.end(), b.evictions.begin(), b.evictions.end(),
+                    [](const EvictionRecord& x, const EvictionRecord& y) {
+                      return x.key_id == y.key_id && x.namespace_id == y.namespace_id && x.key == y.key &&
+                             x.stored_bytes == y.stored_bytes && x.hits == y.hits &&
+                             x.compile_time_us == y.compile_time_us && x.evicted_at_ms == y.evicted_at_ms &&
+                             x.cause == y.cause;
+                    });
+}
 inline bool same(const std::string& a, const std::string& b) { return a == b; }
 
 inline void check_decode_error(const common::Error& error) {
@@ -168,6 +200,8 @@ inline void check_request_decoder(Op op, Bytes payload) {
       check_round_trip(payload, decode_hit_note_request, k_encode);
       return;
     case Op::remote_check: check_round_trip(payload, decode_remote_check_request, k_encode); return;
+    case Op::explain: check_round_trip(payload, decode_explain_request, k_encode); return;
+    case Op::misses: check_round_trip(payload, decode_misses_request, k_encode); return;
     default:
       // Unknown and reserved ops are answered bad_request without looking at the payload.
       if (is_implemented_op(op)) fail("an implemented op has no request decoder here");
@@ -199,6 +233,8 @@ inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_compile_reply, k_encode);
   check_round_trip(payload, decode_compile_error_reply, k_encode);
   check_round_trip(payload, decode_remote_check_reply, k_encode);
+  check_round_trip(payload, decode_explain_reply, k_encode);
+  check_round_trip(payload, decode_misses_reply, k_encode);
   check_round_trip(payload, decode_error_message, [](const std::string& m) { return encode_error_message(m); });
   if (auto r = decode_empty(payload, "PING reply"); !r) check_decode_error(r.error());
   // A published image file (PROTOCOL.md §8) is read by clients from a directory an attacker must

@@ -39,13 +39,15 @@ enum class StoreCall : std::size_t {
   report_failure,
   publishable_entry,
   note_published_hit,
+  near_entries,
 };
-inline constexpr std::size_t k_store_call_count = static_cast<std::size_t>(StoreCall::note_published_hit) + 1;
+inline constexpr std::size_t k_store_call_count = static_cast<std::size_t>(StoreCall::near_entries) + 1;
 
 class FaultInjectingStore final : public daemon::store::Store,
                                   public daemon::store::Maintenance,
                                   public daemon::store::Tenancy,
-                                  public daemon::store::PublishSource {
+                                  public daemon::store::PublishSource,
+                                  public daemon::store::Diagnosis {
  public:
   // `database`: the real store's file, for the faults that damage it.
   explicit FaultInjectingStore(daemon::store::SqliteStore& real, std::filesystem::path database = {})
@@ -150,6 +152,22 @@ class FaultInjectingStore final : public daemon::store::Store,
     return m_real.note_published_hit(fast_key_id);
   }
   void on_row_dropped(daemon::store::RowDropped listener) override { m_real.on_row_dropped(std::move(listener)); }
+
+  // Diagnosis
+  common::Result<std::vector<daemon::store::NearEntry>> near_entries(const proto::Digest256& key_id,
+                                                                     const std::optional<proto::Digest256>& content,
+                                                                     std::uint32_t caller_uid,
+                                                                     unsigned limit) override {
+    if (auto fault = before(StoreCall::near_entries)) return *fault;
+    return m_real.near_entries(key_id, content, caller_uid, limit);
+  }
+  std::vector<daemon::store::EvictedEntry> recent_evictions(std::size_t limit,
+                                                            const daemon::store::Visibility& who) override {
+    return m_real.recent_evictions(limit, who);
+  }
+  std::vector<daemon::store::EvictedEntry> evictions_of(const proto::Digest256& key_id) override {
+    return m_real.evictions_of(key_id);
+  }
 
  private:
   enum class Kind { none, fail, fail_every, corrupt, delete_files };

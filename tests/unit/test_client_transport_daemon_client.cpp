@@ -128,7 +128,7 @@ TEST_CASE("daemon client: a REMOVE on a connection the daemon had already closed
 TEST_CASE("daemon client: which requests are sent again after a lost reply") {
   using proto::Op;
   for (Op op : {Op::hello, Op::ping, Op::lookup, Op::put, Op::stats, Op::list, Op::compile, Op::report_failure,
-                Op::remote_check}) {
+                Op::remote_check, Op::explain, Op::misses}) {
     INFO(proto::op_name(op));
     CHECK(transport::repeatable_after_loss(op));
   }

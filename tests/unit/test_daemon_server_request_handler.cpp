@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
 #include <proto/remote_check_messages.hpp>
 
@@ -706,4 +707,49 @@ TEST_CASE(
   CHECK(found->remotes[0].writable == proto::ProbeAnswer::not_probed);
   CHECK(memory.calls() == 1);
   f.counters.fleet = nullptr;
+}
+
+TEST_CASE(
+    "request handler: EXPLAIN and MISSES are announced by bit 11, refuse bad requests, and a failing store is an "
+    "error, not a wrong answer") {
+  CHECK(daemon::server::lane_for(Op::explain) == daemon::server::Lane::worker);
+  CHECK(daemon::server::lane_for(Op::misses) == daemon::server::Lane::worker);
+  FaultFixture f;
+  Reply hello = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.real.untrusted);
+  auto decoded = proto::decode_hello_reply(proto::Bytes(hello.payload));
+  REQUIRE(decoded.ok());
+  CHECK((decoded->capabilities & proto::k_capability_explain) == (1ull << 11));
+
+  const auto image = testing::sample_image(1, 1000);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.real.trusted).status == Status::ok);
+  REQUIRE(f.call(Op::lookup, lookup_by_key(2), f.real.untrusted).status == Status::not_found);
+  const proto::ExplainRequest by_key{proto::ExplainSelector::key, testing::sample_key(1), {}};
+  Reply hit = f.call(Op::explain, proto::encode(by_key), f.real.untrusted);
+  REQUIRE(hit.status == Status::ok);
+  auto explained = proto::decode_explain_reply(proto::Bytes(hit.payload));
+  REQUIRE(explained.ok());
+  CHECK(explained->verdict == proto::ExplainVerdict::hit);
+  CHECK(f.real.stat("explains") == 1);
+  CHECK(f.real.stat("hits") == 0);  // EXPLAIN reads; it serves nothing
+
+  proto::ExplainRequest invalid = by_key;
+  invalid.key.arch = "sm_9x";
+  CHECK(f.call(Op::explain, proto::encode(invalid), f.real.untrusted).status == Status::bad_request);
+  CHECK(f.call(Op::explain, proto::Payload{7}, f.real.untrusted).status == Status::bad_request);
+  CHECK(f.call(Op::misses, proto::encode(proto::MissesRequest{0}), f.real.untrusted).status == Status::bad_request);
+  f.store.fail_nth(testing::StoreCall::near_entries, 1, common::ErrorCode::io);
+  CHECK(f.call(Op::explain, proto::encode(by_key), f.real.untrusted).status == Status::internal);
+
+  Reply misses = f.call(Op::misses, proto::encode(proto::MissesRequest{10}), f.real.untrusted);
+  REQUIRE(misses.status == Status::ok);
+  auto listed = proto::decode_misses_reply(proto::Bytes(misses.payload));
+  REQUIRE(listed.ok());
+  REQUIRE(listed->misses.size() == 1);
+  CHECK(listed->misses[0].key == testing::sample_key(2));
+  CHECK(listed->misses[0].uid == f.real.untrusted.uid);
+  Reply others =
+      f.call(Op::misses, proto::encode(proto::MissesRequest{10}), PeerCredentials{untrusted_uid() + 1, 100, 1});
+  auto none = proto::decode_misses_reply(proto::Bytes(others.payload));
+  REQUIRE(none.ok());
+  CHECK(none->misses.empty());  // another uid's misses are not shown
 }

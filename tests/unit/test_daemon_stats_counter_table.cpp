@@ -114,8 +114,6 @@ const std::vector<std::string> k_stats_names_before{
     "compile_stored",
     "compile_seconds_saved",
     "compile_microseconds_saved",
-    // Added with the fleet tier (its per-remote figures follow when remotes are configured:
-    // test_daemon_remote_figures.cpp).
     // Added for `jitcache doctor` (docs/cli.md "doctor"): the set-up.
     "compile_worker_ready",
     "compile_worker_probe_failed",
@@ -123,6 +121,10 @@ const std::vector<std::string> k_stats_names_before{
     "publishing",
     "store_free_bytes",
     "store_filesystem_bytes",
+    // Added with `jitcache explain` (the table's rows come before the fleet tier's figures).
+    "explains",
+    // Added with the fleet tier (its per-remote figures follow when remotes are configured:
+    // test_daemon_remote_figures.cpp).
     "remotes",
     "remote_uploads_queued",
 };
@@ -230,6 +232,7 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_publishing", "gauge"},
     {"jitcache_store_free_bytes", "gauge"},
     {"jitcache_store_filesystem_bytes", "gauge"},
+    {"jitcache_explains_total", "counter"},
 };
 
 // Every source a row can read, owned, so a test can give each field a value of its own.

@@ -1,9 +1,9 @@
 // proto/PROTOCOL.md against the code: every numbered value of the protocol (ops, statuses, header
 // flags, capability bits, LOOKUP selectors, load stages, report outcomes, compile priorities and
 // origins, link input kinds, image codecs, REMOTE_CHECK's breaker states, probe answers and lease
-// support) is in the document's table for it, with the same number and name, and the
-// document has no number the code lacks; every enumerator of those enums is in its code table; and
-// every "PROTOCOL.md §N" a file of the repository cites names a section that exists.
+// support, EXPLAIN's selectors, verdicts and reasons, eviction causes and miss kinds) is in the document's table for
+// it, with the same number and name, and the document has no number the code lacks; every enumerator of those enums is
+// in its code table; and every "PROTOCOL.md §N" a file of the repository cites names a section that exists.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <proto/compile_messages.hpp>
+#include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
 #include <proto/remote_check_messages.hpp>
 #include <proto/wire.hpp>
@@ -92,6 +93,11 @@ std::vector<Vocabulary> vocabularies() {
       {"Breaker states", numbered(k_breaker_states), {}},
       {"Probe answers", numbered(k_probe_answers), {}},
       {"Lease support", numbered(k_lease_supports), {}},
+      {"Explain selectors", numbered(k_explain_selectors), {}},
+      {"Explain verdicts", numbered(k_explain_verdicts), {}},
+      {"Explain reasons", numbered(k_explain_reasons), {}},
+      {"Eviction causes", numbered(k_eviction_causes), {}},
+      {"Miss kinds", numbered(k_miss_kinds), {}},
   };
 }
 
@@ -196,12 +202,19 @@ TEST_CASE(
   check_covers(enumerators(remote_check, "BreakerState"), numbered(k_breaker_states));
   check_covers(enumerators(remote_check, "ProbeAnswer"), numbered(k_probe_answers));
   check_covers(enumerators(remote_check, "LeaseSupport"), numbered(k_lease_supports));
+  const std::string explain = source_file("proto/explain_messages.hpp");
+  check_covers(enumerators(explain, "ExplainSelector"), numbered(k_explain_selectors));
+  check_covers(enumerators(explain, "ExplainVerdict"), numbered(k_explain_verdicts));
+  check_covers(enumerators(explain, "ExplainReason"), numbered(k_explain_reasons));
+  check_covers(enumerators(explain, "EvictionCause"), numbered(k_eviction_causes));
+  check_covers(enumerators(explain, "MissKind"), numbered(k_miss_kinds));
 }
 
 TEST_CASE("protocol spec: the name tables give the names the code prints") {
   CHECK(op_name(Op::report_failure) == "REPORT_FAILURE");
   CHECK(op_name(Op::remote_check) == "REMOTE_CHECK");
-  CHECK(op_name(static_cast<Op>(14)) == "unknown");
+  CHECK(op_name(Op::explain) == "EXPLAIN");
+  CHECK(op_name(static_cast<Op>(k_ops.size())) == "unknown");
   CHECK(status_name(Status::no_space) == "no_space");
   CHECK(status_name(static_cast<Status>(k_status_count)) == "unknown");
   CHECK(failure_stage_name(FailureStage::ptx_version) == "ptx_version");

@@ -213,6 +213,8 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(static_cast<int>(Op::verify) == 11);
   STATIC_REQUIRE(static_cast<int>(Op::hit_note) == 12);
   STATIC_REQUIRE(static_cast<int>(Op::remote_check) == 13);
+  STATIC_REQUIRE(static_cast<int>(Op::explain) == 14);
+  STATIC_REQUIRE(static_cast<int>(Op::misses) == 15);
   STATIC_REQUIRE(static_cast<int>(Status::ok) == 0);
   STATIC_REQUIRE(static_cast<int>(Status::not_found) == 1);
   STATIC_REQUIRE(static_cast<int>(Status::bad_request) == 2);
@@ -236,22 +238,24 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(k_capability_hit_note == 256);
   STATIC_REQUIRE(k_capability_compile_link == 512);
   STATIC_REQUIRE(k_capability_remote_check == 1024);
+  STATIC_REQUIRE(k_capability_explain == 2048);
 }
 
-TEST_CASE("wire: HELLO to REMOTE_CHECK are implemented, 0 and 14 are unknown") {
+TEST_CASE("wire: HELLO to MISSES are implemented, 0 and 16 are unknown") {
   STATIC_REQUIRE(static_cast<int>(Op::verify) == 11);
   STATIC_REQUIRE(static_cast<int>(Op::hit_note) == 12);
   STATIC_REQUIRE(static_cast<int>(Op::remote_check) == 13);
-  for (std::uint16_t op : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}) {
+  STATIC_REQUIRE(static_cast<int>(Op::misses) == 15);
+  for (std::uint16_t op : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}) {
     CAPTURE(op);
     CHECK(is_known_op(op));
     CHECK(is_implemented_op(static_cast<Op>(op)));
   }
   CHECK_FALSE(is_known_op(0));
-  CHECK_FALSE(is_known_op(14));
+  CHECK_FALSE(is_known_op(16));
   CHECK_FALSE(is_known_op(0xFFFF));
   CHECK_FALSE(is_implemented_op(Op::none));
-  CHECK_FALSE(is_implemented_op(static_cast<Op>(14)));
+  CHECK_FALSE(is_implemented_op(static_cast<Op>(16)));
 }
 
 TEST_CASE("wire: ops and statuses have the names error messages and stats counters use") {
@@ -260,6 +264,8 @@ TEST_CASE("wire: ops and statuses have the names error messages and stats counte
   CHECK(op_name(Op::report_failure) == "REPORT_FAILURE");
   CHECK(op_name(Op::hit_note) == "HIT_NOTE");
   CHECK(op_name(Op::remote_check) == "REMOTE_CHECK");
+  CHECK(op_name(Op::explain) == "EXPLAIN");
+  CHECK(op_name(Op::misses) == "MISSES");
   CHECK(op_name(static_cast<Op>(99)) == "unknown");
   CHECK(status_name(Status::not_found) == "not_found");
   CHECK(status_name(Status::too_large) == "too_large");

@@ -48,7 +48,9 @@ bool repeatable_after_loss(Op op) {
     case Op::list:
     case Op::compile:
     case Op::report_failure:
-    case Op::remote_check: return true;
+    case Op::remote_check:
+    case Op::explain:
+    case Op::misses: return true;
     default: return false;
   }
 }
@@ -273,6 +275,18 @@ Result<proto::RemoteCheckReply> DaemonClient::remote_check(bool probe) {
   auto reply = ok_reply(Op::remote_check, proto::encode(proto::RemoteCheckRequest{probe}));
   JITCACHE_TRY(reply);
   return proto::decode_remote_check_reply(Bytes(reply->payload));
+}
+
+Result<proto::ExplainReply> DaemonClient::explain(const proto::ExplainRequest& request) {
+  auto reply = ok_reply(Op::explain, proto::encode(request));
+  JITCACHE_TRY(reply);
+  return proto::decode_explain_reply(Bytes(reply->payload));
+}
+
+Result<proto::MissesReply> DaemonClient::misses(std::uint32_t limit) {
+  auto reply = ok_reply(Op::misses, proto::encode(proto::MissesRequest{limit}));
+  JITCACHE_TRY(reply);
+  return proto::decode_misses_reply(Bytes(reply->payload));
 }
 
 Result<std::optional<proto::ReportFailureReply>> DaemonClient::report_failure(

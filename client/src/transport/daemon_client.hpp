@@ -21,6 +21,7 @@
 #include <client/src/transport/mapped_image.hpp>
 #include <client/src/transport/unix_connection.hpp>
 #include <proto/compile_messages.hpp>
+#include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
 #include <proto/remote_check_messages.hpp>
 
@@ -97,6 +98,12 @@ class DaemonClient {
   // now (a few seconds at most). Send it only to a daemon whose HELLO set
   // proto::k_capability_remote_check; a probe by an untrusted caller is answered `forbidden`.
   Result<proto::RemoteCheckReply> remote_check(bool probe);
+
+  // EXPLAIN (op 14): why the key (or key id) would miss, as the daemon sees it now; MISSES (op 15):
+  // its recent misses and evictions. Send them only to a daemon whose HELLO set
+  // proto::k_capability_explain.
+  Result<proto::ExplainReply> explain(const proto::ExplainRequest& request);
+  Result<proto::MissesReply> misses(std::uint32_t limit);
 
   // HIT_NOTE (op 12): tells the daemon that the published copy of the entry with this fast key
   // was loaded; ok once the daemon has counted it.
