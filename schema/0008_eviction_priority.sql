@@ -4,6 +4,9 @@
 -- eviction (docs/architecture.md "Capacity and eviction"; daemon/store/gdsf_priority.hpp has the
 -- formula). docs/entry-format.md describes the column and the table.
 --
+-- It also indexes entries by content digest, so `jitcache explain` finds the entries of the same
+-- content under other keys (daemon/store/sqlite_store_diagnosis.cpp) by a probe, not a scan.
+--
 -- Released migrations are never edited: a change is a new NNNN_name.sql file. This file runs inside
 -- the migrator's transaction, so it must not contain BEGIN, COMMIT or PRAGMA statements.
 
@@ -24,3 +27,6 @@ CREATE TABLE eviction_inflation (
 ) STRICT;
 
 INSERT INTO eviction_inflation (id, value) VALUES (0, 0);
+
+-- EXPLAIN's nearest entries: the same content under another driver, arch, options or namespace.
+CREATE INDEX entries_by_content ON entries (content_digest);

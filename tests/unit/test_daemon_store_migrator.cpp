@@ -400,6 +400,7 @@ TEST_CASE("migrator: 0008 gives entries an eviction priority column (NULL until 
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE priority IS NULL") == "1");
   CHECK(query(dir.db(), "SELECT value FROM eviction_inflation WHERE id = 0") == "0.0");
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'entries_by_priority'") == "1");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'entries_by_content'") == "1");
   // An older jitcached's INSERT, which names no priority, is still accepted.
   exec(dir.db(),
        "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options,"
