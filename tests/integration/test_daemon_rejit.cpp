@@ -61,7 +61,9 @@ std::uint64_t stat(const DaemonProcess& daemon, const std::string& name) {
 // The batch's log line (rejit.cpp), once the batch has ended.
 std::string batch_line(const DaemonProcess& daemon) {
   const std::string log = testing::read_file(daemon.log_path());
-  const auto at = log.find("re-JIT ");
+  const auto planned = log.find(": planned ");
+  if (planned == std::string::npos) return std::string();
+  const auto at = log.rfind("re-JIT ", planned);
   return at == std::string::npos ? std::string() : log.substr(at, log.find('\n', at) - at);
 }
 
