@@ -47,8 +47,13 @@ void Rejit::asked(const std::string& arch, std::uint32_t driver_api, const std::
     std::lock_guard lock(m_shared->mutex);
     if (m_shared->stopping) return;
     if (m_shared->events.size() >= k_max_events) {
-      spdlog::warn("re-JIT: {} events waiting; driver {} arch {} is not looked at", k_max_events,
-                   driver_text(driver_api, driver_build), arch);
+      if (!m_shared->dropping) {
+        spdlog::warn(
+            "re-JIT: {} events waiting; driver {} arch {} and those asked for until they are done are not "
+            "looked at",
+            k_max_events, driver_text(driver_api, driver_build), arch);
+      }
+      m_shared->dropping = true;
       return;
     }
     m_shared->events.push_back(std::move(*sighting));
@@ -65,14 +70,21 @@ void Rejit::run() {
       if (m_shared->stopping) return;
       sighting = std::move(m_shared->events.front());
       m_shared->events.pop_front();
+      if (m_shared->events.empty()) m_shared->dropping = false;
     }
     auto plan = plan_for(sighting);
     if (!plan) continue;
     if (!may_start_batch()) {
-      spdlog::warn("re-JIT {} -> {}: not started, {} batches ran within the last hour already", plan->from, plan->to,
-                   k_max_batches_per_hour);
+      if (!m_warned_rate) {
+        spdlog::warn(
+            "re-JIT {} -> {}: not started, {} batches ran within the last hour already (and no other until "
+            "one may)",
+            plan->from, plan->to, k_max_batches_per_hour);
+      }
+      m_warned_rate = true;
       continue;
     }
+    m_warned_rate = false;
     const auto started = std::chrono::steady_clock::now();
     const BatchResult result = run_batch(*plan);
     if (result.planned == 0) {
@@ -82,9 +94,10 @@ void Rejit::run() {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     spdlog::info(
         "re-JIT {} -> {}: planned {}, compiled {}, failed {}, over budget {}, compile time {:.3f} s of a {:.3f} s "
-        "budget, {:.3f} s",
+        "budget, {:.3f} s{}",
         plan->from, plan->to, result.planned, result.compiled, result.failed, result.over_budget,
-        static_cast<double>(result.compile_us) / 1e6, static_cast<double>(m_settings.budget.count()) / 1e6, seconds);
+        static_cast<double>(result.compile_us) / 1e6, static_cast<double>(m_settings.budget.count()) / 1e6, seconds,
+        result.stopped ? " (stopped: the daemon is stopping)" : "");
   }
 }
 

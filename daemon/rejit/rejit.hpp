@@ -65,6 +65,7 @@ struct BatchResult {
   std::uint64_t failed = 0;       // refused, failed to compile, worker failed, busy, no source
   std::uint64_t over_budget = 0;  // left because the budget ran out (or the daemon stopped)
   std::uint64_t compile_us = 0;   // compile time the batch spent
+  bool stopped = false;           // the daemon stopped it; compiles it had running were left
 };
 
 class Rejit final : public server::AskWatcher {
@@ -106,6 +107,7 @@ class Rejit final : public server::AskWatcher {
   AskTracker m_tracker;
   std::shared_ptr<Shared> m_shared;
   std::deque<std::chrono::steady_clock::time_point> m_batch_starts;  // the thread's own
+  bool m_warned_rate = false;                                        // the thread's own
   std::thread m_thread;
 };
 

@@ -151,6 +151,7 @@ BatchResult Rejit::run_batch(const Plan& plan) {
   result.over_budget = todo.size() - next;
   stats::Counters::add(m_counters.rejit_over_budget, result.over_budget);
   while (running > 0 && !stopped) stopped = !collect(true);
+  result.stopped = stopped;
   if (stopped) {
     // Rationale: the compiles go on in the service (or are abandoned by its stop); their sink
     // registrations stay, so one that finishes is still stored rather than logged as unexpected.

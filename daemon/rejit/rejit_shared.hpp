@@ -29,6 +29,8 @@ struct Rejit::Shared {
   std::deque<Completion> completions;
   std::uint64_t batch = 0;
   bool stopping = false;
+  // Events are being dropped (the queue was full): warned once until the queue empties again.
+  bool dropping = false;
 };
 
 }  // namespace jitcache::daemon::rejit

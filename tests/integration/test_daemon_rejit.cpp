@@ -3,8 +3,11 @@
 // programs linking libjitcache (tests/integration/report_loader.cpp) run with the fake driver at
 // one driver version, then at another; the daemon compiles the first version's hot set for the
 // second from the sources it kept, so the second program's first load hits; a tiny rejit_budget
-// stops the batch and counts what it left; a new arch asked for gets the other arch's hot set.
+// stops the batch and counts what it left; a new arch asked for gets the other arch's hot set; a
+// daemon told to stop while a batch's compile hangs stops at once.
 #include <catch2/catch.hpp>
+
+#include <sqlite3.h>
 
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
 #include <tests/support/eventually.hpp>
+#include <tests/support/sqlite_text_query.hpp>
 #include <tests/support/temp_dir.hpp>
 
 using namespace jitcache;
@@ -168,4 +172,55 @@ TEST_CASE("rejit: a new arch asked for gets the hot set of the driver's other ar
   auto hit = client.lookup(wanted);
   REQUIRE(hit);
   CHECK(hit->has_value());
+}
+
+TEST_CASE("rejit: a daemon stopped while a batch's compile hangs stops at once") {
+  TempDir dir;
+  // The fault worker (tests/fakes/fault_compile_worker.cpp) compiles "ok" PTX at once and hangs on
+  // "hang" PTX, up to the wall-time limit, far longer than the stop may take.
+  DaemonProcess daemon(dir, {{"--compile-worker", JITCACHE_FAULT_WORKER_PATH, "--compile-wall-time", "120s"},
+                             {{"FAULT_WORKER_VERSION", "13.0"}},
+                             "info"});
+  daemon.start();
+  auto client = daemon.client();
+  const std::string ok = "ok";
+  proto::CompileRequest request;
+  request.arch = "sm_90";
+  request.driver_api = 13000;
+  request.driver_build = "580.159.04";
+  request.options = proto::default_option_text();
+  request.ptx = proto::as_bytes(ok);
+  auto compiled = client.compile(request, 60s);
+  REQUIRE(compiled);
+  REQUIRE(compiled->kind == client::transport::CompileAnswer::Kind::compiled);
+
+  // Its kept source becomes PTX that hangs the worker (the entry's content digest with it, so the
+  // source still checks out when read back).
+  const std::string hang = "hang";
+  const std::string digest = proto::to_hex(proto::content_digest(proto::as_bytes(hang)));
+  const std::string db = daemon.state_dir() + "/jitcache.db";
+  REQUIRE(testing::query_text(db, "SELECT COUNT(*) FROM sources") == "1");
+  sqlite3* handle = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &handle) == SQLITE_OK);
+  const std::string update = "UPDATE sources SET content_digest = x'" + digest +
+                             "', codec = 0, raw_size = 4, stored_size = 4, data = CAST('hang' AS BLOB);"
+                             " UPDATE entries SET content_digest = x'" +
+                             digest + "'";
+  CHECK(sqlite3_exec(handle, update.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(handle);
+
+  // A new driver asked for: the batch starts its one compile, which hangs.
+  proto::KeyFields upgraded = proto::key_of(request, proto::content_digest(request.ptx));
+  upgraded.driver_api = 13010;
+  auto missed = client.lookup(upgraded);
+  REQUIRE(missed);
+  REQUIRE(testing::eventually([&] { return testing::stat_value(client, "compile_running") == 1; }, 20s));
+
+  const auto asked = std::chrono::steady_clock::now();
+  CHECK(daemon.stop() == 0);
+  CHECK(std::chrono::steady_clock::now() - asked < 10s);
+  // The batch says it was stopped, its compile neither done nor failed.
+  INFO(batch_line(daemon));
+  CHECK(batch_line(daemon).find("planned 1, compiled 0, failed 0") != std::string::npos);
+  CHECK(batch_line(daemon).find("(stopped: the daemon is stopping)") != std::string::npos);
 }
