@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <set>
 #include <vector>
 
 #include <daemon/rejit/rejit_budget.hpp>
@@ -28,8 +29,10 @@ BatchResult Rejit::run_batch(const Plan& plan) {
     spdlog::warn("re-JIT {} -> {}: cannot read the hot set: {}", plan.from, plan.to, hot.error().message);
     return result;
   }
-  // Re-keyed, and only what is not stored for the target already (a batch before, a client since).
+  // Re-keyed, each target key once (entries of two archs re-keyed to a new one are one key), and
+  // only what is not stored for the target already (a batch before, a client since).
   std::vector<store::HotEntry> todo;
+  std::set<proto::Digest256> targets;
   for (store::HotEntry& entry : *hot) {
     if (plan.to_driver) {
       entry.key.driver_api = plan.to_driver->first;
@@ -37,7 +40,9 @@ BatchResult Rejit::run_batch(const Plan& plan) {
     }
     if (plan.to_arch) entry.key.arch = *plan.to_arch;
     if (!proto::validate_key(entry.key)) continue;
-    auto stored = m_sources.has_shared_entry(proto::key_id(entry.key));
+    const proto::Digest256 key_id = proto::key_id(entry.key);
+    if (!targets.insert(key_id).second) continue;
+    auto stored = m_sources.has_shared_entry(key_id);
     if (stored && *stored) continue;
     todo.push_back(std::move(entry));
   }
