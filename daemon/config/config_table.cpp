@@ -118,7 +118,7 @@ Result<void> set_eviction_policy(std::string& target, std::string_view value) {
   return {};
 }
 
-const std::array<ConfigKey, 56> k_config_key_table{{
+const std::array<ConfigKey, 58> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -391,6 +391,22 @@ const std::array<ConfigKey, 56> k_config_key_table{{
      [](const Config& c) { return c.compile_worker; },
      "`jitcache-compile` beside `jitcached` when it is there (a build tree), else "
      "`<libexecdir>/jitcache/jitcache-compile`"},
+    {"source_budget", ValueKind::size,
+     "Most bytes (zstd-compressed) of the PTX kept for the entries the daemon compiled itself, one copy per "
+     "distinct source, so that it can compile them again without a client (the re-JIT after a driver upgrade: "
+     "docs/operations.md \"Upgrading the driver\"). Over it, the sources of the least recently used entries go "
+     "first. `0`: no sources kept, and no re-JIT.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.source_budget, v, SizeBounds{1u << 20, 1ull << 50, true});
+     },
+     [](const Config& c) { return format_size(c.source_budget); }},
+    {"rejit_budget", ValueKind::duration,
+     "Compile time one re-JIT batch may spend: when clients start asking for a driver build the store has no "
+     "entries of (or an arch the driver has none of), the daemon compiles the previous driver's (or the other "
+     "archs') hottest entries again for it, from their kept sources, at warm priority, until this much compile "
+     "time would be exceeded (docs/operations.md \"Upgrading the driver\"). `0`: no re-JIT.",
+     [](Config& c, std::string_view v) { return set_duration(c.rejit_budget, v, std::chrono::milliseconds(0)); },
+     [](const Config& c) { return format_duration(c.rejit_budget); }},
     {"remote", ValueKind::url_list,
      "The fleet's remotes, tried in this order: `redis://[user@]host:port[/db]`, "
      "`redis+cluster://host:port[,host:port...]`, `http://host[:port]/prefix` or `https://...` (docs/operations.md "

@@ -12,6 +12,7 @@
 // sink and the service are thread-safe).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <variant>
@@ -20,6 +21,7 @@
 #include <daemon/compile/async_compile.hpp>
 #include <daemon/compile/compile_service.hpp>
 #include <daemon/policy/peer_credentials.hpp>
+#include <daemon/server/ask_watcher.hpp>
 #include <daemon/server/compile_store_sink.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/stats/counters.hpp>
@@ -56,6 +58,14 @@ class CompileRequests {
 
   compile::CompileService& service() { return m_service; }
 
+  // Who is told the arch and driver of every key asked for (LOOKUP and COMPILE); null: nobody. Set
+  // it before the server serves, or clear it once the server has stopped.
+  void watch_asks(AskWatcher* watcher) { m_watcher.store(watcher, std::memory_order_release); }
+  // A LOOKUP or COMPILE asked for a key of this arch and driver (whether or not it is stored).
+  void note_asked(const std::string& arch, std::uint32_t driver_api, const std::string& driver_build) {
+    if (AskWatcher* watcher = m_watcher.load(std::memory_order_acquire)) watcher->asked(arch, driver_api, driver_build);
+  }
+
  private:
   Reply answer(const PendingCompile& pending, const compile::CompileOutcome& outcome);
   Reply counted(Reply reply);
@@ -65,6 +75,7 @@ class CompileRequests {
   compile::CompileService& m_service;
   CompileStoreSink& m_sink;
   const std::uint64_t m_max_ptx_bytes;
+  std::atomic<AskWatcher*> m_watcher{nullptr};
 };
 
 }  // namespace jitcache::daemon::server

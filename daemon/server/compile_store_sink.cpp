@@ -47,6 +47,11 @@ void CompileStoreSink::operator()(const proto::Digest256& key_id, const compile:
   input.image = proto::Bytes(outcome->image);
   input.content_fast = expected->content_fast;
   input.source = proto::Bytes(job.ptx);
+  // Kept beside the source (store/sources.hpp): how this very image was compiled.
+  for (const std::string& option : job.nvjitlink_options) {
+    if (!input.worker_options.empty()) input.worker_options += '\n';
+    input.worker_options += option;
+  }
   auto stored = m_store.put(input);
   if (!stored) {
     spdlog::error("storing the compiled image of key_id={}: {}", proto::to_hex(key_id), stored.error().message);

@@ -159,10 +159,16 @@ Reply RequestHandler::lookup(proto::Bytes payload, const policy::PeerCredentials
   std::optional<store::Selector> selector;
   if (request->selector == proto::LookupSelector::key) {
     if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "LOOKUP");
+    if (m_compile != nullptr) {
+      m_compile->note_asked(request->key.arch, request->key.driver_api, request->key.driver_build);
+    }
     selector = store::Selector::key(request->key);
   } else if (by_fast_key) {
     if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "LOOKUP");
     Counters::add(m_counters.fast_key_lookups);
+    if (m_compile != nullptr) {
+      m_compile->note_asked(request->fast_key.arch, request->fast_key.driver_api, request->fast_key.driver_build);
+    }
     selector = store::Selector::fast_key(request->fast_key);
   } else {
     selector = store::Selector::key_id_prefix(request->key_id_prefix);

@@ -8,6 +8,8 @@
 namespace jitcache::daemon::startup {
 
 CompilePath::~CompilePath() {
+  if (requests) requests->watch_asks(nullptr);
+  rejit.reset();
   requests.reset();
   service.reset();
   sink.reset();
@@ -33,7 +35,8 @@ compile::CompileServiceConfig compile_service_config(const config::Config& confi
 }
 
 std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, store::Store& store,
-                                               stats::Counters& counters, publish::Publisher* publisher) {
+                                               stats::Counters& counters, publish::Publisher* publisher,
+                                               store::Sources* sources) {
   if (!config.compile) {
     spdlog::info("compiling is turned off (compile = false): clients JIT misses with their own driver");
     return nullptr;
@@ -63,6 +66,15 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
       runner->linker());
   path->requests =
       std::make_unique<server::CompileRequests>(store, counters, *path->service, sink, config.compile_max_ptx);
+  if (sources != nullptr && config.rejit_budget.count() > 0 && config.source_budget > 0) {
+    path->rejit =
+        std::make_unique<rejit::Rejit>(*sources, *path->service, sink, counters,
+                                       rejit::RejitSettings{
+                                           std::chrono::duration_cast<std::chrono::microseconds>(config.rejit_budget)});
+    path->requests->watch_asks(path->rejit.get());
+    spdlog::info("re-JIT after a driver upgrade or a new arch: up to {} s of compile time a batch",
+                 static_cast<double>(config.rejit_budget.count()) / 1000.0);
+  }
   if (runner->linker()) {
     spdlog::info("linking nvJitLink sessions of {}/{} too (capability compile_link)", runner->linker()->api,
                  runner->linker()->build);

@@ -15,9 +15,11 @@
 #include <daemon/compile/job_runner.hpp>
 #include <daemon/compile/toolkit_support.hpp>
 #include <daemon/config/config.hpp>
+#include <daemon/rejit/rejit.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/compile_store_sink.hpp>
 #include <daemon/stats/counters.hpp>
+#include <daemon/store/sources.hpp>
 #include <daemon/store/store.hpp>
 
 namespace jitcache::daemon::publish {
@@ -26,8 +28,8 @@ class Publisher;
 
 namespace jitcache::daemon::startup {
 
-// Owns the parts in the order they must be destroyed: the service (which joins its compile threads
-// and may still call the sink) before the sink.
+// Owns the parts in the order they must be destroyed: the re-JIT (which submits to the service),
+// then the service (which joins its compile threads and may still call the sink), then the sink.
 struct CompilePath {
   // What the workers compile with, for whoever compiles outside the service (the fleet's sampled
   // re-verification: daemon/remote/verify_sampler.hpp).
@@ -36,6 +38,8 @@ struct CompilePath {
   std::unique_ptr<server::CompileStoreSink> sink;
   std::unique_ptr<compile::CompileService> service;
   std::unique_ptr<server::CompileRequests> requests;
+  // Null when rejit_budget is 0 or the store keeps no sources (daemon/rejit/rejit.hpp).
+  std::unique_ptr<rejit::Rejit> rejit;
 
   CompilePath() = default;
   CompilePath(CompilePath&&) = default;
@@ -48,8 +52,10 @@ compile::CompileServiceConfig compile_service_config(const config::Config& confi
 
 // Null when the daemon cannot compile (logged at warning level, or info when turned off).
 // `counters` are the server's (the sink counts stored images there); both must outlive the result,
-// as must `publisher` (null when publishing is off), which is offered every compiled image.
+// as must `publisher` (null when publishing is off), which is offered every compiled image, and
+// `sources` (the local store's kept sources; null: no re-JIT).
 std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, store::Store& store,
-                                               stats::Counters& counters, publish::Publisher* publisher = nullptr);
+                                               stats::Counters& counters, publish::Publisher* publisher = nullptr,
+                                               store::Sources* sources = nullptr);
 
 }  // namespace jitcache::daemon::startup

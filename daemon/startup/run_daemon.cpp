@@ -118,6 +118,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   store_options.compression_level = static_cast<int>(config.compression_level);
   store_options.namespace_quota_bytes = config.namespace_quota;
   store_options.report_quorum = config.report_quorum;
+  store_options.source_budget_bytes = config.source_budget;
   // A corrupt database is set aside and replaced, at start and while serving; files deleted under
   // the daemon are noticed and the store reopened (recovering_database.hpp).
   store_options.recover = true;
@@ -135,7 +136,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   auto publisher = make_publisher(config, *store);
   counters.publishing.store(publisher != nullptr ? 1 : 0);
   // Before the server, which takes compile requests into the service, and destroyed after it.
-  auto compile_path = make_compile_path(config, serving, counters, publisher.get());
+  auto compile_path = make_compile_path(config, serving, counters, publisher.get(), store.get());
   if (fleet) counters.fleet = fleet->tier.get();
   if (fleet && compile_path) attach_compile_path(*fleet, config, *compile_path, *store);
   if (fleet && !compile_path && config.remote_verify_sample > 0) {

@@ -17,7 +17,8 @@ namespace {
 // The quarantined count walks the partial index entries_quarantined, which holds only those rows.
 constexpr char k_totals_sql[] =
     "SELECT entries, bytes_raw, bytes_stored,"
-    " (SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NOT NULL) FROM totals WHERE id = 0";
+    " (SELECT COUNT(*) FROM entries WHERE quarantined_at_ms IS NOT NULL), sources, source_bytes"
+    " FROM totals WHERE id = 0";
 
 std::int64_t system_clock_ms() {
   using namespace std::chrono;
@@ -38,6 +39,7 @@ SqliteStore::SqliteStore(std::unique_ptr<RecoveringDatabase> database, const Sql
       m_compression_level(options.compression_level),
       m_namespace_quota(options.namespace_quota_bytes),
       m_report_quorum(options.report_quorum),
+      m_source_budget(options.source_budget_bytes),
       m_clock(options.clock ? options.clock : std::function<std::int64_t()>(system_clock_ms)),
       m_hot(options.hot_cache_bytes) {
   m_database->set_hooks(RecoveringDatabase::SwapHooks{[this] { forget_rows(); }, [this] { tell_every_row_dropped(); }});
@@ -85,6 +87,9 @@ Result<Totals> SqliteStore::totals_of(StoreDatabase& db) {
   totals.bytes_raw = static_cast<std::uint64_t>((*stmt)->column_int64(1));
   totals.bytes_stored = static_cast<std::uint64_t>((*stmt)->column_int64(2));
   totals.entries_quarantined = static_cast<std::uint64_t>((*stmt)->column_int64(3));
+  totals.sources = static_cast<std::uint64_t>((*stmt)->column_int64(4));
+  totals.source_bytes = static_cast<std::uint64_t>((*stmt)->column_int64(5));
+  totals.sources_dropped = m_sources_dropped.load(std::memory_order_relaxed);
   totals.corrupt_entries = m_corrupt_entries.load(std::memory_order_relaxed);
   const HotImageCacheStats hot = m_hot.stats();
   totals.hot_cache_hits = hot.hits;

@@ -10,6 +10,7 @@
 //   sqlite_store_publish.cpp     the published images' questions, dropped rows
 //   sqlite_store_verify.cpp      VERIFY's integrity check and pages of images
 //   sqlite_store_diagnosis.cpp   EXPLAIN's entries near a key, the eviction ring
+//   sqlite_store_sources.cpp     kept sources, their budget, the hot set (sources.hpp)
 //
 // Thread safety: every method may be called from any thread at once. Reads (lookup, list, totals,
 // ...) each borrow one of `reader_count` read-only connections, so they run in parallel and each
@@ -50,6 +51,7 @@
 #include <daemon/store/publish_source.hpp>
 #include <daemon/store/recent_evictions.hpp>
 #include <daemon/store/recovering_database.hpp>
+#include <daemon/store/sources.hpp>
 #include <daemon/store/sqlite_db.hpp>
 #include <daemon/store/sqlite_store_options.hpp>
 #include <daemon/store/store.hpp>
@@ -58,7 +60,22 @@
 
 namespace jitcache::daemon::store {
 
-class SqliteStore final : public Store, public Maintenance, public Tenancy, public PublishSource, public Diagnosis {
+// A PUT's source made ready before the writer lock (sqlite_store_sources.cpp): compressed, or with
+// no data when a source of its content is kept already and only the entry's link is written.
+struct EncodedSource {
+  proto::Digest256 content_digest;
+  std::string worker_options;
+  std::uint64_t raw_size = 0;
+  Codec codec = Codec::zstd;
+  ImageBuffer data;
+};
+
+class SqliteStore final : public Store,
+                          public Maintenance,
+                          public Tenancy,
+                          public PublishSource,
+                          public Sources,
+                          public Diagnosis {
  public:
   // Opens or creates the file, switches it to WAL, applies pending migrations (migrator.hpp), and
   // opens the readers. Errors: corrupt (not an SQLite database, not a jitcache one, or it fails
@@ -82,6 +99,8 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
   // last_used_at_ms become now, hits 0.
   // When the image would take the store over max_size, usage is written and eviction runs first,
   // in a transaction of its own; an image larger than max_size alone is too_large.
+  // A shared entry's input.source is kept after the entry's commit, in a transaction of its own
+  // (sources.hpp); failing to keep it is logged, never the PUT's failure.
   Result<PutOutcome> put(const PutInput& input) override;
   Result<std::uint32_t> remove(const std::string& prefix, const Visibility& who) override;
   // query.cursor: "" or a next_cursor from an earlier page (list_cursor.hpp); anything else is
@@ -115,6 +134,13 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
                                               unsigned limit) override;
   std::vector<EvictedEntry> recent_evictions(std::size_t limit, const Visibility& who) override;
   std::vector<EvictedEntry> evictions_of(const proto::Digest256& key_id) override;
+  // Sources.
+  Result<std::vector<HotEntry>> hot_set(const HotSetQuery& query) override;
+  Result<std::optional<std::vector<std::uint8_t>>> kept_source(const proto::Digest256& content_digest) override;
+  Result<bool> has_shared_entry(const proto::Digest256& key_id) override;
+  Result<std::vector<KnownDriver>> known_drivers() override;
+  Result<bool> has_entries_of(std::uint32_t driver_api, const std::string& driver_build,
+                              const std::string& arch) override;
 
  private:
   SqliteStore(std::unique_ptr<RecoveringDatabase> database, const SqliteStoreOptions& options);
@@ -135,6 +161,13 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
   // Makes room for `incoming_bytes` within an untrusted namespace's quota (namespace_quota.hpp).
   Result<void> evict_over_quota_locked(StoreDatabase& db, std::uint32_t namespace_id, std::uint64_t incoming_bytes);
   Result<Totals> totals_of(StoreDatabase& db);
+  // The PUT's source to keep, compressed before the writer lock; nullopt: none to keep (no source,
+  // not shared, no budget, or alone over the budget: counted as dropped).
+  std::optional<EncodedSource> encode_source(const PutInput& input);
+  // Under m_writer_mutex, after the entry's commit: keeps the source and links the entry to it,
+  // then drops the least valuable sources while over source_budget. Failures are logged.
+  void keep_source_locked(StoreDatabase& db, std::int64_t entry_id, const EncodedSource& source);
+  Result<void> trim_sources_locked(StoreDatabase& db);
 
   // The visible row the key id or fast key id names and its image, read in one snapshot; the image
   // verified. A miss says why.
@@ -160,6 +193,8 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
   const int m_compression_level;
   const std::uint64_t m_namespace_quota;
   const unsigned m_report_quorum;
+  const std::uint64_t m_source_budget;
+  std::atomic<std::uint64_t> m_sources_dropped{0};
   std::atomic<std::uint64_t> m_corrupt_entries{0};
   std::atomic<std::uint64_t> m_quota_evictions{0};
   std::atomic<std::uint64_t> m_evictions{0};

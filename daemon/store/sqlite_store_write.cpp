@@ -71,6 +71,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
                                                 " bytes stored, more than the namespace_quota of " +
                                                 std::to_string(m_namespace_quota) + " bytes per uid");
   }
+  const std::optional<EncodedSource> source = encode_source(input);
   return m_database->run_write([&](StoreDatabase& db) -> Result<PutOutcome> {
     std::lock_guard lock(m_writer_mutex);
     if (quota_applies) {
@@ -138,6 +139,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
     if (input.namespace_id == k_shared_namespace) m_hot.forget_selector(true, fast_key_id);
     outcome.replaced = existing.has_value();
     outcome.row_id = id;
+    if (source) keep_source_locked(db, id, *source);
     return outcome;
   });
 }

@@ -84,8 +84,11 @@ struct PutInput {
   proto::Checksum128 content_fast;
   // The source the image was compiled from (the daemon's own compiles), or empty: a tier that
   // shares entries keeps it beside them so another host can compile the entry again and compare
-  // (daemon/remote/tiered_store.hpp). The local store does not keep it.
+  // (daemon/remote/tiered_store.hpp). The local store keeps the PTX of a shared entry within its
+  // source_budget (sources.hpp), so the daemon can compile the entry again without a client.
   proto::Bytes source = {};
+  // With `source`: the nvJitLink options (besides -arch) it was compiled with, one per line.
+  std::string worker_options = {};
 };
 
 struct PutOutcome {

@@ -56,6 +56,10 @@ const std::vector<std::string> k_stats_names_before{
     "store_reopens",
     "usage_pending",
     "usage_dropped",
+    // Added with the kept sources (store/sources.hpp).
+    "sources",
+    "source_bytes",
+    "sources_dropped",
     "published_images",
     "published_bytes",
     "publish_failures",
@@ -123,6 +127,13 @@ const std::vector<std::string> k_stats_names_before{
     "store_filesystem_bytes",
     // Added with `jitcache explain` (the table's rows come before the fleet tier's figures).
     "explains",
+    // Added with the re-JIT (daemon/rejit/).
+    "rejit_batches",
+    "rejit_compiled",
+    "rejit_failed",
+    "rejit_over_budget",
+    "rejit_compile_seconds",
+    "rejit_compile_microseconds",
     // Added with the fleet tier (its per-remote figures follow when remotes are configured:
     // test_daemon_remote_figures.cpp).
     "remotes",
@@ -233,6 +244,15 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_store_free_bytes", "gauge"},
     {"jitcache_store_filesystem_bytes", "gauge"},
     {"jitcache_explains_total", "counter"},
+    // The kept sources and the re-JIT.
+    {"jitcache_sources", "gauge"},
+    {"jitcache_source_bytes", "gauge"},
+    {"jitcache_sources_dropped_total", "counter"},
+    {"jitcache_rejit_batches_total", "counter"},
+    {"jitcache_rejit_compiled_total", "counter"},
+    {"jitcache_rejit_failed_total", "counter"},
+    {"jitcache_rejit_over_budget_total", "counter"},
+    {"jitcache_rejit_compile_seconds_total", "counter"},
 };
 
 // Every source a row can read, owned, so a test can give each field a value of its own.

@@ -138,7 +138,7 @@ TEST_CASE("migrator: a new database gets every migration and its version rows") 
   CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == std::to_string(schema::k_compatible_version));
   CHECK(table_names(dir.db()) ==
-        "blobs,drivers,entries,eviction_inflation,failure_reports,meta,namespace_totals,totals");
+        "blobs,drivers,entries,entry_sources,eviction_inflation,failure_reports,meta,namespace_totals,sources,totals");
   CHECK(query(dir.db(), "SELECT entries || ',' || bytes_raw || ',' || bytes_stored FROM totals") == "0,0,0");
 }
 
@@ -423,7 +423,7 @@ TEST_CASE("migrator: schema 2 is not compatible with code of schema 1, which wou
   REQUIRE_FALSE(outcome.ok());
   CHECK(outcome.error().code == ErrorCode::unsupported);
   CHECK(table_names(dir.db()) ==
-        "blobs,drivers,entries,eviction_inflation,failure_reports,meta,namespace_totals,totals");
+        "blobs,drivers,entries,entry_sources,eviction_inflation,failure_reports,meta,namespace_totals,sources,totals");
 }
 
 TEST_CASE("migrator: a version-3 database gets a drivers table seeded from its entries (0004)") {
@@ -535,4 +535,40 @@ TEST_CASE("migrator: a version-5 database keeps only the drivers of its entries,
   options.path = dir.db();
   REQUIRE(daemon::store::SqliteStore::open(options).ok());
   CHECK(query(dir.db(), drivers) == "580.159.04:9000,600.1:1000");
+}
+
+TEST_CASE("migrator: an older database gains the sources tables, and a source goes with its last entry (0009)") {
+  StoreDir dir{"jitcache-migrator-test"};
+  {
+    auto db = open_db(dir.db());
+    REQUIRE(daemon::store::migrate(db, up_to_version_6()).ok());
+  }
+  insert_version_1_entry(dir.db(), testing::sample_key(1), 0, testing::sample_image(1, 100));
+  insert_version_1_entry(dir.db(), testing::sample_key(2), 0, testing::sample_image(2, 100));
+  give_every_entry_a_fast_key(dir.db());
+  {
+    auto db = open_db(dir.db());
+    auto outcome = daemon::store::migrate(db);
+    REQUIRE(outcome.ok());
+    CHECK(outcome->version_before == 6);
+    CHECK(outcome->version_after == 9);
+  }
+  CHECK(meta(dir.db(), "version") == "9");
+  CHECK(meta(dir.db(), "compatible_version") == "2");
+  CHECK(query(dir.db(), "SELECT sources || ':' || source_bytes FROM totals") == "0:0");
+
+  // Whoever writes: both entries compiled from one source, the totals kept by the triggers; the
+  // source stays while one entry does.
+  exec(dir.db(),
+       "INSERT INTO sources (id, content_digest, codec, raw_size, stored_size, kept_at_ms, data)"
+       " VALUES (7, randomblob(32), 0, 300, 300, 1, randomblob(300))");
+  exec(dir.db(), "INSERT INTO entry_sources (entry_id, source_id, worker_options) SELECT id, 7, '' FROM entries");
+  CHECK(query(dir.db(), "SELECT sources || ':' || source_bytes FROM totals") == "1:300");
+  // Every connection of jitcached turns foreign keys on (daemon/store/pragmas.cpp).
+  exec(dir.db(), "PRAGMA foreign_keys = ON; DELETE FROM entries WHERE id = (SELECT MIN(id) FROM entries)");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM sources") == "1");
+  exec(dir.db(), "PRAGMA foreign_keys = ON; DELETE FROM entries");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM sources") == "0");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM entry_sources") == "0");
+  CHECK(query(dir.db(), "SELECT sources || ':' || source_bytes FROM totals") == "0:0");
 }

@@ -133,6 +133,14 @@ TEST_CASE("namespace totals: migration 5 seeds the table from the entries alread
     // ... nor those of schema 7.
     external.exec("DROP TRIGGER entries_need_a_fast_key_on_insert");
     external.exec("DROP TRIGGER entries_need_a_fast_key_on_update");
+    // ... nor those of schema 9.
+    external.exec("DROP TRIGGER entry_sources_after_delete");
+    external.exec("DROP TRIGGER sources_totals_after_insert");
+    external.exec("DROP TRIGGER sources_totals_after_delete");
+    external.exec("DROP TABLE entry_sources");
+    external.exec("DROP TABLE sources");
+    external.exec("ALTER TABLE totals DROP COLUMN sources");
+    external.exec("ALTER TABLE totals DROP COLUMN source_bytes");
     external.exec("UPDATE meta SET value = '4' WHERE key = 'version'");
   }
   auto store = open_store(dir);

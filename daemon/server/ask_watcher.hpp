@@ -1,0 +1,19 @@
+// AskWatcher: told the arch and driver of every key a client asks for (LOOKUP by key or fast key,
+// COMPILE), found or not, so that something can notice a driver build or an arch the store has not
+// seen before (the re-JIT: daemon/rejit/). Called on the request's own thread, before the store is
+// asked: an implementation must return at once (a set lookup; anything more goes to its own thread).
+// Thread safety: asked() is called from many threads at once.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace jitcache::daemon::server {
+
+class AskWatcher {
+ public:
+  virtual ~AskWatcher() = default;
+  virtual void asked(const std::string& arch, std::uint32_t driver_api, const std::string& driver_build) = 0;
+};
+
+}  // namespace jitcache::daemon::server
