@@ -133,6 +133,11 @@ TEST_CASE("namespace totals: migration 5 seeds the table from the entries alread
     // ... nor those of schema 7.
     external.exec("DROP TRIGGER entries_need_a_fast_key_on_insert");
     external.exec("DROP TRIGGER entries_need_a_fast_key_on_update");
+    // ... nor those of schema 8.
+    external.exec("DROP INDEX entries_by_priority");
+    external.exec("DROP INDEX entries_by_content");
+    external.exec("ALTER TABLE entries DROP COLUMN priority");
+    external.exec("DROP TABLE eviction_inflation");
     // ... nor those of schema 9.
     external.exec("DROP TRIGGER entry_sources_after_delete");
     external.exec("DROP TRIGGER sources_totals_after_insert");
