@@ -36,8 +36,12 @@ enum class Op : std::uint16_t {
   verify = 11,        // needs k_capability_verify; trusted callers only
   hit_note = 12,      // needs k_capability_hit_note: a hit served from a published file
   remote_check = 13,  // needs k_capability_remote_check; a probe is for trusted callers only
+  // Bundles (docs/bundle-format.md): need k_capability_bundles, and the file as a descriptor
+  // (k_flag_request_fd).
+  export_bundle = 16,
+  import_bundle = 17,
 };
-inline constexpr std::array<NamedValue<Op>, 14> k_ops{{
+inline constexpr std::array<NamedValue<Op>, 16> k_ops{{
     {Op::none, "NONE"},
     {Op::hello, "HELLO"},
     {Op::ping, "PING"},
@@ -52,6 +56,8 @@ inline constexpr std::array<NamedValue<Op>, 14> k_ops{{
     {Op::verify, "VERIFY"},
     {Op::hit_note, "HIT_NOTE"},
     {Op::remote_check, "REMOTE_CHECK"},
+    {Op::export_bundle, "EXPORT_BUNDLE"},
+    {Op::import_bundle, "IMPORT_BUNDLE"},
 }};
 
 enum class Status : std::uint16_t {
@@ -105,7 +111,9 @@ inline constexpr std::uint64_t k_capability_hit_note = 1ull << 8;
 inline constexpr std::uint64_t k_capability_compile_link = 1ull << 9;
 // REMOTE_CHECK (op 13): the fleet tier's remotes and keys (remote_check_messages.hpp).
 inline constexpr std::uint64_t k_capability_remote_check = 1ull << 10;
-inline constexpr std::array<NamedValue<std::uint64_t>, 10> k_capabilities{{
+// EXPORT_BUNDLE (op 16) and IMPORT_BUNDLE (op 17), and the request flag k_flag_request_fd.
+inline constexpr std::uint64_t k_capability_bundles = 1ull << 12;
+inline constexpr std::array<NamedValue<std::uint64_t>, 11> k_capabilities{{
     {k_capability_store, "store"},
     {k_capability_compile, "compile"},
     {k_capability_report_failure, "report_failure"},
@@ -116,6 +124,7 @@ inline constexpr std::array<NamedValue<std::uint64_t>, 10> k_capabilities{{
     {k_capability_hit_note, "hit_note"},
     {k_capability_compile_link, "compile_link"},
     {k_capability_remote_check, "remote_check"},
+    {k_capability_bundles, "bundles"},
 }};
 // Bit numbers once announced and never to be given another meaning.
 inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};
@@ -125,14 +134,18 @@ inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};
 // comes as one (PROTOCOL.md §4 "Images by descriptor"). A request with a flag outside
 // k_known_request_flags is refused.
 inline constexpr std::uint16_t k_flag_image_fd = 1u << 0;
-inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd;
-inline constexpr std::array<NamedValue<std::uint16_t>, 1> k_header_flags{{
+// In a request: a file descriptor rides on the frame's first byte (SCM_RIGHTS): the bundle file of
+// EXPORT_BUNDLE and IMPORT_BUNDLE (PROTOCOL.md §2 "Header flags").
+inline constexpr std::uint16_t k_flag_request_fd = 1u << 1;
+inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd | k_flag_request_fd;
+inline constexpr std::array<NamedValue<std::uint16_t>, 2> k_header_flags{{
     {k_flag_image_fd, "image_fd"},
+    {k_flag_request_fd, "request_fd"},
 }};
 
 std::string_view op_name(Op op);         // "LOOKUP"; "unknown" outside k_ops
 std::string_view status_name(Status s);  // "not_found"; "unknown" outside k_statuses
-bool is_implemented_op(Op op);           // v1 implements HELLO..REMOTE_CHECK
+bool is_implemented_op(Op op);           // HELLO..REMOTE_CHECK, EXPORT_BUNDLE, IMPORT_BUNDLE
 bool is_known_op(std::uint16_t value);   // numbered in the table, implemented or reserved
 
 struct FrameHeader {

@@ -88,10 +88,11 @@ ExitCode parse_and_run(int argc, char** argv) {
   // Lets the global options also follow the command: `jitcache ls --json`.
   app.fallthrough();
 
-  std::vector<Command> commands{add_ping_command(app), add_stats_command(app),  add_ls_command(app),
-                                add_put_command(app),  add_get_command(app),    add_rm_command(app),
-                                add_warm_command(app), add_gc_command(app),     add_verify_command(app),
-                                add_run_command(app),  add_keygen_command(app), add_remote_command(app)};
+  std::vector<Command> commands{add_ping_command(app),   add_stats_command(app),  add_ls_command(app),
+                                add_put_command(app),    add_get_command(app),    add_rm_command(app),
+                                add_warm_command(app),   add_gc_command(app),     add_verify_command(app),
+                                add_run_command(app),    add_keygen_command(app), add_remote_command(app),
+                                add_export_command(app), add_import_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

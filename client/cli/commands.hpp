@@ -30,5 +30,7 @@ Command add_verify_command(CLI::App& app);  // command_verify.cpp
 Command add_run_command(CLI::App& app);     // command_run.cpp
 Command add_keygen_command(CLI::App& app);  // command_keygen.cpp
 Command add_remote_command(CLI::App& app);  // command_remote.cpp: `remote check`, `remote status`
+Command add_export_command(CLI::App& app);  // command_export.cpp
+Command add_import_command(CLI::App& app);  // command_import.cpp
 
 }  // namespace jitcache::client::cli

@@ -9,6 +9,7 @@
 //   sqlite_store_tenancy.cpp     bytes by namespace, failure reports
 //   sqlite_store_publish.cpp     the published images' questions, dropped rows
 //   sqlite_store_verify.cpp      VERIFY's integrity check and pages of images
+//   sqlite_store_transfer.cpp    bundles: exports and one-transaction imports (entry_transfer.hpp)
 //
 // Thread safety: every method may be called from any thread at once. Reads (lookup, list, totals,
 // ...) each borrow one of `reader_count` read-only connections, so they run in parallel and each
@@ -42,6 +43,7 @@
 
 #include <daemon/store/driver_log.hpp>
 #include <daemon/store/entry_row.hpp>
+#include <daemon/store/entry_transfer.hpp>
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/maintenance.hpp>
@@ -55,7 +57,7 @@
 
 namespace jitcache::daemon::store {
 
-class SqliteStore final : public Store, public Maintenance, public Tenancy, public PublishSource {
+class SqliteStore final : public Store, public Maintenance, public Tenancy, public PublishSource, public EntryTransfer {
  public:
   // Opens or creates the file, switches it to WAL, applies pending migrations (migrator.hpp), and
   // opens the readers. Errors: corrupt (not an SQLite database, not a jitcache one, or it fails
@@ -104,6 +106,13 @@ class SqliteStore final : public Store, public Maintenance, public Tenancy, publ
                                                             const proto::Digest256& fast_key_id) override;
   Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override;
   void on_row_dropped(RowDropped listener) override;
+
+  // EntryTransfer.
+  Result<std::uint64_t> export_entries(const ExportFilter& filter,
+                                       const std::function<Result<void>(std::uint64_t)>& begin,
+                                       const std::function<Result<void>(const bundle::BundleEntry&)>& each) override;
+  Result<ImportCounts> import_entries(std::uint32_t namespace_id, std::uint64_t stored_bytes,
+                                      const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) override;
 
  private:
   SqliteStore(std::unique_ptr<RecoveringDatabase> database, const SqliteStoreOptions& options);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <proto/bundle_messages.hpp>
 #include <proto/compile_messages.hpp>
 #include <proto/messages.hpp>
 #include <proto/remote_check_messages.hpp>
@@ -92,6 +93,7 @@ std::vector<Vocabulary> vocabularies() {
       {"Breaker states", numbered(k_breaker_states), {}},
       {"Probe answers", numbered(k_probe_answers), {}},
       {"Lease support", numbered(k_lease_supports), {}},
+      {"Import targets", numbered(k_import_targets), {}},
   };
 }
 
@@ -196,6 +198,7 @@ TEST_CASE(
   check_covers(enumerators(remote_check, "BreakerState"), numbered(k_breaker_states));
   check_covers(enumerators(remote_check, "ProbeAnswer"), numbered(k_probe_answers));
   check_covers(enumerators(remote_check, "LeaseSupport"), numbered(k_lease_supports));
+  check_covers(enumerators(source_file("proto/bundle_messages.hpp"), "ImportTarget"), numbered(k_import_targets));
 }
 
 TEST_CASE("protocol spec: the name tables give the names the code prints") {
@@ -206,7 +209,12 @@ TEST_CASE("protocol spec: the name tables give the names the code prints") {
   CHECK(status_name(static_cast<Status>(k_status_count)) == "unknown");
   CHECK(failure_stage_name(FailureStage::ptx_version) == "ptx_version");
   CHECK(failure_stage_name(static_cast<FailureStage>(0)) == "unknown");
-  for (std::uint16_t n = 0; n < 64; ++n) CHECK(is_known_op(n) == (n >= 1 && n < k_ops.size()));
+  for (std::uint16_t n = 0; n < 64; ++n) {
+    const bool in_table = std::any_of(k_ops.begin(), k_ops.end(), [n](const NamedValue<Op>& row) {
+      return static_cast<std::uint16_t>(row.value) == n;
+    });
+    CHECK(is_known_op(n) == (n >= 1 && in_table));
+  }
 }
 
 TEST_CASE("protocol spec: every PROTOCOL.md section a file of the repository cites exists, with the title it quotes") {

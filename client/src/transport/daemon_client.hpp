@@ -20,6 +20,7 @@
 
 #include <client/src/transport/mapped_image.hpp>
 #include <client/src/transport/unix_connection.hpp>
+#include <proto/bundle_messages.hpp>
 #include <proto/compile_messages.hpp>
 #include <proto/messages.hpp>
 #include <proto/remote_check_messages.hpp>
@@ -97,6 +98,13 @@ class DaemonClient {
   // now (a few seconds at most). Send it only to a daemon whose HELLO set
   // proto::k_capability_remote_check; a probe by an untrusted caller is answered `forbidden`.
   Result<proto::RemoteCheckReply> remote_check(bool probe);
+  // EXPORT_BUNDLE into `fd` (an empty regular file open for writing) and IMPORT_BUNDLE from `fd` (a
+  // regular file open for reading): the daemon reads or writes the file itself (PROTOCOL.md §5).
+  // `timeout`: how long the daemon may take, a bundle of hundreds of MB included.
+  Result<proto::ExportBundleReply> export_bundle(const proto::ExportBundleRequest& request, int fd,
+                                                 std::chrono::milliseconds timeout);
+  Result<proto::ImportBundleReply> import_bundle(const proto::ImportBundleRequest& request, int fd,
+                                                 std::chrono::milliseconds timeout);
 
   // HIT_NOTE (op 12): tells the daemon that the published copy of the entry with this fast key
   // was loaded; ok once the daemon has counted it.
