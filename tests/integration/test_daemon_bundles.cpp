@@ -226,7 +226,7 @@ TEST_CASE("bundles: a trusted caller imports an unsigned bundle into the shared 
   CHECK(hits(importer, 20));
 }
 
-TEST_CASE("bundles: an untrusted caller's bundle signed by an unknown key is refused for shared, taken with --own") {
+TEST_CASE("bundles: an untrusted caller's unsigned or unknown-signed bundle is refused for shared, taken with --own") {
   testing::SystemUsers users;
   if (!users.available()) {
     WARN("SKIPPED: " << users.why());
@@ -277,7 +277,11 @@ TEST_CASE("bundles: an untrusted caller's bundle signed by an unknown key is ref
   // The stranger's entries are A's alone; the trusted builder's are everyone's.
   CHECK_FALSE(hits(importer, 40));
   CHECK(hits(importer, 30));
-  CHECK(stat_value(client, "bundles_refused") == 1);
+  // An unsigned bundle (the importer has no signing key): refused for shared as well.
+  REQUIRE(cli(importer, {"export", "-o", keys.file("unsigned.jcb")}).status == 0);
+  ::chmod(keys.file("unsigned.jcb").c_str(), 0644);
+  CHECK(import_as_a(keys.file("unsigned.jcb"), proto::ImportTarget::shared, proto::Status::forbidden, 0) == 0);
+  CHECK(stat_value(client, "bundles_refused") == 2);
   CHECK(stat_value(client, "bundles_imported") == 2);
 }
 
