@@ -43,6 +43,11 @@ common::Result<void> FdSource::read_exactly(std::span<std::uint8_t> out) {
   return {};
 }
 
+common::Result<void> CopyingSource::read_exactly(std::span<std::uint8_t> out) {
+  JITCACHE_TRY(m_inner.read_exactly(out));
+  return m_copy(std::span<const std::uint8_t>(out.data(), out.size()));
+}
+
 common::Result<void> MemorySource::read_exactly(std::span<std::uint8_t> out) {
   if (out.size() > remaining()) return ended_early(m_bytes.size(), out.size() - remaining());
   std::copy_n(m_bytes.data() + m_offset, out.size(), out.data());

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include <common/result.hpp>
@@ -37,6 +38,20 @@ class FdSource final : public ByteSource {
   int m_fd;
   std::uint64_t m_size;
   std::uint64_t m_offset = 0;
+};
+
+// Reads from `inner` and hands every byte read to `copy` as well (a private spool file the second
+// pass of an import reads instead of the caller's file: bundle_service.hpp).
+class CopyingSource final : public ByteSource {
+ public:
+  using Copy = std::function<common::Result<void>(std::span<const std::uint8_t>)>;
+  CopyingSource(ByteSource& inner, Copy copy) : m_inner(inner), m_copy(std::move(copy)) {}
+  common::Result<void> read_exactly(std::span<std::uint8_t> out) override;
+  std::uint64_t remaining() const override { return m_inner.remaining(); }
+
+ private:
+  ByteSource& m_inner;
+  Copy m_copy;
 };
 
 class MemorySource final : public ByteSource {

@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <utility>
 
+#include <common/unique_fd.hpp>
 #include <daemon/bundle/bundle_reader.hpp>
 #include <daemon/bundle/bundle_writer.hpp>
 #include <daemon/bundle/byte_source.hpp>
@@ -175,10 +177,22 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
     Counters::add(m_counters.bundles_refused);
     return error;
   };
-  // Pass 1: every check, the store untouched.
+  // Pass 1: every check, the store untouched; the bytes copied to the spool file as they are read.
   auto source = bundle::FdSource::open(fd);
   if (!source) return refuse(source.error());
-  auto reader = bundle::BundleReader::open(*source, m_settings.limits);
+  common::UniqueFd spool;
+  if (!m_settings.spool_dir.empty()) {
+    spool.reset(::open(m_settings.spool_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (!spool)
+      spdlog::debug("bundle import: no spool file in {}: the second pass reads the caller's file",
+                    m_settings.spool_dir);
+  }
+  bundle::ByteSink spool_sink = spool ? bundle::fd_sink(spool.get()) : bundle::ByteSink{};
+  bundle::CopyingSource copying(*source, [&](std::span<const std::uint8_t> bytes) -> common::Result<void> {
+    if (!spool_sink) return {};
+    return spool_sink(proto::Bytes(bytes.data(), bytes.size()));
+  });
+  auto reader = bundle::BundleReader::open(copying, m_settings.limits);
   if (!reader) return refuse(reader.error());
   const bundle::BundleHeader header = reader->header();
   const bool trusted_signer = signer_trusted(header);
@@ -213,8 +227,8 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
   }
   const proto::Digest256 digest = reader->digest();
 
-  // Pass 2: the same checks again, inside the store's one transaction.
-  auto again = bundle::FdSource::open(fd);
+  // Pass 2: the same checks again, on the private copy, inside the store's one transaction.
+  auto again = bundle::FdSource::open(spool ? spool.get() : fd);
   if (!again) return refuse(again.error());
   auto second = bundle::BundleReader::open(*again, m_settings.limits);
   if (!second) return refuse(second.error());

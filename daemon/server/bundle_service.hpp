@@ -4,9 +4,12 @@
 //
 // An import reads the file twice. The first pass checks everything (every length, frame, checksum,
 // key as a PUT's, the signature) without touching the store, so a bad bundle never holds the
-// store's writer. The second pass reads it again inside the store's one transaction and checks it
-// all again, and commits only if its digest is the first pass's: a file changed between the passes
-// (it is the caller's) imports nothing. Memory: one entry at a time.
+// store's writer, and copies the bytes it read into a private spool file (unlinked, in the state
+// directory). The second pass reads that copy inside the store's one transaction and checks it all
+// again, and commits only if its digest is the first pass's.
+// Rationale: the caller's file could change between the passes, or sit on a file system whose
+// reads the caller can stall (FUSE); the store's writer must never wait on the caller. Memory: one
+// entry at a time; disk: the bundle once more, while it is imported.
 //
 // Who may do what: any caller may export what it can see (the shared namespace and its own). An
 // import goes into the shared namespace only for a trusted caller or a bundle whose signature is by
@@ -42,6 +45,9 @@ namespace jitcache::daemon::server {
 struct BundleSettings {
   bundle::ReaderLimits limits;
   std::string host;  // this host's name, for the bundles it writes
+  // Where an import's private copy is made (O_TMPFILE); empty, or a file system without O_TMPFILE:
+  // the second pass reads the caller's file again (its digest still has to match).
+  std::string spool_dir;
 };
 
 class BundleService {

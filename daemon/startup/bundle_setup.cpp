@@ -41,6 +41,7 @@ common::Result<std::unique_ptr<server::BundleService>> make_bundle_service(const
   settings.limits.max_bundle_bytes = config.bundle_max_size;
   settings.limits.max_entry_bytes = config.max_frame_bytes;
   settings.host = host_name();
+  settings.spool_dir = config.state_dir;
   return std::make_unique<server::BundleService>(transfer, counters, std::move(trust), std::move(signing),
                                                  std::move(*trusted), std::move(settings));
 }

@@ -213,3 +213,26 @@ TEST_CASE("bundle: a zstd frame must record the declared size and end where its 
   longer.push_back(0);
   CHECK_FALSE(check_zstd_frame(proto::Bytes(longer), 1000, 1 << 20, "image"));
 }
+
+TEST_CASE("bundle: a reader over a copying source hands the copy every byte of the bundle, in order") {
+  const auto key = proto::SigningKey::generate();
+  const auto bytes = write_bundle({sample_entry(12, true, true), sample_entry(13, false, false)}, &key);
+  MemorySource inner{proto::Bytes(bytes)};
+  std::vector<std::uint8_t> copy;
+  CopyingSource copying(inner, [&copy](std::span<const std::uint8_t> part) -> common::Result<void> {
+    copy.insert(copy.end(), part.begin(), part.end());
+    return {};
+  });
+  auto reader = BundleReader::open(copying, {});
+  REQUIRE(reader);
+  for (;;) {
+    auto next = reader->next();
+    REQUIRE(next);
+    if (!*next) break;
+  }
+  CHECK(copy == bytes);
+  // The copy reads back as the same bundle.
+  auto again = read_all(copy);
+  REQUIRE(again);
+  CHECK(again->size() == 2);
+}
