@@ -260,7 +260,8 @@ void Connection::release_payload() {
 awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   enter(Phase::processing, Clock::duration::max());
   Reply reply;
-  // A descriptor belongs to the request whose header says it carries one; any other is closed.
+  // A descriptor goes to the request whose header says it carries one (PROTOCOL.md §2 "Header
+  // flags"); taken by an op that has no use for it, it is closed when this request is done.
   common::UniqueFd descriptor;
   if ((header.flags & proto::k_flag_request_fd) != 0) descriptor = std::exchange(m_received_fd, {});
   const bool bundle_op = header.op == proto::Op::export_bundle || header.op == proto::Op::import_bundle;
