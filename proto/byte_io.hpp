@@ -64,6 +64,8 @@ class ByteReader {
   common::Result<std::string_view> str16(std::string_view field, std::size_t max_length);
   common::Result<Bytes> blob32(std::string_view field);
 
+  // The next n bytes as they are (a file's blob whose length was read apart, docs/bundle-format.md).
+  common::Result<Bytes> bytes(std::size_t n, std::string_view field) { return take(n, field); }
   std::size_t remaining() const { return m_data.size() - m_offset; }
   // Fails with bad_request semantics when bytes are left over (PROTOCOL.md §4).
   common::Result<void> expect_end(std::string_view what) const;

@@ -38,6 +38,10 @@ enum class Op : std::uint16_t {
   remote_check = 13,  // needs k_capability_remote_check; a probe is for trusted callers only
   explain = 14,       // needs k_capability_explain: why a key would miss (explain_messages.hpp)
   misses = 15,        // needs k_capability_explain: the recent misses and evictions
+  // Bundles (docs/bundle-format.md): need k_capability_bundles, and the file as a descriptor
+  // (k_flag_request_fd).
+  export_bundle = 16,
+  import_bundle = 17,
 };
 inline constexpr std::array<NamedValue<Op>, 16> k_ops{{
     {Op::none, "NONE"},
@@ -56,6 +60,8 @@ inline constexpr std::array<NamedValue<Op>, 16> k_ops{{
     {Op::remote_check, "REMOTE_CHECK"},
     {Op::explain, "EXPLAIN"},
     {Op::misses, "MISSES"},
+    {Op::export_bundle, "EXPORT_BUNDLE"},
+    {Op::import_bundle, "IMPORT_BUNDLE"},
 }};
 
 enum class Status : std::uint16_t {
@@ -111,6 +117,8 @@ inline constexpr std::uint64_t k_capability_compile_link = 1ull << 9;
 inline constexpr std::uint64_t k_capability_remote_check = 1ull << 10;
 // EXPLAIN and MISSES (ops 14, 15): why a key misses, the recent misses and evictions.
 inline constexpr std::uint64_t k_capability_explain = 1ull << 11;
+// EXPORT_BUNDLE (op 16) and IMPORT_BUNDLE (op 17), and the request flag k_flag_request_fd.
+inline constexpr std::uint64_t k_capability_bundles = 1ull << 12;
 inline constexpr std::array<NamedValue<std::uint64_t>, 11> k_capabilities{{
     {k_capability_store, "store"},
     {k_capability_compile, "compile"},
@@ -123,6 +131,7 @@ inline constexpr std::array<NamedValue<std::uint64_t>, 11> k_capabilities{{
     {k_capability_compile_link, "compile_link"},
     {k_capability_remote_check, "remote_check"},
     {k_capability_explain, "explain"},
+    {k_capability_bundles, "bundles"},
 }};
 // Bit numbers once announced and never to be given another meaning.
 inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};
@@ -132,14 +141,18 @@ inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};
 // comes as one (PROTOCOL.md §4 "Images by descriptor"). A request with a flag outside
 // k_known_request_flags is refused.
 inline constexpr std::uint16_t k_flag_image_fd = 1u << 0;
-inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd;
-inline constexpr std::array<NamedValue<std::uint16_t>, 1> k_header_flags{{
+// In a request: a file descriptor rides on the frame's first byte (SCM_RIGHTS): the bundle file of
+// EXPORT_BUNDLE and IMPORT_BUNDLE (PROTOCOL.md §2 "Header flags").
+inline constexpr std::uint16_t k_flag_request_fd = 1u << 1;
+inline constexpr std::uint16_t k_known_request_flags = k_flag_image_fd | k_flag_request_fd;
+inline constexpr std::array<NamedValue<std::uint16_t>, 2> k_header_flags{{
     {k_flag_image_fd, "image_fd"},
+    {k_flag_request_fd, "request_fd"},
 }};
 
 std::string_view op_name(Op op);         // "LOOKUP"; "unknown" outside k_ops
 std::string_view status_name(Status s);  // "not_found"; "unknown" outside k_statuses
-bool is_implemented_op(Op op);           // v1 implements HELLO..MISSES
+bool is_implemented_op(Op op);           // v1 implements HELLO..IMPORT_BUNDLE
 bool is_known_op(std::uint16_t value);   // numbered in the table, implemented or reserved
 
 struct FrameHeader {

@@ -32,6 +32,8 @@ Command add_keygen_command(CLI::App& app);   // command_keygen.cpp
 Command add_remote_command(CLI::App& app);   // command_remote.cpp: `remote check`, `remote status`
 Command add_explain_command(CLI::App& app);  // command_explain.cpp
 Command add_misses_command(CLI::App& app);   // command_misses.cpp
+Command add_export_command(CLI::App& app);   // command_export.cpp
+Command add_import_command(CLI::App& app);   // command_import.cpp
 Command add_doctor_command(CLI::App& app);   // command_doctor.cpp
 
 }  // namespace jitcache::client::cli

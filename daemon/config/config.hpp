@@ -73,6 +73,8 @@ struct Config {
   std::chrono::milliseconds rejit_budget{600'000};
   // Bundles (docs/bundle-format.md) found in this directory are imported once at start; empty: none.
   std::string import_dir;
+  // The largest bundle imported or exported (docs/bundle-format.md "Limits").
+  std::uint64_t bundle_max_size = 4ull << 30;
   // Published images beside the socket (docs/architecture.md "Published images"); the sizes'
   // rationale is at publish::PublishSettings.
   bool publish = true;

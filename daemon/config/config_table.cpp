@@ -118,7 +118,7 @@ Result<void> set_eviction_policy(std::string& target, std::string_view value) {
   return {};
 }
 
-const std::array<ConfigKey, 58> k_config_key_table{{
+const std::array<ConfigKey, 60> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -462,6 +462,21 @@ const std::array<ConfigKey, 58> k_config_key_table{{
      "Entries waiting to be uploaded at most; one more is dropped (`upload_drops`).",
      [](Config& c, std::string_view v) { return set_count(c.remote_upload_queue, v, 1, 65536); },
      [](const Config& c) { return std::to_string(c.remote_upload_queue); }},
+    // Bundles (docs/bundle-format.md, docs/operations.md "Container images").
+    {"import_dir", ValueKind::path,
+     "Directory whose bundles (`*.jcb`, `jitcache export`) are imported into the shared namespace once, at "
+     "start, when signed by a trusted key (`remote_trusted_keys`, or this host's `remote_signing_key`). Each "
+     "bundle's digest is remembered in `<state_dir>/imported-bundles`, so a restart does not import it again; a "
+     "bad bundle is logged with its reason and skipped. Empty: none.",
+     [](Config& c, std::string_view v) { return set_path(c.import_dir, v); },
+     [](const Config& c) { return c.import_dir; }},
+    {"bundle_max_size", ValueKind::size,
+     "The largest bundle imported or exported; one entry of a bundle is limited to `max_frame_bytes`, as a PUT "
+     "is.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.bundle_max_size, v, SizeBounds{1u << 20, 1ull << 44});
+     },
+     [](const Config& c) { return format_size(c.bundle_max_size); }},
 }};
 
 }  // namespace

@@ -82,6 +82,7 @@ std::string DaemonMetrics::render() {
   std::vector<std::string_view> le;
   for (const auto& bucket : stats::k_latency_buckets) le.push_back(bucket.le);
   for (std::size_t slot = 0; slot < stats::k_latency_op_slots; ++slot) {
+    if (!stats::is_latency_slot_shown(slot)) continue;
     const stats::LatencySnapshot s = c.latency.snapshot(slot);
     out.histogram("jitcache_request_duration_seconds", {{"op", std::string(stats::latency_slot_name(slot))}}, le,
                   s.buckets, seconds(s.sum_us));

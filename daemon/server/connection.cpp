@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 
 #include <daemon/compile/async_compile.hpp>
+#include <daemon/server/bundle_service.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/descriptor_passing.hpp>
 #include <daemon/server/run_on.hpp>
@@ -126,13 +127,24 @@ awaitable<bool> Connection::read_more() {
     m_input_end -= m_input_begin;
     m_input_begin = 0;
   }
-  boost::system::error_code ec;
-  const std::size_t got =
-      co_await m_socket.async_read_some(asio::buffer(m_input.data() + m_input_end, m_input.size() - m_input_end),
-                                        asio::redirect_error(use_awaitable, ec));
-  if (ec) co_return false;
-  m_input_end += got;
-  co_return true;
+  // Rationale: recvmsg, not a plain read, so that a descriptor a client sends on a request's first
+  // byte (header flag request_fd: a bundle file) is received; a plain read would have the kernel
+  // close it. Tried first without waiting, as Asio's own reads are.
+  for (;;) {
+    auto got = receive_with_descriptor(m_socket.native_handle(), std::span<std::uint8_t>(m_input.data() + m_input_end,
+                                                                                         m_input.size() - m_input_end));
+    if (got) {
+      if (got->bytes == 0) co_return false;
+      m_input_end += got->bytes;
+      // A newer descriptor replaces one no request took.
+      if (got->fd) m_received_fd = std::move(got->fd);
+      co_return true;
+    }
+    if (got.error().code != common::ErrorCode::unavailable) co_return false;
+    boost::system::error_code ec;
+    co_await m_socket.async_wait(Socket::wait_read, asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return false;
+  }
 }
 
 awaitable<bool> Connection::read_request(proto::FrameHeader& header) {
@@ -248,8 +260,15 @@ void Connection::release_payload() {
 awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   enter(Phase::processing, Clock::duration::max());
   Reply reply;
+  // A descriptor goes to the request whose header says it carries one (PROTOCOL.md §2 "Header
+  // flags"); taken by an op that has no use for it, it is closed when this request is done.
+  common::UniqueFd descriptor;
+  if ((header.flags & proto::k_flag_request_fd) != 0) descriptor = std::exchange(m_received_fd, {});
+  const bool bundle_op = header.op == proto::Op::export_bundle || header.op == proto::Op::import_bundle;
   if (header.op == proto::Op::compile && m_context.compile != nullptr) {
     reply = co_await compile();
+  } else if (bundle_op && m_context.bundles != nullptr) {
+    reply = co_await bundle(header.op, std::move(descriptor));
   } else {
     reply = co_await handle(header.op, header.flags);
   }
@@ -270,6 +289,34 @@ awaitable<Reply> Connection::handle(proto::Op op, std::uint16_t flags) {
   if (lane_for(op) == Lane::writer) co_return co_await run_on(m_context.writer.get_executor(), work);
   if (lane_for(op) == Lane::maintenance) co_return co_await run_on(m_context.maintenance.get_executor(), work);
   co_return work();
+}
+
+awaitable<Reply> Connection::bundle(proto::Op op, common::UniqueFd descriptor) {
+  const std::string name(proto::op_name(op));
+  if (!descriptor) {
+    co_return error_reply(Status::bad_request, name +
+                                                   " needs the bundle file as a descriptor on the request's first byte "
+                                                   "(header flag request_fd, PROTOCOL.md §2)");
+  }
+  BundleService& service = *m_context.bundles;
+  if (!service.try_begin(m_peer.uid)) {
+    co_return error_reply(Status::busy, "uid " + std::to_string(m_peer.uid) +
+                                            " has a bundle export or import running; one at a time per uid");
+  }
+  // Rationale: the bundle lane, not this worker: an export or import reads or writes a file of up
+  // to bundle_max_size, which would stall the worker's other connections. Its bytes leave the
+  // connection's buffer, which the lane reads after this coroutine has moved on.
+  auto shared_fd = std::make_shared<common::UniqueFd>(std::move(descriptor));
+  auto work = [&service, op, payload = m_payload, peer = m_peer, shared_fd]() {
+    Reply reply = op == proto::Op::export_bundle ? service.export_bundle(payload, peer, shared_fd->get())
+                                                 : service.import_bundle(payload, peer, shared_fd->get());
+    service.end(peer.uid);
+    return reply;
+  };
+  Reply reply = co_await run_on(m_context.bundle_lane.get_executor(), std::move(work));
+  if (reply.status != Status::ok) m_context.counters.count_error(reply.status);
+  Counters::add(m_context.counters.requests);
+  co_return reply;
 }
 
 awaitable<Reply> Connection::compile() {

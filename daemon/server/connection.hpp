@@ -24,6 +24,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include <common/unique_fd.hpp>
 #include <daemon/policy/peer_credentials.hpp>
 #include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/server/sealed_image.hpp>
@@ -65,7 +66,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::awaitable<Reply> dispatch(const proto::FrameHeader& header);
   boost::asio::awaitable<Reply> handle(proto::Op op, std::uint16_t flags);
   boost::asio::awaitable<Reply> compile();  // COMPILE: awaits the compile service
-  void release_payload();                   // the request no longer needs its bytes
+  // EXPORT_BUNDLE, IMPORT_BUNDLE: on the bundle lane, with the file the request carried.
+  boost::asio::awaitable<Reply> bundle(proto::Op op, common::UniqueFd descriptor);
+  void release_payload();  // the request no longer needs its bytes
   boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply);
   // A LOOKUP hit whose image goes as a sealed memfd (PROTOCOL.md §4 "Images by descriptor").
   boost::asio::awaitable<bool> write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,
@@ -102,6 +105,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::array<std::uint8_t, k_input_buffer_bytes> m_input{};
   std::size_t m_input_begin = 0;
   std::size_t m_input_end = 0;
+  // A descriptor received with the input (SCM_RIGHTS) that no request has taken yet.
+  common::UniqueFd m_received_fd;
 };
 
 }  // namespace jitcache::daemon::server

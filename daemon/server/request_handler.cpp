@@ -81,14 +81,16 @@ Reply hit_reply(store::Hit& hit, std::uint16_t flags) {
 }  // namespace
 
 RequestHandler::RequestHandler(store::StoreSet stores, Counters& counters, std::uint64_t max_frame_bytes,
-                               CompileRequests* compile, publish::Publisher* publisher, TenantPolicy tenants)
+                               CompileRequests* compile, publish::Publisher* publisher, TenantPolicy tenants,
+                               bool bundles)
     : m_stores(stores),
       m_counters(counters),
       m_max_frame_bytes(max_frame_bytes),
       m_trust(std::move(tenants.trust)),
       m_report_limiter(tenants.reports_per_minute),
       m_compile(compile),
-      m_publisher(publisher) {}
+      m_publisher(publisher),
+      m_bundles(bundles) {}
 
 store::Visibility RequestHandler::visibility_for(const policy::PeerCredentials& peer) const {
   const bool trusted = m_trust.trusts(peer);
@@ -144,6 +146,7 @@ Reply RequestHandler::hello(proto::Bytes payload) {
                        proto::k_capability_image_fd | proto::k_capability_gc | proto::k_capability_verify |
                        proto::k_capability_hit_note | proto::k_capability_remote_check | proto::k_capability_explain;
   if (m_compile != nullptr) reply.capabilities |= proto::k_capability_compile;
+  if (m_bundles) reply.capabilities |= proto::k_capability_bundles;
   if (m_compile != nullptr && m_compile->service().compiles_links()) {
     reply.capabilities |= proto::k_capability_compile_link;
   }

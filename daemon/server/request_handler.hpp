@@ -69,11 +69,12 @@ class RequestHandler {
   // COMPILE answered "not implemented"). COMPILE itself is served by the connection (it awaits the
   // compile); the handler announces it in HELLO and reports its counters in STATS. `publisher`:
   // the published images, or null when publishing is off; LOOKUP and PUT offer it entries,
-  // HIT_NOTE tells it of use.
+  // HIT_NOTE tells it of use. `bundles`: the server's connections serve EXPORT_BUNDLE and
+  // IMPORT_BUNDLE (bundle_service.hpp), which HELLO then announces.
   // `stores` must outlive the handler.
   RequestHandler(store::StoreSet stores, stats::Counters& counters, std::uint64_t max_frame_bytes,
-                 CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
-                 TenantPolicy tenants = {});
+                 CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr, TenantPolicy tenants = {},
+                 bool bundles = false);
 
   // `flags`: the request header's (PROTOCOL.md §2); a LOOKUP's reply is encoded for the delivery
   // they ask for.
@@ -105,6 +106,7 @@ class RequestHandler {
   policy::ReportRateLimiter m_report_limiter;
   CompileRequests* m_compile;
   publish::Publisher* m_publisher;
+  bool m_bundles;  // the connection serves EXPORT_BUNDLE and IMPORT_BUNDLE (capability bit 12)
 };
 
 // An error reply; also used by the connection for frames it refuses.

@@ -44,13 +44,13 @@ constexpr std::chrono::milliseconds k_accept_pause{100};
 
 Server::Server(const config::Config& config, store::StoreSet stores, int listen_fd, stats::Counters& counters,
                policy::TrustPolicy trust, CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks,
-               DescriptorPlan descriptors, SocketOwner socket_owner)
+               DescriptorPlan descriptors, SocketOwner socket_owner, BundleService* bundles)
     : m_config(config),
       m_store_maintenance(stores.maintenance),
       m_compile(compile),
       m_counters(counters),
       m_handler(stores, m_counters, config.max_frame_bytes, compile, publisher,
-                TenantPolicy{std::move(trust), config.reports_per_minute}),
+                TenantPolicy{std::move(trust), config.reports_per_minute}, bundles != nullptr),
       m_uid_connections(config.max_connections_per_uid),
       m_listen_fd(listen_fd),
       m_socket_owner(socket_owner),
@@ -62,6 +62,7 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_watchdog_timer(m_accept_io),
       m_writer(1),
       m_maintenance(1),
+      m_bundle_lane(1),
       // Rationale: as much again as the hot image cache: the images worth a memfd are the ones
       // served often, which are the ones that cache holds.
       m_descriptors(config.hot_cache_size, descriptors.cached_image_descriptors),
@@ -74,6 +75,8 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
                 m_counters,
                 m_writer,
                 m_maintenance,
+                bundles,
+                m_bundle_lane,
                 m_descriptors,
                 m_request_bytes,
                 m_descriptor_warnings,
@@ -95,6 +98,7 @@ Server::Worker::Worker(int listen_fd) : guard(boost::asio::make_work_guard(io)),
 Server::~Server() {
   m_writer.join();
   m_maintenance.join();
+  m_bundle_lane.join();
   if (m_listen_fd >= 0) ::close(m_listen_fd);
 }
 
@@ -335,6 +339,8 @@ int Server::run() {
   m_writer.join();
   // A VERIFY in progress runs to its end (it has no cancellation): its reply is simply not sent.
   m_maintenance.join();
+  // So does a bundle export or import: an import's transaction commits or rolls back whole.
+  m_bundle_lane.join();
   if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
     spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);
   }

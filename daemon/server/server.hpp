@@ -48,6 +48,7 @@ namespace jitcache::daemon::server {
 
 class Connection;
 class CompileRequests;
+class BundleService;
 
 // What the service manager hears from the server (startup/service_manager.hpp); empty: nothing.
 struct ServiceHooks {
@@ -73,11 +74,13 @@ class Server {
   // compile) must outlive the server.
   // `publisher` (null when publishing is off) must outlive the server too. `trust`: who is trusted
   // (config keys trusted_users and trusted_groups, resolved).
+  // `bundles` (null: no EXPORT_BUNDLE, IMPORT_BUNDLE) must outlive the server.
   // `descriptors`: how many memfds to keep (startup/descriptor_limit.hpp plans it from the limit;
   // config.max_connections must already be the plan's). `socket_owner`: who made `listen_fd`.
   Server(const config::Config& config, store::StoreSet stores, int listen_fd, stats::Counters& counters,
          policy::TrustPolicy trust, CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
-         ServiceHooks hooks = {}, DescriptorPlan descriptors = {}, SocketOwner socket_owner = SocketOwner::daemon);
+         ServiceHooks hooks = {}, DescriptorPlan descriptors = {}, SocketOwner socket_owner = SocketOwner::daemon,
+         BundleService* bundles = nullptr);
   ~Server();
 
   // Serves until drained; returns the process exit status (0 after a clean drain).
@@ -131,6 +134,7 @@ class Server {
   std::vector<std::uint64_t> m_heartbeats_seen;
   boost::asio::thread_pool m_writer;
   boost::asio::thread_pool m_maintenance;  // VERIFY (Lane::maintenance)
+  boost::asio::thread_pool m_bundle_lane;  // EXPORT_BUNDLE, IMPORT_BUNDLE (bundle_service.hpp)
   ImageDescriptors m_descriptors;
   policy::RequestBytesBudget m_request_bytes;
   WarningThrottle m_descriptor_warnings;

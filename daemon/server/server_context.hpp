@@ -18,6 +18,7 @@
 namespace jitcache::daemon::server {
 
 class CompileRequests;
+class BundleService;
 
 struct ServerContext {
   const config::Config& config;
@@ -26,6 +27,8 @@ struct ServerContext {
   stats::Counters& counters;
   boost::asio::thread_pool& writer;
   boost::asio::thread_pool& maintenance;
+  BundleService* bundles;                 // null: EXPORT_BUNDLE and IMPORT_BUNDLE are not offered
+  boost::asio::thread_pool& bundle_lane;  // where they run, one after another
   ImageDescriptors& descriptors;
   policy::RequestBytesBudget& request_bytes;  // request_bytes_per_uid and request_bytes_total
   WarningThrottle& descriptor_warnings;       // images that could not go by descriptor

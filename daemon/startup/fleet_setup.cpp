@@ -24,8 +24,6 @@ Fleet::~Fleet() {
   tier.reset();
 }
 
-namespace {
-
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> pieces;
   std::size_t start = 0;
@@ -41,6 +39,18 @@ std::vector<std::string> split_commas(const std::string& text) {
   }
   return pieces;
 }
+
+std::string host_name() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown-host";
+  std::string host(name);
+  for (char& c : host) {
+    if (c < 0x21 || c > 0x7e) c = '_';
+  }
+  return host.substr(0, 64);
+}
+
+namespace {
 
 // The first line of the password file. Rationale: a password readable by every user of the host
 // is no secret; the daemon refuses it rather than log a warning nobody reads.
@@ -62,16 +72,6 @@ Result<std::string> read_password(const std::string& path) {
   text.resize(static_cast<std::size_t>(got));
   if (const auto newline = text.find_first_of("\r\n"); newline != std::string::npos) text.resize(newline);
   return text;
-}
-
-std::string host_name() {
-  char name[HOST_NAME_MAX + 1] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown-host";
-  std::string host(name);
-  for (char& c : host) {
-    if (c < 0x21 || c > 0x7e) c = '_';
-  }
-  return host.substr(0, 64);
 }
 
 }  // namespace

@@ -36,6 +36,11 @@ struct Fleet {
   ~Fleet();
 };
 
+// The pieces of a comma-separated list (remote_trusted_keys), trimmed, empty ones left out.
+std::vector<std::string> split_commas(const std::string& text);
+// This host's name, printable, at most 64 bytes: what the fleet's records and bundles name it by.
+std::string host_name();
+
 // The `remote` list's URLs. Commas separate URLs, and also a redis+cluster:// URL's seeds: a
 // piece without "://" belongs to the URL before it.
 common::Result<std::vector<std::string>> split_remote_urls(const std::string& text);

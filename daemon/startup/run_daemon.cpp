@@ -17,6 +17,7 @@
 #include <daemon/server/instance_lock.hpp>
 #include <daemon/server/listening_socket.hpp>
 #include <daemon/server/server.hpp>
+#include <daemon/startup/bundle_setup.hpp>
 #include <daemon/startup/compile_setup.hpp>
 #include <daemon/startup/daemonize.hpp>
 #include <daemon/startup/descriptor_limit.hpp>
@@ -142,6 +143,10 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   if (fleet && !compile_path && config.remote_verify_sample > 0) {
     spdlog::warn("remote_verify_sample is ignored: this daemon cannot compile");
   }
+  // Bundles: before the server, which serves EXPORT_BUNDLE and IMPORT_BUNDLE through it, and the
+  // bundles of import_dir before the first client connects, so its first load hits.
+  auto bundles = must(make_bundle_service(config, *store, counters, trust), "bundles");
+  import_bundles_at_start(config, *bundles);
   // After the store and the compile path have opened their files: what is left is shared out.
   const server::DescriptorPlan descriptors =
       plan_descriptors_at_start(config, compile_path ? compile_path->service->max_concurrent() : 0, descriptor_limit);
@@ -165,7 +170,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   server::Server server(config, store::StoreSet(serving, *store, *store, *store, *store), listen_fd, counters,
                         std::move(trust), compile_path ? compile_path->requests.get() : nullptr, publisher.get(),
                         std::move(hooks), descriptors,
-                        inherited ? server::SocketOwner::service_manager : server::SocketOwner::daemon);
+                        inherited ? server::SocketOwner::service_manager : server::SocketOwner::daemon, bundles.get());
   // Bound before readiness, so a port in use fails the start; scraped through the drain too, and
   // stopped after it (before the counters and the store it reads go).
   auto metrics = must(start_metrics(config, counters, *store, *store,

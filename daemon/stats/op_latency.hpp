@@ -8,6 +8,7 @@
 // Thread safety: record() from any thread; snapshot() reads each atomic independently.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -31,8 +32,16 @@ inline constexpr std::array<LatencyBucket, 20> k_latency_buckets{{
     {5'000'000, "5"},  {10'000'000, "10"}, {30'000'000, "30"}, {60'000'000, "60"}, {120'000'000, "120"},
 }};
 
-// Slot 0 holds any op number outside the table ("unknown"); slot n the op numbered n (proto::k_ops).
-inline constexpr std::size_t k_latency_op_slots = proto::k_ops.size();
+// Slot 0 holds any op number outside the table ("unknown"); slot n the op numbered n (proto::k_ops),
+// up to the highest. A number the table skips (ops are numbered as they are assigned, not always in
+// order) has a slot that stays empty and is not shown (is_latency_slot_shown).
+inline constexpr std::size_t k_latency_op_slots = [] {
+  std::size_t highest = 0;
+  for (const auto& row : proto::k_ops) highest = std::max(highest, static_cast<std::size_t>(row.value));
+  return highest + 1;
+}();
+// Slot 0 and the slots of the table's ops: the ones the metrics endpoint shows.
+bool is_latency_slot_shown(std::size_t slot);
 
 struct LatencySnapshot {
   std::array<std::uint64_t, k_latency_buckets.size() + 1> buckets{};  // not cumulative; last: over

@@ -11,6 +11,7 @@
 //   sqlite_store_verify.cpp      VERIFY's integrity check and pages of images
 //   sqlite_store_diagnosis.cpp   EXPLAIN's entries near a key, the eviction ring
 //   sqlite_store_sources.cpp     kept sources, their budget, the hot set (sources.hpp)
+//   sqlite_store_transfer.cpp    bundles: exports and one-transaction imports (entry_transfer.hpp)
 //
 // Thread safety: every method may be called from any thread at once. Reads (lookup, list, totals,
 // ...) each borrow one of `reader_count` read-only connections, so they run in parallel and each
@@ -45,6 +46,7 @@
 #include <daemon/store/diagnosis.hpp>
 #include <daemon/store/driver_log.hpp>
 #include <daemon/store/entry_row.hpp>
+#include <daemon/store/entry_transfer.hpp>
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/maintenance.hpp>
@@ -75,7 +77,8 @@ class SqliteStore final : public Store,
                           public Tenancy,
                           public PublishSource,
                           public Sources,
-                          public Diagnosis {
+                          public Diagnosis,
+                          public EntryTransfer {
  public:
   // Opens or creates the file, switches it to WAL, applies pending migrations (migrator.hpp), and
   // opens the readers. Errors: corrupt (not an SQLite database, not a jitcache one, or it fails
@@ -127,8 +130,8 @@ class SqliteStore final : public Store,
   Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override;
   void on_row_dropped(RowDropped listener) override;
 
-  // Diagnosis. near_entries scans the entries' metadata for the content digest (no index covers
-  // it: sqlite_store_diagnosis.cpp says why that is acceptable); the evictions come from memory.
+  // Diagnosis. near_entries probes the indexes by key id and by content digest; the evictions come
+  // from memory.
   Result<std::vector<NearEntry>> near_entries(const proto::Digest256& key_id,
                                               const std::optional<proto::Digest256>& content, std::uint32_t caller_uid,
                                               unsigned limit) override;
@@ -141,6 +144,12 @@ class SqliteStore final : public Store,
   Result<std::vector<KnownDriver>> known_drivers() override;
   Result<bool> has_entries_of(std::uint32_t driver_api, const std::string& driver_build,
                               const std::string& arch) override;
+  // EntryTransfer.
+  Result<std::uint64_t> export_entries(const ExportFilter& filter,
+                                       const std::function<Result<void>(std::uint64_t)>& begin,
+                                       const std::function<Result<void>(const bundle::BundleEntry&)>& each) override;
+  Result<ImportCounts> import_entries(std::uint32_t namespace_id, std::uint64_t stored_bytes,
+                                      const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) override;
 
  private:
   SqliteStore(std::unique_ptr<RecoveringDatabase> database, const SqliteStoreOptions& options);

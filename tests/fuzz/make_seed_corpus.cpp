@@ -8,11 +8,14 @@
 // first; rebuild them after a protocol, option or config change with `cmake --build <fuzz build>
 // --target jitcache_fuzz_seeds`. Usage: make_seed_corpus <corpus dir> <example config file>
 #include <client/src/fatbin/fatbin_format.hpp>
+#include <daemon/bundle/bundle_writer.hpp>
+#include <daemon/bundle/zstd_frame.hpp>
 #include <daemon/config/config.hpp>
 #include <daemon/config/config_table.hpp>
 #include <daemon/remote/record/image_object.hpp>
 #include <daemon/remote/record/index_record.hpp>
 #include <daemon/remote/record/index_record_codec.hpp>
+#include <proto/bundle_messages.hpp>
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/jit_options.hpp>
@@ -302,6 +305,12 @@ std::vector<SeedMessage> seed_messages() {
       {"explain_request_by_key_id", Op::explain,
        encode(ExplainRequest{ExplainSelector::key_id, {}, key_id(sample_key())})},
       {"misses_request", Op::misses, encode(MissesRequest{50})},
+      {"export_bundle_request_all", Op::export_bundle, encode(ExportBundleRequest{})},
+      {"export_bundle_request_filtered", Op::export_bundle,
+       encode(ExportBundleRequest{
+           "sm_90a", 13000, "580.159.04", 1'700'000'000'000, {sample_entry(0).key_id, sample_entry(1).key_id}})},
+      {"import_bundle_request_shared", Op::import_bundle, encode(ImportBundleRequest{ImportTarget::shared})},
+      {"import_bundle_request_own", Op::import_bundle, encode(ImportBundleRequest{ImportTarget::own})},
       // Not a frame's payload but a file clients read (PROTOCOL.md §8); the reply decoders see it.
       {"published_image", Op::hit_note, encode_published_image(by_fast_key.fast_key, sample_entry(0), Bytes(image))},
       // Replies with status ok pass the request header check, so their payloads reach the reply
@@ -324,6 +333,10 @@ std::vector<SeedMessage> seed_messages() {
       {"remote_check_reply_empty", Op::remote_check, encode(RemoteCheckReply{})},
       {"explain_reply", Op::explain, encode(explain_reply())},
       {"misses_reply", Op::misses, encode(misses_reply())},
+      {"export_bundle_reply", Op::export_bundle,
+       encode(ExportBundleReply{3, 1 << 20, "0123456789abcdef", sample_entry(0).key_id})},
+      {"import_bundle_reply", Op::import_bundle,
+       encode(ImportBundleReply{1000, 3, 2, 1, "0123456789abcdef", true, "builder-1", sample_entry(1).key_id})},
       {"error_reply", Op::lookup, encode_error_message("ambiguous key id prefix")},
       {"error_reply_at_limits", Op::lookup, encode_error_message(std::string(k_max_message_length, 'm'))},
   };
@@ -535,6 +548,58 @@ void write_index_record_seeds(const std::filesystem::path& dir) {
   write_file(dir / "object_raw_image", seed(1, size_le + std::string(image.begin(), image.end())));
 }
 
+// fuzz_bundle_reader's input: a selector byte (bit 0 set: the fuzzer re-signs the bundle with its
+// own key), then a bundle (docs/bundle-format.md): signed, unsigned, with a zstd image and a
+// source, truncated.
+void write_bundle_seeds(const std::filesystem::path& dir) {
+  namespace bundle = jitcache::daemon::bundle;
+  const SigningKey key = SigningKey::generate();
+  const auto write = [](const std::vector<bundle::BundleEntry>& entries, const SigningKey* signer) {
+    Payload out;
+    bundle::ByteSink sink = [&out](Bytes bytes) -> jitcache::common::Result<void> {
+      out.insert(out.end(), bytes.begin(), bytes.end());
+      return {};
+    };
+    bundle::BundleHeader header;
+    header.host = "builder-1";
+    header.created_at_ms = 1'700'000'000'000;
+    header.entry_count = entries.size();
+    header.producer = "jitcached seed";
+    auto writer = bundle::BundleWriter::start(sink, header, signer);
+    for (const auto& e : entries) (void)writer->add(e);
+    (void)writer->finish();
+    return out;
+  };
+  Payload image(2000);
+  for (std::size_t i = 0; i < image.size(); ++i) image[i] = static_cast<std::uint8_t>(i % 5 == 0 ? i : 0);
+  bundle::BundleEntry raw;
+  raw.key = sample_key();
+  raw.content_fast = xxh3_128(as_bytes("ptx"));
+  raw.producer = "nvJitLink 13.0";
+  raw.compile_time_us = 25'000;
+  raw.created_at_ms = 1'700'000'000'000;
+  raw.raw_size = image.size();
+  raw.checksum = xxh3_128(Bytes(image));
+  raw.image = image;
+  bundle::BundleEntry zstd = raw;
+  zstd.codec = bundle::k_codec_zstd;
+  zstd.image = bundle::encode_zstd_frame(Bytes(image), 3);
+  const std::string ptx = ".version 8.0\n.target sm_90\n";
+  zstd.source_raw_size = ptx.size();
+  zstd.source = bundle::encode_zstd_frame(as_bytes(ptx), 3);
+  const auto seed = [](std::uint8_t selector, const Payload& bytes) {
+    Payload input{selector};
+    input.insert(input.end(), bytes.begin(), bytes.end());
+    return input;
+  };
+  const Payload signed_bundle = write({raw, zstd}, &key);
+  write_file(dir / "signed", seed(0, signed_bundle));
+  write_file(dir / "resigned", seed(1, signed_bundle));
+  write_file(dir / "unsigned", seed(0, write({zstd}, nullptr)));
+  write_file(dir / "empty", seed(1, write({}, &key)));
+  write_file(dir / "truncated", seed(1, Payload(signed_bundle.begin(), signed_bundle.begin() + 200)));
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr,
@@ -543,7 +608,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path root = argv[1];
-  for (const char* target : {"frame_decoder", "payload_decoders", "option_text", "config", "fatbin", "index_record"}) {
+  for (const char* target :
+       {"frame_decoder", "payload_decoders", "option_text", "config", "fatbin", "index_record", "bundle_reader"}) {
     std::filesystem::create_directories(root / target);
   }
   const std::vector<SeedMessage> messages = seed_messages();
@@ -553,5 +619,6 @@ int main(int argc, char** argv) {
   write_config_seeds(root / "config", argv[2]);
   write_fatbin_seeds(root / "fatbin");
   write_index_record_seeds(root / "index_record");
+  write_bundle_seeds(root / "bundle_reader");
   return 0;
 }

@@ -9,6 +9,7 @@
 //     byte form per message) and decodes again to an equal message.
 #pragma once
 
+#include <proto/bundle_messages.hpp>
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
@@ -147,6 +148,19 @@ inline bool same(const MissesReply& a, const MissesReply& b) {
                              x.cause == y.cause;
                     });
 }
+inline bool same(const ExportBundleRequest& a, const ExportBundleRequest& b) {
+  return a.arch == b.arch && a.driver_api == b.driver_api && a.driver_build == b.driver_build &&
+         a.since_ms == b.since_ms && a.key_ids == b.key_ids;
+}
+inline bool same(const ExportBundleReply& a, const ExportBundleReply& b) {
+  return a.entries == b.entries && a.bytes == b.bytes && a.signer == b.signer && a.digest == b.digest;
+}
+inline bool same(const ImportBundleRequest& a, const ImportBundleRequest& b) { return a.target == b.target; }
+inline bool same(const ImportBundleReply& a, const ImportBundleReply& b) {
+  return a.namespace_id == b.namespace_id && a.entries == b.entries && a.imported == b.imported &&
+         a.skipped == b.skipped && a.signer == b.signer && a.signer_trusted == b.signer_trusted && a.host == b.host &&
+         a.digest == b.digest;
+}
 inline bool same(const std::string& a, const std::string& b) { return a == b; }
 
 inline void check_decode_error(const common::Error& error) {
@@ -202,6 +216,8 @@ inline void check_request_decoder(Op op, Bytes payload) {
     case Op::remote_check: check_round_trip(payload, decode_remote_check_request, k_encode); return;
     case Op::explain: check_round_trip(payload, decode_explain_request, k_encode); return;
     case Op::misses: check_round_trip(payload, decode_misses_request, k_encode); return;
+    case Op::export_bundle: check_round_trip(payload, decode_export_bundle_request, k_encode); return;
+    case Op::import_bundle: check_round_trip(payload, decode_import_bundle_request, k_encode); return;
     default:
       // Unknown and reserved ops are answered bad_request without looking at the payload.
       if (is_implemented_op(op)) fail("an implemented op has no request decoder here");
@@ -235,6 +251,8 @@ inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_remote_check_reply, k_encode);
   check_round_trip(payload, decode_explain_reply, k_encode);
   check_round_trip(payload, decode_misses_reply, k_encode);
+  check_round_trip(payload, decode_export_bundle_reply, k_encode);
+  check_round_trip(payload, decode_import_bundle_reply, k_encode);
   check_round_trip(payload, decode_error_message, [](const std::string& m) { return encode_error_message(m); });
   if (auto r = decode_empty(payload, "PING reply"); !r) check_decode_error(r.error());
   // A published image file (PROTOCOL.md §8) is read by clients from a directory an attacker must

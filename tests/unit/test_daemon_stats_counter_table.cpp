@@ -134,6 +134,13 @@ const std::vector<std::string> k_stats_names_before{
     "rejit_over_budget",
     "rejit_compile_seconds",
     "rejit_compile_microseconds",
+    // Added with bundles (docs/bundle-format.md).
+    "bundles_imported",
+    "bundle_entries_imported",
+    "bundle_entries_skipped",
+    "bundles_refused",
+    "bundles_exported",
+    "bundle_entries_exported",
     // Added with the fleet tier (its per-remote figures follow when remotes are configured:
     // test_daemon_remote_figures.cpp).
     "remotes",
@@ -253,6 +260,12 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_rejit_failed_total", "counter"},
     {"jitcache_rejit_over_budget_total", "counter"},
     {"jitcache_rejit_compile_seconds_total", "counter"},
+    {"jitcache_bundles_imported_total", "counter"},
+    {"jitcache_bundle_entries_imported_total", "counter"},
+    {"jitcache_bundle_entries_skipped_total", "counter"},
+    {"jitcache_bundles_refused_total", "counter"},
+    {"jitcache_bundles_exported_total", "counter"},
+    {"jitcache_bundle_entries_exported_total", "counter"},
 };
 
 // Every source a row can read, owned, so a test can give each field a value of its own.

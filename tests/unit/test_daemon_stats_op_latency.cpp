@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdint>
 #include <numeric>
+#include <set>
+#include <string_view>
 
 #include <daemon/stats/op_latency.hpp>
 
@@ -52,4 +54,17 @@ TEST_CASE("op latency: the bucket bounds rise, and each label spells its bound i
     CHECK(std::stod(std::string(k_latency_buckets[i].le)) * 1e6 ==
           Approx(static_cast<double>(k_latency_buckets[i].upper_us)));
   }
+}
+
+TEST_CASE("op latency: every op of the table has a slot of its own, past gaps in the numbers too, each shown once") {
+  OpLatency latency;
+  latency.record(proto::Op::import_bundle, microseconds(10));
+  CHECK(total(latency.snapshot(static_cast<std::size_t>(proto::Op::import_bundle))) == 1);
+  CHECK(total(latency.snapshot(0)) == 0);
+  CHECK(latency_slot_name(static_cast<std::size_t>(proto::Op::export_bundle)) == "EXPORT_BUNDLE");
+  std::set<std::string_view> names;
+  for (std::size_t slot = 0; slot < k_latency_op_slots; ++slot) {
+    if (is_latency_slot_shown(slot)) CHECK(names.insert(latency_slot_name(slot)).second);
+  }
+  CHECK(names.size() == proto::k_ops.size());
 }

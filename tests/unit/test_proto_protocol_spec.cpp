@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <proto/bundle_messages.hpp>
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
@@ -98,6 +99,7 @@ std::vector<Vocabulary> vocabularies() {
       {"Explain reasons", numbered(k_explain_reasons), {}},
       {"Eviction causes", numbered(k_eviction_causes), {}},
       {"Miss kinds", numbered(k_miss_kinds), {}},
+      {"Import targets", numbered(k_import_targets), {}},
   };
 }
 
@@ -208,6 +210,7 @@ TEST_CASE(
   check_covers(enumerators(explain, "ExplainReason"), numbered(k_explain_reasons));
   check_covers(enumerators(explain, "EvictionCause"), numbered(k_eviction_causes));
   check_covers(enumerators(explain, "MissKind"), numbered(k_miss_kinds));
+  check_covers(enumerators(source_file("proto/bundle_messages.hpp"), "ImportTarget"), numbered(k_import_targets));
 }
 
 TEST_CASE("protocol spec: the name tables give the names the code prints") {
@@ -219,7 +222,12 @@ TEST_CASE("protocol spec: the name tables give the names the code prints") {
   CHECK(status_name(static_cast<Status>(k_status_count)) == "unknown");
   CHECK(failure_stage_name(FailureStage::ptx_version) == "ptx_version");
   CHECK(failure_stage_name(static_cast<FailureStage>(0)) == "unknown");
-  for (std::uint16_t n = 0; n < 64; ++n) CHECK(is_known_op(n) == (n >= 1 && n < k_ops.size()));
+  for (std::uint16_t n = 0; n < 64; ++n) {
+    const bool in_table = std::any_of(k_ops.begin(), k_ops.end(), [n](const NamedValue<Op>& row) {
+      return static_cast<std::uint16_t>(row.value) == n;
+    });
+    CHECK(is_known_op(n) == (n >= 1 && in_table));
+  }
 }
 
 TEST_CASE("protocol spec: every PROTOCOL.md section a file of the repository cites exists, with the title it quotes") {

@@ -108,7 +108,8 @@ TEST_CASE("wire: a request header with the image_fd flag is accepted and keeps i
 }
 
 TEST_CASE("wire: a request header with any reserved flag bit set is refused with bad_request") {
-  for (unsigned bit = 1; bit < 16; ++bit) {
+  // Bits 0 (image_fd) and 1 (request_fd) are known.
+  for (unsigned bit = 2; bit < 16; ++bit) {
     CAPTURE(bit);
     FrameHeader out;
     auto error = check_request_header(with_field(k_lookup_header_bytes, 10, static_cast<std::uint16_t>(1u << bit)),
@@ -240,8 +241,10 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(k_capability_remote_check == 1024);
   STATIC_REQUIRE(k_capability_explain == 2048);
 }
+STATIC_REQUIRE(k_capability_bundles == 4096);
+}
 
-TEST_CASE("wire: HELLO to MISSES are implemented, 0 and 16 are unknown") {
+TEST_CASE("wire: HELLO to IMPORT_BUNDLE are implemented, 0 and 18 are unknown") {
   STATIC_REQUIRE(static_cast<int>(Op::verify) == 11);
   STATIC_REQUIRE(static_cast<int>(Op::hit_note) == 12);
   STATIC_REQUIRE(static_cast<int>(Op::remote_check) == 13);
@@ -251,11 +254,16 @@ TEST_CASE("wire: HELLO to MISSES are implemented, 0 and 16 are unknown") {
     CHECK(is_known_op(op));
     CHECK(is_implemented_op(static_cast<Op>(op)));
   }
+  for (std::uint16_t op : {16, 17}) {
+    CAPTURE(op);
+    CHECK(is_known_op(op));
+    CHECK(is_implemented_op(static_cast<Op>(op)));
+  }
   CHECK_FALSE(is_known_op(0));
-  CHECK_FALSE(is_known_op(16));
+  CHECK_FALSE(is_known_op(18));
   CHECK_FALSE(is_known_op(0xFFFF));
   CHECK_FALSE(is_implemented_op(Op::none));
-  CHECK_FALSE(is_implemented_op(static_cast<Op>(16)));
+  CHECK_FALSE(is_implemented_op(static_cast<Op>(18)));
 }
 
 TEST_CASE("wire: ops and statuses have the names error messages and stats counters use") {

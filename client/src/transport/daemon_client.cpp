@@ -289,6 +289,23 @@ Result<proto::MissesReply> DaemonClient::misses(std::uint32_t limit) {
   return proto::decode_misses_reply(Bytes(reply->payload));
 }
 
+Result<proto::ExportBundleReply> DaemonClient::export_bundle(const proto::ExportBundleRequest& request, int fd,
+                                                             std::chrono::milliseconds timeout) {
+  // Rationale: never sent twice on another connection: the file holds what the first run wrote.
+  auto reply = m_connection.call_with_descriptor(Op::export_bundle, proto::encode(request), fd, timeout);
+  JITCACHE_TRY(reply);
+  if (reply->header.status != Status::ok) return status_error(*reply);
+  return proto::decode_export_bundle_reply(Bytes(reply->payload));
+}
+
+Result<proto::ImportBundleReply> DaemonClient::import_bundle(const proto::ImportBundleRequest& request, int fd,
+                                                             std::chrono::milliseconds timeout) {
+  auto reply = m_connection.call_with_descriptor(Op::import_bundle, proto::encode(request), fd, timeout);
+  JITCACHE_TRY(reply);
+  if (reply->header.status != Status::ok) return status_error(*reply);
+  return proto::decode_import_bundle_reply(Bytes(reply->payload));
+}
+
 Result<std::optional<proto::ReportFailureReply>> DaemonClient::report_failure(
     const proto::ReportFailureRequest& request) {
   auto reply = ok_reply(Op::report_failure, proto::encode(request));

@@ -20,6 +20,7 @@
 
 #include <client/src/transport/mapped_image.hpp>
 #include <client/src/transport/unix_connection.hpp>
+#include <proto/bundle_messages.hpp>
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
@@ -98,6 +99,13 @@ class DaemonClient {
   // now (a few seconds at most). Send it only to a daemon whose HELLO set
   // proto::k_capability_remote_check; a probe by an untrusted caller is answered `forbidden`.
   Result<proto::RemoteCheckReply> remote_check(bool probe);
+  // EXPORT_BUNDLE into `fd` (an empty regular file open for writing) and IMPORT_BUNDLE from `fd` (a
+  // regular file open for reading): the daemon reads or writes the file itself (PROTOCOL.md §5).
+  // `timeout`: how long the daemon may take, a bundle of hundreds of MB included.
+  Result<proto::ExportBundleReply> export_bundle(const proto::ExportBundleRequest& request, int fd,
+                                                 std::chrono::milliseconds timeout);
+  Result<proto::ImportBundleReply> import_bundle(const proto::ImportBundleRequest& request, int fd,
+                                                 std::chrono::milliseconds timeout);
 
   // EXPLAIN (op 14): why the key (or key id) would miss, as the daemon sees it now; MISSES (op 15):
   // its recent misses and evictions. Send them only to a daemon whose HELLO set

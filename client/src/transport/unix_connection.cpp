@@ -221,8 +221,37 @@ Result<Reply> UnixConnection::read_reply(Clock::time_point deadline) {
   return reply;
 }
 
+Result<Reply> UnixConnection::call_with_descriptor(proto::Op op, const proto::Payload& payload, int fd,
+                                                   std::chrono::milliseconds timeout) {
+  return call(op, payload, {}, {}, proto::k_flag_request_fd, timeout, fd);
+}
+
+Result<void> UnixConnection::send_with_descriptor(Bytes bytes, int fd, Clock::time_point deadline) {
+  iovec iov{const_cast<std::uint8_t*>(bytes.data()), bytes.size()};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&message);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+  for (;;) {
+    const ssize_t n = ::sendmsg(m_fd, &message, MSG_NOSIGNAL);
+    if (n > 0) return write_all(bytes.subspan(static_cast<std::size_t>(n)), deadline);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      JITCACHE_TRY(wait_ready(m_fd, POLLOUT, deadline, "sending to jitcached"));
+    } else if (n < 0 && errno != EINTR) {
+      return errno_error(ErrorCode::unavailable, "sending a descriptor to jitcached");
+    }
+  }
+}
+
 Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
-                                   std::uint16_t flags, std::chrono::milliseconds timeout) {
+                                   std::uint16_t flags, std::chrono::milliseconds timeout, int attached_fd) {
   m_last_loss = CallLoss::none;
   const auto budget = timeout.count() > 0 ? timeout : m_options.io_timeout;
   const auto deadline = Clock::now() + budget;
@@ -232,7 +261,8 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
   h.request_id = m_next_request_id++;
   h.payload_length = payload.size() + tail.size() + trailer.size();
   const proto::HeaderBytes header = proto::encode_header(h);
-  auto sent = write_all(Bytes(header), deadline);
+  auto sent = attached_fd >= 0 ? send_with_descriptor(Bytes(header), attached_fd, deadline)
+                               : write_all(Bytes(header), deadline);
   if (sent) sent = write_all(Bytes(payload), deadline);
   if (sent && !tail.empty()) sent = write_all(tail, deadline);
   if (sent && !trailer.empty()) sent = write_all(trailer, deadline);

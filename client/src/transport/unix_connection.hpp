@@ -70,8 +70,14 @@ class UnixConnection {
   // into `payload` (a PUT's fields after its image travel in `trailer`).
   // `flags` go into the request header (proto::k_flag_image_fd: a descriptor may come back).
   // `timeout`, when not zero, replaces io_timeout for this call (a COMPILE waits for a compile).
+  // `attached_fd` (>= 0): a descriptor that rides on the request's first byte (SCM_RIGHTS); the
+  // caller sets proto::k_flag_request_fd in `flags` (call_with_descriptor does both).
   Result<Reply> call(proto::Op op, const proto::Payload& payload, Bytes tail = {}, Bytes trailer = {},
-                     std::uint16_t flags = 0, std::chrono::milliseconds timeout = {});
+                     std::uint16_t flags = 0, std::chrono::milliseconds timeout = {}, int attached_fd = -1);
+  // A request whose file travels as a descriptor (EXPORT_BUNDLE, IMPORT_BUNDLE: PROTOCOL.md §2
+  // "Header flags" request_fd). The caller keeps `fd` open and owns it.
+  Result<Reply> call_with_descriptor(proto::Op op, const proto::Payload& payload, int fd,
+                                     std::chrono::milliseconds timeout);
 
   // Sends bytes as they are: a frame whose reply is never read (HIT_NOTE), and tests that speak
   // the protocol wrongly on purpose.
@@ -91,6 +97,8 @@ class UnixConnection {
  private:
   UnixConnection(int fd, const ConnectOptions& options) : m_fd(fd), m_options(options) {}
   Result<void> write_all(Bytes bytes, std::chrono::steady_clock::time_point deadline);
+  // Sends `bytes` with `fd` attached to the first of them, then the rest as write_all does.
+  Result<void> send_with_descriptor(Bytes bytes, int fd, std::chrono::steady_clock::time_point deadline);
   // Polls on the CPU while bytes arrived within the last `spin` (reply_spin), then sleeps in poll(2).
   // With `descriptor`, reads with recvmsg and keeps a file descriptor that arrives with the bytes
   // (a second one, which the protocol never sends, is closed).
