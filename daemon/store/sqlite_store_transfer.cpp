@@ -3,6 +3,7 @@
 #include <daemon/store/sqlite_store.hpp>
 
 #include <spdlog/spdlog.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <string>
@@ -11,6 +12,7 @@
 #include <daemon/store/image_codec.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/verified_image.hpp>
+#include <proto/content_digest.hpp>
 
 namespace jitcache::daemon::store {
 
@@ -26,6 +28,11 @@ const std::string k_export_sql =
     std::string("SELECT ") + k_entry_columns + k_export_filters + " ORDER BY key_id, namespace";
 const std::string k_export_key_sql =
     std::string("SELECT ") + k_entry_columns + k_export_filters + " AND key_id = ?6 ORDER BY namespace";
+
+// The source kept for an entry (sqlite_store_sources.cpp), if any.
+constexpr char k_entry_source_sql[] =
+    "SELECT s.codec, s.raw_size, s.data FROM entry_sources AS es JOIN sources AS s ON s.id = es.source_id"
+    " WHERE es.entry_id = ?1";
 
 constexpr char k_find_entry_sql[] = "SELECT 1 FROM entries WHERE key_id = ?1 AND namespace = ?2";
 constexpr char k_insert_entry_sql[] =
@@ -67,6 +74,42 @@ Result<void> for_each_selected(SqliteDb& db, const ExportFilter& filter,
     (*stmt)->bind_blob(6, id.bytes);
     JITCACHE_TRY(run(**stmt));
   }
+  return {};
+}
+
+// The entry's kept source as a bundle carries it (docs/bundle-format.md): one zstd frame and its raw
+// size; nothing when none is kept. A source that does not decode to the entry's content is left out
+// (and logged), never handed on signed; the entry itself still goes.
+Result<void> add_kept_source(SqliteDb& db, const EntryRow& row, bundle::BundleEntry& entry) {
+  auto stmt = db.statement(k_entry_source_sql);
+  JITCACHE_TRY(stmt);
+  (*stmt)->bind(1, row.id);
+  auto has_row = (*stmt)->step("exporting a kept source");
+  JITCACHE_TRY(has_row);
+  if (!*has_row) return {};
+  const auto codec = static_cast<std::uint8_t>((*stmt)->column_int64(0));
+  const auto raw_size = static_cast<std::uint64_t>((*stmt)->column_int64(1));
+  const proto::Bytes stored = (*stmt)->column_blob(2);
+  auto decoded = decode_image(codec, ImageBuffer(stored.begin(), stored.end()), raw_size);
+  const auto* source = std::get_if<ImageBuffer>(&decoded);
+  if (source == nullptr || proto::content_digest(proto::Bytes(*source)) != row.info.key.content) {
+    spdlog::warn("store: the source kept for {} is damaged; exported without it",
+                 describe_entry(row.info.key_id, row.info.namespace_id));
+    return {};
+  }
+  if (codec == static_cast<std::uint8_t>(Codec::zstd)) {
+    entry.source.assign(stored.begin(), stored.end());
+  } else {
+    // Kept raw because zstd saved nothing; the format wants one frame all the same.
+    entry.source.resize(ZSTD_compressBound(source->size()));
+    const std::size_t n = ZSTD_compress(entry.source.data(), entry.source.size(), source->data(), source->size(), 1);
+    if (ZSTD_isError(n) != 0) {
+      entry.source.clear();
+      return {};
+    }
+    entry.source.resize(n);
+  }
+  entry.source_raw_size = raw_size;
   return {};
 }
 
@@ -113,6 +156,7 @@ Result<std::uint64_t> SqliteStore::export_entries(const ExportFilter& filter,
       entry.codec = row.info.codec;
       entry.raw_size = row.info.raw_size;
       entry.checksum = row.info.checksum;
+      JITCACHE_TRY(add_kept_source(*connection, row, entry));
       JITCACHE_TRY(each(entry));
       ++written;
       return {};

@@ -18,12 +18,15 @@
 #include <vector>
 
 #include <common/unique_fd.hpp>
+#include <daemon/bundle/bundle_reader.hpp>
 #include <proto/bundle_messages.hpp>
+#include <proto/content_digest.hpp>
 #include <proto/key.hpp>
 #include <proto/signing.hpp>
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
+#include <tests/support/fleet_hosts.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
@@ -356,4 +359,41 @@ TEST_CASE("bundles: an import under concurrent PUT and LOOKUP traffic loses noth
   auto client = fleet.importer.client();
   CHECK(stat_value(client, "entries") == static_cast<std::uint64_t>(155 + puts.load()));
   for (std::uint64_t seed = 100; seed < 250; seed += 37) CHECK(hits(fleet.importer, seed));
+}
+
+TEST_CASE("bundles: an entry the daemon compiled is exported with the PTX it kept, and hits after the import") {
+  Fleet fleet;
+  const std::string ptx = testing::read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx");
+  const proto::CompileRequest request = testing::fleet_compile_request(ptx);
+  {
+    auto client = fleet.exporter.client();
+    auto answer = client.compile(request, std::chrono::seconds(60));
+    REQUIRE(answer);
+    REQUIRE(answer->kind == client::transport::CompileAnswer::Kind::image);
+    CHECK(stat_value(client, "sources") == 1);
+  }
+  const auto exported = cli(fleet.exporter, {"export", "-o", fleet.bundle});
+  INFO(exported.output << exported.errors);
+  REQUIRE(exported.status == 0);
+
+  const std::vector<std::uint8_t> file = read_bytes(fleet.bundle);
+  daemon::bundle::MemorySource source(file);
+  auto reader = daemon::bundle::BundleReader::open(source, daemon::bundle::ReaderLimits{});
+  REQUIRE(reader);
+  auto read = reader->next();
+  REQUIRE(read);
+  REQUIRE(read->has_value());
+  const daemon::bundle::BundleEntry& entry = (*read)->entry;
+  CHECK(entry.key.content == proto::content_digest(proto::as_bytes(ptx)));
+  CHECK(entry.source_raw_size == ptx.size());
+  CHECK_FALSE(entry.source.empty());
+  CHECK(entry.source.size() < ptx.size());
+
+  const auto imported = cli(fleet.importer, {"import", fleet.bundle});
+  INFO(imported.output << imported.errors);
+  REQUIRE(imported.status == 0);
+  auto importer_client = fleet.importer.client();
+  auto found = importer_client.lookup(entry.key);
+  REQUIRE(found);
+  CHECK(found->has_value());
 }
