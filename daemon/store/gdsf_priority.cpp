@@ -27,7 +27,7 @@ std::uint64_t compile_cost_us(std::uint64_t compile_time_us) {
 }
 
 double gdsf_priority(double inflation, std::uint64_t hits, std::uint64_t compile_time_us, std::uint64_t stored_size) {
-  const double frequency = static_cast<double>(hits) + 1.0;
+  const double frequency = static_cast<double>(std::min(hits, k_max_counted_hits)) + 1.0;
   const double cost = static_cast<double>(compile_cost_us(compile_time_us));
   return inflation + frequency * cost / static_cast<double>(std::max<std::uint64_t>(stored_size, 1));
 }
@@ -35,8 +35,8 @@ double gdsf_priority(double inflation, std::uint64_t hits, std::uint64_t compile
 std::string gdsf_priority_sql(std::string_view inflation, std::string_view hits) {
   // (hits + 1.0): REAL arithmetic from the first operation, as gdsf_priority() does it, so both
   // give the same double; an integer product could also overflow for an absurd hit count.
-  return "(" + std::string(inflation) + " + (" + std::string(hits) + " + 1.0) * " + compile_cost_sql() +
-         " / MAX(stored_size, 1))";
+  return "(" + std::string(inflation) + " + (MIN(" + std::string(hits) + ", " + std::to_string(k_max_counted_hits) +
+         ") + 1.0) * " + compile_cost_sql() + " / MAX(stored_size, 1))";
 }
 
 Result<double> read_inflation(SqliteDb& db) {

@@ -98,7 +98,7 @@ std::uint64_t evictions(SqliteStore& store) {
 
 }  // namespace
 
-TEST_CASE("gdsf priority: an unknown compile time counts 100 ms, and recorded ones are bounded to 1 ms .. 120 s") {
+TEST_CASE("gdsf priority: an unknown compile time counts 100 ms, recorded ones 1 ms .. 120 s, hits up to 7") {
   using namespace daemon::store;
   CHECK(compile_cost_us(0) == 100'000);
   CHECK(compile_cost_us(1) == 1'000);
@@ -108,6 +108,9 @@ TEST_CASE("gdsf priority: an unknown compile time counts 100 ms, and recorded on
   CHECK(gdsf_priority(0, 0, 5'000'000, 50'000) == 100.0);
   CHECK(gdsf_priority(7, 1, 5'000'000, 50'000) == 207.0);
   CHECK(gdsf_priority(0, 0, 5'000'000, 0) == 5'000'000.0);  // an empty image never divides by zero
+  // Hits count up to 7: a frequency of at most 8.
+  CHECK(gdsf_priority(0, 7, 5'000'000, 50'000) == 800.0);
+  CHECK(gdsf_priority(0, 1000, 5'000'000, 50'000) == 800.0);
 }
 
 TEST_CASE(
@@ -173,8 +176,11 @@ TEST_CASE("store eviction (gdsf): the priority is the formula's, at a write and 
   CHECK(priority(dir, measured) == Approx(gdsf_priority(0, 0, 2'345'678, 80 * k_kb)).epsilon(1e-12));
   CHECK(priority(dir, unmeasured) == Approx(gdsf_priority(0, 0, 0, 30 * k_kb)).epsilon(1e-12));
   hit(*store, measured, 4);
+  hit(*store, unmeasured, 9);
   REQUIRE(store->flush_usage().ok());
   CHECK(priority(dir, measured) == Approx(gdsf_priority(0, 4, 2'345'678, 80 * k_kb)).epsilon(1e-12));
+  // Nine hits count as seven, in SQL as in C++.
+  CHECK(priority(dir, unmeasured) == Approx(8.0 * 100'000 / (30 * k_kb)).epsilon(1e-12));
 }
 
 TEST_CASE(
