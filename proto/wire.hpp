@@ -43,7 +43,7 @@ enum class Op : std::uint16_t {
   export_bundle = 16,
   import_bundle = 17,
 };
-inline constexpr std::array<NamedValue<Op>, 16> k_ops{{
+inline constexpr std::array<NamedValue<Op>, 18> k_ops{{
     {Op::none, "NONE"},
     {Op::hello, "HELLO"},
     {Op::ping, "PING"},
@@ -119,7 +119,7 @@ inline constexpr std::uint64_t k_capability_remote_check = 1ull << 10;
 inline constexpr std::uint64_t k_capability_explain = 1ull << 11;
 // EXPORT_BUNDLE (op 16) and IMPORT_BUNDLE (op 17), and the request flag k_flag_request_fd.
 inline constexpr std::uint64_t k_capability_bundles = 1ull << 12;
-inline constexpr std::array<NamedValue<std::uint64_t>, 11> k_capabilities{{
+inline constexpr std::array<NamedValue<std::uint64_t>, 12> k_capabilities{{
     {k_capability_store, "store"},
     {k_capability_compile, "compile"},
     {k_capability_report_failure, "report_failure"},
