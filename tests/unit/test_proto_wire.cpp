@@ -240,8 +240,7 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(k_capability_compile_link == 512);
   STATIC_REQUIRE(k_capability_remote_check == 1024);
   STATIC_REQUIRE(k_capability_explain == 2048);
-}
-STATIC_REQUIRE(k_capability_bundles == 4096);
+  STATIC_REQUIRE(k_capability_bundles == 4096);
 }
 
 TEST_CASE("wire: HELLO to IMPORT_BUNDLE are implemented, 0 and 18 are unknown") {
