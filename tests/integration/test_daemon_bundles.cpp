@@ -369,7 +369,7 @@ TEST_CASE("bundles: an entry the daemon compiled is exported with the PTX it kep
     auto client = fleet.exporter.client();
     auto answer = client.compile(request, std::chrono::seconds(60));
     REQUIRE(answer);
-    REQUIRE(answer->kind == client::transport::CompileAnswer::Kind::image);
+    REQUIRE(answer->kind == client::transport::CompileAnswer::Kind::compiled);
     CHECK(stat_value(client, "sources") == 1);
   }
   const auto exported = cli(fleet.exporter, {"export", "-o", fleet.bundle});
