@@ -66,12 +66,16 @@ ExitCode fail_parse(const CLI::App& app, const CLI::ParseError& error, const std
 // Rationale: output that never reached standard output (a full disk, /dev/full, a broken pipe
 // with SIGPIPE ignored) must not end in exit 0, or a script keeps a truncated listing as if it
 // were whole. The output is buffered, so the check is the final flush.
+// An output longer than stdio's buffer fails while it is printed, not at the flush: the errno that
+// write left is then the one to report (a stream that failed does no more writes to replace it).
 ExitCode check_standard_output(ExitCode code) {
+  const bool failed_earlier = !std::cout.good() || std::ferror(stdout) != 0;
+  const int earlier_error = errno;
   errno = 0;
   std::cout.flush();
   const bool flushed = std::fflush(stdout) == 0;
   if (std::cout.good() && flushed && std::ferror(stdout) == 0) return code;
-  const int error = errno;
+  const int error = errno != 0 ? errno : (failed_earlier ? earlier_error : 0);
   if (code != ExitCode::ok) return code;  // already reported, with its own status
   return fail(ExitCode::local_io,
               "cannot write to standard output" + (error != 0 ? std::string(": ") + std::strerror(error) : ""));
