@@ -411,6 +411,7 @@ std::vector<std::string> typical_values(jitcache::daemon::config::ValueKind kind
       return {"redis://builder@10.0.0.5:6379/0", "redis+cluster://a:7000,b:7000,https://c/jc", ""};
     case ValueKind::path_list: return {"/etc/jitcache/a.pub,/etc/jitcache/b.pub", ""};
     case ValueKind::fraction: return {"0", "0.01", "1"};
+    case ValueKind::eviction_policy: return {"gdsf", "lru"};
   }
   return {};
 }
