@@ -1,5 +1,6 @@
 // `jitcache explain`: why a load misses, as the daemon sees it now (EXPLAIN, PROTOCOL.md §5). The
-// key is named as `get --source` names it (its PTX, arch, driver and options: key_input.hpp), by
+// key is named as `get --source` names it (its PTX, arch, driver and options: key_input.hpp; a fat
+// binary is keyed as a load on a device of that arch keys it: fat_binary_keys.hpp), by
 // its key id, or by a process report (JITCACHE_REPORT, docs/process-report.md): each load of the
 // report that was not a hit is explained by its key id.
 //
@@ -15,6 +16,7 @@
 #include <client/cli/commands.hpp>
 #include <client/cli/explain_output.hpp>
 #include <client/cli/failure.hpp>
+#include <client/cli/fat_binary_keys.hpp>
 #include <client/cli/file_io.hpp>
 #include <client/cli/json_output.hpp>
 #include <client/cli/key_input.hpp>
@@ -102,7 +104,15 @@ ExitCode run_explain(const ExplainOptions& options, const GlobalOptions& global)
   }
 
   std::vector<std::pair<std::string, proto::ExplainRequest>> requests;
-  if (by_fields) {
+  if (by_fields && is_fat_binary_file(options.key.source_path)) {
+    auto keys = fat_binary_keys(options.key);
+    if (!keys) return fail_local(keys.error());
+    for (FatBinaryKey& found : *keys) {
+      proto::ExplainRequest request;
+      request.key = std::move(found.key);
+      requests.emplace_back(std::move(found.label), std::move(request));
+    }
+  } else if (by_fields) {
     auto key = build_key(options.key);
     if (!key) return fail_local(key.error());
     proto::ExplainRequest request;
@@ -163,8 +173,9 @@ Command add_explain_command(CLI::App& app) {
   Command command;
   command.parser = app.add_subcommand("explain", "Say why a key misses: the nearest entries and what differs");
   command.parser->add_option("KEYID", options->key_id, "A whole key id (64 hex digits)");
-  command.parser->add_option("--source", options->key.source_path,
-                             "The PTX whose key to explain (keyed as get --source keys it)");
+  command.parser->add_option(
+      "--source", options->key.source_path,
+      "The PTX whose key to explain (keyed as get --source keys it), or a fat binary (keyed as a load on a device of --arch keys the PTX entry it selects)");
   command.parser->add_option("--arch", options->key.arch, "Target arch, e.g. sm_90");
   command.parser->add_option("--driver", options->key.driver, "Driver API version and build, e.g. 13000/580.159.04");
   command.parser->add_option("--options", options->key.options, "JIT options (default: all defaults)");

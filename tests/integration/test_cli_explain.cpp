@@ -390,3 +390,28 @@ TEST_CASE("misses: recent LOOKUP misses by key and by fast key are listed newest
   CHECK_THAT(text.output, Catch::Contains("recent evictions (0):"));
   CHECK(d.cli({"misses", "--limit", "0"}).status == 2);
 }
+
+TEST_CASE("explain: a fat binary is keyed as a load on the device keys its PTX entry: a miss, then a hit once warmed") {
+  ExplainDaemon d;
+  const std::string fatbin = JITCACHE_TEST_DATA_DIR "/fatbin_kernel_compute90_options.fatbin";
+  const std::vector<std::string> args{"--source", fatbin, "--arch", "sm_90", "--driver", k_driver};
+  const Json missed = d.explain_json(args, 1);
+  CHECK(missed.at("verdict") == "miss");
+  CHECK_THAT(missed.at("explained").get<std::string>(), Catch::Contains("compute_90"));
+  finding(missed, "no_content");
+
+  // `jitcache warm` walks it the same way, so what it compiles is the key explain names.
+  auto warmed = d.cli({"warm", fatbin, "--arch", "sm_90", "--driver", k_driver});
+  INFO(warmed.output << warmed.errors);
+  REQUIRE(warmed.status == 0);
+  const Json hit = d.explain_json(args, 0);
+  CHECK(hit.at("verdict") == "hit");
+  CHECK(hit.at("key_id") == missed.at("key_id"));
+
+  // A fat binary holding a cubin the device runs has nothing to explain: nothing is JIT-compiled.
+  auto cubin = d.cli({"explain", "--source", JITCACHE_TEST_DATA_DIR "/fatbin_kernel_sm90_compute90.fatbin", "--arch",
+                      "sm_90", "--driver", k_driver});
+  INFO(cubin.output << cubin.errors);
+  CHECK(cubin.status == 2);
+  CHECK_THAT(cubin.errors, Catch::Contains("no PTX a load on sm_90 would JIT-compile"));
+}
