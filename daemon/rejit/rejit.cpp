@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <string>
+
 #include <daemon/rejit/rejit_shared.hpp>
 
 namespace jitcache::daemon::rejit {
@@ -40,8 +43,9 @@ void Rejit::stop() {
   if (m_thread.joinable()) m_thread.join();
 }
 
-void Rejit::asked(const std::string& arch, std::uint32_t driver_api, const std::string& driver_build) {
-  auto sighting = m_tracker.note(arch, driver_api, driver_build);
+void Rejit::asked(const std::string& arch, std::uint32_t driver_api, const std::string& driver_build,
+                  std::optional<std::uint32_t> asker) {
+  auto sighting = m_tracker.note(arch, driver_api, driver_build, asker);
   if (!sighting) return;
   {
     std::lock_guard lock(m_shared->mutex);
@@ -74,12 +78,13 @@ void Rejit::run() {
     }
     auto plan = plan_for(sighting);
     if (!plan) continue;
-    if (!may_start_batch()) {
+    if (!may_start_batch(sighting.asker)) {
       if (!m_warned_rate) {
         spdlog::warn(
-            "re-JIT {} -> {}: not started, {} batches ran within the last hour already (and no other until "
-            "one may)",
-            plan->from, plan->to, k_max_batches_per_hour);
+            "re-JIT {} -> {}: not started, {} batches ran within the last hour already, or {} set off by uid {} "
+            "(and no other until one may)",
+            plan->from, plan->to, k_max_batches_per_hour, k_max_batches_per_uid_hour,
+            sighting.asker ? std::to_string(*sighting.asker) : std::string("(trusted)"));
       }
       m_warned_rate = true;
       continue;
@@ -101,11 +106,18 @@ void Rejit::run() {
   }
 }
 
-bool Rejit::may_start_batch() {
+bool Rejit::may_start_batch(std::optional<std::uint32_t> asker) {
   const auto now = std::chrono::steady_clock::now();
-  while (!m_batch_starts.empty() && now - m_batch_starts.front() > std::chrono::hours(1)) m_batch_starts.pop_front();
+  while (!m_batch_starts.empty() && now - m_batch_starts.front().first > std::chrono::hours(1)) {
+    m_batch_starts.pop_front();
+  }
   if (m_batch_starts.size() >= k_max_batches_per_hour) return false;
-  m_batch_starts.push_back(now);
+  if (asker) {
+    const auto by_asker = std::count_if(m_batch_starts.begin(), m_batch_starts.end(),
+                                        [&](const auto& start) { return start.second == asker; });
+    if (static_cast<unsigned>(by_asker) >= k_max_batches_per_uid_hour) return false;
+  }
+  m_batch_starts.emplace_back(now, asker);
   return true;
 }
 

@@ -17,8 +17,8 @@
 //        ─▶ counters rejit_* and one info line per batch.
 //
 // Bounds (anyone may name any driver): AskTracker's pairs, k_max_events waiting, k_max_batch_entries
-// per batch, one batch at a time, and at most k_max_batches_per_hour batches; events over these are
-// dropped and logged.
+// per batch, one batch at a time, and at most k_max_batches_per_hour batches, of which at most
+// k_max_batches_per_uid_hour set off by one untrusted uid; events over these are dropped and logged.
 //
 // Thread safety: asked() may be called from any thread and returns at once. stop() (and the
 // destructor) may be called from any thread once; it does not wait for a running compile: the
@@ -52,6 +52,7 @@ inline constexpr std::size_t k_max_events = 16;
 // Rationale: a real upgrade or a new GPU is one or two events an hour at most; made-up drivers
 // past this many an hour cost nothing but a log line.
 inline constexpr unsigned k_max_batches_per_hour = 8;
+inline constexpr unsigned k_max_batches_per_uid_hour = 2;
 
 struct RejitSettings {
   std::chrono::microseconds budget{0};  // compile time per batch (rejit_budget)
@@ -77,7 +78,8 @@ class Rejit final : public server::AskWatcher {
   Rejit(const Rejit&) = delete;
   Rejit& operator=(const Rejit&) = delete;
 
-  void asked(const std::string& arch, std::uint32_t driver_api, const std::string& driver_build) override;
+  void asked(const std::string& arch, std::uint32_t driver_api, const std::string& driver_build,
+             std::optional<std::uint32_t> asker) override;
   // Ends the thread: a batch stops starting compiles and leaves the ones running.
   void stop();
 
@@ -97,7 +99,7 @@ class Rejit final : public server::AskWatcher {
   void run();
   std::optional<Plan> plan_for(const Sighting& sighting);
   BatchResult run_batch(const Plan& plan);
-  bool may_start_batch();
+  bool may_start_batch(std::optional<std::uint32_t> asker);
 
   store::Sources& m_sources;
   compile::CompileService& m_service;
@@ -106,8 +108,9 @@ class Rejit final : public server::AskWatcher {
   const RejitSettings m_settings;
   AskTracker m_tracker;
   std::shared_ptr<Shared> m_shared;
-  std::deque<std::chrono::steady_clock::time_point> m_batch_starts;  // the thread's own
-  bool m_warned_rate = false;                                        // the thread's own
+  // The thread's own: when batches started in the last hour, and by which untrusted uid.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::optional<std::uint32_t>>> m_batch_starts;
+  bool m_warned_rate = false;  // the thread's own
   std::thread m_thread;
 };
 

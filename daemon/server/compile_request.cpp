@@ -83,7 +83,7 @@ std::variant<Reply, PendingCompile> CompileRequests::begin(proto::Bytes payload,
   }
   pending.key_id = proto::key_id(pending.key);
   Counters::add(m_counters.compile_requests);
-  note_asked(pending.key.arch, pending.key.driver_api, pending.key.driver_build);
+  note_asked(pending.key.arch, pending.key.driver_api, pending.key.driver_build, who);
 
   // By the whole key, so its driver is noted as in use, as a LOOKUP's is. Not a hit or a miss in
   // STATS: the LOOKUP before this COMPILE was counted already (PROTOCOL.md §5 LOOKUP).

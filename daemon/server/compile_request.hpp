@@ -62,8 +62,12 @@ class CompileRequests {
   // it before the server serves, or clear it once the server has stopped.
   void watch_asks(AskWatcher* watcher) { m_watcher.store(watcher, std::memory_order_release); }
   // A LOOKUP or COMPILE asked for a key of this arch and driver (whether or not it is stored).
-  void note_asked(const std::string& arch, std::uint32_t driver_api, const std::string& driver_build) {
-    if (AskWatcher* watcher = m_watcher.load(std::memory_order_acquire)) watcher->asked(arch, driver_api, driver_build);
+  void note_asked(const std::string& arch, std::uint32_t driver_api, const std::string& driver_build,
+                  const store::Visibility& who) {
+    if (AskWatcher* watcher = m_watcher.load(std::memory_order_acquire)) {
+      watcher->asked(arch, driver_api, driver_build,
+                     who.trusted ? std::nullopt : std::optional<std::uint32_t>(who.own_namespace));
+    }
   }
 
  private:

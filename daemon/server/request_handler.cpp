@@ -163,14 +163,16 @@ Reply RequestHandler::lookup(proto::Bytes payload, const policy::PeerCredentials
   if (request->selector == proto::LookupSelector::key) {
     if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "LOOKUP");
     if (m_compile != nullptr) {
-      m_compile->note_asked(request->key.arch, request->key.driver_api, request->key.driver_build);
+      m_compile->note_asked(request->key.arch, request->key.driver_api, request->key.driver_build,
+                            visibility_for(peer));
     }
     selector = store::Selector::key(request->key);
   } else if (by_fast_key) {
     if (auto valid = proto::validate_fast_key(request->fast_key); !valid) return failure(valid.error(), "LOOKUP");
     Counters::add(m_counters.fast_key_lookups);
     if (m_compile != nullptr) {
-      m_compile->note_asked(request->fast_key.arch, request->fast_key.driver_api, request->fast_key.driver_build);
+      m_compile->note_asked(request->fast_key.arch, request->fast_key.driver_api, request->fast_key.driver_build,
+                            visibility_for(peer));
     }
     selector = store::Selector::fast_key(request->fast_key);
   } else {

@@ -40,3 +40,20 @@ TEST_CASE("rejit ask tracker: past its bound no pair is a sighting") {
   CHECK_FALSE(tracker.note("sm_90", 13000, "3"));
   CHECK_FALSE(tracker.note("sm_90", 13000, "1"));
 }
+
+TEST_CASE("rejit ask tracker: an untrusted uid adds at most its share of pairs, and a trusted caller is not limited") {
+  AskTracker tracker(100, 2);
+  CHECK(tracker.note("sm_90", 13000, "1", 1000u));
+  auto second = tracker.note("sm_90", 13000, "2", 1000u);
+  REQUIRE(second);
+  CHECK(second->asker == 1000u);
+  // Its third invented driver is neither remembered nor a sighting ...
+  CHECK_FALSE(tracker.note("sm_90", 13000, "3", 1000u));
+  // ... so the real upgrade, asked for by someone else, still is.
+  auto upgrade = tracker.note("sm_90", 13000, "3", 1001u);
+  REQUIRE(upgrade);
+  CHECK(upgrade->new_driver);
+  CHECK(tracker.note("sm_90", 13000, "4"));
+  CHECK(tracker.note("sm_90", 13000, "5"));
+  CHECK(tracker.note("sm_90", 13000, "6"));
+}
