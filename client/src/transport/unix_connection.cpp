@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <common/descriptor_send.hpp>
 #include <common/result.hpp>
 #include <cstring>
 #include <thread>
@@ -227,20 +228,8 @@ Result<Reply> UnixConnection::call_with_descriptor(proto::Op op, const proto::Pa
 }
 
 Result<void> UnixConnection::send_with_descriptor(Bytes bytes, int fd, Clock::time_point deadline) {
-  iovec iov{const_cast<std::uint8_t*>(bytes.data()), bytes.size()};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
-  cmsghdr* cmsg = CMSG_FIRSTHDR(&message);
-  cmsg->cmsg_level = SOL_SOCKET;
-  cmsg->cmsg_type = SCM_RIGHTS;
-  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
   for (;;) {
-    const ssize_t n = ::sendmsg(m_fd, &message, MSG_NOSIGNAL);
+    const ssize_t n = common::send_bytes_with_descriptor(m_fd, bytes, fd, 0);
     if (n > 0) return write_all(bytes.subspan(static_cast<std::size_t>(n)), deadline);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       JITCACHE_TRY(wait_ready(m_fd, POLLOUT, deadline, "sending to jitcached"));
