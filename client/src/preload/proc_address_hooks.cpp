@@ -13,6 +13,7 @@
 
 #include <client/src/preload/hook.hpp>
 #include <client/src/preload/real_symbols.hpp>
+#include <client/src/preload/shim_link.hpp>
 #include <client/src/preload/symbol_routes.hpp>
 
 namespace jitcache::client::preload {
@@ -53,7 +54,7 @@ CUresult resolve_v2(const Hook& hook, const void* caller, const char* symbol, vo
 // links cudart binds its calls to this library's export (the global scope comes first), and its
 // cudart is only in its local scope; that call must still reach a cudart.
 void* real_cudart(const char* name) {
-  if (void* found = real_dlsym(RTLD_NEXT, name)) return found;
+  if (void* found = shim().next_definition(name)) return found;
   for (const char* soname : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}) {
     void* library = ::dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
     if (library == nullptr) continue;

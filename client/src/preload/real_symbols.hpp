@@ -1,10 +1,10 @@
 // The real functions behind the hooks: libc's own dlsym/dlvsym, the driver's handle, and the real
 // address of each hooked symbol.
 //
-// Rationale: the preload library exports dlsym and dlvsym, so a call to either from anywhere in
-// the process, this library's own code included, reaches the hooks. The real ones are therefore
-// found without a name lookup: in the dynamic symbol table of the libc (or libdl) already mapped
-// into the process (real_symbols.cpp walks it with dl_iterate_phdr). Nothing here takes a lock.
+// Rationale: the shim exports dlsym and dlvsym, so a call to either from anywhere in the process,
+// this core's own code included, reaches the shim. The real ones are therefore the shim's view of
+// libc's, found without a name lookup (client/src/preload_shim/shim_libc.h). Nothing here takes a
+// lock.
 // Thread safety: every function may be called from any thread, also before main and in a child
 // after fork().
 #pragma once
@@ -15,17 +15,14 @@ namespace jitcache::client::preload {
 
 void* real_dlsym(void* handle, const char* name);
 void* real_dlvsym(void* handle, const char* name, const char* version);
-// The functions themselves (nullptr when libc's could not be found), for a jump that must keep
-// its caller's return address (dlsym_hooks.cpp).
-void* real_dlsym_address();
-void* real_dlvsym_address();
 
 // The driver the program uses: the libcuda.so.1 already loaded, else the one the client would open
 // (driver::default_driver_path()); nullptr when there is none.
 void* cuda_library();
 
-// The real function of `hook`: its slot, else resolved in its library (the driver's handle for
-// HookedLibrary::cuda; for nvJitLink the next definition after this library, RTLD_NEXT) and kept.
+// The real function of `hook`: its slot, else the next definition after the shim in the search
+// order (another interposer's, or the library's), else for HookedLibrary::cuda the definition in
+// the driver's handle (a driver opened with RTLD_LOCAL), and kept.
 // nullptr when the library has no such symbol.
 void* resolve_real(const Hook& hook);
 template <class Fn>
@@ -36,7 +33,7 @@ Fn real_function(const Hook& hook) {
 // opened itself, seen through dlsym). Returns whether the slot now holds `address`.
 bool adopt_real(const Hook& hook, void* address);
 
-// True when `address` (a return address) lies in this library: its own calls get real answers.
+// True when `address` (a return address) lies in this core: its own calls get real answers.
 bool inside_preload(const void* address);
 // True when `address` lies in libjitcache.so, loaded beside this library by a program that links
 // it: its loads are cached already, so it too gets the real driver (no second cache in front).

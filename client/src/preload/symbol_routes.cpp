@@ -4,11 +4,12 @@
 #include <dlfcn.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
+#include <span>
 
 #include <client/src/preload/hook.hpp>
 #include <client/src/preload/real_symbols.hpp>
+#include <client/src/preload/shim_link.hpp>
 
 namespace jitcache::client::preload {
 
@@ -47,12 +48,7 @@ CUresult own_get_proc_address_v1(const char* symbol, void** pfn, int version, cu
 }  // namespace
 
 void* unwrap(void* pfn) {
-  if (pfn == nullptr) return pfn;
-  for (std::span<const Hook> table : hook_tables()) {
-    for (const Hook& hook : table) {
-      if (hook.wrapper == pfn) return resolve_real(hook);
-    }
-  }
+  if (const Hook* hook = hook_at(pfn)) return resolve_real(*hook);
   return pfn;
 }
 
@@ -71,58 +67,53 @@ void* own_resolver(const char* symbol, void* found) {
   return found;
 }
 
-bool could_be_hooked(const char* symbol) {
-  return symbol != nullptr && ((symbol[0] == 'c' && symbol[1] == 'u') || std::strncmp(symbol, "nvJitLink", 9) == 0 ||
-                               std::strncmp(symbol, "__nvJitLink", 11) == 0);
+bool preload_disabled() { return shim().disabled() != 0; }
+
+namespace {
+
+// Whether `found` is a real definition of `hook`'s symbol: the one its calls go to, or the driver's
+// own (a lookup in the driver's handle finds the driver's, not the interposer after ours).
+bool is_real_definition(const Hook& hook, void* found) {
+  if (resolve_real(hook) == found) return true;
+  if (hook.library != HookedLibrary::cuda) return false;
+  void* cuda = cuda_library();
+  return cuda != nullptr && real_dlsym(cuda, hook.symbol) == found;
 }
 
-bool preload_disabled() {
-  // 0 unknown, 1 enabled, 2 disabled; racing first readers compute the same answer.
-  static std::atomic<int> state{0};
-  int known = state.load(std::memory_order_relaxed);
-  if (known == 0) {
-    const char* value = std::getenv("JITCACHE_DISABLE");
-    known = (value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0) ? 2 : 1;
-    state.store(known, std::memory_order_relaxed);
-  }
-  return known == 2;
+// The function a program is handed for `hook`: the shim's stub.
+void* handed_out(const Hook& hook, void* otherwise) {
+  void* stub = stub_of(hook);
+  return stub != nullptr ? stub : otherwise;
 }
+
+}  // namespace
 
 void* route_symbol(const char* symbol, void* found) {
-  if (found == nullptr || !could_be_hooked(symbol) || preload_disabled()) return found;
-  for (std::span<const Hook> table : hook_tables()) {
-    for (const Hook& hook : table) {
-      if (std::strcmp(hook.symbol, symbol) != 0) continue;
-      if (found == hook.wrapper) return found;
-      if (resolve_real(hook) == found) return hook.wrapper;
-      if (hook.library == HookedLibrary::nvjitlink && in_library(found, "libnvJitLink.so") && adopt_real(hook, found)) {
-        return hook.wrapper;
-      }
-      return found;
-    }
+  if (found == nullptr || preload_disabled()) return found;
+  const Hook* hook = hook_named(symbol);
+  if (hook == nullptr) return found;
+  if (hook_at(found) == hook) return handed_out(*hook, found);
+  if (is_real_definition(*hook, found)) return handed_out(*hook, found);
+  if (hook->library == HookedLibrary::nvjitlink && in_library(found, "libnvJitLink.so") && adopt_real(*hook, found)) {
+    return handed_out(*hook, found);
   }
   return found;
 }
 
 void* route_proc_address(const char* base, void* found, int version) {
-  if (found == nullptr || base == nullptr || preload_disabled()) return found;
+  if (found == nullptr || base == nullptr) return found;
+  const std::span<const Hook* const> hooks = hooks_of_base(base);
+  if (hooks.empty() || preload_disabled()) return found;
   const Hook* newest_fitting = nullptr;
-  bool any = false;
-  for (std::span<const Hook> table : hook_tables()) {
-    for (const Hook& hook : table) {
-      if (hook.base == nullptr || hook.library != HookedLibrary::cuda || std::strcmp(hook.base, base) != 0) continue;
-      any = true;
-      if (found == hook.wrapper) return found;
-      if (resolve_real(hook) == found) return hook.wrapper;
-      if (hook.min_version <= version &&
-          (newest_fitting == nullptr || hook.min_version > newest_fitting->min_version)) {
-        newest_fitting = &hook;
-      }
+  for (const Hook* hook : hooks) {
+    if (hook_at(found) == hook || is_real_definition(*hook, found)) return handed_out(*hook, found);
+    if (hook->min_version <= version && (newest_fitting == nullptr || hook->min_version > newest_fitting->min_version)) {
+      newest_fitting = hook;
     }
   }
-  if (!any || newest_fitting == nullptr) return found;
+  if (newest_fitting == nullptr) return found;
   if (newest_fitting->real->load(std::memory_order_acquire) == nullptr && adopt_real(*newest_fitting, found)) {
-    return newest_fitting->wrapper;
+    return handed_out(*newest_fitting, found);
   }
   return found;
 }
