@@ -12,6 +12,7 @@
 
 #include <client/cli/commands.hpp>
 #include <client/cli/failure.hpp>
+#include <client/cli/run_fast_path.hpp>
 
 #ifndef JITCACHE_VERSION
 #define JITCACHE_VERSION "unknown"
@@ -120,6 +121,7 @@ ExitCode parse_and_run(int argc, char** argv) {
 
 int run_cli(int argc, char** argv) {
   try {
+    if (const auto ran = run_without_parser(argc, argv)) return to_int(*ran);
     return to_int(parse_and_run(argc, argv));
   } catch (const std::bad_alloc&) {
     return to_int(fail(ExitCode::local_io, "out of memory"));

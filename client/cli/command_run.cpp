@@ -19,16 +19,11 @@
 #include <client/cli/failure.hpp>
 #include <client/cli/preload_environment.hpp>
 #include <client/cli/preload_library.hpp>
+#include <client/cli/run_command.hpp>
 
 namespace jitcache::client::cli {
 
 namespace {
-
-struct RunOptions {
-  std::string socket_path;  // --socket after `run`; the global one is used when it is not given
-  bool quiet = false;
-  std::vector<std::string> command;  // the program and its arguments
-};
 
 // Rationale: the program may change its working directory before it connects; a socket named
 // relative to where `jitcache run` was started must still be found.
@@ -37,6 +32,8 @@ std::string absolute_socket(const std::string& path) {
   const auto full = std::filesystem::absolute(path, ec);
   return ec ? path : full.string();
 }
+
+}  // namespace
 
 ExitCode run_program(const RunOptions& options, const GlobalOptions& global) {
   const std::vector<std::string>& command = options.command;
@@ -74,8 +71,6 @@ ExitCode run_program(const RunOptions& options, const GlobalOptions& global) {
   }
   return fail(ExitCode::cannot_execute, "cannot run " + program + ": " + std::strerror(error));
 }
-
-}  // namespace
 
 Command add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
