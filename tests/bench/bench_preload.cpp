@@ -172,12 +172,12 @@ void lookups(const std::string& preload, int calls, int rounds) {
   std::vector<std::vector<std::pair<std::string, double>>> preloaded;
   for (int round = 0; round < rounds; ++round) {
     for (const bool with : {false, true}) {
-      const auto result = jitcache::testing::run_child(
-          argv,
-          {{"LD_PRELOAD", with ? std::optional<std::string>(preload) : std::nullopt},
-           {"JITCACHE_SOCKET", dir.file("none.sock")},
-           {"JITCACHE_QUIET", std::string("1")}},
-          std::chrono::seconds(120));
+      const auto result =
+          jitcache::testing::run_child(argv,
+                                       {{"LD_PRELOAD", with ? std::optional<std::string>(preload) : std::nullopt},
+                                        {"JITCACHE_SOCKET", dir.file("none.sock")},
+                                        {"JITCACHE_QUIET", std::string("1")}},
+                                       std::chrono::seconds(120));
       if (result.status != 0) {
         std::printf("lookups: the child failed (status %d)\n", result.status);
         return;

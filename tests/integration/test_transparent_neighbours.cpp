@@ -84,7 +84,8 @@ std::vector<std::string> needed_libraries(const std::string& path) {
     if (open == std::string::npos) continue;
     const auto start = line.find('[');
     const auto end = line.find(']');
-    if (start != std::string::npos && end != std::string::npos) needed.push_back(line.substr(start + 1, end - start - 1));
+    if (start != std::string::npos && end != std::string::npos)
+      needed.push_back(line.substr(start + 1, end - start - 1));
   }
   return needed;
 }
@@ -120,7 +121,8 @@ TEST_CASE("transparent: another interposer of dlsym sees all 5 of the program's 
                           "interposer saw dlsym 5 of 5, cuModuleLoadData 0 of 5");
 }
 
-TEST_CASE("transparent: another interposer of cuModuleLoadData sees all 5 of the program's loads, before or after ours") {
+TEST_CASE(
+    "transparent: another interposer of cuModuleLoadData sees all 5 of the program's loads, before or after ours") {
   TempDir dir;
   const std::string cubin = dir.file("sm90.cubin");
   const auto bytes = jitcache::testing::make_cubin({}, 11, 4096);

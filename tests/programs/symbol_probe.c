@@ -20,9 +20,9 @@ static int mapped(const char* part) {
 
 int main(void) {
   static const char* const k_names[] = {
-      "cuModuleLoadData",        "cuModuleLoadDataEx", "cuLibraryLoadData",      "cuLinkCreate_v2",
-      "cuGetProcAddress",        "cuGetProcAddress_v2", "cudaGetDriverEntryPoint", "cudaGetDriverEntryPointByVersion",
-      "nvJitLinkCreate",         "__nvJitLinkCreate_13_0", "__nvJitLinkComplete_12_4", "cuInit",
+      "cuModuleLoadData", "cuModuleLoadDataEx",     "cuLibraryLoadData",        "cuLinkCreate_v2",
+      "cuGetProcAddress", "cuGetProcAddress_v2",    "cudaGetDriverEntryPoint",  "cudaGetDriverEntryPointByVersion",
+      "nvJitLinkCreate",  "__nvJitLinkCreate_13_0", "__nvJitLinkComplete_12_4", "cuInit",
   };
   void* program = dlopen(NULL, RTLD_NOW);
   for (size_t i = 0; i < sizeof k_names / sizeof k_names[0]; ++i) {

@@ -107,7 +107,8 @@ void* route_proc_address(const char* base, void* found, int version) {
   const Hook* newest_fitting = nullptr;
   for (const Hook* hook : hooks) {
     if (hook_at(found) == hook || is_real_definition(*hook, found)) return handed_out(*hook, found);
-    if (hook->min_version <= version && (newest_fitting == nullptr || hook->min_version > newest_fitting->min_version)) {
+    if (hook->min_version <= version &&
+        (newest_fitting == nullptr || hook->min_version > newest_fitting->min_version)) {
       newest_fitting = hook;
     }
   }

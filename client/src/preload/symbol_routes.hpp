@@ -3,7 +3,8 @@
 // only when it succeeded and is the real function of a hooked ABI symbol.
 //
 //   dlsym/dlvsym "cuLinkCreate_v2" → the shim's stub of the hook whose symbol is that name, when the
-//     address found is the real one or the driver's own (an nvJitLink the program opened itself is adopted: real_symbols.hpp)
+//     address found is the real one or the driver's own (an nvJitLink the program opened itself is adopted:
+//     real_symbols.hpp)
 //   cuGetProcAddress("cuLinkCreate", version) → among the hooks of that base name, the one whose
 //     real function is the address the driver returned (the ABI the driver chose for the version
 //     asked); when the driver's address is none of them, the hook whose min_version is the newest

@@ -32,7 +32,8 @@
 #endif
 
 static void* lookup_in(void* handle, const char* name, const char* version) {
-  return version != NULL ? jitcache_shim_libc_dlvsym()(handle, name, version) : jitcache_shim_libc_dlsym()(handle, name);
+  return version != NULL ? jitcache_shim_libc_dlvsym()(handle, name, version)
+                         : jitcache_shim_libc_dlsym()(handle, name);
 }
 
 /* A handle of the object holding `caller`, when that object is not the shim: its own scope (itself
@@ -84,8 +85,8 @@ static void* default_lookup(int index, const char* name, const char* version, co
 }
 
 static void* handle_lookup(int index, void* handle, const char* name, const char* version, const void* caller) {
-  void* found = version != NULL ? jitcache_shim_next_dlvsym()(handle, name, version)
-                                : jitcache_shim_next_dlsym()(handle, name);
+  void* found =
+      version != NULL ? jitcache_shim_next_dlvsym()(handle, name, version) : jitcache_shim_next_dlsym()(handle, name);
   if (found == NULL) return NULL; /* the real lookup's failure, in its words */
   if (jitcache_shim_contains(found)) {
     void* real = real_definition(name, version, caller);

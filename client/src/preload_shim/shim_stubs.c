@@ -23,31 +23,48 @@
 #error "the preload shim's stubs are x86-64 assembly"
 #endif
 
-#define JITCACHE_STUB(name, kind)                     \
-  __asm__(".pushsection .text\n"                      \
-          ".globl " #name "\n"                        \
-          ".type " #name ", @function\n"              \
-          ".globl jitcache_stub_" #name "\n"          \
-          ".hidden jitcache_stub_" #name "\n"         \
-          ".p2align 4\n" #name ":\n"                  \
-          "jitcache_stub_" #name ":\n"                \
-          "\tjmpq *jitcache_slot_" #name "(%rip)\n"   \
-          ".size " #name ", .-" #name "\n"            \
-          "jitcache_lazy_" #name ":\n"                \
-          "\tleaq jitcache_slot_" #name "(%rip), %r11\n" \
-          "\tjmp jitcache_shim_lazy\n"                \
-          ".popsection\n"                             \
-          ".pushsection .data.rel.local, \"aw\"\n"    \
-          ".p2align 3\n"                              \
-          ".globl jitcache_slot_" #name "\n"          \
-          ".hidden jitcache_slot_" #name "\n"         \
-          "jitcache_slot_" #name ":\n"                \
-          "\t.quad jitcache_lazy_" #name "\n"         \
-          ".popsection\n");
+/* clang-format off: one line of assembly per line of source */
+#define JITCACHE_STUB(name, kind)              \
+  __asm__(                                     \
+      ".pushsection .text\n"                   \
+      ".globl " #name                          \
+      "\n"                                     \
+      ".type " #name                           \
+      ", @function\n"                          \
+      ".globl jitcache_stub_" #name            \
+      "\n"                                     \
+      ".hidden jitcache_stub_" #name           \
+      "\n"                                     \
+      ".p2align 4\n" #name                     \
+      ":\n"                                    \
+      "jitcache_stub_" #name                   \
+      ":\n"                                    \
+      "\tjmpq *jitcache_slot_" #name           \
+      "(%rip)\n"                               \
+      ".size " #name ", .-" #name              \
+      "\n"                                     \
+      "jitcache_lazy_" #name                   \
+      ":\n"                                    \
+      "\tleaq jitcache_slot_" #name            \
+      "(%rip), %r11\n"                         \
+      "\tjmp jitcache_shim_lazy\n"             \
+      ".popsection\n"                          \
+      ".pushsection .data.rel.local, \"aw\"\n" \
+      ".p2align 3\n"                           \
+      ".globl jitcache_slot_" #name            \
+      "\n"                                     \
+      ".hidden jitcache_slot_" #name           \
+      "\n"                                     \
+      "jitcache_slot_" #name                   \
+      ":\n"                                    \
+      "\t.quad jitcache_lazy_" #name           \
+      "\n"                                     \
+      ".popsection\n");
+/* clang-format on */
 JITCACHE_HOOKED_NAMES(JITCACHE_STUB)
 
-#define JITCACHE_DECLARE(name, kind)                                                    \
-  extern char jitcache_stub_##name[] __attribute__((visibility("hidden")));             \
+#define JITCACHE_DECLARE(name, kind)                                        \
+  extern char jitcache_stub_##name[] __attribute__((visibility("hidden"))); \
   extern void* jitcache_slot_##name __attribute__((visibility("hidden")));
 JITCACHE_HOOKED_NAMES(JITCACHE_DECLARE)
 
@@ -64,8 +81,8 @@ static void** const k_slots[JITCACHE_HOOKED_NAME_COUNT] = {JITCACHE_HOOKED_NAMES
 /* The answers when there is neither a core nor a real function (a driver name reached by direct
  * binding in a process whose driver was unloaded, say): the error each library gives for "not
  * there". The stubs call them with the caller's arguments, which they ignore. */
-static int cuda_not_initialized(void) { return 3; }      /* CUDA_ERROR_NOT_INITIALIZED */
-static int nvjitlink_internal_error(void) { return 6; }  /* NVJITLINK_ERROR_INTERNAL */
+static int cuda_not_initialized(void) { return 3; }        /* CUDA_ERROR_NOT_INITIALIZED */
+static int nvjitlink_internal_error(void) { return 6; }    /* NVJITLINK_ERROR_INTERNAL */
 static int cudart_initialization_error(void) { return 3; } /* cudaErrorInitializationError */
 static int api_failed(void) { return -1; }
 static const char* api_unknown_name(void) { return "unknown"; }
