@@ -1,15 +1,16 @@
 // One entry point libjitcache-preload.so stands in for (docs/transparent.md "How calls are caught").
 //
 // A Hook names one exported ABI symbol of one library ("cuLinkCreate_v2" of libcuda,
-// "__nvJitLinkCreate_13_0" of libnvJitLink), the wrapper that replaces it, and the slot that holds
-// the real function the wrapper calls. Every route a program can take to the symbol ends at the same
-// wrapper: direct binding (the preload library exports `symbol`), dlsym/dlvsym on the library's
-// handle, and, for the driver, cuGetProcAddress{,_v2} and cudaGetDriverEntryPoint{,ByVersion} asked
+// "__nvJitLinkCreate_13_0" of libnvJitLink), the core's function that replaces it, and the slot that
+// holds the real function it calls. Every route a program can take to the symbol ends at the shim's
+// stub for it (client/src/preload_shim/hooked_names.h), which jumps to that function: direct binding
+// (the shim exports `symbol`), dlsym/dlvsym on the library's handle, and, for the driver,
+// cuGetProcAddress{,_v2} and cudaGetDriverEntryPoint{,ByVersion} asked
 // for `base` at an API version from `min_version` on (the newest ABI whose min_version is at most
 // the version asked for is the one handed out, as cudaTypedefs.h's PFN_*_vNNNN describe them).
 //
-// The real function is found by name in the real library, never through the hooks
-// (real_symbols.hpp). Thread safety: the table is constant; a slot is an atomic written once with
+// The real function is the next definition after the shim, else found in the real library, never
+// through the hooks (real_symbols.hpp). Thread safety: the table is constant; a slot is an atomic written once with
 // the one address the library has for the symbol (racing writers store the same value), so
 // wrappers read it without locks and nothing is held across fork().
 #pragma once
@@ -27,7 +28,7 @@ struct Hook {
   const char* base;    // what cuGetProcAddress is asked for ("cuLinkCreate"); nullptr: not reachable so
   int min_version;     // the API version from which cuGetProcAddress returns this ABI for `base`
   HookedLibrary library;
-  void* wrapper;             // the function handed out instead of the real one
+  void* wrapper;             // the core's function; programs are handed the shim's stub, which jumps here
   std::atomic<void*>* real;  // the real function, resolved on first use (real_function below)
 };
 
