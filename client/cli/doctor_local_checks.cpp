@@ -129,6 +129,18 @@ Finding check_preload() {
     }
   }
   details["in_effect"] = !named.empty();
+  // The shim loads its core from its own directory (docs/transparent.md "The shim and the core");
+  // without it every program runs, uncached.
+  const std::string core = (fs::path(*library).parent_path() / "libjitcache-preload-core.so").string();
+  details["core"] = core;
+  if (struct stat st{}; ::stat(core.c_str(), &st) != 0 && fs::path(*library).filename() == k_preload_name) {
+    Finding finding("preload", Severity::warning,
+                    "`jitcache run` preloads " + *library + ", but its core " + core + " cannot be opened (" +
+                        std::strerror(errno) + "): programs run without the cache",
+                    "install libjitcache-preload-core.so beside libjitcache-preload.so (the package does)");
+    finding.details = std::move(details);
+    return finding;
+  }
   Finding finding("preload", Severity::ok, "`jitcache run` preloads " + *library);
   if (named.empty()) {
     finding.message +=
