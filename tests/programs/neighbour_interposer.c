@@ -23,8 +23,7 @@ static dlsym_fn next_dlsym(void) {
 }
 
 __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
-  if (strncmp(name, "neighbour_probe_", 16) == 0)
-    __atomic_add_fetch(&g_dlsym_calls, 1, __ATOMIC_RELAXED);
+  if (strncmp(name, "neighbour_probe_", 16) == 0) __atomic_add_fetch(&g_dlsym_calls, 1, __ATOMIC_RELAXED);
   return next_dlsym()(handle, name);
 }
 

@@ -132,8 +132,8 @@ __attribute__((used, visibility("hidden"))) void* jitcache_shim_resolve_next_dlv
   return fn;
 }
 
-/* RTLD_NEXT is ((void*)-1). A name whose first characters cannot be hooked's is decided without a
- * call; the others are looked up in the hooked names (saving the argument registers, the stack kept
+/* RTLD_NEXT is ((void*)-1). A name whose first three characters no hooked name has is decided
+ * without a call; the others are looked up in the hooked names (saving the argument registers, the stack kept
  * 16-byte aligned at the call). The index found goes to the hook as its last argument. */
 __asm__(
     "  .pushsection .text\n"
@@ -145,12 +145,33 @@ __asm__(
     "  jz 1f\n"
     "  cmpq $-1, %rdi\n"
     "  je 1f\n"
-    "  movzbl (%rsi), %eax\n"
-    "  cmpb $0x63, %al\n" /* 'c' */
-    "  je 2f\n"
+    "  movzbl (%rsi), %eax\n" /* byte by byte: a byte is read only when the one before it is no NUL */
+    "  cmpb $0x63, %al\n"     /* 'c' */
+    "  je 4f\n"
     "  cmpb $0x6e, %al\n" /* 'n' */
-    "  je 2f\n"
+    "  je 5f\n"
     "  cmpb $0x5f, %al\n" /* '_' */
+    "  je 6f\n"
+    "  jmp 1f\n"
+    "4:\n"
+    "  cmpb $0x75, 1(%rsi)\n" /* "cu", then M, L, G or d: cuModuleLoad, cuLibrary, cuLink, cuGetProcAddress, cudaGet */
+    "  jne 1f\n"
+    "  movzbl 2(%rsi), %eax\n"
+    "  cmpb $0x4d, %al\n"
+    "  je 2f\n"
+    "  cmpb $0x4c, %al\n"
+    "  je 2f\n"
+    "  cmpb $0x47, %al\n"
+    "  je 2f\n"
+    "  cmpb $0x64, %al\n"
+    "  je 2f\n"
+    "  jmp 1f\n"
+    "5:\n"
+    "  cmpb $0x76, 1(%rsi)\n" /* "nv" */
+    "  je 2f\n"
+    "  jmp 1f\n"
+    "6:\n"
+    "  cmpb $0x5f, 1(%rsi)\n" /* "__" */
     "  je 2f\n"
     "1:\n"
     "  jmpq *jitcache_shim_dlsym_next(%rip)\n"
@@ -177,12 +198,33 @@ __asm__(
     "  jz 1f\n"
     "  cmpq $-1, %rdi\n"
     "  je 1f\n"
-    "  movzbl (%rsi), %eax\n"
-    "  cmpb $0x63, %al\n"
+    "  movzbl (%rsi), %eax\n" /* byte by byte: a byte is read only when the one before it is no NUL */
+    "  cmpb $0x63, %al\n"     /* 'c' */
+    "  je 4f\n"
+    "  cmpb $0x6e, %al\n" /* 'n' */
+    "  je 5f\n"
+    "  cmpb $0x5f, %al\n" /* '_' */
+    "  je 6f\n"
+    "  jmp 1f\n"
+    "4:\n"
+    "  cmpb $0x75, 1(%rsi)\n" /* "cu", then M, L, G or d: cuModuleLoad, cuLibrary, cuLink, cuGetProcAddress, cudaGet */
+    "  jne 1f\n"
+    "  movzbl 2(%rsi), %eax\n"
+    "  cmpb $0x4d, %al\n"
     "  je 2f\n"
-    "  cmpb $0x6e, %al\n"
+    "  cmpb $0x4c, %al\n"
     "  je 2f\n"
-    "  cmpb $0x5f, %al\n"
+    "  cmpb $0x47, %al\n"
+    "  je 2f\n"
+    "  cmpb $0x64, %al\n"
+    "  je 2f\n"
+    "  jmp 1f\n"
+    "5:\n"
+    "  cmpb $0x76, 1(%rsi)\n" /* "nv" */
+    "  je 2f\n"
+    "  jmp 1f\n"
+    "6:\n"
+    "  cmpb $0x5f, 1(%rsi)\n" /* "__" */
     "  je 2f\n"
     "1:\n"
     "  jmpq *jitcache_shim_dlvsym_next(%rip)\n"

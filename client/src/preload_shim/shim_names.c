@@ -35,11 +35,47 @@ static void build_table(void) {
   __atomic_store_n(&g_ready, 1, __ATOMIC_RELEASE);
 }
 
-/* Every hooked library name starts "cu", "nvJitLink" or "__nvJitLink". */
+/* Whether `name` begins as a hooked library name does: cuModuleLoad*, cuLibrary*, cuLink*,
+ * cuGetProcAddress*, cudaGetDriverEntryPoint*, nvJitLink*, __nvJitLink*. Rationale: cudart and the
+ * frameworks look up hundreds of cu* names that are not hooked (cuDeviceGetAttribute,
+ * cuModuleGetFunction, cuLaunchKernel); a few byte compares turn nearly all of them away before the
+ * whole name is hashed (docs/benchmarks.md "Start-up cost"). */
+static int starts_with(const char* name, const char* prefix) {
+  for (; *prefix != '\0'; ++name, ++prefix) {
+    if (*name != *prefix) return 0;
+  }
+  return 1;
+}
+
+/* starts_with for a prefix of 8 characters or more, comparing the first 8 in one load where the
+ * 8 bytes at `name` lie in one page (a read past the name's end then stays in memory that is
+ * mapped; the sanitizer is told so). */
+__attribute__((no_sanitize_address)) static int starts_with_long(const char* name, const char* prefix) {
+  if (((uintptr_t)name & 4095u) <= 4096u - 8u) {
+    uint64_t have;
+    uint64_t want;
+    __builtin_memcpy(&have, name, 8);
+    __builtin_memcpy(&want, prefix, 8);
+    if (have != want) return 0;
+  }
+  return starts_with(name, prefix);
+}
+
 static int may_be_hooked(const char* name) {
-  if (name[0] == 'c') return name[1] == 'u';
-  if (name[0] == 'n') return name[1] == 'v';
-  if (name[0] == '_') return name[1] == '_' && name[2] == 'n';
+  if (name[0] == 'c') {
+    if (name[1] != 'u') return 0;
+    switch (name[2]) {
+      case 'M': return starts_with_long(name + 3, "oduleLoad");
+      case 'L': return starts_with(name + 3, "ibrary") || starts_with(name + 3, "ink");
+      case 'G': return starts_with_long(name + 3, "etProcAddress");
+      case 'd': return starts_with_long(name + 3, "aGetDriverEntryPoint");
+      default: return 0;
+    }
+  }
+  /* nvJitLink's hooked functions are Create, Destroy, AddData, AddFile, Complete and Get*: not
+   * nvJitLinkVersion, which every user of nvJitLink asks for. */
+  if (name[0] == 'n') return starts_with_long(name + 1, "vJitLink") && name[9] != 'V';
+  if (name[0] == '_') return starts_with_long(name + 1, "_nvJitLink") && name[11] != 'V';
   return 0;
 }
 
