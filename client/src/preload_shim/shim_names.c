@@ -56,7 +56,7 @@ __attribute__((no_sanitize_address)) static int starts_with_long(const char* nam
     uint64_t want;
     __builtin_memcpy(&have, name, 8);
     __builtin_memcpy(&want, prefix, 8);
-    if (have != want) return 0;
+    return have == want && starts_with(name + 8, prefix + 8);
   }
   return starts_with(name, prefix);
 }
