@@ -137,7 +137,7 @@ TEST_CASE("transparent: a plugin found with dlsym(RTLD_DEFAULT) unloads at dlclo
   TempDir dir;
   const std::vector<std::string> argv = {program("plugin_reload"), k_programs + "/libreload_host.so",
                                          k_programs + "/libreload_plugin_v1.so", k_programs + "/libreload_plugin_v2.so",
-                                         dir.path().string()};
+                                         dir.path()};
   const ChildResult plain = run(argv, env_of(std::nullopt, dir.file("none.sock"), false));
   INFO(plain.output);
   REQUIRE(plain.status == 0);
