@@ -33,8 +33,11 @@ std::atomic<void*> g_v2_ptsz{nullptr};
 
 extern const Hook k_proc_address_hooks[3];
 
+// Rationale: cudart resolves hundreds of entry points at start, nearly none of them hooked; the
+// name is looked at first (hooks_of_base turns a name away after a few characters), so such an
+// answer is handed back after one compare.
 bool substitutable(CUresult result, void** pfn, const char* symbol, const CUdriverProcAddressQueryResult* status) {
-  return result == CUDA_SUCCESS && pfn != nullptr && *pfn != nullptr && symbol != nullptr &&
+  return result == CUDA_SUCCESS && !hooks_of_base(symbol).empty() && pfn != nullptr && *pfn != nullptr &&
          (status == nullptr || *status == CU_GET_PROC_ADDRESS_SUCCESS);
 }
 
