@@ -21,17 +21,18 @@ enum jitcache_hook_kind {
 };
 
 /* The 13 functions of one nvJitLink name family (client/src/preload/nvjitlink_hooks.cpp). */
-#define JITCACHE_NVJITLINK_FAMILY_NAMES(X, P, S)                                                      \
-  X(P##Create##S, JITCACHE_KIND_NVJITLINK)                                                            \
-  X(P##Destroy##S, JITCACHE_KIND_NVJITLINK)                                                           \
-  X(P##AddData##S, JITCACHE_KIND_NVJITLINK)                                                           \
-  X(P##AddFile##S, JITCACHE_KIND_NVJITLINK)                                                           \
-  X(P##Complete##S, JITCACHE_KIND_NVJITLINK)                                                          \
-  X(P##GetLinkedCubinSize##S, JITCACHE_KIND_NVJITLINK)                                                \
-  X(P##GetLinkedCubin##S, JITCACHE_KIND_NVJITLINK)                                                    \
-  X(P##GetLinkedPtxSize##S, JITCACHE_KIND_NVJITLINK) X(P##GetLinkedPtx##S, JITCACHE_KIND_NVJITLINK)   \
-      X(P##GetErrorLogSize##S, JITCACHE_KIND_NVJITLINK) X(P##GetErrorLog##S, JITCACHE_KIND_NVJITLINK) \
-          X(P##GetInfoLogSize##S, JITCACHE_KIND_NVJITLINK) X(P##GetInfoLog##S, JITCACHE_KIND_NVJITLINK)
+#define JITCACHE_NVJITLINK_FAMILY_NAMES(X, P, S)                                                     \
+  X(P##Create##S, JITCACHE_KIND_NVJITLINK)                                                           \
+  X(P##Destroy##S, JITCACHE_KIND_NVJITLINK)                                                          \
+  X(P##AddData##S, JITCACHE_KIND_NVJITLINK)                                                          \
+  X(P##AddFile##S, JITCACHE_KIND_NVJITLINK)                                                          \
+  X(P##Complete##S, JITCACHE_KIND_NVJITLINK)                                                         \
+  X(P##GetLinkedCubinSize##S, JITCACHE_KIND_NVJITLINK)                                               \
+  X(P##GetLinkedCubin##S, JITCACHE_KIND_NVJITLINK)                                                   \
+  X(P##GetLinkedPtxSize##S, JITCACHE_KIND_NVJITLINK)                                                 \
+  X(P##GetLinkedPtx##S, JITCACHE_KIND_NVJITLINK) X(P##GetErrorLogSize##S, JITCACHE_KIND_NVJITLINK)   \
+      X(P##GetErrorLog##S, JITCACHE_KIND_NVJITLINK) X(P##GetInfoLogSize##S, JITCACHE_KIND_NVJITLINK) \
+          X(P##GetInfoLog##S, JITCACHE_KIND_NVJITLINK)
 
 #define JITCACHE_HOOKED_NAMES(X)                                 \
   X(cuModuleLoad, JITCACHE_KIND_CUDA)                            \
