@@ -134,8 +134,9 @@ __attribute__((used, visibility("hidden"))) void* jitcache_shim_resolve_next_dlv
 
 /* RTLD_NEXT is ((void*)-1). A name that does not begin as a hooked name does (cuModuleLo...,
  * cuLi..., cuGetPr..., cudaGetDr..., nv..., __...) is turned away here, byte by byte (a byte is
- * read only after the one before it matched, so never past the name's end), without a call; the others are looked up in the hooked names (saving the argument registers, the stack kept
- * 16-byte aligned at the call). The index found goes to the hook as its last argument. */
+ * read only after the one before it matched, so never past the name's end), without a call; the
+ * others are looked up in the hooked names (saving the argument registers, the stack kept 16-byte
+ * aligned at the call). The index found goes to the hook as its last argument. */
 __asm__(
     "  .pushsection .text\n"
     "  .globl dlsym\n"
