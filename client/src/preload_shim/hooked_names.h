@@ -21,65 +21,69 @@ enum jitcache_hook_kind {
 };
 
 /* The 13 functions of one nvJitLink name family (client/src/preload/nvjitlink_hooks.cpp). */
-#define JITCACHE_NVJITLINK_FAMILY_NAMES(X, P, S)                                                     \
-  X(P##Create##S, JITCACHE_KIND_NVJITLINK)                                                           \
-  X(P##Destroy##S, JITCACHE_KIND_NVJITLINK)                                                          \
-  X(P##AddData##S, JITCACHE_KIND_NVJITLINK)                                                          \
-  X(P##AddFile##S, JITCACHE_KIND_NVJITLINK)                                                          \
-  X(P##Complete##S, JITCACHE_KIND_NVJITLINK)                                                         \
-  X(P##GetLinkedCubinSize##S, JITCACHE_KIND_NVJITLINK)                                               \
-  X(P##GetLinkedCubin##S, JITCACHE_KIND_NVJITLINK)                                                   \
-  X(P##GetLinkedPtxSize##S, JITCACHE_KIND_NVJITLINK)                                                 \
-  X(P##GetLinkedPtx##S, JITCACHE_KIND_NVJITLINK) X(P##GetErrorLogSize##S, JITCACHE_KIND_NVJITLINK)   \
-      X(P##GetErrorLog##S, JITCACHE_KIND_NVJITLINK) X(P##GetInfoLogSize##S, JITCACHE_KIND_NVJITLINK) \
-          X(P##GetInfoLog##S, JITCACHE_KIND_NVJITLINK)
+/* clang-format off: one name per line */
+#define JITCACHE_NVJITLINK_FAMILY_NAMES(X, P, S) \
+  X(P##Create##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##Destroy##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##AddData##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##AddFile##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##Complete##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##GetLinkedCubinSize##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##GetLinkedCubin##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##GetLinkedPtxSize##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##GetLinkedPtx##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##GetErrorLogSize##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##GetErrorLog##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##GetInfoLogSize##S, JITCACHE_KIND_NVJITLINK) \
+  X(P##GetInfoLog##S, JITCACHE_KIND_NVJITLINK)
 
-#define JITCACHE_HOOKED_NAMES(X)                                 \
-  X(cuModuleLoad, JITCACHE_KIND_CUDA)                            \
-  X(cuModuleLoadData, JITCACHE_KIND_CUDA)                        \
-  X(cuModuleLoadDataEx, JITCACHE_KIND_CUDA)                      \
-  X(cuModuleLoadFatBinary, JITCACHE_KIND_CUDA)                   \
-  X(cuLibraryLoadData, JITCACHE_KIND_CUDA)                       \
-  X(cuLibraryLoadFromFile, JITCACHE_KIND_CUDA)                   \
-  X(cuLibraryUnload, JITCACHE_KIND_CUDA)                         \
-  X(cuLinkCreate, JITCACHE_KIND_CUDA)                            \
-  X(cuLinkCreate_v2, JITCACHE_KIND_CUDA)                         \
-  X(cuLinkAddData, JITCACHE_KIND_CUDA)                           \
-  X(cuLinkAddData_v2, JITCACHE_KIND_CUDA)                        \
-  X(cuLinkAddFile, JITCACHE_KIND_CUDA)                           \
-  X(cuLinkAddFile_v2, JITCACHE_KIND_CUDA)                        \
-  X(cuLinkComplete, JITCACHE_KIND_CUDA)                          \
-  X(cuLinkDestroy, JITCACHE_KIND_CUDA)                           \
-  X(cuGetProcAddress, JITCACHE_KIND_CUDA)                        \
-  X(cuGetProcAddress_v2, JITCACHE_KIND_CUDA)                     \
-  X(cuGetProcAddress_v2_ptsz, JITCACHE_KIND_CUDA)                \
-  X(cudaGetDriverEntryPoint, JITCACHE_KIND_CUDART)               \
-  X(cudaGetDriverEntryPoint_ptsz, JITCACHE_KIND_CUDART)          \
-  X(cudaGetDriverEntryPointByVersion, JITCACHE_KIND_CUDART)      \
+#define JITCACHE_HOOKED_NAMES(X) \
+  X(cuModuleLoad, JITCACHE_KIND_CUDA) \
+  X(cuModuleLoadData, JITCACHE_KIND_CUDA) \
+  X(cuModuleLoadDataEx, JITCACHE_KIND_CUDA) \
+  X(cuModuleLoadFatBinary, JITCACHE_KIND_CUDA) \
+  X(cuLibraryLoadData, JITCACHE_KIND_CUDA) \
+  X(cuLibraryLoadFromFile, JITCACHE_KIND_CUDA) \
+  X(cuLibraryUnload, JITCACHE_KIND_CUDA) \
+  X(cuLinkCreate, JITCACHE_KIND_CUDA) \
+  X(cuLinkCreate_v2, JITCACHE_KIND_CUDA) \
+  X(cuLinkAddData, JITCACHE_KIND_CUDA) \
+  X(cuLinkAddData_v2, JITCACHE_KIND_CUDA) \
+  X(cuLinkAddFile, JITCACHE_KIND_CUDA) \
+  X(cuLinkAddFile_v2, JITCACHE_KIND_CUDA) \
+  X(cuLinkComplete, JITCACHE_KIND_CUDA) \
+  X(cuLinkDestroy, JITCACHE_KIND_CUDA) \
+  X(cuGetProcAddress, JITCACHE_KIND_CUDA) \
+  X(cuGetProcAddress_v2, JITCACHE_KIND_CUDA) \
+  X(cuGetProcAddress_v2_ptsz, JITCACHE_KIND_CUDA) \
+  X(cudaGetDriverEntryPoint, JITCACHE_KIND_CUDART) \
+  X(cudaGetDriverEntryPoint_ptsz, JITCACHE_KIND_CUDART) \
+  X(cudaGetDriverEntryPointByVersion, JITCACHE_KIND_CUDART) \
   X(cudaGetDriverEntryPointByVersion_ptsz, JITCACHE_KIND_CUDART) \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, nvJitLink, )                \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_0)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_1)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_2)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_3)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_4)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_5)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_6)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_8)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_9)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_0)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_1)         \
-  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_2)         \
-  X(jitcache_module_load_data_ex, JITCACHE_KIND_API_CURESULT)    \
-  X(jitcache_module_load_data, JITCACHE_KIND_API_CURESULT)       \
-  X(jitcache_module_load, JITCACHE_KIND_API_CURESULT)            \
-  X(jitcache_module_unload, JITCACHE_KIND_API_CURESULT)          \
-  X(jitcache_last_load_info, JITCACHE_KIND_API_INT)              \
-  X(jitcache_outcome_name, JITCACHE_KIND_API_TEXT)               \
-  X(jitcache_stage_name, JITCACHE_KIND_API_TEXT)                 \
-  X(jitcache_get_counters, JITCACHE_KIND_API_INT)                \
-  X(jitcache_driver_version, JITCACHE_KIND_API_INT)              \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, nvJitLink, ) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_0) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_1) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_2) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_3) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_4) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_5) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_6) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_8) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _12_9) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_0) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_1) \
+  JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_2) \
+  X(jitcache_module_load_data_ex, JITCACHE_KIND_API_CURESULT) \
+  X(jitcache_module_load_data, JITCACHE_KIND_API_CURESULT) \
+  X(jitcache_module_load, JITCACHE_KIND_API_CURESULT) \
+  X(jitcache_module_unload, JITCACHE_KIND_API_CURESULT) \
+  X(jitcache_last_load_info, JITCACHE_KIND_API_INT) \
+  X(jitcache_outcome_name, JITCACHE_KIND_API_TEXT) \
+  X(jitcache_stage_name, JITCACHE_KIND_API_TEXT) \
+  X(jitcache_get_counters, JITCACHE_KIND_API_INT) \
+  X(jitcache_driver_version, JITCACHE_KIND_API_INT) \
   X(jitcache_configure, JITCACHE_KIND_API_INT)
+/* clang-format on */
 
 #define JITCACHE_COUNT_NAME(name, kind) +1
 enum { JITCACHE_HOOKED_NAME_COUNT = 0 JITCACHE_HOOKED_NAMES(JITCACHE_COUNT_NAME) };
