@@ -21,7 +21,8 @@ enum jitcache_hook_kind {
 };
 
 /* The 13 functions of one nvJitLink name family (client/src/preload/nvjitlink_hooks.cpp). */
-/* clang-format off: one name per line */
+/* One name per line: */
+/* clang-format off */
 #define JITCACHE_NVJITLINK_FAMILY_NAMES(X, P, S) \
   X(P##Create##S, JITCACHE_KIND_NVJITLINK) \
   X(P##Destroy##S, JITCACHE_KIND_NVJITLINK) \

@@ -23,43 +23,30 @@
 #error "the preload shim's stubs are x86-64 assembly"
 #endif
 
-/* clang-format off: one line of assembly per line of source */
-#define JITCACHE_STUB(name, kind)              \
-  __asm__(                                     \
-      ".pushsection .text\n"                   \
-      ".globl " #name                          \
-      "\n"                                     \
-      ".type " #name                           \
-      ", @function\n"                          \
-      ".globl jitcache_stub_" #name            \
-      "\n"                                     \
-      ".hidden jitcache_stub_" #name           \
-      "\n"                                     \
-      ".p2align 4\n" #name                     \
-      ":\n"                                    \
-      "jitcache_stub_" #name                   \
-      ":\n"                                    \
-      "\tjmpq *jitcache_slot_" #name           \
-      "(%rip)\n"                               \
-      ".size " #name ", .-" #name              \
-      "\n"                                     \
-      "jitcache_lazy_" #name                   \
-      ":\n"                                    \
-      "\tleaq jitcache_slot_" #name            \
-      "(%rip), %r11\n"                         \
-      "\tjmp jitcache_shim_lazy\n"             \
-      ".popsection\n"                          \
-      ".pushsection .data.rel.local, \"aw\"\n" \
-      ".p2align 3\n"                           \
-      ".globl jitcache_slot_" #name            \
-      "\n"                                     \
-      ".hidden jitcache_slot_" #name           \
-      "\n"                                     \
-      "jitcache_slot_" #name                   \
-      ":\n"                                    \
-      "\t.quad jitcache_lazy_" #name           \
-      "\n"                                     \
-      ".popsection\n");
+/* One line of assembly per line of source: */
+/* clang-format off */
+#define JITCACHE_STUB(name, kind) \
+  __asm__(".pushsection .text\n" \
+          ".globl " #name "\n" \
+          ".type " #name ", @function\n" \
+          ".globl jitcache_stub_" #name "\n" \
+          ".hidden jitcache_stub_" #name "\n" \
+          ".p2align 4\n" \
+          #name ":\n" \
+          "jitcache_stub_" #name ":\n" \
+          "\tjmpq *jitcache_slot_" #name "(%rip)\n" \
+          ".size " #name ", .-" #name "\n" \
+          "jitcache_lazy_" #name ":\n" \
+          "\tleaq jitcache_slot_" #name "(%rip), %r11\n" \
+          "\tjmp jitcache_shim_lazy\n" \
+          ".popsection\n" \
+          ".pushsection .data.rel.local, \"aw\"\n" \
+          ".p2align 3\n" \
+          ".globl jitcache_slot_" #name "\n" \
+          ".hidden jitcache_slot_" #name "\n" \
+          "jitcache_slot_" #name ":\n" \
+          "\t.quad jitcache_lazy_" #name "\n" \
+          ".popsection\n");
 /* clang-format on */
 JITCACHE_HOOKED_NAMES(JITCACHE_STUB)
 
