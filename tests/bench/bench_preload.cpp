@@ -74,6 +74,9 @@ std::pair<double, double> run_many(const std::vector<std::string>& argv, const s
     }
     int status = 0;
     ::waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "bench_preload: %s exited with status %d\n", argv[0].c_str(), status);
+    }
   }
   const double wall = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   rusage after{};
