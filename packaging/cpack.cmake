@@ -1,7 +1,8 @@
 # `cpack -G DEB` in a build directory makes jitcache_<version>_<arch>.deb: jitcached, jitcache-compile,
 # the jitcache CLI, libjitcache (shared and static) with its headers, CMake package and pkg-config
-# file, libjitcache-preload.so and its core libjitcache-preload-core.so (when built) for `jitcache run`, the systemd units with their
-# sysusers.d/tmpfiles.d entries, and an example configuration.
+# file, libjitcache-preload.so and its core libjitcache-preload-core.so (when built) for
+# `jitcache run`, the systemd units with their sysusers.d/tmpfiles.d entries, and an example
+# configuration.
 # The package's own scripts (packaging/debian) create the jitcache user and group.
 set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "jitcache")
