@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <client/src/transport/socket_access.hpp>
 #include <common/descriptor_send.hpp>
 #include <common/result.hpp>
 #include <cstring>
@@ -123,6 +124,10 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
 
   if (connect_through_restart(fd, addr, options.restart_wait) != 0) {
     // A Unix socket whose listen backlog is full answers EAGAIN; anything else means no daemon.
+    if (errno == EACCES) {
+      return make_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path + ": " +
+                                                    permission_denied_text(options.socket_path));
+    }
     if (errno != EAGAIN && errno != EINPROGRESS) {
       return errno_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path);
     }

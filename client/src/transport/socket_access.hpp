@@ -1,0 +1,22 @@
+// Why this process may not reach a socket that is there: the text a "Permission denied" on the way
+// to it gets, naming the directory or socket that refuses, its group and mode, and the group to join.
+// The system socket (/run/jitcache/jitcached.sock) lives in a directory only its group may search
+// (packaging/systemd/jitcached.socket, DirectoryMode=0750), so a user outside that group sees EACCES
+// there, not ENOENT; saying "missing" or "start jitcached" would send them the wrong way.
+// Thread safety: pure functions over the file system and the group database.
+#pragma once
+
+#include <string>
+
+namespace jitcache::client::transport {
+
+// True when `path` cannot be looked at because a directory on the way refuses this process
+// (lstat fails with EACCES): the socket may well be there.
+bool blocked_by_permissions(const std::string& path);
+
+// "Permission denied: /run/jitcache is group jitcache's (mode 0750) and uid 1000 is not in that
+// group; add the user to it (`usermod -aG jitcache USER`, then log in again)". `refusing` is the
+// directory whose search was refused, or the socket whose connect was refused.
+std::string permission_denied_text(const std::string& refusing);
+
+}  // namespace jitcache::client::transport
