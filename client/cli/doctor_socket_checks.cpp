@@ -34,6 +34,8 @@ namespace {
 // briefly, a dead one should be reported at once.
 constexpr std::chrono::milliseconds k_connect_timeout{2000};
 constexpr std::chrono::milliseconds k_io_timeout{10000};
+// As daemon_session.cpp's: a socket systemd holds while no daemon serves it is told in 5 s.
+constexpr std::chrono::milliseconds k_first_reply_timeout{5000};
 
 std::string mode_text(mode_t mode) {
   char text[8];
@@ -205,6 +207,7 @@ Finding check_daemon(DoctorContext& context) {
   options.socket_path = context.socket_path;
   options.connect_timeout = k_connect_timeout;
   options.io_timeout = k_io_timeout;
+  options.first_reply_timeout = k_first_reply_timeout;
   options.trust = context.trust;
   auto client = transport::DaemonClient::connect(options);
   if (!client) {
@@ -224,7 +227,11 @@ Finding check_daemon(DoctorContext& context) {
     context.client.reset();
     return Finding("daemon", Severity::error,
                    "jitcached at " + context.socket_path + " did not answer HELLO: " + hello.error().message,
-                   "look at jitcached's log; a daemon that answers nothing should be restarted");
+                   hello.error().message.find("systemd holds the socket") != std::string::npos
+                       ? "restarting cannot help a service that fails at every start: `systemctl status jitcached` "
+                         "and `journalctl -u jitcached -n 20` say why it fails; fix that, and the next restart "
+                         "serves the waiting connections"
+                       : "look at jitcached's log; a daemon that answers nothing should be restarted");
   }
   context.hello = *hello;
   Json details{{"version", hello->daemon_version},

@@ -1,6 +1,7 @@
 #include <client/src/transport/socket_access.hpp>
 
 #include <grp.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -41,6 +42,20 @@ std::string permission_denied_text(const std::string& refusing) {
   return text + ": " + refusing + " is group " + group + "'s (mode " + mode + ") and uid " +
          std::to_string(::geteuid()) + " is not in that group; add the user to it (`usermod -aG " + group +
          " USER`, then log in again, or `newgrp " + group + "`)";
+}
+
+std::string no_answer_text(int connected_socket, const std::string& socket_path, std::chrono::milliseconds waited) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%.1f", static_cast<double>(waited.count()) / 1000.0);
+  const std::string text = "no answer from jitcached at " + socket_path + " within " + seconds + " s";
+  ucred peer{};
+  socklen_t length = sizeof(peer);
+  if (::getsockopt(connected_socket, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.pid != 1) {
+    return text + ": the daemon is overloaded or hung";
+  }
+  return text + ": systemd holds the socket (pid 1 listens on it) and no jitcached serves it: the service is "
+                "failing to start (a crash loop), stopped or hung; see `systemctl status jitcached` and "
+                "`journalctl -u jitcached` (docs/operations.md \"Restarts and start limits\")";
 }
 
 }  // namespace jitcache::client::transport

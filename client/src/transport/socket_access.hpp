@@ -1,4 +1,4 @@
-// Why this process may not reach a socket that is there: the text a "Permission denied" on the way
+// Why this process may not reach a socket that is there, or gets no answer on it: the text a "Permission denied" on the way
 // to it gets, naming the directory or socket that refuses, its group and mode, and the group to join.
 // The system socket (/run/jitcache/jitcached.sock) lives in a directory only its group may search
 // (packaging/systemd/jitcached.socket, DirectoryMode=0750), so a user outside that group sees EACCES
@@ -6,6 +6,7 @@
 // Thread safety: pure functions over the file system and the group database.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace jitcache::client::transport {
@@ -18,5 +19,12 @@ bool blocked_by_permissions(const std::string& path);
 // group; add the user to it (`usermod -aG jitcache USER`, then log in again)". `refusing` is the
 // directory whose search was refused, or the socket whose connect was refused.
 std::string permission_denied_text(const std::string& refusing);
+
+// A connection's first reply did not come within `waited`. When the process listening on the socket
+// is PID 1 (SO_PEERCRED reports listen(2)'s caller: systemd, for a socket-activated daemon, running
+// or not), the connection sits in systemd's backlog and no daemon is serving it: the text says so
+// and names `systemctl status jitcached` and `journalctl -u jitcached`, since restarting the socket
+// cannot help a service that fails at every start.
+std::string no_answer_text(int connected_socket, const std::string& socket_path, std::chrono::milliseconds waited);
 
 }  // namespace jitcache::client::transport

@@ -247,7 +247,10 @@ Result<void> UnixConnection::send_with_descriptor(Bytes bytes, int fd, Clock::ti
 Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
                                    std::uint16_t flags, std::chrono::milliseconds timeout, int attached_fd) {
   m_last_loss = CallLoss::none;
-  const auto budget = timeout.count() > 0 ? timeout : m_options.io_timeout;
+  const bool first = m_next_request_id == 1;
+  const auto budget = timeout.count() > 0                                  ? timeout
+                      : first && m_options.first_reply_timeout.count() > 0 ? m_options.first_reply_timeout
+                                                                           : m_options.io_timeout;
   const auto deadline = Clock::now() + budget;
   proto::FrameHeader h;
   h.op = op;
@@ -272,6 +275,9 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
   auto reply = read_reply(Clock::now() + budget);
   if (!reply) {
     if (reply.error().code == ErrorCode::unavailable) m_last_loss = CallLoss::while_awaiting_reply;
+    if (reply.error().code == ErrorCode::timeout && first && m_options.first_reply_timeout.count() > 0) {
+      return make_error(ErrorCode::timeout, no_answer_text(m_fd, m_options.socket_path, budget));
+    }
     return reply.error();
   }
   if (reply->header.request_id != h.request_id && reply->header.request_id != 0) {
