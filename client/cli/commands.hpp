@@ -35,5 +35,6 @@ Command add_misses_command(CLI::App& app);   // command_misses.cpp
 Command add_export_command(CLI::App& app);   // command_export.cpp
 Command add_import_command(CLI::App& app);   // command_import.cpp
 Command add_doctor_command(CLI::App& app);   // command_doctor.cpp
+Command add_preload_path_command(CLI::App& app);  // command_preload_path.cpp
 
 }  // namespace jitcache::client::cli

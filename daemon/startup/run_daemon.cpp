@@ -238,6 +238,7 @@ int run_daemon(int argc, char** argv) {
   if (auto refusal = network_refusal(config)) {
     spdlog::critical("cannot start: {}", *refusal);
     if (detacher) detacher->report_failure(*refusal);
+    if (*inherited) close_waiting_connections((*inherited)->fd);
     return k_exit_sandbox_forbids;
   }
   if (auto warning = private_network_warning(config)) spdlog::warn("{}", *warning);

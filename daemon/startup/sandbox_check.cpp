@@ -1,6 +1,7 @@
 #include <daemon/startup/sandbox_check.hpp>
 
 #include <net/if.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -67,6 +68,18 @@ std::optional<std::string> network_refusal(const config::Config& config) {
     if (v4 != 0 && socket_error(AF_INET6) != 0) return refusal_text("remote", AF_INET, v4);
   }
   return std::nullopt;
+}
+
+void close_waiting_connections(int listening_fd) {
+  // poll() first: the socket is systemd's, shared with it, and may be blocking; its flags stay as
+  // they are. Bounded, so that clients arriving as fast as they are closed cannot keep it here.
+  for (int taken = 0; taken < 4096; ++taken) {
+    pollfd ready{listening_fd, POLLIN, 0};
+    if (::poll(&ready, 1, 0) != 1 || (ready.revents & POLLIN) == 0) return;
+    const int connection = ::accept4(listening_fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (connection < 0 && errno != EINTR) return;
+    if (connection >= 0) ::close(connection);
+  }
 }
 
 std::optional<std::string> private_network_warning(const config::Config& config) {

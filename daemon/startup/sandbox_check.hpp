@@ -28,6 +28,15 @@ inline constexpr int k_exit_sandbox_forbids = 78;
 // forbids it. Nullopt when every socket it needs can be made.
 std::optional<std::string> network_refusal(const config::Config& config);
 
+// Closes every connection waiting on an inherited (socket-activated) listening socket, before the
+// daemon exits refusing to start. Rationale: systemd starts the service again for as long as a
+// connection waits, whatever RestartPreventExitStatus= says; taking the waiting ones leaves the socket
+// idle and listening, so the next client starts one more attempt (which succeeds once the unit is
+// fixed) instead of a burst that reaches jitcached.socket's trigger limit and fails it. The clients
+// see the connection closed and fall back to the driver's JIT at once (the CLI then names systemd
+// and the journal: client/src/transport/socket_access.hpp).
+void close_waiting_connections(int listening_fd);
+
 // Under a service manager (INVOCATION_ID set) with loopback as the only network interface: a
 // warning that a TCP metrics port or a remote is in a network namespace of its own. Nullopt otherwise.
 std::optional<std::string> private_network_warning(const config::Config& config);

@@ -15,11 +15,24 @@
 #      goes the daemon comes back by itself;
 #   6. 4 clients looping `jitcache ping` through 10 restarts and a package upgrade (the same build
 #      repacked with a higher version, so that dpkg runs the upgrade path) see 0 failures;
-#   7. purge removes the units, the binaries, /var/lib/jitcache, /etc/jitcache and /run/jitcache,
-#      and leaves the jitcache user and group (Debian leaves system users: packaging/debian/postrm).
+#   7. an upgrade leaves a socket the administrator disabled disabled and stopped (postinst enables
+#      on the first install only, as dh_installsystemd does);
+#   8. right after the install: /etc/jitcache is root's, `jitcache keygen --out /etc/jitcache/builder`
+#      works, the documented preload path (/usr/lib/<triplet>/libjitcache-preload.so) is the file
+#      `jitcache preload-path` prints; a user outside the group jitcache is told to join it;
+#   9. under the shipped unit a TCP metrics_listen is refused, naming RestrictAddressFamilies, with
+#      exit status 78 and no restart (not a crash loop), and `jitcache ping` then names systemd and
+#      the journal within seconds; a remote_password_file the daemon's user cannot read is named
+#      with the reason and its uid;
+#  10. with the network drop-in (packaging/systemd/jitcached-network.conf) metrics answer over TCP
+#      and a fleet remote on a Redis inside the container answers `jitcache remote check`;
+#  11. purge removes the units, the binaries, /var/lib/jitcache, /etc/jitcache and /run/jitcache,
+#      and leaves the jitcache user and group (Debian leaves system users: packaging/debian/daemon/postrm).
 #
 # Usage: check_package_under_systemd.sh DEB_DIR LOAD_PROGRAM FAKE_DRIVER PTX NVJITLINK_DIR
-#   DEB_DIR: where cpack put jitcache_<version>_<arch>.deb (the CTest fixture runs it).
+#   DEB_DIR: where cpack put jitcache_, libjitcache0_ and libjitcache-dev_<version>_<arch>.deb (the
+#   CTest fixture runs it). The Redis of step 10 is the host's redis-server, copied in with the
+#   libraries a minimal root lacks (skipped, saying so, where the host has none).
 #   NVJITLINK_DIR: the toolkit directory holding libnvJitLink.so.<major>, bind-mounted read-only at
 #   the same path (the worker's RUNPATH; it stands in for NVIDIA's package on a GPU host).
 # The root is cached under $JITCACHE_CI_CACHE (default /var/cache/jitcache-ci: bookworm-base/, and
@@ -41,6 +54,8 @@ for tool in nsenter flock pgrep dpkg-deb; do
 done
 deb="$(find "$deb_dir" -maxdepth 1 -name 'jitcache_*.deb' 2>/dev/null | head -1)"
 [ -f "$deb" ] || { echo "FAIL: no jitcache_*.deb in $deb_dir"; exit 1; }
+runtime_deb="$(find "$deb_dir" -maxdepth 1 -name 'libjitcache0_*.deb' 2>/dev/null | head -1)"
+[ -f "$runtime_deb" ] || { echo "FAIL: no libjitcache0_*.deb in $deb_dir"; exit 1; }
 cache="${JITCACHE_CI_CACHE:-/var/cache/jitcache-ci}"
 status=0
 base="$("$here/cached_debian_root.sh" "$cache")" || status=$?
@@ -91,10 +106,26 @@ fi
 # the same package repacked with a higher version for the upgrade.
 version="$(dpkg-deb -f "$deb" Version)"
 mkdir -p "$work/repack" "$root/opt/jitcache-test"
-dpkg-deb -R "$deb" "$work/repack/tree"
-sed -i "s/^Version: .*/Version: ${version}+ci.upgrade/" "$work/repack/tree/DEBIAN/control"
-dpkg-deb -Znone -b "$work/repack/tree" "$root/opt/jitcache-test/jitcache_upgrade.deb" >/dev/null
+for package in jitcache libjitcache0; do
+  source_deb="$deb"; [ "$package" = jitcache ] || source_deb="$runtime_deb"
+  dpkg-deb -R "$source_deb" "$work/repack/$package"
+  # The new version, and jitcache's exact dependency on libjitcache0 with it.
+  sed -i -e "s/^Version: .*/Version: ${version}+ci.upgrade/" -e "s/(= ${version})/(= ${version}+ci.upgrade)/g" \
+    "$work/repack/$package/DEBIAN/control"
+  dpkg-deb -Znone -b "$work/repack/$package" "$root/opt/jitcache-test/${package}_upgrade.deb" >/dev/null
+done
 cp "$deb" "$root/opt/jitcache-test/jitcache.deb"
+cp "$runtime_deb" "$root/opt/jitcache-test/libjitcache0.deb"
+# A Redis for the fleet step: the host's, with the libraries a minimal root lacks.
+redis_binary="$(readlink -f "$(command -v redis-server || true)" 2>/dev/null || true)"
+if [ -x "$redis_binary" ]; then
+  mkdir -p "$root/opt/jitcache-test/redis"
+  cp "$redis_binary" "$root/opt/jitcache-test/redis/redis-server"
+  for library in libatomic.so.1 liblzf.so.1 libjemalloc.so.2; do
+    path="$(ldd "$redis_binary" | awk -v l="$library" '$1 == l { print $3 }')"
+    [ -n "$path" ] && cp -L "$path" "$root/opt/jitcache-test/redis/"
+  done
+fi
 cp -P "$fake_driver" "$(dirname "$fake_driver")/$(readlink "$fake_driver")" "$root/opt/jitcache-test/"
 cp "$load_program" "$root/opt/jitcache-test/load_module"
 cp "$ptx" "$root/opt/jitcache-test/kernel.ptx"
@@ -139,7 +170,8 @@ echo "PID 1 in the container: $(inside systemctl --version | head -1)"
 phase "apt-get install the package (its Depends bring every library in)"
 apt_install() { flock "$cache/apt-archives.lock" timeout 600 nsenter -t "$leader" -a -- env -i \
   PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-  apt-get install -y -q --no-install-recommends /opt/jitcache-test/jitcache.deb > "$work/apt.log" 2>&1; }
+  apt-get install -y -q --no-install-recommends /opt/jitcache-test/jitcache.deb /opt/jitcache-test/libjitcache0.deb \
+  > "$work/apt.log" 2>&1; }
 if ! apt_install; then
   # The root's package lists are from when it was made; a Debian point release since then has
   # removed the versions they name from the archive.
@@ -287,7 +319,7 @@ for i in $(seq 10); do
   sleep 0.3
 done
 pid_before="$(unit_property jitcached.service MainPID)"
-inside dpkg -i /opt/jitcache-test/jitcache_upgrade.deb > "$work/upgrade.log" 2>&1 ||
+inside dpkg -i /opt/jitcache-test/jitcache_upgrade.deb /opt/jitcache-test/libjitcache0_upgrade.deb > "$work/upgrade.log" 2>&1 ||
   { cat "$work/upgrade.log"; failed "dpkg -i of the upgrade failed"; }
 sleep 1
 inside touch /tmp/jitcache-ci/stop

@@ -44,18 +44,17 @@ std::string permission_denied_text(const std::string& refusing) {
          " USER`, then log in again, or `newgrp " + group + "`)";
 }
 
-std::string no_answer_text(int connected_socket, const std::string& socket_path, std::chrono::milliseconds waited) {
-  char seconds[32];
-  std::snprintf(seconds, sizeof(seconds), "%.1f", static_cast<double>(waited.count()) / 1000.0);
-  const std::string text = "no answer from jitcached at " + socket_path + " within " + seconds + " s";
+std::optional<std::string> held_by_service_manager_text(int connected_socket, const std::string& socket_path,
+                                                        const std::string& what) {
   ucred peer{};
   socklen_t length = sizeof(peer);
   if (::getsockopt(connected_socket, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.pid != 1) {
-    return text + ": the daemon is overloaded or hung";
+    return std::nullopt;
   }
-  return text + ": systemd holds the socket (pid 1 listens on it) and no jitcached serves it: the service is "
-                "failing to start (a crash loop), stopped or hung; see `systemctl status jitcached` and "
-                "`journalctl -u jitcached` (docs/operations.md \"Restarts and start limits\")";
+  return "jitcached at " + socket_path + ": " + what +
+         ": systemd holds the socket (pid 1 listens on it) and no jitcached serves it: the service is failing "
+         "to start (a crash loop, or a setting its sandbox forbids), stopped or hung; see `systemctl status "
+         "jitcached` and `journalctl -u jitcached` (docs/operations.md \"Restarts and start limits\")";
 }
 
 }  // namespace jitcache::client::transport

@@ -6,7 +6,7 @@
 // Thread safety: pure functions over the file system and the group database.
 #pragma once
 
-#include <chrono>
+#include <optional>
 #include <string>
 
 namespace jitcache::client::transport {
@@ -20,11 +20,13 @@ bool blocked_by_permissions(const std::string& path);
 // directory whose search was refused, or the socket whose connect was refused.
 std::string permission_denied_text(const std::string& refusing);
 
-// A connection's first reply did not come within `waited`. When the process listening on the socket
-// is PID 1 (SO_PEERCRED reports listen(2)'s caller: systemd, for a socket-activated daemon, running
-// or not), the connection sits in systemd's backlog and no daemon is serving it: the text says so
-// and names `systemctl status jitcached` and `journalctl -u jitcached`, since restarting the socket
-// cannot help a service that fails at every start.
-std::string no_answer_text(int connected_socket, const std::string& socket_path, std::chrono::milliseconds waited);
+// A connection's first reply did not come: `what` says how ("no answer within 5.0 s", "the
+// connection was closed before an answer"). When the process listening on the socket is PID 1
+// (SO_PEERCRED reports listen(2)'s caller: systemd, for a socket-activated daemon, running or not),
+// no daemon is serving it: the text says so and names `systemctl status jitcached` and `journalctl -u
+// jitcached`, since restarting cannot help a service that fails at every start. Nullopt when the
+// listener is not PID 1 (the caller keeps its own message).
+std::optional<std::string> held_by_service_manager_text(int connected_socket, const std::string& socket_path,
+                                                        const std::string& what);
 
 }  // namespace jitcache::client::transport

@@ -11,6 +11,7 @@
 #include <client/src/transport/socket_access.hpp>
 #include <common/descriptor_send.hpp>
 #include <common/result.hpp>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -275,8 +276,13 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
   auto reply = read_reply(Clock::now() + budget);
   if (!reply) {
     if (reply.error().code == ErrorCode::unavailable) m_last_loss = CallLoss::while_awaiting_reply;
-    if (reply.error().code == ErrorCode::timeout && first && m_options.first_reply_timeout.count() > 0) {
-      return make_error(ErrorCode::timeout, no_answer_text(m_fd, m_options.socket_path, budget));
+    if (first && m_options.first_reply_timeout.count() > 0) {
+      const bool timed_out = reply.error().code == ErrorCode::timeout;
+      char waited[64];
+      std::snprintf(waited, sizeof(waited), "no answer within %.1f s", static_cast<double>(budget.count()) / 1000.0);
+      const auto held = held_by_service_manager_text(
+          m_fd, m_options.socket_path, timed_out ? waited : "the connection was closed before an answer");
+      if (held) return make_error(reply.error().code, *held);
     }
     return reply.error();
   }
