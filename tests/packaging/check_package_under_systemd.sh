@@ -194,6 +194,33 @@ as_client() {
 unit_property() { inside systemctl show -p "$2" --value "$1"; }
 journal() { inside journalctl -u jitcached.service -u jitcached.socket --no-pager -q -n "${1:-25}" | sed 's/^/  | /'; }
 
+phase "8. right after the install: /etc/jitcache, keygen, the preload path, a user outside the group"
+# Before the service ever ran: the directory is the package's, root's, not made by systemd for the
+# daemon's user.
+etc_owner="$(inside stat -c '%U:%G %a' /etc/jitcache 2>&1 || true)"
+[ "$etc_owner" = "root:root 755" ] || failed "/etc/jitcache is '$etc_owner' right after the install, not root:root 755"
+if inside jitcache keygen --out /etc/jitcache/builder > "$work/keygen.txt" 2>&1; then
+  [ "$(inside stat -c '%U %a' /etc/jitcache/builder.key)" = "root 600" ] || failed "keygen's builder.key is not root's 0600"
+else
+  cat "$work/keygen.txt"
+  failed "jitcache keygen --out /etc/jitcache/builder fails right after the install"
+fi
+multiarch="$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"
+documented_preload="/usr/lib/$multiarch/libjitcache-preload.so"
+inside test -f "$documented_preload" || failed "the documented preload path $documented_preload does not exist"
+printed_preload="$(inside jitcache preload-path 2>&1 || true)"
+[ "$printed_preload" = "$documented_preload" ] ||
+  failed "jitcache preload-path prints '$printed_preload', not $documented_preload"
+# A user not in the group jitcache, with no JITCACHE_SOCKET: told which group to join, not that a
+# socket in /tmp is missing.
+outsider_out="$(inside setpriv --reuid=61003 --regid=61003 --clear-groups --no-new-privs -- env HOME=/tmp \
+  jitcache ping 2>&1 || true)"
+echo "  a user outside the group: $outsider_out"
+for text in /run/jitcache "group jitcache" "usermod -aG jitcache"; do
+  [[ "$outsider_out" == *"$text"* ]] || failed "a user outside the group is not told '$text' ($outsider_out)"
+done
+[[ "$outsider_out" != *"/tmp/jitcache-61003"* ]] || failed "a user outside the group is sent to /tmp/jitcache-61003"
+
 phase "1. socket activation: the socket listens, the first connection starts the service"
 [ "$(inside systemctl is-enabled jitcached.socket)" = enabled ] || failed "postinst did not enable jitcached.socket"
 [ "$(inside systemctl is-active jitcached.socket)" = active ] || failed "jitcached.socket is not active after the install"
@@ -341,7 +368,104 @@ if [ "$lost" -ne 0 ]; then
 fi
 [ "$ok" -ge 40 ] || failed "only $ok pings were answered: the clients did not run through the restarts"
 
-phase "7. purge"
+phase "7. an upgrade leaves a socket the administrator disabled disabled"
+inside systemctl disable --now jitcached.socket jitcached.service > /dev/null 2>&1 || failed "systemctl disable --now failed"
+inside dpkg -i /opt/jitcache-test/jitcache_upgrade.deb /opt/jitcache-test/libjitcache0_upgrade.deb > "$work/upgrade2.log" 2>&1 ||
+  { cat "$work/upgrade2.log"; failed "dpkg -i of the upgrade over a disabled socket failed"; }
+[ "$(inside systemctl is-enabled jitcached.socket || true)" = disabled ] ||
+  failed "the upgrade enabled jitcached.socket again ($(inside systemctl is-enabled jitcached.socket || true))"
+[ "$(unit_property jitcached.socket ActiveState)" = inactive ] || failed "the upgrade started the disabled jitcached.socket"
+[ "$(unit_property jitcached.service ActiveState)" = inactive ] || failed "the upgrade started jitcached.service"
+inside systemctl enable --now jitcached.socket > /dev/null 2>&1 || failed "systemctl enable --now jitcached.socket failed"
+
+phase "9. under the shipped unit a TCP metrics_listen is refused (exit 78), not restarted"
+metrics_port=$((20000 + $$ % 20000))
+inside systemctl stop jitcached.service
+printf 'metrics_listen = "127.0.0.1:%s"\n' "$metrics_port" > "$root/etc/jitcache/jitcached.toml"
+inside systemctl start --no-block jitcached.service
+for _ in $(seq 100); do
+  [ "$(unit_property jitcached.service ActiveState)" = failed ] && break
+  sleep 0.1
+done
+sleep 2  # a restart would come after RestartSec=1s
+echo "service: $(unit_property jitcached.service ActiveState), status $(unit_property jitcached.service ExecMainStatus), restarts $(unit_property jitcached.service NRestarts)"
+[ "$(unit_property jitcached.service ActiveState)" = failed ] || failed "a metrics_listen the sandbox forbids did not stop the service"
+[ "$(unit_property jitcached.service ExecMainStatus)" = 78 ] || failed "the refusal's exit status is not 78"
+[ "$(unit_property jitcached.service NRestarts)" = 0 ] || failed "systemd restarted a service that refused a forbidden setting"
+inside journalctl -u jitcached.service --no-pager -q -n 20 > "$work/refusal.txt" || true
+grep -q 'RestrictAddressFamilies' "$work/refusal.txt" || { sed 's/^/  | /' "$work/refusal.txt"; failed "the refusal does not name RestrictAddressFamilies"; }
+grep -m1 'metrics_listen' "$work/refusal.txt" | cut -c1-300 | sed 's/^/  | /'
+# A client now: the socket starts one more attempt, which refuses again and closes the waiting
+# connection: ping fails at once naming systemd and the journal; the socket keeps listening.
+ping_started=$SECONDS
+ping_out="$(timeout_s=60 as_client jitcache ping 2>&1 || true)"
+echo "  ping: $ping_out ($((SECONDS - ping_started)) s)"
+[ $((SECONDS - ping_started)) -le 15 ] || failed "ping took $((SECONDS - ping_started)) s while the service refuses"
+[[ "$ping_out" == *"systemd holds the socket"* && "$ping_out" == *"journalctl -u jitcached"* ]] ||
+  failed "ping while the service refuses does not point to systemd and the journal"
+sleep 1
+[ "$(unit_property jitcached.socket ActiveState)" = active ] ||
+  failed "jitcached.socket is $(unit_property jitcached.socket ActiveState) ($(unit_property jitcached.socket Result)) after a refusal"
+# A password file made as root, 0600: the daemon's user cannot read it, and is told why.
+printf 'remote = "redis://127.0.0.1:1/0"\nremote_password_file = "/etc/jitcache/remote-password"\nremote_trusted_keys = ["/etc/jitcache/builder.pub"]\n' \
+  > "$root/etc/jitcache/jitcached.toml"
+mkdir -p "$root/etc/systemd/system/jitcached.service.d"
+cp "$here/../../packaging/systemd/jitcached-network.conf" "$root/etc/systemd/system/jitcached.service.d/network.conf"
+inside sh -c 'umask 077; echo secret > /etc/jitcache/remote-password'
+inside systemctl daemon-reload
+inside systemctl reset-failed jitcached.service
+inside systemctl start --no-block jitcached.service
+for _ in $(seq 50); do
+  inside journalctl -u jitcached.service --no-pager -q -n 30 | grep -q 'remote_password_file' && break
+  sleep 0.1
+done
+inside journalctl -u jitcached.service --no-pager -q -n 30 > "$work/password.txt" || true
+jitcache_uid="$(inside id -u jitcache)"
+grep -q "cannot open it: Permission denied (jitcached runs as uid $jitcache_uid (jitcache))" "$work/password.txt" ||
+  { grep remote_password "$work/password.txt" | head -2; failed "a password file the daemon cannot read is not named with the reason and its uid"; }
+inside systemctl stop jitcached.service
+
+phase "10. with the network drop-in: metrics over TCP and a fleet remote on a Redis in the container"
+redis_port=$((40000 + $$ % 20000))
+if ! inside test -x /opt/jitcache-test/redis/redis-server; then
+  echo "SKIP (this step): the host has no redis-server to copy in (scripts/install-deps installs it)"
+else
+  inside chown jitcache:jitcache /etc/jitcache/remote-password /etc/jitcache/builder.key
+  inside env LD_LIBRARY_PATH=/opt/jitcache-test/redis /opt/jitcache-test/redis/redis-server --port "$redis_port" \
+    --bind 127.0.0.1 --requirepass secret --save '' --appendonly no --daemonize yes --dir /tmp \
+    --pidfile /tmp/jitcache-ci-redis.pid > /dev/null
+  cat > "$root/etc/jitcache/jitcached.toml" <<TOML
+metrics_listen = "127.0.0.1:$metrics_port"
+remote = "redis://127.0.0.1:$redis_port/0"
+remote_password_file = "/etc/jitcache/remote-password"
+remote_trusted_keys = ["/etc/jitcache/builder.pub"]
+remote_signing_key = "/etc/jitcache/builder.key"
+TOML
+  inside systemctl restart jitcached.service || { journal 15; failed "jitcached does not start with the network drop-in"; }
+  # shellcheck disable=SC2016
+  metrics="$(timeout_s=20 inside bash -c 'exec 3<>/dev/tcp/127.0.0.1/$1 && printf "GET /metrics HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n" >&3 && cat <&3' \
+    bash "$metrics_port" 2>&1 || true)"
+  if [[ "$metrics" == *"jitcache_"* ]]; then
+    echo "metrics over TCP: $(grep -c '^jitcache_' <<< "$metrics") figures"
+  else
+    echo "$metrics" | head -5
+    failed "the metrics do not answer on 127.0.0.1:$metrics_port with the network drop-in"
+  fi
+  if inside jitcache --socket /run/jitcache/jitcached.sock remote check > "$work/remote.txt" 2>&1; then
+    sed 's/^/  | /' "$work/remote.txt"
+  else
+    sed 's/^/  | /' "$work/remote.txt"
+    journal 10
+    failed "jitcache remote check fails against the Redis in the container with the network drop-in"
+  fi
+  # shellcheck disable=SC2016
+  inside sh -c 'kill "$(cat /tmp/jitcache-ci-redis.pid)"' || true
+fi
+rm -f "$root/etc/systemd/system/jitcached.service.d/network.conf" "$root/etc/jitcache/jitcached.toml"
+inside systemctl daemon-reload
+inside systemctl restart jitcached.service || failed "jitcached does not start again on the shipped unit"
+
+phase "11. purge"
 inside apt-get purge -y -q jitcache > "$work/purge.log" 2>&1 || { cat "$work/purge.log"; failed "apt-get purge failed"; }
 for path in /usr/lib/systemd/system/jitcached.service /usr/lib/systemd/system/jitcached.socket /usr/sbin/jitcached \
             /usr/bin/jitcache /var/lib/jitcache /etc/jitcache /run/jitcache; do
