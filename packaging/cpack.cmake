@@ -1,5 +1,5 @@
 # `cpack -G DEB` in a build directory makes three Debian packages, the way Debian splits a daemon
-# with a library (docs/operations.md "Installing the Debian package"):
+# with a library (docs/operations.md "Installing the Debian packages"):
 #   jitcache_<version>_<arch>.deb         jitcached, jitcache-compile, the jitcache CLI, the systemd
 #                                         units with their sysusers.d/tmpfiles.d entries, /etc/jitcache,
 #                                         the example configuration and network drop-in, man pages;
@@ -66,7 +66,7 @@ cpack_add_component(dev DISPLAY_NAME "libjitcache-dev" DEPENDS client)
 # CPack runs dpkg-shlibdeps with --ignore-missing-info, which lets it pass with a warning, and the
 # toolkit's library directory is searched so that it is found at all. The package expects the
 # toolkit's libnvJitLink.so.<major> at the directory it was built against (the worker's RUNPATH) or on
-# the loader's path (docs/operations.md "Installing the Debian package").
+# the loader's path (docs/operations.md "Installing the Debian packages").
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 if(JITCACHE_NVJITLINK_LIBRARY)
   get_filename_component(jitcache_nvjitlink_dir "${JITCACHE_NVJITLINK_LIBRARY}" DIRECTORY)
