@@ -28,8 +28,9 @@ ExitCode print_preload_path(const GlobalOptions& global) {
 
 Command add_preload_path_command(CLI::App& app) {
   Command command;
-  command.parser = app.add_subcommand(
-      "preload-path", "Print the path of the libjitcache-preload.so that `jitcache run` preloads (for LD_PRELOAD)");
+  command.parser =
+      app.add_subcommand("preload-path",
+                         "Print the path of the libjitcache-preload.so that `jitcache run` preloads (for LD_PRELOAD)");
   command.run = print_preload_path;
   return command;
 }

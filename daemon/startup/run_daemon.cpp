@@ -25,8 +25,8 @@
 #include <daemon/startup/logging.hpp>
 #include <daemon/startup/mapped_store_fault.hpp>
 #include <daemon/startup/metrics_setup.hpp>
-#include <daemon/startup/service_manager.hpp>
 #include <daemon/startup/sandbox_check.hpp>
+#include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <daemon/store/store_set.hpp>
 #include <proto/published_image.hpp>

@@ -26,8 +26,8 @@ int socket_error(int family) {
 const char* family_name(int family) { return family == AF_INET6 ? "AF_INET6" : "AF_INET"; }
 
 std::string refusal_text(const std::string& setting, int family, int error) {
-  return setting + " needs " + family_name(family) + " sockets, which this sandbox forbids (socket: " +
-         std::strerror(error) +
+  return setting + " needs " + family_name(family) +
+         " sockets, which this sandbox forbids (socket: " + std::strerror(error) +
          "): the service's RestrictAddressFamilies= (AF_UNIX alone in the shipped jitcached.service) "
          "must allow it, and PrivateNetwork= must be off for the port or the remote to be reachable; "
          "install the network drop-in: cp /usr/share/doc/jitcache/examples/jitcached-network.conf "

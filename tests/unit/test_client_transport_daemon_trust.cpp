@@ -248,7 +248,8 @@ TEST_CASE("daemon trust: the default socket falls through an untrusted user sock
   CHECK(choose_default_socket({own_dir + "/jitcached.sock", system}, trust) == own_dir + "/jitcached.sock");
 }
 
-TEST_CASE("daemon trust: a system socket in a directory of a group the user is not in is named, with the group to join") {
+TEST_CASE(
+    "daemon trust: a system socket in a directory of a group the user is not in is named, with the group to join") {
   if (!root()) {
     WARN("SKIPPED: acting as a uid outside the socket's group needs root (CI runs as root)");
     return;
@@ -272,6 +273,7 @@ TEST_CASE("daemon trust: a system socket in a directory of a group the user is n
   // Before: the missing user socket was chosen, and its ENOENT told the user to start a daemon.
   CHECK(chosen == system);
   REQUIRE_FALSE(checked);
-  CHECK_THAT(checked.error().message, Catch::Contains("Permission denied: " + system_dir + " is group 4243's (mode 0750)"));
+  CHECK_THAT(checked.error().message,
+             Catch::Contains("Permission denied: " + system_dir + " is group 4243's (mode 0750)"));
   CHECK_THAT(checked.error().message, Catch::Contains("usermod -aG 4243 USER"));
 }

@@ -1,6 +1,6 @@
-// Why this process may not reach a socket that is there, or gets no answer on it: the text a "Permission denied" on the way
-// to it gets, naming the directory or socket that refuses, its group and mode, and the group to join.
-// The system socket (/run/jitcache/jitcached.sock) lives in a directory only its group may search
+// Why this process may not reach a socket that is there, or gets no answer on it: the text a "Permission denied" on the
+// way to it gets, naming the directory or socket that refuses, its group and mode, and the group to join. The system
+// socket (/run/jitcache/jitcached.sock) lives in a directory only its group may search
 // (packaging/systemd/jitcached.socket, DirectoryMode=0750), so a user outside that group sees EACCES
 // there, not ENOENT; saying "missing" or "start jitcached" would send them the wrong way.
 // Thread safety: pure functions over the file system and the group database.
