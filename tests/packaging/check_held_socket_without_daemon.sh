@@ -2,7 +2,7 @@
 # A socket that systemd holds while no daemon serves it (a service failing at every start): `jitcache
 # ping` and `jitcache doctor` must say so within seconds, naming `systemctl status jitcached` and
 # `journalctl -u jitcached`, instead of waiting a minute in the backlog and advising a restart.
-# The holder is tests/packaging/held_socket/listen_then_run.c as PID 1 of a new PID namespace, as
+# The holder is tests/packaging/systemd_stand_ins/listen_then_run.c as PID 1 of a new PID namespace, as
 # systemd is PID 1 for its clients. Needs root for the namespace; exits 77 (skipped) where unshare
 # cannot make one. Usage: check_held_socket_without_daemon.sh JITCACHE_CLI LISTEN_THEN_RUN
 set -euo pipefail

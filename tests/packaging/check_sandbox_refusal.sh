@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # jitcached under a sandbox that forbids Internet sockets (RestrictAddressFamilies=AF_UNIX, here a
-# seccomp filter: tests/packaging/held_socket/without_inet.c) refuses a TCP metrics_listen and a
+# seccomp filter: tests/packaging/systemd_stand_ins/without_inet.c) refuses a TCP metrics_listen and a
 # remote at start with exit status 78, naming the unit setting and the network drop-in, instead of
 # failing as any error (status 1) that systemd would restart every second; without the filter the
 # same configuration starts. Usage: check_sandbox_refusal.sh JITCACHED WITHOUT_INET
