@@ -44,10 +44,10 @@ bool tcp_metrics(const config::Config& config, int* family) {
 }
 
 bool loopback_only() {
-  if_nameindex* names = ::if_nameindex();
+  struct if_nameindex* names = ::if_nameindex();
   if (names == nullptr) return false;
   bool only_lo = true;
-  for (const if_nameindex* n = names; n->if_index != 0 || n->if_name != nullptr; ++n) {
+  for (const struct if_nameindex* n = names; n->if_index != 0 || n->if_name != nullptr; ++n) {
     if (std::strcmp(n->if_name, "lo") != 0) only_lo = false;
   }
   ::if_freenameindex(names);
