@@ -12,7 +12,7 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 status=0
 refused() {  # NAME=VALUE: the setting, as the daemon's environment gives it
   local rc=0
-  env "$1" "$without_inet" "$jitcached" --foreground --socket "$work/s/jitcached.sock" --state-dir "$work/state" \
+  timeout 20 env "$1" "$without_inet" "$jitcached" --foreground --socket "$work/s/jitcached.sock" --state-dir "$work/state" \
     > "$work/out" 2>&1 || rc=$?
   sed 's/^/  | /' "$work/out" | cut -c1-240
   [ "$rc" -eq 78 ] || { echo "FAIL: $1 under the filter: exit $rc, not 78"; status=1; }
