@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include <client/cli/format.hpp>
+#include <client/src/transport/socket_access.hpp>
 #include <common/unique_fd.hpp>
 #include <proto/published_image.hpp>
 #include <proto/wire.hpp>
@@ -136,11 +137,17 @@ Finding check_socket(DoctorContext& context) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     const int error = errno;
+    // A directory on the way that refuses this user (the system socket's is its group's alone): the
+    // socket may well be there, so name the directory and the group to join, not a daemon to start.
+    const std::string parent = path.substr(0, path.find_last_of('/') == 0 ? 1 : path.find_last_of('/'));
     Finding finding("socket", Severity::error,
-                    error == ENOENT ? "no socket at " + where : where + " cannot be looked at: " + std::strerror(error),
+                    error == ENOENT   ? "no socket at " + where
+                    : error == EACCES ? where + " cannot be looked at: " + transport::permission_denied_text(parent)
+                                      : where + " cannot be looked at: " + std::strerror(error),
                     error == ENOENT ? start_daemon_fix(context)
-                                    : "run as a user who may reach the socket (jitcached's socket_group lets its "
-                                      "members in: docs/operations.md \"Running the daemon\")");
+                                    : "run as a user who may reach the socket: join the group that may enter its "
+                                      "directory (jitcached's socket_group, or jitcached.socket's SocketGroup=: "
+                                      "docs/operations.md \"Running the daemon\")");
     finding.details = Json{{"path", path}, {"source", context.socket_source}, {"exists", false}};
     return finding;
   }
