@@ -30,7 +30,14 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME "libjitcache-dev")
 set(CPACK_DEBIAN_DAEMON_PACKAGE_SECTION "devel")
 set(CPACK_DEBIAN_CLIENT_PACKAGE_SECTION "libs")
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION "libdevel")
-# Descriptions: the synopsis, then the long description (CPack indents it). Rationale: one string
+# Versioned dependencies between the three, from the components' DEPENDS.
+set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
+include(CPackComponent)
+cpack_add_component(client DISPLAY_NAME "libjitcache0")
+cpack_add_component(daemon DISPLAY_NAME "jitcache" DEPENDS client)
+cpack_add_component(dev DISPLAY_NAME "libjitcache-dev" DEPENDS client)
+# Descriptions: the synopsis, then the long description (CPack indents it); after
+# cpack_add_component(), which sets them empty. Rationale: one string
 # each (string(CONCAT)): set() with several strings makes a CMake list, whose `;` separators showed
 # in the package's description.
 string(CONCAT CPACK_COMPONENT_DAEMON_DESCRIPTION
@@ -54,12 +61,6 @@ string(CONCAT CPACK_COMPONENT_DEV_DESCRIPTION
     "The headers jitcache.h and jitcache.hpp, the static library, the CMake package\n"
     "(find_package(jitcache)) and the pkg-config file of libjitcache, the client of the\n"
     "jitcached CUDA JIT cache daemon.")
-# Versioned dependencies between the three, from the components' DEPENDS.
-set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
-include(CPackComponent)
-cpack_add_component(client DISPLAY_NAME "libjitcache0")
-cpack_add_component(daemon DISPLAY_NAME "jitcache" DEPENDS client)
-cpack_add_component(dev DISPLAY_NAME "libjitcache-dev" DEPENDS client)
 # Depends comes from the binaries themselves: dpkg-shlibdeps maps every shared library that
 # jitcached, jitcache-compile, the CLI and libjitcache need to the Debian package that ships it
 # (a list kept by hand missed libtomlplusplus3, and the daemon then could not start).
