@@ -42,25 +42,27 @@ cpack_add_component(dev DISPLAY_NAME "libjitcache-dev" DEPENDS client)
 # in the package's description.
 string(CONCAT CPACK_COMPONENT_DAEMON_DESCRIPTION
     "persistent, shared JIT cache for CUDA: daemon and command-line tool\n"
-    "jitcached keeps compiled GPU images keyed on the PTX, the architecture, the driver\n"
-    "and the JIT options, compiles misses once with nvJitLink, and serves them to\n"
-    "programs that load modules through libjitcache or, unmodified, under jitcache run.\n"
+    "jitcached keeps compiled GPU images keyed on the PTX, the architecture,\n"
+    "the driver and the JIT options, compiles misses once with nvJitLink, and\n"
+    "serves them to programs that load modules through libjitcache or,\n"
+    "unmodified, under jitcache run.\n"
     ".\n"
-    "This package holds the daemon with its systemd units (started by socket activation)\n"
-    "and the jitcache command: status, warming, bundles, the fleet's remote checks and a\n"
-    "doctor that checks a set-up end to end.")
+    "This package holds the daemon with its systemd units (started by socket\n"
+    "activation) and the jitcache command: status, warming, bundles, the\n"
+    "fleet's remote checks and a doctor that checks a set-up end to end.")
 string(CONCAT CPACK_COMPONENT_CLIENT_DESCRIPTION
     "persistent, shared JIT cache for CUDA: client libraries\n"
-    "libjitcache loads CUDA modules through jitcached, the cache daemon, in place of\n"
-    "cuModuleLoadDataEx, and falls back to the driver's own JIT when the daemon is absent.\n"
+    "libjitcache loads CUDA modules through jitcached, the cache daemon, in\n"
+    "place of cuModuleLoadDataEx, and falls back to the driver's own JIT when\n"
+    "the daemon is absent.\n"
     ".\n"
-    "This package holds libjitcache.so.0 and libjitcache-preload.so, which jitcache run\n"
-    "preloads so that unmodified programs use the cache.")
+    "This package holds libjitcache.so.0 and libjitcache-preload.so, which\n"
+    "jitcache run preloads so that unmodified programs use the cache.")
 string(CONCAT CPACK_COMPONENT_DEV_DESCRIPTION
     "persistent, shared JIT cache for CUDA: development files\n"
-    "The headers jitcache.h and jitcache.hpp, the static library, the CMake package\n"
-    "(find_package(jitcache)) and the pkg-config file of libjitcache, the client of the\n"
-    "jitcached CUDA JIT cache daemon.")
+    "The headers jitcache.h and jitcache.hpp, the static library, the CMake\n"
+    "package (find_package(jitcache)) and the pkg-config file of libjitcache,\n"
+    "the client of the jitcached CUDA JIT cache daemon.")
 # Depends comes from the binaries themselves: dpkg-shlibdeps maps every shared library that
 # jitcached, jitcache-compile, the CLI and libjitcache need to the Debian package that ships it
 # (a list kept by hand missed libtomlplusplus3, and the daemon then could not start).
@@ -76,12 +78,17 @@ if(JITCACHE_NVJITLINK_LIBRARY)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${jitcache_nvjitlink_dir}")
 endif()
 # libjitcache0's shlibs file, so that packages built against it depend on it (Debian policy §8.6).
-set(CPACK_DEBIAN_CLIENT_PACKAGE_GENERATE_SHLIBS ON)
+# (CPack's setting is for every package; only libjitcache0 has a versioned library.)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_DEBIAN_DAEMON_PACKAGE_RECOMMENDS "systemd")
+# adduser: postinst's way to the user and group where systemd-sysusers is not installed.
+set(CPACK_DEBIAN_DAEMON_PACKAGE_DEPENDS "adduser")
 # Maintainer scripts: the daemon's (user, group, units); the libraries' ldconfig trigger, as Debian's
 # shared libraries have (CPack's own ldconfig calls are only in scripts it writes when none are given).
 set(jitcache_debian_dir "${CMAKE_CURRENT_LIST_DIR}/debian")
+# The lintian overrides ship in the package (packaging/debian/daemon/lintian-overrides, installed
+# by packaging/CMakeLists.txt); docs/operations.md "What lintian says" gives each one's reason.
 set(CPACK_DEBIAN_DAEMON_PACKAGE_CONTROL_EXTRA
     "${jitcache_debian_dir}/daemon/postinst;${jitcache_debian_dir}/daemon/prerm;${jitcache_debian_dir}/daemon/postrm")
 set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA "${jitcache_debian_dir}/client/triggers")

@@ -14,7 +14,7 @@ status=0
 # the tags decide.
 allow_root=()
 lintian --help 2>&1 | grep -q -- '--allow-root' && allow_root=(--allow-root)
-lintian "${allow_root[@]}" --no-tag-display-limit --display-level '>=warning' "${debs[@]}" > "$work/lintian.txt" 2>&1 || true
+lintian "${allow_root[@]}" --tag-display-limit 0 --display-level '>=warning' "${debs[@]}" > "$work/lintian.txt" 2>&1 || true
 sed 's/^/  | /' "$work/lintian.txt"
 if grep -q '^E: ' "$work/lintian.txt"; then
   echo "FAIL: lintian reports errors"
