@@ -98,7 +98,7 @@ ExitCode parse_and_run(int argc, char** argv) {
                                 add_warm_command(app),    add_gc_command(app),     add_verify_command(app),
                                 add_run_command(app),     add_keygen_command(app), add_remote_command(app),
                                 add_explain_command(app), add_misses_command(app), add_export_command(app),
-                                add_import_command(app),  add_doctor_command(app)};
+                                add_import_command(app),  add_doctor_command(app), add_preload_path_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -36,4 +36,7 @@ Command add_export_command(CLI::App& app);   // command_export.cpp
 Command add_import_command(CLI::App& app);   // command_import.cpp
 Command add_doctor_command(CLI::App& app);   // command_doctor.cpp
 
+// command_preload_path.cpp
+Command add_preload_path_command(CLI::App& app);
+
 }  // namespace jitcache::client::cli

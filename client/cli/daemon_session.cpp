@@ -24,6 +24,12 @@ constexpr std::chrono::milliseconds k_restart_wait{1000};
 // A LOOKUP or PUT of a 64 MiB image on a loaded machine can take a while; a minute still bounds a
 // hung daemon.
 constexpr std::chrono::milliseconds k_io_timeout{60000};
+// Rationale: the first answer (HELLO) comes from a daemon that is up within milliseconds, and from
+// one that socket activation starts, or that restarts, within about 1 s (RestartSec=1s, start to
+// READY well under a second: docs/operations.md "Restarts"). A crash-looping service never answers;
+// five seconds tells that apart without a minute in systemd's backlog, and the error then names
+// systemd as the socket's holder (transport/socket_access.hpp).
+constexpr std::chrono::milliseconds k_first_reply_timeout{5000};
 
 }  // namespace
 
@@ -40,6 +46,7 @@ common::Result<transport::DaemonClient> connect_to_daemon(const GlobalOptions& o
   connect.io_timeout = k_io_timeout;
   connect.trust = transport::DaemonTrust::from_environment();
   connect.restart_wait = k_restart_wait;
+  connect.first_reply_timeout = k_first_reply_timeout;
   auto client = transport::DaemonClient::connect(connect);
   if (!client) {
     std::string message = client.error().message;

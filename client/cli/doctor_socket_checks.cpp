@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include <client/cli/format.hpp>
+#include <client/src/transport/socket_access.hpp>
 #include <common/unique_fd.hpp>
 #include <proto/published_image.hpp>
 #include <proto/wire.hpp>
@@ -34,6 +35,8 @@ namespace {
 // briefly, a dead one should be reported at once.
 constexpr std::chrono::milliseconds k_connect_timeout{2000};
 constexpr std::chrono::milliseconds k_io_timeout{10000};
+// As daemon_session.cpp's: a socket systemd holds while no daemon serves it is told in 5 s.
+constexpr std::chrono::milliseconds k_first_reply_timeout{5000};
 
 std::string mode_text(mode_t mode) {
   char text[8];
@@ -134,11 +137,17 @@ Finding check_socket(DoctorContext& context) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     const int error = errno;
+    // A directory on the way that refuses this user (the system socket's is its group's alone): the
+    // socket may well be there, so name the directory and the group to join, not a daemon to start.
+    const std::string parent = path.substr(0, path.find_last_of('/') == 0 ? 1 : path.find_last_of('/'));
     Finding finding("socket", Severity::error,
-                    error == ENOENT ? "no socket at " + where : where + " cannot be looked at: " + std::strerror(error),
+                    error == ENOENT   ? "no socket at " + where
+                    : error == EACCES ? where + " cannot be looked at: " + transport::permission_denied_text(parent)
+                                      : where + " cannot be looked at: " + std::strerror(error),
                     error == ENOENT ? start_daemon_fix(context)
-                                    : "run as a user who may reach the socket (jitcached's socket_group lets its "
-                                      "members in: docs/operations.md \"Running the daemon\")");
+                                    : "run as a user who may reach the socket: join the group that may enter its "
+                                      "directory (jitcached's socket_group, or jitcached.socket's SocketGroup=: "
+                                      "docs/operations.md \"Running the daemon\")");
     finding.details = Json{{"path", path}, {"source", context.socket_source}, {"exists", false}};
     return finding;
   }
@@ -205,6 +214,7 @@ Finding check_daemon(DoctorContext& context) {
   options.socket_path = context.socket_path;
   options.connect_timeout = k_connect_timeout;
   options.io_timeout = k_io_timeout;
+  options.first_reply_timeout = k_first_reply_timeout;
   options.trust = context.trust;
   auto client = transport::DaemonClient::connect(options);
   if (!client) {
@@ -224,7 +234,11 @@ Finding check_daemon(DoctorContext& context) {
     context.client.reset();
     return Finding("daemon", Severity::error,
                    "jitcached at " + context.socket_path + " did not answer HELLO: " + hello.error().message,
-                   "look at jitcached's log; a daemon that answers nothing should be restarted");
+                   hello.error().message.find("systemd holds the socket") != std::string::npos
+                       ? "restarting cannot help a service that fails at every start: `systemctl status jitcached` "
+                         "and `journalctl -u jitcached -n 20` say why it fails; fix that, and the next restart "
+                         "serves the waiting connections"
+                       : "look at jitcached's log; a daemon that answers nothing should be restarted");
   }
   context.hello = *hello;
   Json details{{"version", hello->daemon_version},

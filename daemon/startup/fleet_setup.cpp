@@ -1,10 +1,13 @@
 #include <daemon/startup/fleet_setup.hpp>
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
 
 #include <spdlog/spdlog.h>
 
@@ -50,13 +53,21 @@ std::string host_name() {
   return host.substr(0, 64);
 }
 
-namespace {
-
 // The first line of the password file. Rationale: a password readable by every user of the host
 // is no secret; the daemon refuses it rather than log a warning nobody reads.
-Result<std::string> read_password(const std::string& path) {
+Result<std::string> read_remote_password(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return make_error(ErrorCode::io, "remote_password_file " + path + ": cannot open it");
+  if (fd < 0) {
+    // The reason and who asked: a file made by root with mode 0600, as one would for a secret,
+    // is refused to the daemon's own user (jitcache under the shipped unit), which must own it.
+    const int error = errno;
+    std::string text = "remote_password_file " + path + ": cannot open it: " + std::strerror(error) +
+                       " (jitcached runs as uid " + std::to_string(::geteuid());
+    if (const passwd* user = ::getpwuid(::geteuid()); user != nullptr) text += " (" + std::string(user->pw_name) + ")";
+    text += ")";
+    if (error == EACCES) text += "; the file must belong to the daemon's user: chown that user, chmod 0600";
+    return make_error(ErrorCode::io, text);
+  }
   struct stat st {};
   std::string text(4096, '\0');
   ssize_t got = -1;
@@ -73,8 +84,6 @@ Result<std::string> read_password(const std::string& path) {
   if (const auto newline = text.find_first_of("\r\n"); newline != std::string::npos) text.resize(newline);
   return text;
 }
-
-}  // namespace
 
 Result<std::vector<std::string>> split_remote_urls(const std::string& text) {
   std::vector<std::string> urls;
@@ -98,7 +107,7 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
   remote::BackendCredentials credentials;
   credentials.ca_file = config.remote_ca_file;
   if (!config.remote_password_file.empty()) {
-    auto password = read_password(config.remote_password_file);
+    auto password = read_remote_password(config.remote_password_file);
     JITCACHE_TRY(password);
     credentials.password = std::move(*password);
   }

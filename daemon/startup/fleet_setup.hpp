@@ -45,6 +45,10 @@ std::string host_name();
 // piece without "://" belongs to the URL before it.
 common::Result<std::vector<std::string>> split_remote_urls(const std::string& text);
 
+// The first line of `remote_password_file`; refused when every user may read it, and a file the
+// daemon may not open is named with the reason and the daemon's uid (docs/operations.md "A fleet").
+common::Result<std::string> read_remote_password(const std::string& path);
+
 // Null when `remote` is empty.
 common::Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::Store& local);
 

@@ -25,6 +25,7 @@
 #include <daemon/startup/logging.hpp>
 #include <daemon/startup/mapped_store_fault.hpp>
 #include <daemon/startup/metrics_setup.hpp>
+#include <daemon/startup/sandbox_check.hpp>
 #include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <daemon/store/store_set.hpp>
@@ -231,6 +232,16 @@ int run_daemon(int argc, char** argv) {
         config.foreground ? 2 : ::open((config.state_dir + "/jitcached.log").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd >= 0) explain_mapped_store_faults(fd);
   }
+
+  // Before anything opens: a socket family the sandbox forbids is refused with a status systemd
+  // does not restart on (sandbox_check.hpp), not found later by a crash loop.
+  if (auto refusal = network_refusal(config)) {
+    spdlog::critical("cannot start: {}", *refusal);
+    if (detacher) detacher->report_failure(*refusal);
+    if (*inherited) close_waiting_connections((*inherited)->fd);
+    return k_exit_sandbox_forbids;
+  }
+  if (auto warning = private_network_warning(config)) spdlog::warn("{}", *warning);
 
   try {
     return serve(config, *inherited, detacher);

@@ -251,3 +251,15 @@ TEST_CASE("cli run: the build tree's jitcache uses the library the tree built") 
   WARN("libjitcache-preload.so is not built in this tree: the build-tree lookup is checked for its message only");
 #endif
 }
+
+TEST_CASE("cli preload-path: prints the library `run` preloads, and fails as run does when there is none") {
+  const ChildResult named = run_jitcache({"preload-path"});
+  CHECK(named.status == 0);
+  CHECK(named.output == k_stand_in + "\n");
+  const ChildResult json = run_jitcache({"--json", "preload-path"});
+  CHECK(json.status == 0);
+  CHECK_THAT(json.output, Catch::Contains("\"preload_library\": \"" + k_stand_in + "\""));
+  const ChildResult missing = run_jitcache({"preload-path"}, {{"JITCACHE_PRELOAD_LIBRARY", "/nonexistent/lib.so"}});
+  CHECK(missing.status == 125);
+  check_one_line_error(missing);
+}

@@ -15,11 +15,24 @@
 #      goes the daemon comes back by itself;
 #   6. 4 clients looping `jitcache ping` through 10 restarts and a package upgrade (the same build
 #      repacked with a higher version, so that dpkg runs the upgrade path) see 0 failures;
-#   7. purge removes the units, the binaries, /var/lib/jitcache, /etc/jitcache and /run/jitcache,
-#      and leaves the jitcache user and group (Debian leaves system users: packaging/debian/postrm).
+#   7. an upgrade leaves a socket the administrator disabled disabled and stopped (postinst enables
+#      on the first install only, as dh_installsystemd does);
+#   8. right after the install: /etc/jitcache is root's, `jitcache keygen --out /etc/jitcache/builder`
+#      works, the documented preload path (/usr/lib/<triplet>/libjitcache-preload.so) is the file
+#      `jitcache preload-path` prints; a user outside the group jitcache is told to join it;
+#   9. under the shipped unit a TCP metrics_listen is refused, naming RestrictAddressFamilies, with
+#      exit status 78 and no restart (not a crash loop), and `jitcache ping` then names systemd and
+#      the journal within seconds; a remote_password_file the daemon's user cannot read is named
+#      with the reason and its uid;
+#  10. with the network drop-in (packaging/systemd/jitcached-network.conf) metrics answer over TCP
+#      and a fleet remote on a Redis inside the container answers `jitcache remote check`;
+#  11. purge removes the units, the binaries, /var/lib/jitcache, /etc/jitcache and /run/jitcache,
+#      and leaves the jitcache user and group (Debian leaves system users: packaging/debian/daemon/postrm).
 #
 # Usage: check_package_under_systemd.sh DEB_DIR LOAD_PROGRAM FAKE_DRIVER PTX NVJITLINK_DIR
-#   DEB_DIR: where cpack put jitcache_<version>_<arch>.deb (the CTest fixture runs it).
+#   DEB_DIR: where cpack put jitcache_, libjitcache0_ and libjitcache-dev_<version>_<arch>.deb (the
+#   CTest fixture runs it). The Redis of step 10 is the host's redis-server, copied in with the
+#   libraries a minimal root lacks (skipped, saying so, where the host has none).
 #   NVJITLINK_DIR: the toolkit directory holding libnvJitLink.so.<major>, bind-mounted read-only at
 #   the same path (the worker's RUNPATH; it stands in for NVIDIA's package on a GPU host).
 # The root is cached under $JITCACHE_CI_CACHE (default /var/cache/jitcache-ci: bookworm-base/, and
@@ -41,6 +54,8 @@ for tool in nsenter flock pgrep dpkg-deb; do
 done
 deb="$(find "$deb_dir" -maxdepth 1 -name 'jitcache_*.deb' 2>/dev/null | head -1)"
 [ -f "$deb" ] || { echo "FAIL: no jitcache_*.deb in $deb_dir"; exit 1; }
+runtime_deb="$(find "$deb_dir" -maxdepth 1 -name 'libjitcache0_*.deb' 2>/dev/null | head -1)"
+[ -f "$runtime_deb" ] || { echo "FAIL: no libjitcache0_*.deb in $deb_dir"; exit 1; }
 cache="${JITCACHE_CI_CACHE:-/var/cache/jitcache-ci}"
 status=0
 base="$("$here/cached_debian_root.sh" "$cache")" || status=$?
@@ -91,10 +106,26 @@ fi
 # the same package repacked with a higher version for the upgrade.
 version="$(dpkg-deb -f "$deb" Version)"
 mkdir -p "$work/repack" "$root/opt/jitcache-test"
-dpkg-deb -R "$deb" "$work/repack/tree"
-sed -i "s/^Version: .*/Version: ${version}+ci.upgrade/" "$work/repack/tree/DEBIAN/control"
-dpkg-deb -Znone -b "$work/repack/tree" "$root/opt/jitcache-test/jitcache_upgrade.deb" >/dev/null
+for package in jitcache libjitcache0; do
+  source_deb="$deb"; [ "$package" = jitcache ] || source_deb="$runtime_deb"
+  dpkg-deb -R "$source_deb" "$work/repack/$package"
+  # The new version, and jitcache's exact dependency on libjitcache0 with it.
+  sed -i -e "s/^Version: .*/Version: ${version}+ci.upgrade/" -e "s/(= ${version})/(= ${version}+ci.upgrade)/g" \
+    "$work/repack/$package/DEBIAN/control"
+  dpkg-deb -Znone -b "$work/repack/$package" "$root/opt/jitcache-test/${package}_upgrade.deb" >/dev/null
+done
 cp "$deb" "$root/opt/jitcache-test/jitcache.deb"
+cp "$runtime_deb" "$root/opt/jitcache-test/libjitcache0.deb"
+# A Redis for the fleet step: the host's, with the libraries a minimal root lacks.
+redis_binary="$(readlink -f "$(command -v redis-server || true)" 2>/dev/null || true)"
+if [ -x "$redis_binary" ]; then
+  mkdir -p "$root/opt/jitcache-test/redis"
+  cp "$redis_binary" "$root/opt/jitcache-test/redis/redis-server"
+  for library in libatomic.so.1 liblzf.so.1 libjemalloc.so.2; do
+    path="$(ldd "$redis_binary" | awk -v l="$library" '$1 == l { print $3 }')"
+    [ -n "$path" ] && cp -L "$path" "$root/opt/jitcache-test/redis/"
+  done
+fi
 cp -P "$fake_driver" "$(dirname "$fake_driver")/$(readlink "$fake_driver")" "$root/opt/jitcache-test/"
 cp "$load_program" "$root/opt/jitcache-test/load_module"
 cp "$ptx" "$root/opt/jitcache-test/kernel.ptx"
@@ -139,7 +170,8 @@ echo "PID 1 in the container: $(inside systemctl --version | head -1)"
 phase "apt-get install the package (its Depends bring every library in)"
 apt_install() { flock "$cache/apt-archives.lock" timeout 600 nsenter -t "$leader" -a -- env -i \
   PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
-  apt-get install -y -q --no-install-recommends /opt/jitcache-test/jitcache.deb > "$work/apt.log" 2>&1; }
+  apt-get install -y -q --no-install-recommends /opt/jitcache-test/jitcache.deb /opt/jitcache-test/libjitcache0.deb \
+  > "$work/apt.log" 2>&1; }
 if ! apt_install; then
   # The root's package lists are from when it was made; a Debian point release since then has
   # removed the versions they name from the archive.
@@ -161,6 +193,37 @@ as_client() {
 }
 unit_property() { inside systemctl show -p "$2" --value "$1"; }
 journal() { inside journalctl -u jitcached.service -u jitcached.socket --no-pager -q -n "${1:-25}" | sed 's/^/  | /'; }
+
+phase "8. right after the install: /etc/jitcache, keygen, the preload path, a user outside the group"
+# Before the service ever ran: the directory is the package's, root's, not made by systemd for the
+# daemon's user.
+etc_owner="$(inside stat -c '%U:%G %a' /etc/jitcache 2>&1 || true)"
+[ "$etc_owner" = "root:root 755" ] || failed "/etc/jitcache is '$etc_owner' right after the install, not root:root 755"
+if inside jitcache keygen --out /etc/jitcache/builder > "$work/keygen.txt" 2>&1; then
+  [ "$(inside stat -c '%U %a' /etc/jitcache/builder.key)" = "root 600" ] || failed "keygen's builder.key is not root's 0600"
+else
+  cat "$work/keygen.txt"
+  failed "jitcache keygen --out /etc/jitcache/builder fails right after the install"
+fi
+multiarch="$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"
+documented_preload="/usr/lib/$multiarch/libjitcache-preload.so"
+inside test -f "$documented_preload" || failed "the documented preload path $documented_preload does not exist"
+printed_preload="$(inside jitcache preload-path 2>&1 || true)"
+[ "$printed_preload" = "$documented_preload" ] ||
+  failed "jitcache preload-path prints '$printed_preload', not $documented_preload"
+# A user not in the group jitcache, with no JITCACHE_SOCKET: told which group to join, not that a
+# socket in /tmp is missing.
+outsider_out="$(inside setpriv --reuid=61003 --regid=61003 --clear-groups --no-new-privs -- env HOME=/tmp \
+  jitcache ping 2>&1 || true)"
+echo "  a user outside the group: $outsider_out"
+for text in /run/jitcache "group jitcache" "usermod -aG jitcache"; do
+  [[ "$outsider_out" == *"$text"* ]] || failed "a user outside the group is not told '$text' ($outsider_out)"
+done
+[[ "$outsider_out" != *"/tmp/jitcache-61003"* ]] || failed "a user outside the group is sent to /tmp/jitcache-61003"
+outsider_doctor="$(inside setpriv --reuid=61003 --regid=61003 --clear-groups --no-new-privs -- env HOME=/tmp \
+  jitcache doctor 2>&1 || true)"
+[[ "$outsider_doctor" == *"usermod -aG jitcache"* ]] ||
+  { echo "$outsider_doctor" | head -8; failed "doctor does not tell a user outside the group to join it"; }
 
 phase "1. socket activation: the socket listens, the first connection starts the service"
 [ "$(inside systemctl is-enabled jitcached.socket)" = enabled ] || failed "postinst did not enable jitcached.socket"
@@ -287,7 +350,7 @@ for i in $(seq 10); do
   sleep 0.3
 done
 pid_before="$(unit_property jitcached.service MainPID)"
-inside dpkg -i /opt/jitcache-test/jitcache_upgrade.deb > "$work/upgrade.log" 2>&1 ||
+inside dpkg -i /opt/jitcache-test/jitcache_upgrade.deb /opt/jitcache-test/libjitcache0_upgrade.deb > "$work/upgrade.log" 2>&1 ||
   { cat "$work/upgrade.log"; failed "dpkg -i of the upgrade failed"; }
 sleep 1
 inside touch /tmp/jitcache-ci/stop
@@ -309,7 +372,104 @@ if [ "$lost" -ne 0 ]; then
 fi
 [ "$ok" -ge 40 ] || failed "only $ok pings were answered: the clients did not run through the restarts"
 
-phase "7. purge"
+phase "7. an upgrade leaves a socket the administrator disabled disabled"
+inside systemctl disable --now jitcached.socket jitcached.service > /dev/null 2>&1 || failed "systemctl disable --now failed"
+inside dpkg -i /opt/jitcache-test/jitcache_upgrade.deb /opt/jitcache-test/libjitcache0_upgrade.deb > "$work/upgrade2.log" 2>&1 ||
+  { cat "$work/upgrade2.log"; failed "dpkg -i of the upgrade over a disabled socket failed"; }
+[ "$(inside systemctl is-enabled jitcached.socket || true)" = disabled ] ||
+  failed "the upgrade enabled jitcached.socket again ($(inside systemctl is-enabled jitcached.socket || true))"
+[ "$(unit_property jitcached.socket ActiveState)" = inactive ] || failed "the upgrade started the disabled jitcached.socket"
+[ "$(unit_property jitcached.service ActiveState)" = inactive ] || failed "the upgrade started jitcached.service"
+inside systemctl enable --now jitcached.socket > /dev/null 2>&1 || failed "systemctl enable --now jitcached.socket failed"
+
+phase "9. under the shipped unit a TCP metrics_listen is refused (exit 78), not restarted"
+metrics_port=$((20000 + $$ % 20000))
+inside systemctl stop jitcached.service
+printf 'metrics_listen = "127.0.0.1:%s"\n' "$metrics_port" > "$root/etc/jitcache/jitcached.toml"
+inside systemctl start --no-block jitcached.service
+for _ in $(seq 100); do
+  [ "$(unit_property jitcached.service ActiveState)" = failed ] && break
+  sleep 0.1
+done
+sleep 2  # a restart would come after RestartSec=1s
+echo "service: $(unit_property jitcached.service ActiveState), status $(unit_property jitcached.service ExecMainStatus), restarts $(unit_property jitcached.service NRestarts)"
+[ "$(unit_property jitcached.service ActiveState)" = failed ] || failed "a metrics_listen the sandbox forbids did not stop the service"
+[ "$(unit_property jitcached.service ExecMainStatus)" = 78 ] || failed "the refusal's exit status is not 78"
+[ "$(unit_property jitcached.service NRestarts)" = 0 ] || failed "systemd restarted a service that refused a forbidden setting"
+inside journalctl -u jitcached.service --no-pager -q -n 20 > "$work/refusal.txt" || true
+grep -q 'RestrictAddressFamilies' "$work/refusal.txt" || { sed 's/^/  | /' "$work/refusal.txt"; failed "the refusal does not name RestrictAddressFamilies"; }
+grep -m1 'metrics_listen' "$work/refusal.txt" | cut -c1-300 | sed 's/^/  | /'
+# A client now: the socket starts one more attempt, which refuses again and closes the waiting
+# connection: ping fails at once naming systemd and the journal; the socket keeps listening.
+ping_started=$SECONDS
+ping_out="$(timeout_s=60 as_client jitcache ping 2>&1 || true)"
+echo "  ping: $ping_out ($((SECONDS - ping_started)) s)"
+[ $((SECONDS - ping_started)) -le 15 ] || failed "ping took $((SECONDS - ping_started)) s while the service refuses"
+[[ "$ping_out" == *"systemd holds the socket"* && "$ping_out" == *"journalctl -u jitcached"* ]] ||
+  failed "ping while the service refuses does not point to systemd and the journal"
+sleep 1
+[ "$(unit_property jitcached.socket ActiveState)" = active ] ||
+  failed "jitcached.socket is $(unit_property jitcached.socket ActiveState) ($(unit_property jitcached.socket Result)) after a refusal"
+# A password file made as root, 0600: the daemon's user cannot read it, and is told why.
+printf 'remote = "redis://127.0.0.1:1/0"\nremote_password_file = "/etc/jitcache/remote-password"\nremote_trusted_keys = ["/etc/jitcache/builder.pub"]\n' \
+  > "$root/etc/jitcache/jitcached.toml"
+mkdir -p "$root/etc/systemd/system/jitcached.service.d"
+cp "$here/../../packaging/systemd/jitcached-network.conf" "$root/etc/systemd/system/jitcached.service.d/network.conf"
+inside sh -c 'umask 077; echo secret > /etc/jitcache/remote-password'
+inside systemctl daemon-reload
+inside systemctl reset-failed jitcached.service
+inside systemctl start --no-block jitcached.service
+for _ in $(seq 50); do
+  inside journalctl -u jitcached.service --no-pager -q -n 30 | grep -q 'remote_password_file' && break
+  sleep 0.1
+done
+inside journalctl -u jitcached.service --no-pager -q -n 30 > "$work/password.txt" || true
+jitcache_uid="$(inside id -u jitcache)"
+grep -q "cannot open it: Permission denied (jitcached runs as uid $jitcache_uid (jitcache))" "$work/password.txt" ||
+  { grep remote_password "$work/password.txt" | head -2; failed "a password file the daemon cannot read is not named with the reason and its uid"; }
+inside systemctl stop jitcached.service
+
+phase "10. with the network drop-in: metrics over TCP and a fleet remote on a Redis in the container"
+redis_port=$((40000 + $$ % 20000))
+if ! inside test -x /opt/jitcache-test/redis/redis-server; then
+  echo "SKIP (this step): the host has no redis-server to copy in (scripts/install-deps installs it)"
+else
+  inside chown jitcache:jitcache /etc/jitcache/remote-password /etc/jitcache/builder.key
+  inside env LD_LIBRARY_PATH=/opt/jitcache-test/redis /opt/jitcache-test/redis/redis-server --port "$redis_port" \
+    --bind 127.0.0.1 --requirepass secret --save '' --appendonly no --daemonize yes --dir /tmp \
+    --pidfile /tmp/jitcache-ci-redis.pid > /dev/null
+  cat > "$root/etc/jitcache/jitcached.toml" <<TOML
+metrics_listen = "127.0.0.1:$metrics_port"
+remote = "redis://127.0.0.1:$redis_port/0"
+remote_password_file = "/etc/jitcache/remote-password"
+remote_trusted_keys = ["/etc/jitcache/builder.pub"]
+remote_signing_key = "/etc/jitcache/builder.key"
+TOML
+  inside systemctl restart jitcached.service || { journal 15; failed "jitcached does not start with the network drop-in"; }
+  # shellcheck disable=SC2016
+  metrics="$(timeout_s=20 inside bash -c 'exec 3<>/dev/tcp/127.0.0.1/$1 && printf "GET /metrics HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n" >&3 && cat <&3' \
+    bash "$metrics_port" 2>&1 || true)"
+  if [[ "$metrics" == *"jitcache_"* ]]; then
+    echo "metrics over TCP: $(grep -c '^jitcache_' <<< "$metrics") figures"
+  else
+    echo "$metrics" | head -5
+    failed "the metrics do not answer on 127.0.0.1:$metrics_port with the network drop-in"
+  fi
+  if inside jitcache --socket /run/jitcache/jitcached.sock remote check > "$work/remote.txt" 2>&1; then
+    sed 's/^/  | /' "$work/remote.txt"
+  else
+    sed 's/^/  | /' "$work/remote.txt"
+    journal 10
+    failed "jitcache remote check fails against the Redis in the container with the network drop-in"
+  fi
+  # shellcheck disable=SC2016
+  inside sh -c 'kill "$(cat /tmp/jitcache-ci-redis.pid)"' || true
+fi
+rm -f "$root/etc/systemd/system/jitcached.service.d/network.conf" "$root/etc/jitcache/jitcached.toml"
+inside systemctl daemon-reload
+inside systemctl restart jitcached.service || failed "jitcached does not start again on the shipped unit"
+
+phase "11. purge"
 inside apt-get purge -y -q jitcache > "$work/purge.log" 2>&1 || { cat "$work/purge.log"; failed "apt-get purge failed"; }
 for path in /usr/lib/systemd/system/jitcached.service /usr/lib/systemd/system/jitcached.socket /usr/sbin/jitcached \
             /usr/bin/jitcache /var/lib/jitcache /etc/jitcache /run/jitcache; do

@@ -247,3 +247,33 @@ TEST_CASE("daemon trust: the default socket falls through an untrusted user sock
   auto own_listening = listen_at(own_dir + "/jitcached.sock");
   CHECK(choose_default_socket({own_dir + "/jitcached.sock", system}, trust) == own_dir + "/jitcached.sock");
 }
+
+TEST_CASE(
+    "daemon trust: a system socket in a directory of a group the user is not in is named, with the group to join") {
+  if (!root()) {
+    WARN("SKIPPED: acting as a uid outside the socket's group needs root (CI runs as root)");
+    return;
+  }
+  TempDir dir("jitcache-trust");
+  ::chmod(dir.path().c_str(), 0755);
+  // As the package makes /run/jitcache: the daemon's group may search it, nobody else.
+  const std::string system_dir = make_dir(dir.file("system"), 0750);
+  REQUIRE(::chown(system_dir.c_str(), 0, 4243) == 0);
+  const std::string system = system_dir + "/jitcached.sock";
+  auto listening = listen_at(system);
+  const std::string user = dir.file("absent-user/jitcached.sock");
+
+  REQUIRE(::setegid(4242) == 0);
+  REQUIRE(::seteuid(k_other_uid) == 0);
+  const std::string chosen = choose_default_socket({user, system}, DaemonTrust::callers_own());
+  auto checked = check_socket_path(system, DaemonTrust::callers_own());
+  REQUIRE(::seteuid(0) == 0);
+  REQUIRE(::setegid(0) == 0);
+
+  // Before: the missing user socket was chosen, and its ENOENT told the user to start a daemon.
+  CHECK(chosen == system);
+  REQUIRE_FALSE(checked);
+  CHECK_THAT(checked.error().message,
+             Catch::Contains("Permission denied: " + system_dir + " is group 4243's (mode 0750)"));
+  CHECK_THAT(checked.error().message, Catch::Contains("usermod -aG 4243 USER"));
+}

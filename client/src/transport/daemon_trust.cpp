@@ -14,6 +14,8 @@
 #include <deque>
 #include <optional>
 
+#include <client/src/transport/socket_access.hpp>
+
 namespace jitcache::client::transport {
 
 using common::ErrorCode;
@@ -223,7 +225,12 @@ common::Result<uid_t> check_socket_path(const std::string& socket_path, const Da
       continue;
     }
     const std::string entry = child_of(dir, name);
-    if (::lstat(entry.c_str(), &st) != 0) return unreachable(socket_path, std::strerror(errno));
+    if (::lstat(entry.c_str(), &st) != 0) {
+      // The directory reached so far refuses this process: the socket may well be there (the
+      // system socket's directory is its group's alone), so say who may pass, not "missing".
+      if (errno == EACCES) return unreachable(socket_path, permission_denied_text(dir));
+      return unreachable(socket_path, std::strerror(errno));
+    }
     if (auto broken = broken_rule(entry, st, trust)) return untrusted(socket_path, *broken, trust);
     if (S_ISLNK(st.st_mode)) {
       if (++links > k_max_links) return unreachable(socket_path, std::strerror(ELOOP));

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <client/src/transport/socket_access.hpp>
 #include <common/default_paths.hpp>
 
 namespace jitcache::client::transport {
@@ -12,7 +13,10 @@ std::string choose_default_socket(const std::vector<std::string>& candidates, co
   }
   for (const std::string& candidate : candidates) {
     struct stat st {};
-    if (::lstat(candidate.c_str(), &st) == 0) return candidate;
+    // A socket this process may not even look at is there all the same: chosen, so that the
+    // connection names the directory that refuses and the group to join (socket_access.hpp),
+    // instead of falling back to a user socket nobody started.
+    if (::lstat(candidate.c_str(), &st) == 0 || blocked_by_permissions(candidate)) return candidate;
   }
   return candidates.empty() ? std::string() : candidates.front();
 }

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <client/src/transport/socket_access.hpp>
 #include <common/descriptor_send.hpp>
 #include <common/result.hpp>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 #include <utility>
@@ -123,6 +125,10 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
 
   if (connect_through_restart(fd, addr, options.restart_wait) != 0) {
     // A Unix socket whose listen backlog is full answers EAGAIN; anything else means no daemon.
+    if (errno == EACCES) {
+      return make_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path + ": " +
+                                                    permission_denied_text(options.socket_path));
+    }
     if (errno != EAGAIN && errno != EINPROGRESS) {
       return errno_error(ErrorCode::unavailable, "cannot connect to jitcached at " + options.socket_path);
     }
@@ -242,7 +248,10 @@ Result<void> UnixConnection::send_with_descriptor(Bytes bytes, int fd, Clock::ti
 Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, Bytes tail, Bytes trailer,
                                    std::uint16_t flags, std::chrono::milliseconds timeout, int attached_fd) {
   m_last_loss = CallLoss::none;
-  const auto budget = timeout.count() > 0 ? timeout : m_options.io_timeout;
+  const bool first = m_next_request_id == 1;
+  const auto budget = timeout.count() > 0                                  ? timeout
+                      : first && m_options.first_reply_timeout.count() > 0 ? m_options.first_reply_timeout
+                                                                           : m_options.io_timeout;
   const auto deadline = Clock::now() + budget;
   proto::FrameHeader h;
   h.op = op;
@@ -267,6 +276,14 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
   auto reply = read_reply(Clock::now() + budget);
   if (!reply) {
     if (reply.error().code == ErrorCode::unavailable) m_last_loss = CallLoss::while_awaiting_reply;
+    if (first && m_options.first_reply_timeout.count() > 0) {
+      const bool timed_out = reply.error().code == ErrorCode::timeout;
+      char waited[64];
+      std::snprintf(waited, sizeof(waited), "no answer within %.1f s", static_cast<double>(budget.count()) / 1000.0);
+      const auto held = held_by_service_manager_text(m_fd, m_options.socket_path,
+                                                     timed_out ? waited : "the connection was closed before an answer");
+      if (held) return make_error(reply.error().code, *held);
+    }
     return reply.error();
   }
   if (reply->header.request_id != h.request_id && reply->header.request_id != 0) {

@@ -42,6 +42,11 @@ struct ConnectOptions {
   // (docs/operations.md "Restarts"). 0: one attempt. Under socket activation a connect never fails
   // this way during a restart; it waits in the backlog (connect_timeout, then io_timeout).
   std::chrono::milliseconds restart_wait{0};
+  // The wait for the connection's first reply (its HELLO), when not 0, instead of io_timeout. Under
+  // socket activation a connection is accepted into systemd's backlog whether or not a daemon will
+  // ever serve it; the CLI bounds that wait, and a timeout then says who holds the socket
+  // (socket_access.hpp, no_answer_text).
+  std::chrono::milliseconds first_reply_timeout{0};
 };
 
 // Where a call() failed when the daemon closed or reset the connection (ErrorCode::unavailable
