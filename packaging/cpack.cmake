@@ -4,7 +4,8 @@
 #                                         units with their sysusers.d/tmpfiles.d entries, /etc/jitcache,
 #                                         the example configuration and network drop-in, man pages;
 #   libjitcache0_<version>_<arch>.deb     libjitcache.so.0, libjitcache-preload.so and its core
-#                                         libjitcache-preload-core.so (what programs load; every shared library installed into the lib directory);
+#                                         libjitcache-preload-core.so (what programs load;
+#                                         every shared library installed into the lib directory);
 #   libjitcache-dev_<version>_<arch>.deb  headers, libjitcache.so, libjitcache.a, the CMake package
 #                                         and jitcache.pc.
 # The components are the install rules' (CMakeLists.txt: an install rule naming none is `client`).
