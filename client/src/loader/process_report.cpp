@@ -18,6 +18,7 @@
 #include <client/src/loader/report_destination.hpp>
 #include <client/src/loader/report_json.hpp>
 #include <client/src/loader/stderr_line.hpp>
+#include <common/client_environment.hpp>
 
 namespace jitcache::client::loader {
 
@@ -70,12 +71,7 @@ Slot* slot_at(std::size_t index) {
   return slots + index % k_chunk_size;
 }
 
-bool env_flag(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return false;
-  const std::string_view text(value);
-  return text != "0" && text != "false" && text != "no";
-}
+bool env_flag(const char* name) { return common::client_env_flag(name, false); }
 
 std::string read_small_file(const char* path) {
   std::string text;
