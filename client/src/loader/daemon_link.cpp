@@ -81,9 +81,12 @@ common::Result<DaemonLease> DaemonLink::acquire() {
       m_idle.clear();
       return make_error(ErrorCode::unavailable, "jitcached was unavailable moments ago (" + m_unavailable_reason + ")");
     }
-    if (!m_idle.empty()) {
+    while (!m_idle.empty() && !reused) {
       std::optional<Idle> idle(std::move(m_idle.back()));
       m_idle.pop_back();
+      // A connection whose descriptor the program closed (and maybe reused) is forgotten, not
+      // judged: the daemon is fine, the next one is tried, or a new one made.
+      if (!idle->client.connection().still_ours()) continue;
       // Built after the lock is released: a lease's destructor takes the same lock.
       reused = std::move(idle);
     }

@@ -94,6 +94,9 @@ class UnixConnection {
 
   // The descriptor as last verified (tests and diagnostics; -1 once it was found not ours).
   int fd() const { return m_socket.raw(); }
+  // Whether the descriptor is still this connection's socket in this process (owned_socket.hpp);
+  // false forgets it. A pooled connection is checked so before it is lent again.
+  bool still_ours() { return m_socket.verified() >= 0; }
   const ConnectOptions& options() const { return m_options; }
   // How the last call() failed, if the connection was lost under it; none otherwise.
   CallLoss last_loss() const { return m_last_loss; }
