@@ -146,8 +146,8 @@ constexpr std::uint32_t k_target_number_mask = 0xFFFF;
 // Rationale: any other number is refused by the driver (CUDA_ERROR_INVALID_VALUE); keyed as
 // "sm_<number>" it would be a key the driver never JITs for, and a hit where the driver answers an
 // error. Such a value makes the load uncacheable: the call is the driver's own (docs/cache-key.md).
-constexpr std::uint32_t k_known_targets[] = {30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75,
-                                             80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121};
+constexpr std::uint32_t k_known_targets[] = {30, 32, 35, 37, 50, 52, 53,  60,  61,  62,  70,  72,
+                                             75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121};
 constexpr std::uint32_t k_first_accelerated_target = 90;
 constexpr std::uint32_t k_first_family_target = 100;
 

@@ -79,10 +79,12 @@ TEST_CASE("load flow: a miss compiles locally and stores, the next load is a hit
   char info_log[256] = {};
   char error_log[256] = "stale";
   float wall_ms = 0;
-  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME, CU_JIT_LOG_VERBOSE};
-  void* values[] = {info_log, reinterpret_cast<void*>(sizeof(info_log)), error_log,
-                    reinterpret_cast<void*>(sizeof(error_log)), nullptr, reinterpret_cast<void*>(1)};
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_WALL_TIME,        CU_JIT_LOG_VERBOSE};
+  void* values[] = {info_log,  reinterpret_cast<void*>(sizeof(info_log)),
+                    error_log, reinterpret_cast<void*>(sizeof(error_log)),
+                    nullptr,   reinterpret_cast<void*>(1)};
   CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 6, options, values) == JITCACHE_OUTCOME_HIT);
   CHECK(std::string(last_info().key_id) == first.key_id);
   CHECK(fake().counters().link_compiles == 1);  // no second JIT

@@ -59,9 +59,10 @@ struct ThreeRuns {
 
 // Runs `argv` three times; `prepare` runs before each (to reset the files the program writes) and
 // `collect` after each (appended to the run's output, so that the files are compared too).
-ThreeRuns run_three(const std::vector<std::string>& argv, const DaemonProcess& daemon, const TempDir& dir,
-                    const std::vector<EnvChange>& extra = {}, const std::function<void()>& prepare = [] {},
-                    const std::function<std::string()>& collect = [] { return std::string(); }) {
+ThreeRuns run_three(
+    const std::vector<std::string>& argv, const DaemonProcess& daemon, const TempDir& dir,
+    const std::vector<EnvChange>& extra = {}, const std::function<void()>& prepare = [] {},
+    const std::function<std::string()>& collect = [] { return std::string(); }) {
   ThreeRuns runs;
   auto one = [&](const std::vector<EnvChange>& env) {
     prepare();
@@ -95,8 +96,8 @@ struct Fixture {
 TEST_CASE("hostile: descriptors the program closed and reused are never written, read or closed by the cache") {
   Fixture f;
   const std::string data = f.dir.file("data.txt");
-  const auto runs = run_three({program("hostile_descriptors"), "reused_fds", k_small_ptx, k_kernel, data}, f.daemon,
-                              f.dir);
+  const auto runs =
+      run_three({program("hostile_descriptors"), "reused_fds", k_small_ptx, k_kernel, data}, f.daemon, f.dir);
   REQUIRE(runs.plain.status == 0);
   REQUIRE_THAT(runs.plain.output, Catch::Contains("failed closes: 0") && Catch::Contains("holds 13 bytes"));
   check_same(runs);
@@ -106,8 +107,8 @@ TEST_CASE("hostile: descriptors the program closed and reused are never written,
 TEST_CASE("hostile: a forked child that closes every descriptor and reuses them loses nothing to the cache") {
   Fixture f;
   const std::string data = f.dir.file("child.txt");
-  const auto runs = run_three({program("hostile_descriptors"), "fork_closes", k_small_ptx, k_kernel, data}, f.daemon,
-                              f.dir);
+  const auto runs =
+      run_three({program("hostile_descriptors"), "fork_closes", k_small_ptx, k_kernel, data}, f.daemon, f.dir);
   REQUIRE(runs.plain.status == 0);
   REQUIRE_THAT(runs.plain.output, Catch::Contains("child status 0"));
   check_same(runs);
@@ -116,8 +117,9 @@ TEST_CASE("hostile: a forked child that closes every descriptor and reuses them 
 TEST_CASE("hostile: with fds 0-2 closed the program's next open still gets fd 0") {
   Fixture f;
   const std::string data = f.dir.file("std.txt");
-  const auto runs = run_three({program("hostile_descriptors"), "closed_std", k_small_ptx, k_kernel, data}, f.daemon,
-                              f.dir, {}, [&] { std::filesystem::remove(data); }, [&] { return read_file(data); });
+  const auto runs = run_three(
+      {program("hostile_descriptors"), "closed_std", k_small_ptx, k_kernel, data}, f.daemon, f.dir, {},
+      [&] { std::filesystem::remove(data); }, [&] { return read_file(data); });
   REQUIRE_THAT(runs.plain.output, Catch::Contains("the data file is fd 0"));
   check_same(runs);
 }
@@ -161,9 +163,10 @@ TEST_CASE("hostile: JITCACHE_REPORT naming a device, a FIFO or /dev/stderr write
   SECTION("a character device (a null device of the test's own)") {
     const std::string node = f.dir.file("null");
     REQUIRE(::mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);
-    const ChildResult run = run_child_captured(
-        argv, run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", node}, {"JITCACHE_QUIET", std::nullopt}}),
-        k_timeout);
+    const ChildResult run = run_child_captured(argv,
+                                               run_env(f.daemon.socket_path(), true,
+                                                       {{"JITCACHE_REPORT", node}, {"JITCACHE_QUIET", std::nullopt}}),
+                                               k_timeout);
     CHECK(run.status == 0);
     CHECK(run.errors.empty());
     struct stat st {};
@@ -181,8 +184,8 @@ TEST_CASE("hostile: JITCACHE_REPORT naming a device, a FIFO or /dev/stderr write
       while (fd >= 0 && (n = ::read(fd, buffer, sizeof buffer)) > 0) received.append(buffer, static_cast<size_t>(n));
       if (fd >= 0) ::close(fd);
     });
-    const ChildResult run = run_child_captured(argv, run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", fifo}}),
-                                               k_timeout);
+    const ChildResult run =
+        run_child_captured(argv, run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", fifo}}), k_timeout);
     // The reader waits for a writer; a run that wrote nothing leaves it waiting: open it once.
     const int unblock = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
     if (unblock >= 0) ::close(unblock);
@@ -196,31 +199,33 @@ TEST_CASE("hostile: JITCACHE_REPORT naming a device, a FIFO or /dev/stderr write
   SECTION("a link to /proc/self/fd/2 (as /dev/stderr is) writes the report to stderr; the link stays") {
     const std::string link = f.dir.file("stderr");
     std::filesystem::create_symlink("/proc/self/fd/2", link);
-    const ChildResult run = run_child_captured(argv, run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", link}}),
-                                               k_timeout);
+    const ChildResult run =
+        run_child_captured(argv, run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", link}}), k_timeout);
     CHECK(run.status == 0);
     CHECK_THAT(run.errors, Catch::Contains("\"loads\""));
     CHECK(std::filesystem::is_symlink(link));
   }
 }
 
-TEST_CASE("hostile: a process report pattern of 4096 characters is refused with one line, and children write "
-          "no empty reports nor the parent's file") {
+TEST_CASE(
+    "hostile: a process report pattern of 4096 characters is refused with one line, and children write "
+    "no empty reports nor the parent's file") {
   Fixture f;
   SECTION("too long") {
     const std::string pattern = f.dir.file(std::string(4100, 'r'));
-    const ChildResult run = run_child_captured(
-        {program("hostile_published"), k_small_ptx, k_kernel, "1"},
-        run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", pattern}, {"JITCACHE_QUIET", std::nullopt}}),
-        k_timeout);
+    const ChildResult run =
+        run_child_captured({program("hostile_published"), k_small_ptx, k_kernel, "1"},
+                           run_env(f.daemon.socket_path(), true,
+                                   {{"JITCACHE_REPORT", pattern}, {"JITCACHE_QUIET", std::nullopt}}),
+                           k_timeout);
     CHECK(run.status == 0);
     CHECK_THAT(run.errors, Catch::Contains("JITCACHE_REPORT is 4") && Catch::Contains("no load report is written"));
   }
   SECTION("children that load nothing write nothing; without %p a child writes beside the parent's file") {
     const std::string report = f.dir.file("report.json");
-    const ChildResult run = run_child(
-        {program("hostile_processes"), "spawn", k_small_ptx, k_kernel, f.dir.file("daemon-child.txt")},
-        run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", report}}), k_timeout);
+    const ChildResult run =
+        run_child({program("hostile_processes"), "spawn", k_small_ptx, k_kernel, f.dir.file("daemon-child.txt")},
+                  run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", report}}), k_timeout);
     CHECK(run.status == 0);
     // The parent's report is its own (one load), whatever its children did.
     const std::string parent = read_file(report);
@@ -293,7 +298,8 @@ TEST_CASE("hostile: fork without exec while a thread loads, vfork, posix_spawn a
   Fixture f;
   const std::string data = f.dir.file("daemon-child.txt");
   for (int round = 0; round < 2; ++round) {
-    const auto forks = run_three({program("hostile_processes"), "fork_loading", k_small_ptx, k_kernel}, f.daemon, f.dir);
+    const auto forks =
+        run_three({program("hostile_processes"), "fork_loading", k_small_ptx, k_kernel}, f.daemon, f.dir);
     REQUIRE_THAT(forks.plain.output, Catch::Contains("16 of 16"));
     check_same(forks);
     const auto spawns = run_three({program("hostile_processes"), "spawn", k_small_ptx, k_kernel, data}, f.daemon, f.dir,

@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
     print_result("cuModuleLoadDataEx", cuModuleLoadDataEx(&module, base, 2, options, values));
     int canary_intact = 1;
     for (size_t i = 0; i < sizeof memory.canary; ++i) canary_intact &= memory.canary[i] == 'c';
-    printf("log holds %zu bytes, size slot %zu, canary %s\n", strnlen(memory.log, sizeof memory.log),
-           (size_t)values[1], canary_intact ? "intact" : "overwritten");
+    printf("log holds %zu bytes, size slot %zu, canary %s\n", strnlen(memory.log, sizeof memory.log), (size_t)values[1],
+           canary_intact ? "intact" : "overwritten");
     if (module != NULL) cuModuleUnload(module);
     return 0;
   }

@@ -19,8 +19,9 @@ std::uintptr_t slot_value(void* slot) { return reinterpret_cast<std::uintptr_t>(
 TEST_CASE("caller options: a hit fills the logs, cut to capacity, and the wall time as a float") {
   char info[16];
   char error[8] = "junk";
-  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME, CU_JIT_LOG_VERBOSE};
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_WALL_TIME,        CU_JIT_LOG_VERBOSE};
   void* values[] = {info, integer_slot(sizeof(info)), error, integer_slot(sizeof(error)), nullptr, integer_slot(1)};
   ld::CallerOptions caller(6, options, values);
   caller.fill_logs("jitcache: loaded from the cache", "", 1.5f);

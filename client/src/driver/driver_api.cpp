@@ -104,9 +104,7 @@ std::string DriverApi::missing_summary() const {
   return text;
 }
 
-std::string default_driver_path() {
-  return common::client_env("JITCACHE_CUDA_DRIVER").value_or("libcuda.so.1");
-}
+std::string default_driver_path() { return common::client_env("JITCACHE_CUDA_DRIVER").value_or("libcuda.so.1"); }
 
 common::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& path) {
   // Rationale: RTLD_LOCAL keeps the driver's symbols out of the global namespace; if the program

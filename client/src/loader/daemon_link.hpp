@@ -25,8 +25,9 @@ namespace jitcache::client::loader {
 class DaemonLink;
 
 // A connection held by one load; returned to the pool when it goes out of scope, unless the load
-// reported it broken (or the program closed its descriptor: transport/owned_socket.hpp). HELLO is sent only when something needs its answer (capabilities, a reply
-// larger than the default limit): a hit then costs one round trip, not two.
+// reported it broken (or the program closed its descriptor: transport/owned_socket.hpp). HELLO is sent only when
+// something needs its answer (capabilities, a reply larger than the default limit): a hit then costs one round trip,
+// not two.
 class DaemonLease {
  public:
   DaemonLease(DaemonLink* link, transport::DaemonClient client, std::optional<std::uint64_t> capabilities);

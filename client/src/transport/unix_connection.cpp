@@ -159,7 +159,8 @@ UnixConnection& UnixConnection::operator=(UnixConnection&& other) noexcept {
 
 Result<int> UnixConnection::socket_fd() {
   const int fd = m_socket.verified();
-  if (fd < 0) return make_error(ErrorCode::unavailable, "the connection to jitcached is gone (its descriptor was closed)");
+  if (fd < 0)
+    return make_error(ErrorCode::unavailable, "the connection to jitcached is gone (its descriptor was closed)");
   return fd;
 }
 

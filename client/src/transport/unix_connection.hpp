@@ -6,9 +6,9 @@
 // touched (MSG_NOSIGNAL instead of SIGPIPE handlers), and the descriptor is re-verified before every
 // send, receive and close (owned_socket.hpp): a number the program closed and reused is forgotten
 // and the call fails as a lost connection. Every send and receive is MSG_DONTWAIT, waits are
-// poll(2) with the deadline, so even a descriptor that is somehow not ours never blocks a call. It speaks only to a daemon it trusts
-// (daemon_trust.hpp): the socket's path is checked before connecting, the peer before the first
-// byte is sent. Thread safety: one object per thread; move-only.
+// poll(2) with the deadline, so even a descriptor that is somehow not ours never blocks a call. It speaks only to a
+// daemon it trusts (daemon_trust.hpp): the socket's path is checked before connecting, the peer before the first byte
+// is sent. Thread safety: one object per thread; move-only.
 #pragma once
 
 #include <chrono>
@@ -104,8 +104,7 @@ class UnixConnection {
   void set_max_reply_bytes(std::uint64_t bytes) { m_options.max_reply_bytes = bytes; }
 
  private:
-  UnixConnection(OwnedSocket socket, const ConnectOptions& options)
-      : m_socket(std::move(socket)), m_options(options) {}
+  UnixConnection(OwnedSocket socket, const ConnectOptions& options) : m_socket(std::move(socket)), m_options(options) {}
   // The descriptor, verified (owned_socket.hpp), or an ErrorCode::unavailable error.
   Result<int> socket_fd();
   Result<void> write_all(Bytes bytes, std::chrono::steady_clock::time_point deadline);
