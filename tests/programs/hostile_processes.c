@@ -1,8 +1,10 @@
 /* Processes and threads around loads (docs/transparent.md "Processes"):
  *   fork_loading PTX KERNEL     a thread loads new modules while main forks 16 children without exec;
- *                               each child loads and exits 0 when its load succeeded
- *   spawn PTX KERNEL DATA       load; vfork + exec, posix_spawn, and a child that calls daemon() and
- *                               writes its load's result into DATA
+ *                               each child writes to a pipe and leaves with _exit() (a child of fork()
+ *                               may not use CUDA, nor run the driver's exit handlers, whose locks the
+ *                               loading thread may have held), and the parent loads afterwards
+ *   spawn PTX KERNEL DATA       load; vfork + exec, posix_spawn, and a child that calls daemon(),
+ *                               loads, writes its load's result into DATA and exits with exit()
  *   signals PTX KERNEL          SIGALRM every millisecond (no SA_RESTART) during 24 loads
  *   threads64 PTX KERNEL        64 threads, 4 loads each over 8 modules */
 #define _GNU_SOURCE
@@ -71,16 +73,24 @@ int main(int argc, char** argv) {
     if (pthread_create(&loader, NULL, load_until_stopped, NULL) != 0) return 4;
     int children_ok = 0;
     for (int i = 0; i < 16; ++i) {
+      int ends[2];
+      if (pipe(ends) != 0) return 5;
       pid_t child = fork();
       if (child == 0) {
-        char* ptx = ptx_variant(g_base, 300 + i % 3);
-        _exit(load_and_unload(ptx, g_kernel) == CUDA_SUCCESS ? 0 : 1);
+        close(ends[0]);
+        _exit(write(ends[1], "x", 1) == 1 ? 0 : 1);
       }
-      children_ok += child > 0 && wait_status(child) == 0;
+      close(ends[1]);
+      char byte = 0;
+      children_ok += child > 0 && read(ends[0], &byte, 1) == 1 && wait_status(child) == 0;
+      close(ends[0]);
     }
     g_stop = 1;
     pthread_join(loader, NULL);
-    printf("children that loaded: %d of 16, failed loads in the parent: %d\n", children_ok, g_failures);
+    char* ptx = ptx_variant(g_base, 301);
+    print_result("load after the forks", load_and_unload(ptx, g_kernel));
+    free(ptx);
+    printf("children that exited: %d of 16, failed loads in the parent: %d\n", children_ok, g_failures);
     return 0;
   }
   if (strcmp(argv[1], "spawn") == 0 && argc == 5) {
@@ -108,7 +118,7 @@ int main(int argc, char** argv) {
         fclose(out);
         rename(temporary, argv[4]);
       }
-      _exit(0);
+      exit(0);
     }
     printf("daemon() parent: %d\n", wait_status(middle));
     struct stat st;
