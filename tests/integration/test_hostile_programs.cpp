@@ -85,6 +85,14 @@ void check_same(const ThreeRuns& runs) {
   CHECK(runs.disabled.output == runs.plain.output);
 }
 
+// run_env's environment with the warnings on (run_env sets JITCACHE_QUIET=1): the runs in which
+// the cache's one line is due.
+std::vector<EnvChange> loud(std::vector<EnvChange> env) {
+  std::erase_if(env, [](const EnvChange& change) { return change.name == "JITCACHE_QUIET"; });
+  env.push_back({"JITCACHE_QUIET", std::nullopt});
+  return env;
+}
+
 struct Fixture {
   TempDir dir;
   DaemonProcess daemon{dir};
@@ -138,11 +146,16 @@ TEST_CASE("hostile: loads on other threads while main returns never crash the ex
   REQUIRE(run_child({program("hostile_exit"), "atexit", k_small_ptx, k_kernel}, run_env(f.daemon.socket_path(), true),
                     k_timeout)
               .status == 0);
+  // Without the cache every load of these threads is a JIT, and the fake driver's JIT (nvJitLink)
+  // may itself abort when exit() destroys its state under a compiling thread: the plain run is the
+  // reference only when it survived; the cached run, whose loads are published hits, always must.
   for (int attempt = 0; attempt < 6; ++attempt) {
     INFO("attempt " << attempt);
     const auto runs = run_three({program("hostile_exit"), "threads", k_small_ptx, k_kernel}, f.daemon, f.dir);
-    REQUIRE(runs.plain.status == 0);
-    check_same(runs);
+    INFO("cached output:\n" << runs.cached.output << "cached errors:\n" << runs.cached.errors);
+    CHECK(runs.cached.status == 0);
+    CHECK(runs.cached.output == "main load: 0\nmain returns while 16 threads load\n");
+    if (runs.plain.status == 0) CHECK(runs.cached.output == runs.plain.output);
   }
 }
 
@@ -164,10 +177,8 @@ TEST_CASE("hostile: JITCACHE_REPORT naming a device, a FIFO or /dev/stderr write
   SECTION("a character device (a null device of the test's own)") {
     const std::string node = f.dir.file("null");
     REQUIRE(::mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);
-    const ChildResult run = run_child_captured(argv,
-                                               run_env(f.daemon.socket_path(), true,
-                                                       {{"JITCACHE_REPORT", node}, {"JITCACHE_QUIET", std::nullopt}}),
-                                               k_timeout);
+    const ChildResult run =
+        run_child_captured(argv, loud(run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", node}})), k_timeout);
     CHECK(run.status == 0);
     CHECK(run.errors.empty());
     struct stat st {};
@@ -216,9 +227,7 @@ TEST_CASE(
     const std::string pattern = f.dir.file(std::string(4100, 'r'));
     const ChildResult run =
         run_child_captured({program("hostile_published"), k_small_ptx, k_kernel, "1"},
-                           run_env(f.daemon.socket_path(), true,
-                                   {{"JITCACHE_REPORT", pattern}, {"JITCACHE_QUIET", std::nullopt}}),
-                           k_timeout);
+                           loud(run_env(f.daemon.socket_path(), true, {{"JITCACHE_REPORT", pattern}})), k_timeout);
     CHECK(run.status == 0);
     CHECK_THAT(run.errors, Catch::Contains("JITCACHE_REPORT is 4") && Catch::Contains("no load report is written"));
   }
@@ -275,12 +284,17 @@ TEST_CASE("hostile: a silent program whose stderr is a closed pipe exits as it w
   TempDir dir;
   const std::vector<std::string> argv = {program("hostile_streams"), "closed_pipe", k_small_ptx, k_kernel};
   // No daemon: the one warning is due; then a report that cannot be written: its line is due too.
-  const std::vector<EnvChange> loud = {{"JITCACHE_QUIET", std::nullopt},
-                                       {"JITCACHE_REPORT", dir.file("missing/dir/report.json")}};
-  const ChildResult plain = run_child(argv, run_env(dir.file("none.sock"), false, loud), k_timeout);
+  const std::vector<EnvChange> report = {{"JITCACHE_REPORT", dir.file("missing/dir/report.json")}};
+  const ChildResult plain = run_child(argv, loud(run_env(dir.file("none.sock"), false, report)), k_timeout);
   REQUIRE(plain.status == 7);
-  const ChildResult cached = run_child(argv, run_env(dir.file("none.sock"), true, loud), k_timeout);
+  const ChildResult cached = run_child(argv, loud(run_env(dir.file("none.sock"), true, report)), k_timeout);
   CHECK(cached.status == 7);
+  // Only the report's line is due (a socket that answers would not warn): no SIGPIPE at exit either.
+  TempDir served;
+  DaemonProcess daemon(served);
+  daemon.start();
+  const ChildResult at_exit = run_child(argv, loud(run_env(daemon.socket_path(), true, report)), k_timeout);
+  CHECK(at_exit.status == 7);
 }
 
 TEST_CASE("hostile: the warning never goes into a data file the program opened on fd 2") {
@@ -288,13 +302,12 @@ TEST_CASE("hostile: the warning never goes into a data file the program opened o
   const std::string a = dir.file("a.txt");
   const std::string b = dir.file("b.txt");
   const std::vector<std::string> argv = {program("hostile_streams"), "reopened", k_small_ptx, k_kernel, a, b};
-  const std::vector<EnvChange> loud = {{"JITCACHE_QUIET", std::nullopt}};
-  const ChildResult plain = run_child(argv, run_env(dir.file("none.sock"), false, loud), k_timeout);
+  const ChildResult plain = run_child(argv, loud(run_env(dir.file("none.sock"), false)), k_timeout);
   REQUIRE(plain.status == 0);
   const std::string plain_a = read_file(a);
   const std::string plain_b = read_file(b);
   REQUIRE(plain_b == "data b\n");
-  const ChildResult cached = run_child(argv, run_env(dir.file("none.sock"), true, loud), k_timeout);
+  const ChildResult cached = run_child(argv, loud(run_env(dir.file("none.sock"), true)), k_timeout);
   CHECK(cached.status == 0);
   CHECK(read_file(a) == plain_a);
   CHECK(read_file(b) == plain_b);
@@ -352,8 +365,7 @@ TEST_CASE("hostile: published files rewritten in place under the readers never c
   Fixture f;
   const std::vector<std::string> argv = {program("hostile_published"), k_mid_ptx,
                                          "_ZN3cub17CUB_300001_SM_9006detail11EmptyKernelIvEEvv", "300"};
-  const ChildResult plain = run_child(argv, run_env(f.dir.file("none.sock"), false), k_timeout);
-  REQUIRE(plain.status == 0);
+  // (No plain run: without the cache each of the 300 loads is a JIT of 365 KB of PTX.)
   REQUIRE(run_child(argv, run_env(f.daemon.socket_path(), true), k_timeout).status == 0);
   const std::string published = jitcache::proto::published_dir_for(f.daemon.socket_path());
   std::vector<std::pair<std::string, std::string>> files;
@@ -380,6 +392,6 @@ TEST_CASE("hostile: published files rewritten in place under the readers never c
   const ChildResult cached = run_child(argv, run_env(f.daemon.socket_path(), true), k_timeout);
   stop = true;
   rewriter.join();
-  CHECK(cached.status == plain.status);
-  CHECK(cached.output == plain.output);
+  CHECK(cached.status == 0);
+  CHECK(cached.output == "300 loads, 0 failed\n");
 }
