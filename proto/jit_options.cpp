@@ -142,6 +142,23 @@ constexpr std::array<OptionInfo, 35> k_option_info = {{
 constexpr std::uint32_t k_accelerated_target_base = 0x10000;
 constexpr std::uint32_t k_family_target_base = 0x20000;
 constexpr std::uint32_t k_target_number_mask = 0xFFFF;
+// The CUjit_target values the driver accepts (cuda.h's CUjit_target_enum; 101 from CUDA 12.8-12.9).
+// Rationale: any other number is refused by the driver (CUDA_ERROR_INVALID_VALUE); keyed as
+// "sm_<number>" it would be a key the driver never JITs for, and a hit where the driver answers an
+// error. Such a value makes the load uncacheable: the call is the driver's own (docs/cache-key.md).
+constexpr std::uint32_t k_known_targets[] = {30, 32, 35, 37, 50, 52, 53,  60,  61,  62,  70,  72,
+                                             75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121};
+constexpr std::uint32_t k_first_accelerated_target = 90;
+constexpr std::uint32_t k_first_family_target = 100;
+
+bool known_target(std::uint32_t number, std::uint32_t variant) {
+  bool listed = false;
+  for (const std::uint32_t known : k_known_targets) listed = listed || known == number;
+  if (!listed) return false;
+  if (variant == k_accelerated_target_base) return number >= k_first_accelerated_target;
+  if (variant == k_family_target_base) return number >= k_first_family_target;
+  return variant == 0;
+}
 
 common::Error unsupported(std::string message) {
   return common::make_error(common::ErrorCode::unsupported, std::move(message));
@@ -233,7 +250,7 @@ common::Result<std::string> target_arch(std::uint32_t value) {
   } else if (variant != 0) {
     arch.clear();
   }
-  if (!is_valid_arch(arch)) {
+  if (!is_valid_arch(arch) || !known_target(number, variant)) {
     return unsupported(option_label(static_cast<int>(JitOption::target)) + " = " + std::to_string(value) +
                        " is not a CUjit_target (10*CC, optionally + 0x10000 or 0x20000)");
   }

@@ -79,11 +79,13 @@ TEST_CASE("load flow: a miss compiles locally and stores, the next load is a hit
   char info_log[256] = {};
   char error_log[256] = "stale";
   float wall_ms = 0;
-  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME};
-  void* values[] = {info_log, reinterpret_cast<void*>(sizeof(info_log)), error_log,
-                    reinterpret_cast<void*>(sizeof(error_log)), nullptr};
-  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 5, options, values) == JITCACHE_OUTCOME_HIT);
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_WALL_TIME,        CU_JIT_LOG_VERBOSE};
+  void* values[] = {info_log,  reinterpret_cast<void*>(sizeof(info_log)),
+                    error_log, reinterpret_cast<void*>(sizeof(error_log)),
+                    nullptr,   reinterpret_cast<void*>(1)};
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 6, options, values) == JITCACHE_OUTCOME_HIT);
   CHECK(std::string(last_info().key_id) == first.key_id);
   CHECK(fake().counters().link_compiles == 1);  // no second JIT
   CHECK(fake().counters().ptx_jit_compiles == 0);
@@ -602,9 +604,9 @@ TEST_CASE("load flow: a miss is compiled by the daemon and loaded, the next load
   LiveDaemon live(true);
   fake().reset_counters();
   char info_log[256] = {};
-  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
-  void* values[] = {info_log, reinterpret_cast<void*>(sizeof(info_log))};
-  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 2, options, values) == JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+  void* values[] = {info_log, reinterpret_cast<void*>(sizeof(info_log)), reinterpret_cast<void*>(1)};
+  CHECK(load_expecting(small_ptx().c_str(), CUDA_SUCCESS, 3, options, values) == JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
   const auto first = last_info();
   CHECK(std::string(first.arch) == "sm_90a");
   CHECK(first.ns_compile > 0);

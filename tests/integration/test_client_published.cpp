@@ -217,16 +217,16 @@ TEST_CASE("published: a tampered file is refused and counted, and the load still
   CHECK(stat_value(k.live.daemon, "published_hits") == 0);
 }
 
-TEST_CASE("published: a large image (mid_kernels, over 64 KiB) is published, mapped and hit with no connection") {
+TEST_CASE("published: a large image (mid_kernels, over 64 KiB) is published, read and hit with no connection") {
   LiveDaemon live{true, {}, true};
   const std::string mid = read_text(std::string(JITCACHE_TEST_DATA_DIR) + "/mid_kernels.ptx");
   REQUIRE(load_expecting(mid.c_str(), CUDA_SUCCESS) == JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
   const std::string file = the_published_file(live);
   const std::string original = testing::read_file(file);
-  REQUIRE(original.size() >= 64 * 1024);  // the reader maps files from this size on
+  REQUIRE(original.size() >= 64 * 1024);  // the reader once mapped files from this size on
   auto decoded = proto::decode_published_image(proto::as_bytes(original));
   REQUIRE(decoded);
-  // The file's pad puts the image at a multiple of 64 bytes, where a mapping hands it to the driver.
+  // The file's pad puts the image at a multiple of 64 bytes (published format 2).
   CHECK(static_cast<std::size_t>(decoded->reply.image.data() - proto::as_bytes(original).data()) %
             proto::k_published_image_alignment ==
         0);
@@ -242,7 +242,7 @@ TEST_CASE("published: a large image (mid_kernels, over 64 KiB) is published, map
   CHECK(fake().counters().cubin_loads_ok == 1);
   CHECK(fake().counters().link_compiles == 0);
 
-  // A byte flipped in the mapped image is caught by its checksum, and the socket serves the hit.
+  // A byte flipped in the published image is caught by its checksum, and the socket serves the hit.
   std::string tampered = original;
   tampered[tampered.size() - 100] ^= 0x01;
   overwrite(file, tampered);

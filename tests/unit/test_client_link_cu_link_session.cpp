@@ -185,8 +185,8 @@ TEST_CASE("cu link session: a hit serves the stored image, fills the caller's lo
   port.entries.push_back(entry_of(first));
   char info[256] = "untouched";
   Link link = two_inputs();
-  link.options = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME};
-  link.values = {info, reinterpret_cast<void*>(sizeof(info)), nullptr};
+  link.options = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME, CU_JIT_LOG_VERBOSE};
+  link.values = {info, reinterpret_cast<void*>(sizeof(info)), nullptr, reinterpret_cast<void*>(1)};
   driver().fake.reset_counters();
   auto warm = link.run(port);
   REQUIRE(warm.complete == CUDA_SUCCESS);

@@ -19,10 +19,11 @@ std::uintptr_t slot_value(void* slot) { return reinterpret_cast<std::uintptr_t>(
 TEST_CASE("caller options: a hit fills the logs, cut to capacity, and the wall time as a float") {
   char info[16];
   char error[8] = "junk";
-  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME};
-  void* values[] = {info, integer_slot(sizeof(info)), error, integer_slot(sizeof(error)), nullptr};
-  ld::CallerOptions caller(5, options, values);
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER,  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                            CU_JIT_WALL_TIME,        CU_JIT_LOG_VERBOSE};
+  void* values[] = {info, integer_slot(sizeof(info)), error, integer_slot(sizeof(error)), nullptr, integer_slot(1)};
+  ld::CallerOptions caller(6, options, values);
   caller.fill_logs("jitcache: loaded from the cache", "", 1.5f);
   CHECK(std::string(info) == "jitcache: loade");  // 15 bytes and the NUL
   CHECK(slot_value(values[1]) == 16);
@@ -31,6 +32,19 @@ TEST_CASE("caller options: a hit fills the logs, cut to capacity, and the wall t
   float wall = 0;
   std::memcpy(&wall, &values[4], sizeof(wall));
   CHECK(wall == 1.5f);
+}
+
+TEST_CASE("caller options: without CU_JIT_LOG_VERBOSE a hit writes only the empty string the driver writes") {
+  // A declared size larger than the buffer: only its first byte may be written, as by the driver.
+  char buffer[64];
+  std::memset(buffer, 'x', sizeof(buffer));
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {buffer, integer_slot(4096)};
+  ld::CallerOptions caller(2, options, values);
+  caller.fill_logs("jitcache: loaded sm_90a image 0123456789abcdef from the cache (nvJitLink 13.0)", "", 1.0f);
+  CHECK(buffer[0] == '\0');
+  CHECK(std::string(buffer + 1, sizeof(buffer) - 1) == std::string(sizeof(buffer) - 1, 'x'));
+  CHECK(slot_value(values[1]) == 0);
 }
 
 TEST_CASE("caller options: each driver call gets the original values, not a previous call's outputs") {

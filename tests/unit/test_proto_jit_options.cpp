@@ -245,6 +245,10 @@ TEST_CASE("jit options: out-of-range values are unsupported and named") {
            Case{JitOption::target, 0x30000 + 90, "CU_JIT_TARGET (9) = 196698 is not a CUjit_target"},
            Case{JitOption::target, 9, "CU_JIT_TARGET (9) = 9 is not a CUjit_target"},
            Case{JitOption::target, 0, "CU_JIT_TARGET (9) = 0 is not a CUjit_target"},
+           Case{JitOption::target, 12345, "CU_JIT_TARGET (9) = 12345 is not a CUjit_target"},
+           Case{JitOption::target, 91, "CU_JIT_TARGET (9) = 91 is not a CUjit_target"},
+           Case{JitOption::target, 0x10000 + 80, "CU_JIT_TARGET (9) = 65616 is not a CUjit_target"},
+           Case{JitOption::target, 0x20000 + 90, "CU_JIT_TARGET (9) = 131162 is not a CUjit_target"},
        }) {
     INFO("option " << static_cast<int>(c.option) << " = " << c.value);
     CHECK_THAT(OptionArray().add(c.option, c.value).unsupported_message(), Catch::StartsWith(c.expected));

@@ -8,6 +8,7 @@
 #include <client/src/driver/cu_result_text.hpp>
 #include <client/src/driver/driver_identity.hpp>
 #include <client/src/driver/entry_points.hpp>
+#include <common/client_environment.hpp>
 
 namespace jitcache::client::driver {
 
@@ -103,10 +104,7 @@ std::string DriverApi::missing_summary() const {
   return text;
 }
 
-std::string default_driver_path() {
-  const char* configured = std::getenv("JITCACHE_CUDA_DRIVER");
-  return (configured != nullptr && *configured != '\0') ? configured : "libcuda.so.1";
-}
+std::string default_driver_path() { return common::client_env("JITCACHE_CUDA_DRIVER").value_or("libcuda.so.1"); }
 
 common::Result<std::shared_ptr<const DriverApi>> open_driver(const std::string& path) {
   // Rationale: RTLD_LOCAL keeps the driver's symbols out of the global namespace; if the program

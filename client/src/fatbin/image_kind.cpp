@@ -5,10 +5,15 @@
 #include <client/src/fatbin/fatbin_reader.hpp>
 #include <client/src/fatbin/little_endian.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <common/result.hpp>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 namespace jitcache::client::fatbin {
 namespace {
@@ -35,6 +40,46 @@ bool starts_with(const unsigned char* image, const std::array<unsigned char, 4>&
     if (image[i] != magic[i]) return false;
   }
   return true;
+}
+
+// Rationale: mincore(2) verifies up to this many pages per call (its vector is on the stack); the
+// chunks grow from one page, so a small module costs one or two calls and a 3 MB one about a dozen.
+constexpr std::size_t k_max_probe_pages = 256;
+
+// Whether every page of [begin, begin + bytes) is mapped (begin page-aligned). mincore fails with
+// ENOMEM for an unmapped page and touches nothing, so no signal can be raised. A page mapped without
+// read permission (PROT_NONE) passes: the driver reads such a text the same way.
+bool mapped(std::uintptr_t begin, std::size_t bytes) {
+  unsigned char residency[k_max_probe_pages];
+  return ::mincore(reinterpret_cast<void*>(begin), bytes, residency) == 0;
+}
+
+// strnlen that never reads a page it has not seen mapped: the text's first page is the caller's
+// pointer (read by the magic checks already); each page after it is checked before it is scanned.
+// nullopt: unmapped memory came before a NUL, so the text is not a C string the driver could read.
+std::optional<std::size_t> mapped_strnlen(const char* text, std::size_t limit) {
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<std::uintptr_t>(text);
+  std::uintptr_t checked_end = (start / page + 1) * page;
+  std::size_t length = 0;
+  std::size_t chunk_pages = 1;
+  for (;;) {
+    const std::size_t span = std::min<std::size_t>(checked_end - (start + length), limit - length);
+    const std::size_t found = strnlen(text + length, span);
+    length += found;
+    if (found < span || length == limit) return length;
+    if (mapped(checked_end, chunk_pages * page)) {
+      checked_end += chunk_pages * page;
+      chunk_pages = std::min(chunk_pages * 2, k_max_probe_pages);
+      continue;
+    }
+    // Some page of the chunk is unmapped: go on up to the first one only.
+    std::size_t usable = 0;
+    while (usable < chunk_pages && mapped(checked_end + usable * page, page)) ++usable;
+    if (usable == 0) return std::nullopt;
+    checked_end += usable * page;
+    chunk_pages = 1;
+  }
 }
 
 }  // namespace
@@ -68,7 +113,12 @@ common::Result<ImageView> classify_image(const void* image) {
     return ImageView{ImageKind::fatbin,
                      std::span<const std::byte>(data, header_size + static_cast<std::size_t>(fat_size)), false};
   }
-  const std::size_t length = strnlen(static_cast<const char*>(image), k_max_ptx_size);
+  const auto scanned = mapped_strnlen(static_cast<const char*>(image), k_max_ptx_size);
+  if (!scanned) {
+    return make_error(ErrorCode::invalid_argument,
+                      "image: not ELF or a fat binary, and unmapped memory before any NUL, so not PTX text");
+  }
+  const std::size_t length = *scanned;
   if (length == k_max_ptx_size) {
     return make_error(ErrorCode::too_large, "image: not ELF or a fat binary, and no NUL within 1 GiB, so not PTX text");
   }

@@ -96,7 +96,11 @@ void CallerOptions::fill_logs(std::string_view info, std::string_view error, flo
     }
     m_values[static_cast<unsigned>(size_index)] = reinterpret_cast<void*>(written);
   };
-  write(CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, info);
+  // Rationale: the driver writes nothing into the info log of a load it does not verbosely JIT (an
+  // empty string); a caller whose declared size is larger than its buffer survives the driver
+  // and must survive us. The cache's line is written only when asked for with CU_JIT_LOG_VERBOSE.
+  write(CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        slot_integer(value_of(CU_JIT_LOG_VERBOSE)) != 0 ? info : std::string_view());
   write(CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, error);
   if (int i = index_of(CU_JIT_WALL_TIME); i >= 0) {
     // The driver returns the wall time as a float stored in the slot's bytes (docs/driver-facts.md §1).

@@ -50,7 +50,10 @@ class CallerOptions {
 
   // For a path where the driver compiled nothing (a cache hit): writes `info` and `error` into the
   // caller's log buffers (cut to their capacity, NUL-terminated), sets the size slots to the bytes
-  // written including the NUL (0 for an empty text), and CU_JIT_WALL_TIME to `wall_ms`.
+  // written including the NUL (0 for an empty text), and CU_JIT_WALL_TIME to `wall_ms`. `info` is
+  // written only when the caller asked for CU_JIT_LOG_VERBOSE; otherwise the info log gets the
+  // empty string the driver writes (one byte: a declared size larger than the real buffer is the
+  // caller's error, which the driver survives, and so must the cache).
   void fill_logs(std::string_view info, std::string_view error, float wall_ms) const;
 
   // The text in the caller's error log buffer (after a driver call wrote it), for load records.

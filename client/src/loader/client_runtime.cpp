@@ -56,8 +56,10 @@ void ClientRuntime::configure(const jitcache_config* config) {
   auto link = std::make_shared<DaemonLink>(resolve_settings(config));
   {
     std::lock_guard lock(m_mutex);
-    m_daemon = std::move(link);
+    m_daemon.swap(link);
   }
+  // The replaced link sends its hit notes as it goes: after the lock, which is never held across I/O.
+  link.reset();
   m_counters.reset();
 }
 

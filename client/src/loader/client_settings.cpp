@@ -11,6 +11,7 @@
 #include <toml++/toml.h>
 
 #include <client/src/transport/default_socket.hpp>
+#include <common/client_environment.hpp>
 #include <common/default_paths.hpp>
 #include <common/toml_non_ascii.hpp>
 #include <proto/published_image.hpp>
@@ -19,15 +20,8 @@ namespace jitcache::client::loader {
 
 namespace {
 
-std::string env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
-bool env_flag(const char* name) {
-  std::string value = env(name);
-  return !value.empty() && value != "0" && value != "false" && value != "no";
-}
+// The variable's value, "" when unset (common/client_environment.hpp: the table and its rules).
+std::string env(const char* name) { return common::client_env(name).value_or(""); }
 
 bool file_exists(const std::string& path) {
   struct stat st {};
@@ -72,14 +66,12 @@ std::string socket_from_config_file(const std::string& path, std::string& notes)
 ClientSettings resolve_settings(const jitcache_config* config) {
   ClientSettings settings;
   settings.daemon_trust = transport::DaemonTrust::from_environment();
-  if (env_flag("JITCACHE_DISABLE")) {
+  if (common::client_env_flag("JITCACHE_DISABLE", false)) {
     settings.disabled = true;
     settings.disabled_by = "JITCACHE_DISABLE=" + env("JITCACHE_DISABLE");
   }
-  settings.quiet = env_flag("JITCACHE_QUIET");
-  if (std::string published = env("JITCACHE_PUBLISHED"); !published.empty() && !env_flag("JITCACHE_PUBLISHED")) {
-    settings.published = false;
-  }
+  settings.quiet = common::client_env_flag("JITCACHE_QUIET", false);
+  settings.published = common::client_env_flag("JITCACHE_PUBLISHED", true);
   if (std::string spin = env("JITCACHE_REPLY_SPIN_US"); !spin.empty()) {
     char* end = nullptr;
     const unsigned long long us = std::strtoull(spin.c_str(), &end, 10);

@@ -6,6 +6,7 @@
 // system socket that exists and is trusted (transport/default_socket.hpp). Whichever it is, the
 // library uses it only if it trusts it (transport/daemon_trust.hpp): JITCACHE_DAEMON_USER names the
 // daemon's users besides the caller and root (default: jitcache).
+// Every variable is read through common/client_environment.hpp (one table, one rule per type).
 // JITCACHE_DISABLE=1 (or config.disable) turns caching off; JITCACHE_QUIET=1 (or config.quiet)
 // silences the one warning; JITCACHE_REPLY_SPIN_US sets how long a reply is awaited on the CPU;
 // JITCACHE_COMPILE_TIMEOUT_MS (or config.compile_timeout_ms, when the caller's struct has it) how

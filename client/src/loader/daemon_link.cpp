@@ -1,6 +1,10 @@
 #include <client/src/loader/daemon_link.hpp>
 
+#include <algorithm>
+
+#include <client/src/loader/daemon_back_off.hpp>
 #include <client/src/loader/pending_hit_notes.hpp>
+#include <client/src/transport/owned_socket.hpp>
 #include <common/result.hpp>
 
 namespace jitcache::client::loader {
@@ -10,8 +14,6 @@ using common::make_error;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-constexpr auto k_refused_back_off = std::chrono::seconds(1);
-constexpr auto k_broken_back_off = std::chrono::seconds(30);
 // Rationale: more idle connections than this are closed; a process rarely loads from more threads
 // at once, and each idle connection holds a daemon slot.
 constexpr std::size_t k_max_idle_connections = 4;
@@ -72,9 +74,19 @@ common::Result<DaemonLease> DaemonLink::acquire() {
     if (Clock::now() < m_retry_after) {
       return make_error(ErrorCode::unavailable, "jitcached was unavailable moments ago (" + m_unavailable_reason + ")");
     }
-    if (!m_idle.empty()) {
+    // Hit notes found it stuck or gone (pending_hit_notes.hpp): no load waits for it either.
+    if (auto until = PendingHitNotes::instance().backed_off_until(m_settings.socket_path)) {
+      m_retry_after = std::max(m_retry_after, *until);
+      m_unavailable_reason = "it did not take hit notes";
+      m_idle.clear();
+      return make_error(ErrorCode::unavailable, "jitcached was unavailable moments ago (" + m_unavailable_reason + ")");
+    }
+    while (!m_idle.empty() && !reused) {
       std::optional<Idle> idle(std::move(m_idle.back()));
       m_idle.pop_back();
+      // A connection whose descriptor the program closed (and maybe reused) is forgotten, not
+      // judged: the daemon is fine, the next one is tried, or a new one made.
+      if (!idle->client.connection().still_ours()) continue;
       // Built after the lock is released: a lease's destructor takes the same lock.
       reused = std::move(idle);
     }
@@ -89,17 +101,23 @@ common::Result<DaemonLease> DaemonLink::acquire() {
 }
 
 void DaemonLink::mark_unavailable(const common::Error& why) {
-  const bool slow_or_broken = why.code == ErrorCode::timeout || why.code == ErrorCode::corrupt ||
-                              why.code == ErrorCode::invalid_argument || why.code == ErrorCode::too_large;
-  std::lock_guard lock(m_mutex);
-  m_idle.clear();
-  m_retry_after = Clock::now() + (slow_or_broken ? k_broken_back_off : k_refused_back_off);
-  m_unavailable_reason = why.message;
+  const auto until = Clock::now() + back_off_for(why);
+  {
+    std::lock_guard lock(m_mutex);
+    m_idle.clear();
+    m_retry_after = until;
+    m_unavailable_reason = why.message;
+  }
+  // Notes for this daemon wait out the same back-off (not under m_mutex: the two locks never nest).
+  PendingHitNotes::instance().back_off(m_settings.socket_path, until);
 }
 
 void DaemonLink::give_back(transport::DaemonClient client, std::optional<std::uint64_t> capabilities) {
   std::lock_guard lock(m_mutex);
   if (m_pid != ::getpid()) return;  // a connection the parent also holds (see m_pid)
+  // Rationale: under a small RLIMIT_NOFILE an idle connection is a descriptor the program may
+  // need; it is closed after each load there (docs/client-guide.md "Descriptors").
+  if (transport::descriptor_floor() < transport::k_descriptor_floor) return;
   if (m_idle.size() < k_max_idle_connections) m_idle.push_back(Idle{std::move(client), capabilities});
 }
 

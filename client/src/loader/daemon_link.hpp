@@ -3,9 +3,8 @@
 //
 // A connection is leased to one load at a time. A failed call (refused, timed out, garbage) drops
 // the connection and puts the daemon in back-off: loads during the back-off skip the daemon at
-// once. Rationale for the back-off lengths: a refused connection costs microseconds, so retrying
-// after a second is cheap and finds a restarted daemon quickly; a timeout costs a full
-// request_timeout, so a hung daemon is left alone for 30 seconds.
+// once (daemon_back_off.hpp says for how long), and so do hit notes; a daemon that hit notes found
+// stuck is skipped by loads too (pending_hit_notes.hpp).
 // Thread safety: every method may be called from any thread.
 #pragma once
 
@@ -26,8 +25,9 @@ namespace jitcache::client::loader {
 class DaemonLink;
 
 // A connection held by one load; returned to the pool when it goes out of scope, unless the load
-// reported it broken. HELLO is sent only when something needs its answer (capabilities, a reply
-// larger than the default limit): a hit then costs one round trip, not two.
+// reported it broken (or the program closed its descriptor: transport/owned_socket.hpp). HELLO is sent only when
+// something needs its answer (capabilities, a reply larger than the default limit): a hit then costs one round trip,
+// not two.
 class DaemonLease {
  public:
   DaemonLease(DaemonLink* link, transport::DaemonClient client, std::optional<std::uint64_t> capabilities);

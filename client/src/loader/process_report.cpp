@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,7 +15,10 @@
 #include <vector>
 
 #include <client/src/loader/client_runtime.hpp>
+#include <client/src/loader/report_destination.hpp>
 #include <client/src/loader/report_json.hpp>
+#include <client/src/loader/stderr_line.hpp>
+#include <common/client_environment.hpp>
 
 namespace jitcache::client::loader {
 
@@ -69,12 +71,7 @@ Slot* slot_at(std::size_t index) {
   return slots + index % k_chunk_size;
 }
 
-bool env_flag(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return false;
-  const std::string_view text(value);
-  return text != "0" && text != "false" && text != "no";
-}
+bool env_flag(const char* name) { return common::client_env_flag(name, false); }
 
 std::string read_small_file(const char* path) {
   std::string text;
@@ -120,58 +117,38 @@ jitcache_counters counters_since_fork() {
   return now;
 }
 
-bool write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return false;
-    if (n == 0) {
-      errno = EIO;
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Writes `text` to `path` through a temporary file beside it, renamed over `path` when whole.
-// Returns 0, or the errno of the step that failed.
-// Rationale: the directory may be shared (/tmp) with other users, who can guess a pid. O_EXCL with a
-// name they cannot predict means the file written is always one this process just created: never
-// a file or a hard link someone planted under the name, which O_TRUNC would otherwise overwrite.
-int write_report_file(const std::string& path, const std::string& text) {
-  std::string temporary;
-  int fd = -1;
-  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-    std::uint64_t nonce = 0;
-    if (::getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce)) {
-      nonce = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    }
-    temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(nonce);
-    fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 && errno != EEXIST) return errno;
-  }
-  if (fd < 0) return EEXIST;
-  int error = write_all(fd, text) ? 0 : (errno != 0 ? errno : EIO);
-  if (::close(fd) != 0 && error == 0) error = errno;
-  if (error == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) error = errno;
-  if (error != 0) ::unlink(temporary.c_str());
-  return error;
-}
-
 void warn_unwritten(const std::string& path, int error) {
   if (g_report.quiet.load() || env_flag("JITCACHE_QUIET")) return;
   const std::string line = "jitcache: cannot write the load report (JITCACHE_REPORT) to " + path + ": " +
                            std::strerror(error) + " (JITCACHE_QUIET=1 silences this)\n";
-  // One write(2), so the line is not interleaved with the program's own stderr output.
-  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, line.data(), line.size());
+  write_stderr_line(line);  // only to the program's own stderr, never with a signal
+}
+
+// The report's path for this process. Rationale: in a child of fork() a pattern without %p names
+// the parent's file, and the child's report would replace the parent's: the child writes
+// "<path>.<pid>" beside it instead (docs/process-report.md).
+std::string report_path(pid_t pid) {
+  std::string path = expand_report_path(g_report.pattern, pid);
+  if (g_report.forked_from != 0 && std::strstr(g_report.pattern, "%p") == nullptr) {
+    path += "." + std::to_string(pid);
+  }
+  return path;
+}
+
+void warn_pattern_too_long(std::size_t length) {
+  if (env_flag("JITCACHE_QUIET")) return;
+  write_stderr_line("jitcache: JITCACHE_REPORT is " + std::to_string(length) + " characters long, longer than " +
+                    std::to_string(sizeof g_report.pattern - 1) +
+                    ": no load report is written (JITCACHE_QUIET=1 silences this)\n");
 }
 
 void write_at_exit() noexcept {
   if (g_report.written.exchange(true)) return;
   try {
     const std::uint64_t claimed = g_report.next.load();
+    // A forked child that loaded nothing of its own has nothing to report (its parent reports
+    // what was loaded before the fork).
+    if (g_report.forked_from != 0 && claimed == 0) return;
     const std::size_t slots = static_cast<std::size_t>(std::min<std::uint64_t>(claimed, ProcessReport::k_max_loads));
     std::vector<const ReportedLoad*> kept;
     kept.reserve(slots);
@@ -192,8 +169,10 @@ void write_at_exit() noexcept {
     snapshot.loads = kept;
     snapshot.dropped = claimed - kept.size();
     snapshot.limit = ProcessReport::k_max_loads;
-    const std::string path = expand_report_path(g_report.pattern, snapshot.pid);
-    if (const int error = write_report_file(path, render_report(snapshot)); error != 0) warn_unwritten(path, error);
+    const std::string path = report_path(snapshot.pid);
+    if (const int error = write_report_destination(path, render_report(snapshot)); error != 0) {
+      warn_unwritten(path, error);
+    }
   } catch (...) {
     // Out of memory at exit: no report, and the program's exit goes on as it would have.
   }
@@ -218,8 +197,13 @@ bool report_enabled() {
   const int state = g_report.state.load(std::memory_order_acquire);
   if (state != k_unknown) return state == k_on;
   const char* pattern = std::getenv("JITCACHE_REPORT");
-  if (pattern == nullptr || *pattern == '\0' || std::strlen(pattern) >= sizeof g_report.pattern) {
+  if (pattern == nullptr || *pattern == '\0') {
     g_report.state.store(k_off);
+    return false;
+  }
+  if (std::strlen(pattern) >= sizeof g_report.pattern) {
+    // No path that long can be opened (PATH_MAX is 4096 with its NUL): said once, not silently.
+    if (g_report.state.exchange(k_off) != k_off) warn_pattern_too_long(std::strlen(pattern));
     return false;
   }
   if (g_report.registering.exchange(true)) return true;

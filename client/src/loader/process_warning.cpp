@@ -1,9 +1,9 @@
 #include <client/src/loader/process_warning.hpp>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <string>
+
+#include <client/src/loader/stderr_line.hpp>
 
 namespace jitcache::client::loader {
 
@@ -12,8 +12,8 @@ bool warn_once(std::string_view text, bool quiet) {
   if (quiet || warned.exchange(true)) return false;
   std::string line = "jitcache: " + std::string(text) +
                      "; loading without the cache (this warning is shown once; JITCACHE_QUIET=1 silences it)\n";
-  // One write(2) so the line is not interleaved with the program's own stderr output.
-  [[maybe_unused]] ssize_t written = ::write(STDERR_FILENO, line.data(), line.size());
+  // Only to the program's own stderr, never with a signal (stderr_line.hpp).
+  write_stderr_line(line);
   return true;
 }
 

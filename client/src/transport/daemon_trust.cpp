@@ -15,6 +15,7 @@
 #include <optional>
 
 #include <client/src/transport/socket_access.hpp>
+#include <common/client_environment.hpp>
 
 namespace jitcache::client::transport {
 
@@ -171,8 +172,7 @@ const std::vector<DaemonTrust::Party>& DaemonTrust::named_parties() const {
 }
 
 DaemonTrust DaemonTrust::from_environment() {
-  const char* named = std::getenv(k_daemon_user_variable);
-  return with_daemon_users(named != nullptr && *named != '\0' ? named : k_default_daemon_user);
+  return with_daemon_users(common::client_env(k_daemon_user_variable).value_or(k_default_daemon_user));
 }
 
 DaemonTrust DaemonTrust::only(std::vector<uid_t> uids) {

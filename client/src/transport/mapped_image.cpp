@@ -38,22 +38,6 @@ common::Result<MappedImage> MappedImage::map(int fd, std::uint64_t size) {
   return MappedImage(data, size);
 }
 
-common::Result<MappedImage> MappedImage::map_file(int fd, std::uint64_t size) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    return common::make_error(common::ErrorCode::io, std::string("cannot examine the file: ") + std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) != size) {
-    return common::make_error(common::ErrorCode::corrupt, "the file changed before it was mapped");
-  }
-  if (size == 0) return MappedImage();
-  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-  if (data == MAP_FAILED) {
-    return common::make_error(common::ErrorCode::io, std::string("cannot map the file: ") + std::strerror(errno));
-  }
-  return MappedImage(data, size);
-}
-
 void MappedImage::narrow(proto::Bytes part) {
   const auto* base = static_cast<const std::uint8_t*>(m_data);
   assert(part.data() >= base + m_view_offset && part.data() + part.size() <= base + m_view_offset + m_view_size);

@@ -1,14 +1,11 @@
-// MappedImage: an image mapped read-only into this process, either one jitcached handed over as a
-// file descriptor (PROTOCOL.md §4 "Images by descriptor") or a large published file
-// (published_reader.hpp), so that neither is copied on its way to the driver.
+// MappedImage: an image mapped read-only into this process, one jitcached handed over as a file
+// descriptor (PROTOCOL.md §4 "Images by descriptor"), so that it is not copied on its way to the
+// driver. (Published files are read, never mapped: published_reader.hpp says why.)
 //
 // map() trusts nothing about the descriptor: it must be a regular file (a memfd) at least `size`
 // bytes long and sealed against writing, shrinking and growing, so that the bytes the client checks
-// are the bytes the driver later reads. map_file() maps a regular file whose trust the caller has
-// established by its owner and mode: a published file is written under a temporary name and renamed
-// into place, never written again, so its bytes cannot change under the mapping (PROTOCOL.md §8).
-// Both map with MAP_POPULATE: the pages already exist (the daemon's memfd, the page cache), so this
-// fills page tables without copying or zeroing anything.
+// are the bytes the driver later reads. It maps with MAP_POPULATE: the pages already exist (the
+// daemon's memfd), so this fills page tables without copying or zeroing anything.
 // narrow() keeps the mapping but makes bytes() a part of it (the image inside a published file).
 // Thread safety: a move-only value type; the mapping is read-only.
 #pragma once
@@ -25,7 +22,6 @@ namespace jitcache::client::transport {
 class MappedImage {
  public:
   static common::Result<MappedImage> map(int fd, std::uint64_t size);
-  static common::Result<MappedImage> map_file(int fd, std::uint64_t size);
 
   MappedImage() = default;
   MappedImage(MappedImage&& other) noexcept

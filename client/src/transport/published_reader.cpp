@@ -21,12 +21,6 @@ namespace {
 // the file's own head; a published image is at most publish_max_image, far below it.
 constexpr std::uint64_t k_max_file_bytes = proto::k_default_max_frame_bytes + 4096;
 
-// Rationale: from this size on the file is mapped, not read: a read copies every byte out of the
-// page cache into pages the process faults in afresh, a mapping only fills page tables (a 1.6 MB
-// image: docs/benchmarks.md "The hit path at the limit"); below it a read costs less than the
-// mapping's own system calls.
-constexpr std::uint64_t k_map_from_bytes = 64 * 1024;
-
 // The daemon's uid, or root: the only owners a published directory or file may have.
 bool trusted_owner(const struct stat& st, uid_t daemon_uid) { return st.st_uid == daemon_uid || st.st_uid == 0; }
 bool writable_by_others(const struct stat& st) { return (st.st_mode & (S_IWGRP | S_IWOTH)) != 0; }
@@ -71,28 +65,23 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
     return make_error(ErrorCode::corrupt, "the published image " + name + " is larger than any reply");
   }
 
+  // Read into this process's own memory, never mapped: the bytes checked below are then the bytes
+  // the driver gets, whatever happens to the file meanwhile (a file truncated under a mapping
+  // raises SIGBUS; one written in place changes under it after the checks).
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   ByteBuffer read_bytes;
-  MappedImage mapped;
-  if (file_size >= k_map_from_bytes) {
-    auto mapping = MappedImage::map_file(file.get(), file_size);
-    if (!mapping)
-      return make_error(mapping.error().code, "the published image " + name + ": " + mapping.error().message);
-    mapped = std::move(*mapping);
-  } else {
-    read_bytes.resize(static_cast<std::size_t>(file_size));
-    std::size_t done = 0;
-    while (done < read_bytes.size()) {
-      const ssize_t got = ::read(file.get(), read_bytes.data() + done, read_bytes.size() - done);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) {
-        return make_error(ErrorCode::io, "reading the published image " + name + ": " + std::strerror(errno));
-      }
-      if (got == 0) return make_error(ErrorCode::corrupt, "the published image " + name + " shrank while it was read");
-      done += static_cast<std::size_t>(got);
+  read_bytes.resize(static_cast<std::size_t>(file_size));
+  std::size_t done = 0;
+  while (done < read_bytes.size()) {
+    const ssize_t got = ::read(file.get(), read_bytes.data() + done, read_bytes.size() - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      return make_error(ErrorCode::io, "reading the published image " + name + ": " + std::strerror(errno));
     }
+    if (got == 0) return make_error(ErrorCode::corrupt, "the published image " + name + " shrank while it was read");
+    done += static_cast<std::size_t>(got);
   }
-  const proto::Bytes file_bytes = mapped.mapped() ? mapped.bytes() : proto::Bytes(read_bytes);
+  const proto::Bytes file_bytes = proto::Bytes(read_bytes);
 
   auto decoded = proto::decode_published_image(file_bytes);
   if (!decoded) return make_error(ErrorCode::corrupt, "the published image " + name + ": " + decoded.error().message);
@@ -106,16 +95,11 @@ Result<std::optional<FetchedImage>> read_published(const std::string& socket_pat
   FetchedImage fetched;
   fetched.info = std::move(decoded->reply.info);
   fetched.checksum_verified = true;
-  if (mapped.mapped()) {
-    mapped.narrow(image);
-    fetched.mapped = std::move(mapped);
-  } else {
-    const auto offset = static_cast<std::size_t>(image.data() - read_bytes.data());
-    const auto size = image.size();
-    fetched.image = std::move(read_bytes);
-    fetched.image.erase(fetched.image.begin(), fetched.image.begin() + static_cast<std::ptrdiff_t>(offset));
-    fetched.image.resize(size);
-  }
+  const auto offset = static_cast<std::size_t>(image.data() - read_bytes.data());
+  const auto size = image.size();
+  fetched.image = std::move(read_bytes);
+  fetched.image.erase(fetched.image.begin(), fetched.image.begin() + static_cast<std::ptrdiff_t>(offset));
+  fetched.image.resize(size);
   return std::optional<FetchedImage>(std::move(fetched));
 }
 

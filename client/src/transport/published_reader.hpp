@@ -10,8 +10,9 @@
 // decode with the LOOKUP reply decoder, name the fast key asked for, and hold an image of the size
 // and XXH3-128 its entry records. What this does not check
 // is the caller's: the entry's key (its content digest above all) against the caller's own, and
-// the ELF checks (loader/cached_image_check.hpp), exactly as for a socket hit. A file of 64 KiB or
-// more is mapped rather than read (mapped_image.hpp), and the image handed back views the mapping.
+// the ELF checks (loader/cached_image_check.hpp), exactly as for a socket hit. The file is read into
+// the process's own memory, never mapped: the daemon's uid (or root) could still write the file in
+// place, and a mapping would then change, or fault with SIGBUS, after the checks.
 // Thread safety: a pure function over the file system.
 #pragma once
 

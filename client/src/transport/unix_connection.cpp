@@ -59,7 +59,7 @@ ssize_t receive_with_descriptor(int socket, std::uint8_t* out, std::size_t size,
   message.msg_iovlen = 1;
   message.msg_control = control;
   message.msg_controllen = sizeof(control);
-  const ssize_t n = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+  const ssize_t n = ::recvmsg(socket, &message, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
   if (n <= 0) return n;
   for (cmsghdr* cmsg = CMSG_FIRSTHDR(&message); cmsg != nullptr; cmsg = CMSG_NXTHDR(&message, cmsg)) {
     if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) continue;
@@ -119,9 +119,10 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
   // Before connecting, so that a planted socket does not even see a connection.
   JITCACHE_TRY(check_socket_path(options.socket_path, options.trust));
 
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return errno_error(ErrorCode::io, "socket");
-  UnixConnection connection(fd, options);
+  OwnedSocket socket = OwnedSocket::adopt(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (socket.raw() < 0) return errno_error(ErrorCode::io, "socket");
+  const int fd = socket.raw();
+  UnixConnection connection(std::move(socket), options);
 
   if (connect_through_restart(fd, addr, options.restart_wait) != 0) {
     // A Unix socket whose listen backlog is full answers EAGAIN; anything else means no daemon.
@@ -147,15 +148,14 @@ Result<UnixConnection> UnixConnection::connect(const ConnectOptions& options) {
 }
 
 UnixConnection::UnixConnection(UnixConnection&& other) noexcept
-    : m_fd(std::exchange(other.m_fd, -1)),
+    : m_socket(std::move(other.m_socket)),
       m_options(std::move(other.m_options)),
       m_next_request_id(other.m_next_request_id),
       m_last_loss(other.m_last_loss) {}
 
 UnixConnection& UnixConnection::operator=(UnixConnection&& other) noexcept {
   if (this != &other) {
-    if (m_fd >= 0) ::close(m_fd);
-    m_fd = std::exchange(other.m_fd, -1);
+    m_socket = std::move(other.m_socket);
     m_options = std::move(other.m_options);
     m_next_request_id = other.m_next_request_id;
     m_last_loss = other.m_last_loss;
@@ -163,18 +163,24 @@ UnixConnection& UnixConnection::operator=(UnixConnection&& other) noexcept {
   return *this;
 }
 
-UnixConnection::~UnixConnection() {
-  if (m_fd >= 0) ::close(m_fd);
+Result<int> UnixConnection::socket_fd() {
+  const int fd = m_socket.verified();
+  if (fd < 0)
+    return make_error(ErrorCode::unavailable, "the connection to jitcached is gone (its descriptor was closed)");
+  return fd;
 }
 
 Result<void> UnixConnection::write_all(Bytes bytes, Clock::time_point deadline) {
+  auto socket = socket_fd();
+  JITCACHE_TRY(socket);
+  const int fd = *socket;
   std::size_t done = 0;
   while (done < bytes.size()) {
-    ssize_t n = ::send(m_fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      JITCACHE_TRY(wait_ready(m_fd, POLLOUT, deadline, "sending to jitcached"));
+      JITCACHE_TRY(wait_ready(fd, POLLOUT, deadline, "sending to jitcached"));
     } else if (n < 0 && errno != EINTR) {
       return errno_error(ErrorCode::unavailable, "sending to jitcached");
     }
@@ -184,11 +190,14 @@ Result<void> UnixConnection::write_all(Bytes bytes, Clock::time_point deadline) 
 
 Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clock::time_point deadline,
                                         std::chrono::microseconds spin, common::UniqueFd* descriptor) {
+  auto socket = socket_fd();
+  JITCACHE_TRY(socket);
+  const int fd = *socket;
   std::size_t done = 0;
   Clock::time_point spin_until = spin.count() > 0 ? Clock::now() + spin : Clock::time_point{};
   while (done < size) {
-    ssize_t n = descriptor != nullptr ? receive_with_descriptor(m_fd, out + done, size - done, *descriptor)
-                                      : ::recv(m_fd, out + done, size - done, 0);
+    ssize_t n = descriptor != nullptr ? receive_with_descriptor(fd, out + done, size - done, *descriptor)
+                                      : ::recv(fd, out + done, size - done, MSG_DONTWAIT);
     if (n > 0) {
       done += static_cast<std::size_t>(n);
       if (spin.count() > 0) spin_until = Clock::now() + spin;
@@ -197,7 +206,7 @@ Result<void> UnixConnection::read_exact(std::uint8_t* out, std::size_t size, Clo
     } else if ((errno == EAGAIN || errno == EWOULDBLOCK) && Clock::now() < spin_until) {
       cpu_relax();
     } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      if (auto ready = wait_ready(m_fd, POLLIN, deadline, "waiting for jitcached's reply"); !ready) {
+      if (auto ready = wait_ready(fd, POLLIN, deadline, "waiting for jitcached's reply"); !ready) {
         return ready.error();
       }
     } else if (errno != EINTR) {
@@ -234,11 +243,13 @@ Result<Reply> UnixConnection::call_with_descriptor(proto::Op op, const proto::Pa
 }
 
 Result<void> UnixConnection::send_with_descriptor(Bytes bytes, int fd, Clock::time_point deadline) {
+  auto socket = socket_fd();
+  JITCACHE_TRY(socket);
   for (;;) {
-    const ssize_t n = common::send_bytes_with_descriptor(m_fd, bytes, fd, 0);
+    const ssize_t n = common::send_bytes_with_descriptor(*socket, bytes, fd, MSG_DONTWAIT);
     if (n > 0) return write_all(bytes.subspan(static_cast<std::size_t>(n)), deadline);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      JITCACHE_TRY(wait_ready(m_fd, POLLOUT, deadline, "sending to jitcached"));
+      JITCACHE_TRY(wait_ready(*socket, POLLOUT, deadline, "sending to jitcached"));
     } else if (n < 0 && errno != EINTR) {
       return errno_error(ErrorCode::unavailable, "sending a descriptor to jitcached");
     }
@@ -295,13 +306,16 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
 
 bool UnixConnection::wait_for_close() {
   const auto deadline = Clock::now() + m_options.io_timeout;
+  auto socket = socket_fd();
+  if (!socket) return true;  // not ours any more: nothing of ours is open
+  const int fd = *socket;
   std::uint8_t buffer[4096];
   for (;;) {
-    ssize_t n = ::recv(m_fd, buffer, sizeof(buffer), 0);
+    ssize_t n = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n == 0) return true;
     if (n < 0 && errno == ECONNRESET) return true;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (!wait_ready(m_fd, POLLIN, deadline, "waiting for close")) return false;
+      if (!wait_ready(fd, POLLIN, deadline, "waiting for close")) return false;
     } else if (n < 0 && errno != EINTR) {
       return false;
     }

@@ -3,18 +3,23 @@
 // This is the client side of the framing in proto/PROTOCOL.md: it writes one request frame, reads
 // one reply frame, and never waits longer than its timeouts, so a hung daemon costs a caller a
 // bounded delay. It lives inside other people's processes: no exceptions escape, no signals are
-// touched (MSG_NOSIGNAL instead of SIGPIPE handlers). It speaks only to a daemon it trusts
-// (daemon_trust.hpp): the socket's path is checked before connecting, the peer before the first
-// byte is sent. Thread safety: one object per thread; move-only.
+// touched (MSG_NOSIGNAL instead of SIGPIPE handlers), and the descriptor is re-verified before every
+// send, receive and close (owned_socket.hpp): a number the program closed and reused is forgotten
+// and the call fails as a lost connection. Every send and receive is MSG_DONTWAIT, waits are
+// poll(2) with the deadline, so even a descriptor that is somehow not ours never blocks a call. It speaks only to a
+// daemon it trusts (daemon_trust.hpp): the socket's path is checked before connecting, the peer before the first byte
+// is sent. Thread safety: one object per thread; move-only.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <client/src/transport/byte_buffer.hpp>
 #include <client/src/transport/daemon_trust.hpp>
+#include <client/src/transport/owned_socket.hpp>
 #include <common/result.hpp>
 #include <common/unique_fd.hpp>
 #include <proto/messages.hpp>
@@ -68,7 +73,7 @@ class UnixConnection {
   UnixConnection& operator=(UnixConnection&& other) noexcept;
   UnixConnection(const UnixConnection&) = delete;
   UnixConnection& operator=(const UnixConnection&) = delete;
-  ~UnixConnection();
+  ~UnixConnection() = default;
 
   // One request, one reply. `tail` and then `trailer` are sent right after `payload` as part of the
   // same frame, so a large image goes from the caller's buffer to the socket without being copied
@@ -92,7 +97,11 @@ class UnixConnection {
   // Reads until the peer closes; true when it closed within the io timeout.
   bool wait_for_close();
 
-  int fd() const { return m_fd; }
+  // The descriptor as last verified (tests and diagnostics; -1 once it was found not ours).
+  int fd() const { return m_socket.raw(); }
+  // Whether the descriptor is still this connection's socket in this process (owned_socket.hpp);
+  // false forgets it. A pooled connection is checked so before it is lent again.
+  bool still_ours() { return m_socket.verified() >= 0; }
   const ConnectOptions& options() const { return m_options; }
   // How the last call() failed, if the connection was lost under it; none otherwise.
   CallLoss last_loss() const { return m_last_loss; }
@@ -100,7 +109,9 @@ class UnixConnection {
   void set_max_reply_bytes(std::uint64_t bytes) { m_options.max_reply_bytes = bytes; }
 
  private:
-  UnixConnection(int fd, const ConnectOptions& options) : m_fd(fd), m_options(options) {}
+  UnixConnection(OwnedSocket socket, const ConnectOptions& options) : m_socket(std::move(socket)), m_options(options) {}
+  // The descriptor, verified (owned_socket.hpp), or an ErrorCode::unavailable error.
+  Result<int> socket_fd();
   Result<void> write_all(Bytes bytes, std::chrono::steady_clock::time_point deadline);
   // Sends `bytes` with `fd` attached to the first of them, then the rest as write_all does.
   Result<void> send_with_descriptor(Bytes bytes, int fd, std::chrono::steady_clock::time_point deadline);
@@ -110,7 +121,7 @@ class UnixConnection {
   Result<void> read_exact(std::uint8_t* out, std::size_t size, std::chrono::steady_clock::time_point deadline,
                           std::chrono::microseconds spin = {}, common::UniqueFd* descriptor = nullptr);
 
-  int m_fd = -1;
+  OwnedSocket m_socket;
   ConnectOptions m_options;
   std::uint32_t m_next_request_id = 1;
   CallLoss m_last_loss = CallLoss::none;
