@@ -44,6 +44,12 @@ void record_program_stderr() {
   g_stderr.known.store(true, std::memory_order_release);
 }
 
+void adopt_program_stderr(bool open, unsigned long long device, unsigned long long inode) {
+  g_stderr.device.store(open ? static_cast<dev_t>(device) : 0, std::memory_order_relaxed);
+  g_stderr.inode.store(open ? static_cast<ino_t>(inode) : 0, std::memory_order_relaxed);
+  g_stderr.known.store(true, std::memory_order_release);
+}
+
 bool write_stderr_line(std::string_view line) {
   struct stat st {};
   if (!still_program_stderr(st)) return false;

@@ -22,4 +22,8 @@ bool write_stderr_line(std::string_view line);
 // Records fd 2's identity now (called by the library's constructor; tests call it again).
 void record_program_stderr();
 
+// Takes the identity someone who was loaded earlier recorded (the preload shim, at process start):
+// `open` false when fd 2 was closed then.
+void adopt_program_stderr(bool open, unsigned long long device, unsigned long long inode);
+
 }  // namespace jitcache::client::loader

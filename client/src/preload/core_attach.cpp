@@ -4,6 +4,7 @@
 // proc_address_hooks.cpp, and libjitcache's C API (api/c_api.cpp); a program is handed the shim's
 // stub for each, which jumps here.
 // Thread safety: see shim_link.hpp; the tables are built once, under a function-local static.
+#include <client/src/loader/stderr_line.hpp>
 #include <client/src/preload/shim_link.hpp>
 
 #include <client/src/preload_shim/hooked_names.h>
@@ -152,6 +153,10 @@ extern "C" __attribute__((visibility("default"))) const jitcache_core* jitcache_
       shim->name_count != JITCACHE_HOOKED_NAME_COUNT) {
     return nullptr;
   }
+  unsigned long long device = 0;
+  unsigned long long inode = 0;
+  const bool stderr_open = shim->program_stderr(&device, &inode) != 0;
+  jitcache::client::loader::adopt_program_stderr(stderr_open, device, inode);
   try {
     static const Tables* const tables = build(*shim);
     return tables != nullptr ? &tables->core : nullptr;

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <client/src/preload_shim/shim_disable.h>
 #include <client/src/preload_shim/shim_libc.h>
@@ -17,6 +19,28 @@ static void* libc_dlvsym(void* handle, const char* name, const char* version) {
   return jitcache_shim_libc_dlvsym()(handle, name, version);
 }
 
+/* Rationale: one fstat at start (well under a microsecond) is the only work the shim does in a
+ * process that never touches CUDA; without it the core, loaded later, could only record whatever
+ * fd 2 has become by then. */
+static int g_stderr_open;
+static unsigned long long g_stderr_device;
+static unsigned long long g_stderr_inode;
+
+__attribute__((constructor)) static void record_program_stderr(void) {
+  struct stat st;
+  if (fstat(STDERR_FILENO, &st) != 0) return;
+  g_stderr_device = (unsigned long long)st.st_dev;
+  g_stderr_inode = (unsigned long long)st.st_ino;
+  g_stderr_open = 1;
+}
+
+static int program_stderr(unsigned long long* device, unsigned long long* inode) {
+  if (!g_stderr_open) return 0;
+  *device = g_stderr_device;
+  *inode = g_stderr_inode;
+  return 1;
+}
+
 static const struct jitcache_shim k_shim = {
     JITCACHE_SHIM_INTERFACE_VERSION,
     JITCACHE_HOOKED_NAME_COUNT,
@@ -28,6 +52,7 @@ static const struct jitcache_shim k_shim = {
     libc_dlsym,
     libc_dlvsym,
     jitcache_shim_disabled,
+    program_stderr,
 };
 
 /* 0 not tried, 1 attached, 2 cannot be loaded */

@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 /* Raised whenever either struct or hooked_names.h changes: a core from another build refuses. */
-#define JITCACHE_SHIM_INTERFACE_VERSION 1u
+#define JITCACHE_SHIM_INTERFACE_VERSION 2u
 #define JITCACHE_CORE_ATTACH "jitcache_preload_core_attach"
 #define JITCACHE_CORE_FILE "libjitcache-preload-core.so"
 
@@ -35,6 +35,11 @@ struct jitcache_shim {
   void* (*libc_dlvsym)(void* handle, const char* name, const char* version);
   /* JITCACHE_DISABLE as the shim read it (shim_disable.h): every hook is the real function. */
   int (*disabled)(void);
+  /* fd 2 as the process started (the shim's constructor): 1 and its device and inode when it was
+   * open, 0 when it was closed. The core loads at the first hooked call, by which time a program
+   * may have closed its stderr and opened a data file on 2; the one warning line goes only to the
+   * stream the program started with (docs/client-guide.md "Streams"). */
+  int (*program_stderr)(unsigned long long* device, unsigned long long* inode);
 };
 
 struct jitcache_core {
