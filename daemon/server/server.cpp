@@ -77,6 +77,7 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
                 m_maintenance,
                 bundles,
                 m_bundle_lane,
+                m_diagnosis,
                 m_descriptors,
                 m_request_bytes,
                 m_descriptor_warnings,
@@ -99,6 +100,7 @@ Server::~Server() {
   m_writer.join();
   m_maintenance.join();
   m_bundle_lane.join();
+  m_diagnosis.join();
   if (m_listen_fd >= 0) ::close(m_listen_fd);
 }
 
@@ -341,6 +343,7 @@ int Server::run() {
   m_maintenance.join();
   // So does a bundle export or import: an import's transaction commits or rolls back whole.
   m_bundle_lane.join();
+  m_diagnosis.join();
   if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
     spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);
   }
