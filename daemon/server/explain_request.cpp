@@ -155,8 +155,8 @@ common::Result<proto::ExplainReply> explain(const ExplainSources& sources, const
   reply.verdict = proto::ExplainVerdict::miss;
   const bool by_key = request.selector == proto::ExplainSelector::key;
   reply.key_id = by_key ? proto::key_id(request.key) : request.key_id;
-  // What an untrusted caller is told must not depend on other namespaces (docs/security.md
-  // "EXPLAIN"): their entries are not read, their misses and evictions are dropped here, before
+  // What an untrusted caller is told must not depend on other namespaces (docs/security.md "Who
+  // pays for what"): their entries are not read, their misses and evictions are dropped here, before
   // anything (the key fields of a key id included) is taken from them.
   std::vector<proto::MissRecord> misses = sources.misses.of_key(reply.key_id);
   std::erase_if(misses, [&](const proto::MissRecord& miss) { return !who.trusted && miss.uid != uid; });

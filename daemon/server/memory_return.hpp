@@ -1,4 +1,4 @@
-// Giving back what a large request held once it ends (docs/architecture.md "Memory"): the heap
+// Giving back what a large request held once it ends (docs/architecture.md "Threads", "Memory"): the heap
 // settings the daemon starts with, and a trim after any request whose payload was large.
 //
 // Rationale: LOOKUP images up to k_heap_buffer_bytes come from the heap and are reused from there

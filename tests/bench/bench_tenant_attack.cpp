@@ -20,8 +20,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -67,10 +69,19 @@ double percentile(std::vector<double> values, double p) {
   return values[std::min(values.size() - 1, static_cast<std::size_t>(p * static_cast<double>(values.size())))];
 }
 
-void plant_crowd(const std::string& db_path, int doublings) {
+// The database file's size once its WAL is checkpointed into it.
+std::uintmax_t checkpointed_size(sqlite3* db, const std::string& db_path) {
+  sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+  return std::filesystem::file_size(db_path);
+}
+
+// Plants 2^doublings - 1 copies of the stored entry in namespace 1001 (rows and index entries, no
+// image); returns the bytes of database file they took.
+std::uintmax_t plant_crowd(const std::string& db_path, int doublings) {
   sqlite3* db = nullptr;
   if (sqlite3_open(db_path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot open " + db_path);
   sqlite3_busy_timeout(db, 30'000);
+  const std::uintmax_t before = checkpointed_size(db, db_path);
   for (int i = 0; i < doublings; ++i) {
     const std::string sql =
         "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options,"
@@ -82,7 +93,9 @@ void plant_crowd(const std::string& db_path, int doublings) {
       throw std::runtime_error(std::string("planting the crowd: ") + sqlite3_errmsg(db));
     }
   }
+  const std::uintmax_t after = checkpointed_size(db, db_path);
   sqlite3_close(db);
+  return after - before;
 }
 
 std::vector<double> lookups(DaemonClient& client, const proto::KeyFields& key, int count) {
@@ -104,8 +117,11 @@ void explain_figures(const BenchOptions& options) {
   const auto image = testing::sample_image(1, 4096);
   auto client = daemon.client();
   if (!client.put(testing::sample_put(1, image))) throw std::runtime_error("PUT failed");
-  plant_crowd(daemon.state_dir() + "/jitcache.db", options.crowd_doublings);
+  const std::uintmax_t crowd_bytes = plant_crowd(daemon.state_dir() + "/jitcache.db", options.crowd_doublings);
   const long crowd = (1L << options.crowd_doublings) - 1;
+  std::printf("entry rows: %ld planted entries took %.1f MiB of database, %.0f bytes each without their image\n",
+              crowd, static_cast<double>(crowd_bytes) / k_mib,
+              static_cast<double>(crowd_bytes) / static_cast<double>(crowd));
 
   const auto quiet = lookups(client, key, 500);
   std::atomic<bool> stop{false};
