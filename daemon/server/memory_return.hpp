@@ -19,7 +19,7 @@
 namespace jitcache::daemon::server {
 
 inline constexpr std::size_t k_heap_buffer_bytes = 8u << 20;  // M_MMAP_THRESHOLD
-inline constexpr std::size_t k_heap_keep_bytes = 32u << 20;   // M_TRIM_THRESHOLD
+inline constexpr std::size_t k_heap_keep_bytes = 8u << 20;    // M_TRIM_THRESHOLD
 inline constexpr std::size_t k_trim_after_bytes = 4u << 20;
 
 void keep_small_buffers_on_the_heap();

@@ -12,8 +12,8 @@
 // key strings, producer), its rows in six indexes and its blob row. Measured with
 // tests/bench/bench_tenant_attack.cpp ("entry rows", docs/benchmarks.md "Tenants under attack"):
 // an entry's row and index entries take ~640 bytes beside its image, 840 with a 200-byte image and
-// its blob row; 1 KiB per entry covers longer option strings and driver builds. Counting image bytes alone let one uid store 200 000 tiny entries "within" a
-// 40 MB quota that took 156 MB of database.
+// its blob row; 1 KiB per entry covers longer option strings and driver builds. Counting image bytes alone let one uid
+// store 200 000 tiny entries "within" a 40 MB quota that took 156 MB of database.
 //
 // Thread safety: free functions over a connection the caller holds exclusively.
 #pragma once

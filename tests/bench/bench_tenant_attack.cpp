@@ -119,9 +119,8 @@ void explain_figures(const BenchOptions& options) {
   if (!client.put(testing::sample_put(1, image))) throw std::runtime_error("PUT failed");
   const std::uintmax_t crowd_bytes = plant_crowd(daemon.state_dir() + "/jitcache.db", options.crowd_doublings);
   const long crowd = (1L << options.crowd_doublings) - 1;
-  std::printf("entry rows: %ld planted entries took %.1f MiB of database, %.0f bytes each without their image\n",
-              crowd, static_cast<double>(crowd_bytes) / k_mib,
-              static_cast<double>(crowd_bytes) / static_cast<double>(crowd));
+  std::printf("entry rows: %ld planted entries took %.1f MiB of database, %.0f bytes each without their image\n", crowd,
+              static_cast<double>(crowd_bytes) / k_mib, static_cast<double>(crowd_bytes) / static_cast<double>(crowd));
 
   const auto quiet = lookups(client, key, 500);
   std::atomic<bool> stop{false};
