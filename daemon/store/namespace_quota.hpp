@@ -9,10 +9,10 @@
 // share of the store past the quota, and so cannot push the shared entries out by filling it.
 //
 // Rationale: an entry costs the store more than its image: its row (key id, digests, checksum,
-// key strings, producer), its rows in six indexes and its blob row. Measured with
+// key strings, producer), its entries in the indexes and its blob row. Measured with
 // tests/bench/bench_tenant_attack.cpp ("entry rows", docs/benchmarks.md "Tenants under attack"):
-// an entry's row and index entries take ~640 bytes beside its image, 840 with a 200-byte image and
-// its blob row; 1 KiB per entry covers longer option strings and driver builds. Counting image bytes alone let one uid
+// 603 bytes of database per entry for the row and index entries alone; 1 KiB per entry covers the
+// blob row and longer option strings and driver builds. Counting image bytes alone let one uid
 // store 200 000 tiny entries "within" a 40 MB quota that took 156 MB of database.
 //
 // Thread safety: free functions over a connection the caller holds exclusively.
