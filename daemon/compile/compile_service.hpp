@@ -168,7 +168,7 @@ class CompileService {
   std::unordered_map<std::uint32_t, TenantLoad> m_tenants;  // of the flights queued or running
   NegativeCache m_negative;
   std::uint64_t m_next_waiter = 1;
-  std::uint64_t m_starts = 0;          // compiles started, the clock of TenantLoad::last_started
+  std::uint64_t m_starts = 0;                // compiles started, the clock of TenantLoad::last_started
   std::size_t m_max_running_per_tenant = 1;  // max(1, threads - 1)
   std::atomic<bool> m_stopping{false};
   std::vector<std::thread> m_threads;

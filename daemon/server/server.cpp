@@ -69,18 +69,8 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_request_bytes(config.request_bytes_per_uid, config.request_bytes_total),
       m_descriptor_warnings(k_warning_interval),
       m_accept_warnings(k_warning_interval),
-      m_context{config,
-                m_handler,
-                compile,
-                m_counters,
-                m_writer,
-                m_maintenance,
-                bundles,
-                m_bundle_lane,
-                m_diagnosis,
-                m_descriptors,
-                m_request_bytes,
-                m_descriptor_warnings,
+      m_context{config,  m_handler,     compile,     m_counters,    m_writer,        m_maintenance,
+                bundles, m_bundle_lane, m_diagnosis, m_descriptors, m_request_bytes, m_descriptor_warnings,
                 {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
   // Only the workers' duplicates hold a socket systemd passed from here on: systemd's own copy

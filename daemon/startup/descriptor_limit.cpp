@@ -58,9 +58,8 @@ std::uint64_t raise_descriptor_limit() {
 
 server::DescriptorPlan plan_descriptors_at_start(const config::Config& config, unsigned compile_jobs,
                                                  std::uint64_t limit) {
-  const std::uint64_t reserved =
-      open_descriptors() + k_per_worker_thread * config.worker_threads + k_diagnosis_lane +
-      k_per_compile_job * compile_jobs + k_margin;
+  const std::uint64_t reserved = open_descriptors() + k_per_worker_thread * config.worker_threads + k_diagnosis_lane +
+                                 k_per_compile_job * compile_jobs + k_margin;
   const server::DescriptorPlan plan = server::plan_descriptors(limit, reserved, config.max_connections);
   if (plan.max_connections < config.max_connections) {
     spdlog::warn(

@@ -135,7 +135,7 @@ TEST_CASE("compile service: one tenant runs at most max_concurrent - 1 compiles,
   for (const char* tag : {"b1", "b2", "b3"}) h.submit(tag, Priority::interactive, options, 2);
   REQUIRE(h.runner->wait_for_calls(1));
   std::this_thread::sleep_for(50ms);
-  CHECK(h.runner->calls() == 1);  // the other slot waits for another tenant
+  CHECK(h.runner->calls() == 1);               // the other slot waits for another tenant
   h.submit("a1", Priority::warm, options, 1);  // even a warm compile of another tenant
   REQUIRE(h.runner->wait_for_calls(2));
   CHECK(h.runner->order() == std::vector<std::string>{"b1", "a1"});

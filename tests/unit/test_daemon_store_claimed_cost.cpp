@@ -54,8 +54,8 @@ struct Fixture {
     clock.advance(1000);
   }
   std::uint64_t count(std::uint32_t ns) {
-    return static_cast<std::uint64_t>(std::stoll(testing::ExternalDb(dir.db()).text(
-        "SELECT COUNT(*) FROM entries WHERE namespace = " + std::to_string(ns))));
+    return static_cast<std::uint64_t>(std::stoll(
+        testing::ExternalDb(dir.db()).text("SELECT COUNT(*) FROM entries WHERE namespace = " + std::to_string(ns))));
   }
 
   StoreDir dir;
@@ -63,9 +63,7 @@ struct Fixture {
   std::unique_ptr<daemon::store::SqliteStore> store;
 };
 
-EvictionOrder order_under_test() {
-  return GENERATE(EvictionOrder::gdsf, EvictionOrder::lru);
-}
+EvictionOrder order_under_test() { return GENERATE(EvictionOrder::gdsf, EvictionOrder::lru); }
 
 }  // namespace
 
@@ -93,7 +91,8 @@ TEST_CASE("claimed cost: a shared write that makes room takes the untrusted uid'
   CHECK(f.count(k_b) == 3);
 }
 
-TEST_CASE("claimed cost: an untrusted namespace's claim counts at most an unmeasured compile, a shared one up to 120 s") {
+TEST_CASE(
+    "claimed cost: an untrusted namespace's claim counts at most an unmeasured compile, a shared one up to 120 s") {
   using daemon::store::compile_cost_us;
   CHECK(compile_cost_us(k_claim, 0) == daemon::store::k_max_compile_cost_us);
   CHECK(compile_cost_us(k_claim, k_b) == daemon::store::k_unknown_compile_cost_us);

@@ -103,7 +103,8 @@ TEST_CASE("evicted entries: GC's eviction of a stale driver's entries says stale
   CHECK(evicted[0].key.driver_build == "570.86.10");
 }
 
-TEST_CASE("evicted entries: near_entries finds the key and the same content in every namespace for a trusted caller, quarantine too") {
+TEST_CASE(
+    "evicted entries: near_entries finds the key and the same content in every namespace for a trusted caller, quarantine too") {
   StoreDir dir;
   FakeClock clock;
   auto store = testing::open_store(options_for(dir, clock));
