@@ -44,6 +44,8 @@ CompileService::CompileService(CompileServiceConfig config, ToolkitVersion toolk
   m_config.max_queued = std::max<std::size_t>(m_config.max_queued, 1);
   const unsigned threads =
       config.max_concurrent != 0 ? config.max_concurrent : std::max(1u, std::thread::hardware_concurrency());
+  // Rationale: one slot stays for other tenants whenever there are two (compile_service.hpp).
+  m_max_running_per_tenant = std::max(1u, threads - 1);
   for (unsigned i = 0; i < threads; ++i) m_threads.emplace_back([this] { compile_loop(); });
 }
 
@@ -174,6 +176,7 @@ void CompileService::discharge_locked(Flight& flight) {
   if (found == m_tenants.end()) return;
   --found->second.flights;
   found->second.bytes -= flight.charged_bytes;
+  if (flight.running && found->second.running > 0) --found->second.running;
   if (found->second.flights == 0) m_tenants.erase(found);
 }
 
@@ -227,15 +230,45 @@ void CompileService::compile_loop() {
   }
 }
 
+std::optional<std::pair<std::size_t, std::size_t>> CompileService::pick_locked() const {
+  for (std::size_t q = 0; q < 2; ++q) {
+    std::optional<std::size_t> best;
+    std::pair<std::size_t, std::uint64_t> best_rank{};
+    for (std::size_t i = 0; i < m_queue[q].size(); ++i) {
+      const Flight& flight = *m_queue[q][i];
+      if (!flight.tenant) return std::pair{q, i};  // not a tenant's: in queue order, uncapped
+      const auto found = m_tenants.find(*flight.tenant);
+      const TenantLoad load = found == m_tenants.end() ? TenantLoad{} : found->second;
+      if (load.running >= m_max_running_per_tenant) continue;
+      const std::pair<std::size_t, std::uint64_t> rank{load.running, load.last_started};
+      if (!best || rank < best_rank) {
+        best = i;
+        best_rank = rank;
+      }
+    }
+    if (best) return std::pair{q, *best};
+  }
+  return std::nullopt;
+}
+
 CompileService::FlightPtr CompileService::next_flight() {
   std::unique_lock lock(m_mutex);
-  m_work.wait(lock, [&] { return m_stopping || !m_queue[0].empty() || !m_queue[1].empty(); });
+  std::optional<std::pair<std::size_t, std::size_t>> picked;
+  m_work.wait(lock, [&] {
+    if (m_stopping) return true;
+    picked = pick_locked();
+    return picked.has_value();
+  });
   if (m_stopping) return nullptr;
-  auto& queue = !m_queue[index(Priority::interactive)].empty() ? m_queue[index(Priority::interactive)]
-                                                               : m_queue[index(Priority::warm)];
-  FlightPtr flight = queue.front();
-  queue.pop_front();
+  auto& queue = m_queue[picked->first];
+  FlightPtr flight = queue[picked->second];
+  queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(picked->second));
   flight->running = true;
+  if (flight->tenant) {
+    TenantLoad& load = m_tenants[*flight->tenant];
+    ++load.running;
+    load.last_started = ++m_starts;
+  }
   CompileCounters::sub(m_counters.queue_length);
   CompileCounters::add(m_counters.running);
   return flight;
@@ -258,6 +291,8 @@ void CompileService::finish(const FlightPtr& flight, const CompileOutcomePtr& ou
     flight->waiters.clear();
     flight->job = CompileJob{};
   }
+  // A slot is free, and a tenant's cap may have let go of a compile no thread could start.
+  m_work.notify_all();
   deliver(handlers, outcome);
 }
 

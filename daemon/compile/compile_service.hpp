@@ -8,6 +8,14 @@
 //          → queue full?         → `busy` at once (busy_rejections)
 //          → queued; interactive ahead of warm; at most max_concurrent compiles run at a time
 //
+// Within a priority, tenants are served in turn, not first come first served: a free slot goes to
+// the queued compile of the tenant with the fewest running, then the one that started a compile
+// least recently, then the oldest of that tenant's; and while max_concurrent is 2 or more, one
+// tenant runs at most max_concurrent - 1 at once (max_running_per_tenant), so a slot stays for the
+// others. One uid's long compiles thus make another's wait for at most one of them to end, never for
+// its whole queue (docs/security.md "Who pays for what"). A compile without a tenant is neither
+// capped nor counted.
+//
 // Every waiter of a compile gets the same outcome. A waiter may leave(); that cancels nothing, and a
 // compile whose waiters have all left still runs to its end. A successful compile goes to the store
 // sink exactly once, before any waiter hears of it, whether or not anyone still waits. Failures are
@@ -129,6 +137,8 @@ class CompileService {
                                            CompletionHandler& handler);
   void compile_loop();
   FlightPtr next_flight();  // blocks; null when stopping
+  // The queue and position of the compile to start next (the order above), or none that may start.
+  std::optional<std::pair<std::size_t, std::size_t>> pick_locked() const;
   void finish(const FlightPtr& flight, const CompileOutcomePtr& outcome);
   bool queue_has_room_for(Priority priority, std::vector<FlightPtr>& displaced);
   // The busy message when `tenant` may not start a compile of `bytes` more PTX; empty when it may.
@@ -152,10 +162,14 @@ class CompileService {
   struct TenantLoad {
     std::size_t flights = 0;
     std::uint64_t bytes = 0;
+    std::size_t running = 0;
+    std::uint64_t last_started = 0;  // m_starts when it last started a compile; 0: not since it came
   };
   std::unordered_map<std::uint32_t, TenantLoad> m_tenants;  // of the flights queued or running
   NegativeCache m_negative;
   std::uint64_t m_next_waiter = 1;
+  std::uint64_t m_starts = 0;                // compiles started, the clock of TenantLoad::last_started
+  std::size_t m_max_running_per_tenant = 1;  // max(1, threads - 1)
   std::atomic<bool> m_stopping{false};
   std::vector<std::thread> m_threads;
 };

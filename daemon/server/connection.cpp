@@ -17,6 +17,8 @@
 #include <daemon/server/bundle_service.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/descriptor_passing.hpp>
+#include <daemon/server/diagnosis_lane.hpp>
+#include <daemon/server/memory_return.hpp>
 #include <daemon/server/run_on.hpp>
 
 namespace jitcache::daemon::server {
@@ -273,8 +275,10 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
     reply = co_await handle(header.op, header.flags);
   }
   // The reply owns what it sends (a LOOKUP's image is the store's buffer), so the request's bytes
-  // and their budget go before the reply is written, however slowly the client reads.
+  // and their budget go before the reply is written, however slowly the client reads; a large
+  // request's memory goes back to the system (memory_return.hpp).
   release_payload();
+  return_memory_after(static_cast<std::size_t>(header.payload_length));
   co_return reply;
 }
 
@@ -288,6 +292,20 @@ awaitable<Reply> Connection::handle(proto::Op op, std::uint16_t flags) {
   // (docs/benchmarks.md). The accept loop has its own thread, so a slow read never stalls accepting.
   if (lane_for(op) == Lane::writer) co_return co_await run_on(m_context.writer.get_executor(), work);
   if (lane_for(op) == Lane::maintenance) co_return co_await run_on(m_context.maintenance.get_executor(), work);
+  if (lane_for(op) == Lane::diagnosis) {
+    DiagnosisLane& lane = m_context.diagnosis;
+    if (!lane.try_enter(peer.uid)) {
+      Counters::add(m_context.counters.requests);
+      m_context.counters.count_error(Status::busy);
+      co_return error_reply(Status::busy, std::string(proto::op_name(op)) + ": uid " + std::to_string(peer.uid) +
+                                              " has " + std::to_string(DiagnosisLane::k_per_uid) +
+                                              " EXPLAIN or MISSES requests waiting, or the daemon has " +
+                                              std::to_string(DiagnosisLane::k_total) + "; try again");
+    }
+    Reply reply = co_await run_on(lane.executor(), work);
+    lane.leave(peer.uid);
+    co_return reply;
+  }
   co_return work();
 }
 

@@ -16,10 +16,15 @@ struct DescriptorPlan {
   std::size_t cached_image_descriptors = 256;  // memfds ImageDescriptors may keep
 };
 
-// Rationale: of what is left after `reserved`, half may go to connections and a quarter to cached
-// memfds; the last quarter stays free for what comes and goes (a memfd made for one reply and not
-// kept, a compile worker's pipes, metrics connections, SQLite's temporary files), so a connection
-// at max_connections still finds a descriptor for accept. At least one connection is planned.
+// What one connection may hold open: its socket, and a descriptor the client sent that no request
+// has taken yet (header flag request_fd, PROTOCOL.md §2: the connection keeps the newest one until a
+// request takes it or the connection ends, connection.cpp).
+inline constexpr unsigned k_descriptors_per_connection = 2;
+
+// Rationale: of what is left after `reserved`, half may go to connections (k_descriptors_per_connection
+// each) and a quarter to cached memfds; the last quarter stays free for what comes and goes (a memfd made for one reply
+// and not kept, a compile worker's pipes, metrics connections, SQLite's temporary files), so a connection at
+// max_connections still finds a descriptor for accept. At least one connection is planned.
 DescriptorPlan plan_descriptors(std::uint64_t limit, std::uint64_t reserved, unsigned max_connections);
 
 }  // namespace jitcache::daemon::server

@@ -65,14 +65,6 @@ ExplainFinding about(ExplainReason reason, const proto::EntryInfo& info) {
   return finding;
 }
 
-// Only that it exists: no key id, namespace, time or field.
-ExplainFinding hidden(std::string detail) {
-  ExplainFinding finding;
-  finding.reason = ExplainReason::hidden;
-  finding.detail = std::move(detail);
-  return finding;
-}
-
 void explain_exact_rows(const std::vector<store::NearEntry>& rows, const proto::Digest256& key_id,
                         const store::Visibility& who, std::uint32_t uid, proto::ExplainReply& reply) {
   // A LOOKUP serves the shared namespace's entry first, then the caller's own.
@@ -86,18 +78,13 @@ void explain_exact_rows(const std::vector<store::NearEntry>& rows, const proto::
       return;
     }
   }
-  bool hidden_told = false;
   for (const store::NearEntry& row : rows) {
     if (row.info.key_id != key_id) continue;
+    // Only a trusted caller's rows include other namespaces (Diagnosis::near_entries).
     if (!sees_namespace(who, row.info.namespace_id)) {
-      if (who.trusted) {
-        ExplainFinding finding = about(ExplainReason::hidden, row.info);
-        finding.detail = "namespace " + std::to_string(row.info.namespace_id);
-        reply.findings.push_back(std::move(finding));
-      } else if (!hidden_told) {
-        reply.findings.push_back(hidden("an entry of this key exists in a namespace this uid does not see"));
-        hidden_told = true;
-      }
+      ExplainFinding finding = about(ExplainReason::hidden, row.info);
+      finding.detail = "namespace " + std::to_string(row.info.namespace_id);
+      reply.findings.push_back(std::move(finding));
       continue;
     }
     if (row.info.quarantined_at_ms != 0) {
@@ -121,15 +108,10 @@ void explain_exact_rows(const std::vector<store::NearEntry>& rows, const proto::
 }
 
 void explain_neighbours(const std::vector<store::NearEntry>& rows, const proto::ExplainReply& asked,
-                        const store::Visibility& who, std::vector<ExplainFinding>& out) {
-  bool hidden_told = false;
+                        std::vector<ExplainFinding>& out) {
+  // Only a trusted caller's rows include other namespaces (Diagnosis::near_entries).
   for (const store::NearEntry& row : rows) {
     if (row.info.key_id == asked.key_id) continue;
-    if (!who.trusted && !sees_namespace(who, row.info.namespace_id)) {
-      if (!hidden_told) out.push_back(hidden("an entry of this content exists in a namespace this uid does not see"));
-      hidden_told = true;
-      continue;
-    }
     ExplainFinding finding = about(ExplainReason::other_fields, row.info);
     finding.reason = compare_keys(asked.key, row.info.key, finding.differences);
     if (row.info.quarantined_at_ms != 0) finding.detail = "quarantined";
@@ -173,14 +155,19 @@ common::Result<proto::ExplainReply> explain(const ExplainSources& sources, const
   reply.verdict = proto::ExplainVerdict::miss;
   const bool by_key = request.selector == proto::ExplainSelector::key;
   reply.key_id = by_key ? proto::key_id(request.key) : request.key_id;
-  const std::vector<proto::MissRecord> misses = sources.misses.of_key(reply.key_id);
-  const std::vector<store::EvictedEntry> evictions = sources.diagnosis.evictions_of(reply.key_id);
+  // What an untrusted caller is told must not depend on other namespaces (docs/security.md "Who
+  // pays for what"): their entries are not read, their misses and evictions are dropped here, before
+  // anything (the key fields of a key id included) is taken from them.
+  std::vector<proto::MissRecord> misses = sources.misses.of_key(reply.key_id);
+  std::erase_if(misses, [&](const proto::MissRecord& miss) { return !who.trusted && miss.uid != uid; });
+  std::vector<store::EvictedEntry> evictions = sources.diagnosis.evictions_of(reply.key_id);
+  std::erase_if(evictions, [&](const store::EvictedEntry& entry) { return !sees_record(who, entry.namespace_id); });
 
   std::optional<proto::KeyFields> key;
   if (by_key) {
     key = request.key;
   } else {
-    auto own = sources.diagnosis.near_entries(reply.key_id, std::nullopt, uid, k_explain_rows);
+    auto own = sources.diagnosis.near_entries(reply.key_id, std::nullopt, who, uid, k_explain_rows);
     JITCACHE_TRY(own);
     key = key_of_id(*own, misses, evictions);
   }
@@ -188,14 +175,13 @@ common::Result<proto::ExplainReply> explain(const ExplainSources& sources, const
   if (key) {
     reply.key_known = true;
     reply.key = *key;
-    auto near = sources.diagnosis.near_entries(reply.key_id, key->content, uid, k_explain_rows);
+    auto near = sources.diagnosis.near_entries(reply.key_id, key->content, who, uid, k_explain_rows);
     JITCACHE_TRY(near);
     rows = std::move(*near);
     explain_exact_rows(rows, reply.key_id, who, uid, reply);
   }
 
   for (const store::EvictedEntry& entry : evictions) {
-    if (!sees_record(who, entry.namespace_id)) continue;
     ExplainFinding finding;
     finding.reason = ExplainReason::evicted;
     finding.key_id = entry.key_id;
@@ -205,7 +191,9 @@ common::Result<proto::ExplainReply> explain(const ExplainSources& sources, const
     finding.detail = eviction_detail(entry);
     reply.findings.push_back(std::move(finding));
   }
-  if (sources.compile != nullptr) {
+  // A remembered failure is every caller's answer to COMPILE of the key, but its message is of the
+  // source: an untrusted caller that named only a key id it cannot see the fields of is not told.
+  if (sources.compile != nullptr && (key || who.trusted)) {
     if (auto failure = sources.compile->remembered_failure(reply.key_id)) {
       ExplainFinding finding;
       finding.reason = ExplainReason::compile_error;
@@ -214,9 +202,8 @@ common::Result<proto::ExplainReply> explain(const ExplainSources& sources, const
       reply.findings.push_back(std::move(finding));
     }
   }
-  if (key) explain_neighbours(rows, reply, who, reply.findings);
+  if (key) explain_neighbours(rows, reply, reply.findings);
   for (const proto::MissRecord& miss : misses) {
-    if (!who.trusted && miss.uid != uid) continue;
     ExplainFinding finding;
     finding.reason = ExplainReason::recent_miss;
     finding.key_id = miss.key_id;

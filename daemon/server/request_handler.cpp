@@ -33,6 +33,8 @@ Lane lane_for(Op op) {
     case Op::report_failure:
     case Op::gc: return Lane::writer;
     case Op::verify: return Lane::maintenance;
+    case Op::explain:
+    case Op::misses: return Lane::diagnosis;
     default: return Lane::worker;
   }
 }

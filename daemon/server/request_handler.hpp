@@ -50,8 +50,9 @@ Reply image_as_bytes(const Reply& reply);
 // Where an op's work runs: on the connection's worker thread (reads, which SQLite's WAL lets run in
 // parallel, each worker with its own read connection), on the one writer thread (PUT, REMOVE,
 // REPORT_FAILURE, GC), or on the one maintenance thread (VERIFY: long, mostly reads, with short
-// writes of its own; there it holds up neither a worker's other connections nor the PUTs).
-enum class Lane { worker, writer, maintenance };
+// writes of its own; there it holds up neither a worker's other connections nor the PUTs), or on
+// the diagnosis lane (EXPLAIN, MISSES: diagnosis_lane.hpp), never in front of a LOOKUP.
+enum class Lane { worker, writer, maintenance, diagnosis };
 Lane lane_for(proto::Op op);
 
 class CompileRequests;

@@ -69,17 +69,8 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_request_bytes(config.request_bytes_per_uid, config.request_bytes_total),
       m_descriptor_warnings(k_warning_interval),
       m_accept_warnings(k_warning_interval),
-      m_context{config,
-                m_handler,
-                compile,
-                m_counters,
-                m_writer,
-                m_maintenance,
-                bundles,
-                m_bundle_lane,
-                m_descriptors,
-                m_request_bytes,
-                m_descriptor_warnings,
+      m_context{config,  m_handler,     compile,     m_counters,    m_writer,        m_maintenance,
+                bundles, m_bundle_lane, m_diagnosis, m_descriptors, m_request_bytes, m_descriptor_warnings,
                 {}} {
   for (unsigned i = 0; i < config.worker_threads; ++i) m_workers.push_back(std::make_unique<Worker>(listen_fd));
   // Only the workers' duplicates hold a socket systemd passed from here on: systemd's own copy
@@ -99,6 +90,7 @@ Server::~Server() {
   m_writer.join();
   m_maintenance.join();
   m_bundle_lane.join();
+  m_diagnosis.join();
   if (m_listen_fd >= 0) ::close(m_listen_fd);
 }
 
@@ -341,6 +333,7 @@ int Server::run() {
   m_maintenance.join();
   // So does a bundle export or import: an import's transaction commits or rolls back whole.
   m_bundle_lane.join();
+  m_diagnosis.join();
   if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
     spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);
   }

@@ -38,6 +38,7 @@
 #include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/policy/uid_connection_counts.hpp>
 #include <daemon/server/descriptor_plan.hpp>
+#include <daemon/server/diagnosis_lane.hpp>
 #include <daemon/server/request_handler.hpp>
 #include <daemon/server/server_context.hpp>
 #include <daemon/server/warning_throttle.hpp>
@@ -135,6 +136,7 @@ class Server {
   boost::asio::thread_pool m_writer;
   boost::asio::thread_pool m_maintenance;  // VERIFY (Lane::maintenance)
   boost::asio::thread_pool m_bundle_lane;  // EXPORT_BUNDLE, IMPORT_BUNDLE (bundle_service.hpp)
+  DiagnosisLane m_diagnosis;               // EXPLAIN, MISSES (Lane::diagnosis)
   ImageDescriptors m_descriptors;
   policy::RequestBytesBudget m_request_bytes;
   WarningThrottle m_descriptor_warnings;

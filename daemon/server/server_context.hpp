@@ -19,6 +19,7 @@ namespace jitcache::daemon::server {
 
 class CompileRequests;
 class BundleService;
+class DiagnosisLane;
 
 struct ServerContext {
   const config::Config& config;
@@ -29,6 +30,7 @@ struct ServerContext {
   boost::asio::thread_pool& maintenance;
   BundleService* bundles;                 // null: EXPORT_BUNDLE and IMPORT_BUNDLE are not offered
   boost::asio::thread_pool& bundle_lane;  // where they run, one after another
+  DiagnosisLane& diagnosis;               // EXPLAIN and MISSES (diagnosis_lane.hpp)
   ImageDescriptors& descriptors;
   policy::RequestBytesBudget& request_bytes;  // request_bytes_per_uid and request_bytes_total
   WarningThrottle& descriptor_warnings;       // images that could not go by descriptor

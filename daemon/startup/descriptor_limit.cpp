@@ -15,8 +15,10 @@ namespace {
 // Rationale: what the server opens after the plan is made, per thread: an io_context's epoll
 // descriptor, its eventfd and timerfd, the worker's duplicate of the listening socket, and its
 // SQLite read connection's database and WAL files; per compile: the worker's three pipes and its
-// pidfd; and a margin for the metrics endpoint, the log and SQLite's temporary files.
+// pidfd; the diagnosis lane's read connection (database and WAL: server/diagnosis_lane.hpp); and a
+// margin for the metrics endpoint, the log and SQLite's temporary files.
 constexpr std::uint64_t k_per_worker_thread = 6;
+constexpr std::uint64_t k_diagnosis_lane = 2;
 constexpr std::uint64_t k_per_compile_job = 4;
 constexpr std::uint64_t k_margin = 32;
 
@@ -56,8 +58,8 @@ std::uint64_t raise_descriptor_limit() {
 
 server::DescriptorPlan plan_descriptors_at_start(const config::Config& config, unsigned compile_jobs,
                                                  std::uint64_t limit) {
-  const std::uint64_t reserved =
-      open_descriptors() + k_per_worker_thread * config.worker_threads + k_per_compile_job * compile_jobs + k_margin;
+  const std::uint64_t reserved = open_descriptors() + k_per_worker_thread * config.worker_threads + k_diagnosis_lane +
+                                 k_per_compile_job * compile_jobs + k_margin;
   const server::DescriptorPlan plan = server::plan_descriptors(limit, reserved, config.max_connections);
   if (plan.max_connections < config.max_connections) {
     spdlog::warn(

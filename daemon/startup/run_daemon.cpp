@@ -1,7 +1,6 @@
 #include <daemon/startup/run_daemon.hpp>
 
 #include <fcntl.h>
-#include <malloc.h>
 
 #include <csignal>
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include <daemon/publish/publisher.hpp>
 #include <daemon/server/instance_lock.hpp>
 #include <daemon/server/listening_socket.hpp>
+#include <daemon/server/memory_return.hpp>
 #include <daemon/server/server.hpp>
 #include <daemon/startup/bundle_setup.hpp>
 #include <daemon/startup/compile_setup.hpp>
@@ -48,16 +48,6 @@ T must(common::Result<T> result, const std::string& what) {
 
 void must(common::Result<void> result, const std::string& what) {
   if (!result) throw StartupError(what + ": " + result.error().message);
-}
-
-// Rationale: every LOOKUP hit reads its image into a fresh buffer. Above glibc's default mmap
-// threshold (128 KiB, adapting up to 32 MiB) each such buffer was a new mapping, faulted in page by
-// page and unmapped again: a quarter of the daemon's CPU for 190 KB and 1.6 MB images
-// (docs/benchmarks.md). Serving them from the heap, and not trimming it back after every free, lets
-// the memory be reused; the cost is that up to the threshold stays mapped once used.
-void keep_large_buffers_on_the_heap() {
-  ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  ::mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
 // The published images beside the socket (made after the socket is bound and its lock held, so
@@ -107,7 +97,9 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
 
   store::SqliteStoreOptions store_options;
   store_options.path = config.database_path();
-  store_options.reader_count = config.worker_threads;
+  // One per worker thread, and the diagnosis lane's (server/diagnosis_lane.hpp), so an EXPLAIN never
+  // waits for, or keeps, a LOOKUP's read connection.
+  store_options.reader_count = config.worker_threads + 1;
   store_options.hot_cache_bytes = config.hot_cache_size;
   store_options.reader_mmap_bytes = static_cast<std::int64_t>(config.store_mmap_size);
   store_options.max_size_bytes = config.max_size;
@@ -205,7 +197,7 @@ int run_daemon(int argc, char** argv) {
 
   // The socket writes use MSG_NOSIGNAL; ignoring SIGPIPE also covers anything else that writes.
   std::signal(SIGPIPE, SIG_IGN);
-  keep_large_buffers_on_the_heap();
+  server::keep_small_buffers_on_the_heap();
 
   // Before detaching: systemd passes the socket to this pid (LISTEN_PID), not to a forked child.
   auto inherited = ServiceManager::take_listening_socket();

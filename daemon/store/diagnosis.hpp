@@ -1,8 +1,9 @@
 // Diagnosis: what the store can tell about a key beyond serving it, for EXPLAIN (`jitcache
 // explain`, daemon/server/explain_request.hpp) and MISSES: the entries of a key id or a content
 // digest in every namespace, quarantined ones included, with their quarantine columns; and the
-// entries eviction removed lately (recent_evictions.hpp). What of this a caller may see is the
-// request handler's decision; the store answers for every namespace.
+// entries eviction removed lately (recent_evictions.hpp). near_entries reads only what the caller
+// may see (an untrusted uid: the shared namespace and its own); the evictions are filtered by the
+// request handler.
 //
 // Thread safety: every method may be called from any thread; near_entries is a read on one of the
 // store's read connections.
@@ -42,12 +43,15 @@ class Diagnosis {
  public:
   virtual ~Diagnosis() = default;
 
-  // The entries whose key id is `key_id` and, when `content` is set, those whose content digest is
-  // `content`, in every namespace, quarantined ones included: the key's own first, at most `limit`
-  // in all. `caller_uid`: whose failure reports NearEntry::reported_by_caller names.
+  // The entries whose key id is `key_id` and, when `content` is set, those of other keys whose
+  // content digest is `content`, quarantined ones included: the key's own first, at most `limit` in
+  // all. In every namespace when `who` is trusted; otherwise in the shared namespace and its own
+  // only, the others not even read. `caller_uid`: whose failure reports
+  // NearEntry::reported_by_caller names. A bounded number of index probes whatever the store holds.
   virtual Result<std::vector<NearEntry>> near_entries(const proto::Digest256& key_id,
                                                       const std::optional<proto::Digest256>& content,
-                                                      std::uint32_t caller_uid, unsigned limit) = 0;
+                                                      const Visibility& who, std::uint32_t caller_uid,
+                                                      unsigned limit) = 0;
   // What eviction removed lately, newest first (recent_evictions.hpp).
   virtual std::vector<EvictedEntry> recent_evictions(std::size_t limit, const Visibility& who) = 0;
   virtual std::vector<EvictedEntry> evictions_of(const proto::Digest256& key_id) = 0;

@@ -12,23 +12,28 @@ namespace {
 constexpr char k_read_inflation_sql[] = "SELECT value FROM eviction_inflation WHERE id = 0";
 constexpr char k_raise_inflation_sql[] = "UPDATE eviction_inflation SET value = MAX(value, ?1) WHERE id = 0";
 
-// compile_cost_us() over the row's compile_time_us.
+// compile_cost_us() over the row's compile_time_us and namespace.
 std::string compile_cost_sql() {
-  return "(CASE WHEN compile_time_us = 0 THEN " + std::to_string(k_unknown_compile_cost_us) + " ELSE MIN(MAX(" +
-         "compile_time_us, " + std::to_string(k_min_compile_cost_us) + "), " + std::to_string(k_max_compile_cost_us) +
-         ") END)";
+  const std::string measured = "(CASE WHEN compile_time_us = 0 THEN " + std::to_string(k_unknown_compile_cost_us) +
+                               " ELSE MIN(MAX(compile_time_us, " + std::to_string(k_min_compile_cost_us) + "), " +
+                               std::to_string(k_max_compile_cost_us) + ") END)";
+  return "(CASE WHEN namespace = 0 THEN " + measured + " ELSE MIN(" + measured + ", " +
+         std::to_string(k_max_claimed_compile_cost_us) + ") END)";
 }
 
 }  // namespace
 
-std::uint64_t compile_cost_us(std::uint64_t compile_time_us) {
-  if (compile_time_us == 0) return k_unknown_compile_cost_us;
-  return std::clamp(compile_time_us, k_min_compile_cost_us, k_max_compile_cost_us);
+std::uint64_t compile_cost_us(std::uint64_t compile_time_us, std::uint32_t namespace_id) {
+  const std::uint64_t measured = compile_time_us == 0
+                                     ? k_unknown_compile_cost_us
+                                     : std::clamp(compile_time_us, k_min_compile_cost_us, k_max_compile_cost_us);
+  return namespace_id == 0 ? measured : std::min(measured, k_max_claimed_compile_cost_us);
 }
 
-double gdsf_priority(double inflation, std::uint64_t hits, std::uint64_t compile_time_us, std::uint64_t stored_size) {
+double gdsf_priority(double inflation, std::uint64_t hits, std::uint64_t compile_time_us, std::uint64_t stored_size,
+                     std::uint32_t namespace_id) {
   const double frequency = static_cast<double>(std::min(hits, k_max_counted_hits)) + 1.0;
-  const double cost = static_cast<double>(compile_cost_us(compile_time_us));
+  const double cost = static_cast<double>(compile_cost_us(compile_time_us, namespace_id));
   return inflation + frequency * cost / static_cast<double>(std::max<std::uint64_t>(stored_size, 1));
 }
 

@@ -46,14 +46,23 @@ inline constexpr std::uint64_t k_max_compile_cost_us = 120'000'000;
 // more; the synthetic trace moved by under 0.3%.
 inline constexpr std::uint64_t k_max_counted_hits = 7;
 
+// Rationale: an entry outside the shared namespace was PUT by an untrusted uid, and its
+// compile_time_us is that uid's claim: it counts at most k_unknown_compile_cost_us, what an entry
+// whose time nobody measured counts. A claim may lower its own entry's worth, never raise it above
+// shared work the daemon measured (docs/security.md "Who pays for what"): 19 entries claiming
+// 2^63-1 us otherwise ranked above every shared entry and displaced 12 of 30 of them.
+inline constexpr std::uint64_t k_max_claimed_compile_cost_us = k_unknown_compile_cost_us;
+
 // The compile time an entry's priority counts: compile_time_us within the bounds above, or the
-// default when it is 0.
-std::uint64_t compile_cost_us(std::uint64_t compile_time_us);
+// default when it is 0; in an untrusted uid's namespace (`namespace_id` not 0), at most
+// k_max_claimed_compile_cost_us.
+std::uint64_t compile_cost_us(std::uint64_t compile_time_us, std::uint32_t namespace_id = 0);
 
 // The frequency: min(hits, k_max_counted_hits) + 1.
 // The formula, for C++ callers (tests, the eviction benchmark); the SQL below computes the same
 // doubles in the same order.
-double gdsf_priority(double inflation, std::uint64_t hits, std::uint64_t compile_time_us, std::uint64_t stored_size);
+double gdsf_priority(double inflation, std::uint64_t hits, std::uint64_t compile_time_us, std::uint64_t stored_size,
+                     std::uint32_t namespace_id = 0);
 
 // The formula as an SQL expression over an `entries` row (unaliased), with the inflation value
 // and the hit count as the given SQL expressions (a parameter, `hits`, `hits + ?1`).

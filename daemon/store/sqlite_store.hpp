@@ -130,11 +130,11 @@ class SqliteStore final : public Store,
   Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override;
   void on_row_dropped(RowDropped listener) override;
 
-  // Diagnosis. near_entries probes the indexes by key id and by content digest; the evictions come
-  // from memory.
+  // Diagnosis. near_entries probes the indexes by key id and by content digest (near_entries_sql.hpp);
+  // the evictions come from memory.
   Result<std::vector<NearEntry>> near_entries(const proto::Digest256& key_id,
-                                              const std::optional<proto::Digest256>& content, std::uint32_t caller_uid,
-                                              unsigned limit) override;
+                                              const std::optional<proto::Digest256>& content, const Visibility& who,
+                                              std::uint32_t caller_uid, unsigned limit) override;
   std::vector<EvictedEntry> recent_evictions(std::size_t limit, const Visibility& who) override;
   std::vector<EvictedEntry> evictions_of(const proto::Digest256& key_id) override;
   // Sources.
@@ -169,6 +169,10 @@ class SqliteStore final : public Store,
   Result<EvictionResult> evict_locked(StoreDatabase& db, const EvictionRequest& request);
   // Makes room for `incoming_bytes` within an untrusted namespace's quota (namespace_quota.hpp).
   Result<void> evict_over_quota_locked(StoreDatabase& db, std::uint32_t namespace_id, std::uint64_t incoming_bytes);
+  // When the store is over max_size with `incoming_bytes` more, an untrusted namespace's PUT first
+  // evicts that namespace's own entries, down to the low-water mark if it holds enough
+  // (namespace_quota.hpp evict_from_namespace); evict_locked then takes the rest from everyone.
+  Result<void> evict_own_first_locked(StoreDatabase& db, std::uint32_t namespace_id, std::uint64_t incoming_bytes);
   Result<Totals> totals_of(StoreDatabase& db);
   // The PUT's source to keep, compressed before the writer lock; nullopt: none to keep (no source,
   // not shared, no budget, or alone over the budget: counted as dropped).

@@ -101,7 +101,7 @@ void SqliteStore::note_served(const proto::EntryInfo& info) {
 
 Result<void> SqliteStore::evict_over_quota_locked(StoreDatabase& db, std::uint32_t namespace_id,
                                                   std::uint64_t incoming_bytes) {
-  auto bytes = namespace_bytes(db.writer, namespace_id);
+  auto bytes = namespace_charge(db.writer, namespace_id);
   JITCACHE_TRY(bytes);
   if (*bytes + incoming_bytes <= m_namespace_quota) return {};
   // As evict_locked: the namespace's hits so far order its entries.
@@ -117,6 +117,30 @@ Result<void> SqliteStore::evict_over_quota_locked(StoreDatabase& db, std::uint32
   m_recent_evictions.record(result->evicted, m_clock());
   m_quota_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
   spdlog::info("store: namespace {} reached its quota: evicted {} entries ({} bytes stored)", namespace_id,
+               result->removed_ids.size(), result->removed_bytes);
+  return {};
+}
+
+Result<void> SqliteStore::evict_own_first_locked(StoreDatabase& db, std::uint32_t namespace_id,
+                                                 std::uint64_t incoming_bytes) {
+  auto bytes = stored_bytes(db.writer);
+  JITCACHE_TRY(bytes);
+  if (!over_limit(m_policy, *bytes, incoming_bytes)) return {};
+  JITCACHE_TRY(flush_usage_locked(db));
+  const std::string what = "evicting namespace " + std::to_string(namespace_id) + "'s own entries for its PUT";
+  auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
+  JITCACHE_TRY(transaction);
+  const std::uint64_t target = low_water_bytes(m_policy.max_size_bytes);
+  const std::uint64_t to_free = *bytes + incoming_bytes > target ? *bytes + incoming_bytes - target : 0;
+  auto result = evict_from_namespace(db.writer, namespace_id, to_free, EvictionReason::size, false);
+  JITCACHE_TRY(result);
+  if (result->removed_ids.empty()) return {};
+  JITCACHE_TRY(transaction->commit(what));
+  for (std::int64_t id : result->removed_ids) drop_row(id);
+  m_recent_evictions.record(result->evicted, m_clock());
+  m_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
+  m_evicted_bytes.fetch_add(result->removed_bytes, std::memory_order_relaxed);
+  spdlog::info("store: namespace {} put over max_size: evicted {} of its own entries ({} bytes stored)", namespace_id,
                result->removed_ids.size(), result->removed_bytes);
   return {};
 }

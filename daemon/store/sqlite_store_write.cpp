@@ -8,6 +8,7 @@
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/gdsf_priority.hpp>
 #include <daemon/store/key_id_range.hpp>
+#include <daemon/store/namespace_quota.hpp>
 #include <daemon/store/prefix_match.hpp>
 
 namespace jitcache::daemon::store {
@@ -66,21 +67,25 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
                                                 std::to_string(m_policy.max_size_bytes));
   }
   const bool quota_applies = m_namespace_quota != 0 && input.namespace_id != k_shared_namespace;
-  if (quota_applies && stored.size() > m_namespace_quota) {
+  if (quota_applies && quota_charge(stored.size()) > m_namespace_quota) {
     return make_error(ErrorCode::too_large, what + ": the image takes " + std::to_string(stored.size()) +
-                                                " bytes stored, more than the namespace_quota of " +
+                                                " bytes stored and " + std::to_string(k_entry_overhead_bytes) +
+                                                " bytes of entry, more than the namespace_quota of " +
                                                 std::to_string(m_namespace_quota) + " bytes per uid");
   }
   const std::optional<EncodedSource> source = encode_source(input);
   return m_database->run_write([&](StoreDatabase& db) -> Result<PutOutcome> {
     std::lock_guard lock(m_writer_mutex);
     if (quota_applies) {
-      JITCACHE_TRY(evict_over_quota_locked(db, input.namespace_id, stored.size()));
+      JITCACHE_TRY(evict_over_quota_locked(db, input.namespace_id, quota_charge(stored.size())));
     }
     if (m_policy.max_size_bytes != 0) {
       // Rationale: eviction commits before the PUT's own transaction starts, so a PUT that then
       // fails (a full disk) still leaves the store within its limit; the room made is not lost,
       // only early.
+      if (input.namespace_id != k_shared_namespace) {
+        JITCACHE_TRY(evict_own_first_locked(db, input.namespace_id, stored.size()));
+      }
       JITCACHE_TRY(evict_locked(db, EvictionRequest{stored.size(), false}));
     }
     auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
@@ -120,7 +125,7 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
       s.bind(16, static_cast<std::int64_t>(input.compile_time_us));
       s.bind_blob(17, input.content_fast.bytes);
       s.bind_blob(18, fast_key_id.bytes);
-      s.bind_double(19, gdsf_priority(*inflation, 0, input.compile_time_us, stored.size()));
+      s.bind_double(19, gdsf_priority(*inflation, 0, input.compile_time_us, stored.size(), input.namespace_id));
       JITCACHE_TRY(s.run(what));
     }
     const std::int64_t id = existing ? *existing : db.writer.last_insert_rowid();

@@ -189,7 +189,8 @@ TEST_CASE("explain: a quarantined entry says when, which CUresult, at which stag
   CHECK(f.at("at_ms").get<std::int64_t>() > 0);
 }
 
-TEST_CASE("explain: an entry in another uid's namespace is hidden, with no detail for an untrusted caller") {
+TEST_CASE(
+    "explain: an untrusted caller is told the same whether or not another uid holds the key, its content or a miss") {
   testing::SystemUsers users;
   if (!users.available()) {
     WARN("SKIPPED: " << users.why());
@@ -202,6 +203,15 @@ TEST_CASE("explain: an entry in another uid's namespace is hidden, with no detai
   DaemonProcess daemon(dir, options);
   daemon.start();
   const auto image = testing::sample_image(7, 4096);
+  // Before A stores anything, B is told there is no entry of this content.
+  REQUIRE(testing::as_user(users.b(), {users.group()}, [&] {
+            auto client = client::transport::DaemonClient::connect(daemon.connect_options());
+            if (!client) return 1;
+            auto reply = client->explain(proto::ExplainRequest{proto::ExplainSelector::key, corpus_key(), {}});
+            if (!reply || reply->verdict != proto::ExplainVerdict::miss || reply->findings.size() != 1) return 2;
+            return reply->findings[0].reason == proto::ExplainReason::no_content ? 0 : 3;
+          }) == 0);
+
   REQUIRE(testing::as_user(users.a(), {users.group()}, [&] {
             auto client = client::transport::DaemonClient::connect(daemon.connect_options());
             if (!client || !client->put(put_of(corpus_key(), image))) return 1;
@@ -209,19 +219,26 @@ TEST_CASE("explain: an entry in another uid's namespace is hidden, with no detai
             return missed && !missed->has_value() ? 0 : 2;
           }) == 0);
 
-  // B sees that an entry of the key exists, and nothing else of it.
-  REQUIRE(testing::as_user(users.b(), {users.group()}, [&] {
-            auto client = client::transport::DaemonClient::connect(daemon.connect_options());
-            if (!client) return 1;
-            auto reply = client->explain(proto::ExplainRequest{proto::ExplainSelector::key, corpus_key(), {}});
-            if (!reply || reply->verdict != proto::ExplainVerdict::miss || reply->findings.size() != 1) return 2;
-            const proto::ExplainFinding& f = reply->findings[0];
-            if (f.reason != proto::ExplainReason::hidden) return 3;
-            if (f.key_id != proto::Digest256{} || f.namespace_id != 0 || f.at_ms != 0) return 4;
-            // Nor does B see A's misses.
-            auto misses = client->misses(256);
-            return misses && misses->misses.empty() ? 0 : 5;
-          }) == 0);
+  // B is told exactly what it was told when nothing was stored: no entry of this content (by key),
+  // an unknown key (by the key id of A's entry or of A's miss), nothing of A's misses.
+  REQUIRE(
+      testing::as_user(users.b(), {users.group()}, [&] {
+        auto client = client::transport::DaemonClient::connect(daemon.connect_options());
+        if (!client) return 1;
+        for (const auto& key : {corpus_key(), corpus_key("", "sm_80"), corpus_key("", "sm_90", "580.65.06")}) {
+          auto reply = client->explain(proto::ExplainRequest{proto::ExplainSelector::key, key, {}});
+          if (!reply || reply->verdict != proto::ExplainVerdict::miss || reply->findings.size() != 1) return 2;
+          if (reply->findings[0].reason != proto::ExplainReason::no_content) return 3;
+        }
+        for (const auto& key : {corpus_key(), corpus_key("", "sm_80")}) {
+          auto reply = client->explain(proto::ExplainRequest{proto::ExplainSelector::key_id, {}, proto::key_id(key)});
+          if (!reply || reply->key_known || reply->findings.size() != 1) return 4;
+          if (reply->findings[0].reason != proto::ExplainReason::unknown_key) return 5;
+          if (reply->key.arch != proto::KeyFields{}.arch || !reply->key.options.empty()) return 6;
+        }
+        auto misses = client->misses(256);
+        return misses && misses->misses.empty() ? 0 : 7;
+      }) == 0);
 
   // A trusted caller (root) sees whose namespace it is in.
   auto root = daemon.client();

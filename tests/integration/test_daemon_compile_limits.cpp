@@ -131,12 +131,14 @@ TEST_CASE("compile limits: a uid beyond compile_queue_per_uid is busy, a join is
   DaemonProcess daemon(dir, options);
   daemon.start();
 
-  // Root (this test) takes both of its places with compiles that hang until their wall time.
+  // Root (this test) takes both of its places with compiles that hang until their wall time: one
+  // runs, one waits, as one uid runs at most compile_jobs - 1 at once.
   const auto first = compile_text("hang", 0);
   const auto second = compile_text("hang", 1);
   auto held_first = send_compile(daemon, first.request);
   auto held_second = send_compile(daemon, second.request);
-  REQUIRE(wait_for_stat(daemon, "compile_running", 2));
+  REQUIRE(wait_for_stat(daemon, "compile_running", 1));
+  REQUIRE(wait_for_stat(daemon, "compile_queue_length", 1));
   auto root = daemon.client();
   const CompileAnswer busy = compile(root, compile_text("hang", 2).request);
   CHECK(busy.kind == Kind::busy);
@@ -146,7 +148,7 @@ TEST_CASE("compile limits: a uid beyond compile_queue_per_uid is busy, a join is
   REQUIRE(wait_for_stat(daemon, "single_flight_joins", 1));
   CHECK(stat(daemon, "compile_busy") == 1);
 
-  // Another uid has places of its own: its compile waits for a job, then compiles.
+  // Another uid has places of its own: its compile takes the slot kept for others, and compiles.
   const auto other = compile_text("ok", 3);
   CHECK(testing::as_user(users.a(), {users.group()}, [&] {
           auto client = DaemonClient::connect(daemon.connect_options());
@@ -165,6 +167,43 @@ TEST_CASE("compile limits: a uid beyond compile_queue_per_uid is busy, a join is
     REQUIRE(reply);
     CHECK(reply->header.status == proto::Status::worker_failed);  // the hang ended at its wall time
   }
+}
+
+TEST_CASE("compile limits: one uid's queue of long compiles makes another uid's compile wait for none of them") {
+  testing::SystemUsers users;
+  if (!users.available()) {
+    WARN("SKIPPED: " << users.why());
+    return;
+  }
+  TempDir dir("jitcache-compile-turns");
+  ::chmod(dir.path().c_str(), 0755);
+  DaemonProcess daemon(dir, fault_worker_daemon({"--compile-jobs", "2", "--compile-wall-time", "4s", "--socket-group",
+                                                 users.group_name()}));
+  daemon.start();
+  // B queues four compiles that each hang until the 4 s wall time, within every per-uid limit, and
+  // leaves: its compiles run on (a client that leaves cancels nothing).
+  REQUIRE(testing::as_user(users.b(), {users.group()}, [&] {
+            std::vector<UnixConnection> sent;
+            for (int i = 0; i < 4; ++i) sent.push_back(send_compile(daemon, compile_text("hang", i).request));
+            return wait_for_stat(daemon, "compile_running", 1) ? 0 : 1;
+          }) == 0);
+  REQUIRE(wait_for_stat(daemon, "compile_queue_length", 3));
+  CHECK(stat(daemon, "compile_running") == 1);  // B's share: compile_jobs - 1
+
+  // A's small compile starts at once in the slot kept for other uids: first come, first served, it
+  // waited for B's first two to time out and then for two more (about 8 s).
+  CHECK(testing::as_user(users.a(), {users.group()}, [&] {
+          auto client = DaemonClient::connect(daemon.connect_options());
+          if (!client) return 1;
+          const auto start = std::chrono::steady_clock::now();
+          auto answer = client->compile(compile_text("ok", 9).request, 30s);
+          const auto waited = std::chrono::steady_clock::now() - start;
+          std::fprintf(stderr, "A's compile answered after %lld ms\n",
+                       static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
+          if (!answer || answer->kind != Kind::compiled) return 2;
+          return waited < 2s ? 0 : 3;
+        }) == 0);
+  daemon.kill_hard();
 }
 
 TEST_CASE("compile limits: waiting compiles hold their PTX once, joins none, and compile_bytes_per_uid bounds it") {

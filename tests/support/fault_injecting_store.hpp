@@ -156,10 +156,11 @@ class FaultInjectingStore final : public daemon::store::Store,
   // Diagnosis
   common::Result<std::vector<daemon::store::NearEntry>> near_entries(const proto::Digest256& key_id,
                                                                      const std::optional<proto::Digest256>& content,
+                                                                     const daemon::store::Visibility& who,
                                                                      std::uint32_t caller_uid,
                                                                      unsigned limit) override {
     if (auto fault = before(StoreCall::near_entries)) return *fault;
-    return m_real.near_entries(key_id, content, caller_uid, limit);
+    return m_real.near_entries(key_id, content, who, caller_uid, limit);
   }
   std::vector<daemon::store::EvictedEntry> recent_evictions(std::size_t limit,
                                                             const daemon::store::Visibility& who) override {

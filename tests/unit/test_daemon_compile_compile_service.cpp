@@ -115,6 +115,35 @@ TEST_CASE("compile service: a tenant at its share of slots or PTX bytes is busy,
   CHECK(h.service.counters().busy_per_tenant == 2);
 }
 
+TEST_CASE("compile service: tenants take turns within a priority, whoever queued more first") {
+  Harness h({.max_concurrent = 1, .max_queued = 100});
+  h.runner->hold();
+  const auto& options = jitcache::proto::default_option_text();
+  for (const char* tag : {"b1", "b2", "b3", "b4"}) h.submit(tag, Priority::interactive, options, 2);
+  REQUIRE(h.runner->wait_for_calls(1));
+  h.submit("a1", Priority::interactive, options, 1);
+  h.submit("a2", Priority::interactive, options, 1);
+  h.runner->open();
+  h.wait_for_outcomes(6);
+  CHECK(h.runner->order() == std::vector<std::string>{"b1", "a1", "b2", "a2", "b3", "b4"});
+}
+
+TEST_CASE("compile service: one tenant runs at most max_concurrent - 1 compiles, so another's starts at once") {
+  Harness h({.max_concurrent = 2, .max_queued = 100});
+  h.runner->hold();
+  const auto& options = jitcache::proto::default_option_text();
+  for (const char* tag : {"b1", "b2", "b3"}) h.submit(tag, Priority::interactive, options, 2);
+  REQUIRE(h.runner->wait_for_calls(1));
+  std::this_thread::sleep_for(50ms);
+  CHECK(h.runner->calls() == 1);               // the other slot waits for another tenant
+  h.submit("a1", Priority::warm, options, 1);  // even a warm compile of another tenant
+  REQUIRE(h.runner->wait_for_calls(2));
+  CHECK(h.runner->order() == std::vector<std::string>{"b1", "a1"});
+  h.runner->open();
+  h.wait_for_outcomes(4);
+  CHECK(h.runner->max_running() == 2);
+}
+
 TEST_CASE("compile service: a full queue answers busy at once, but a join still gets in") {
   Harness h({.max_concurrent = 1, .max_queued = 2});
   h.runner->hold();

@@ -712,8 +712,8 @@ TEST_CASE(
 TEST_CASE(
     "request handler: EXPLAIN and MISSES are announced by bit 11, refuse bad requests, and a failing store is an "
     "error, not a wrong answer") {
-  CHECK(daemon::server::lane_for(Op::explain) == daemon::server::Lane::worker);
-  CHECK(daemon::server::lane_for(Op::misses) == daemon::server::Lane::worker);
+  CHECK(daemon::server::lane_for(Op::explain) == daemon::server::Lane::diagnosis);
+  CHECK(daemon::server::lane_for(Op::misses) == daemon::server::Lane::diagnosis);
   FaultFixture f;
   Reply hello = f.call(Op::hello, proto::encode(proto::HelloRequest{1, 1, "test"}), f.real.untrusted);
   auto decoded = proto::decode_hello_reply(proto::Bytes(hello.payload));

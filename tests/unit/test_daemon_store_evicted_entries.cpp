@@ -103,7 +103,8 @@ TEST_CASE("evicted entries: GC's eviction of a stale driver's entries says stale
   CHECK(evicted[0].key.driver_build == "570.86.10");
 }
 
-TEST_CASE("evicted entries: near_entries finds the key and the same content in every namespace, quarantine too") {
+TEST_CASE(
+    "evicted entries: near_entries finds the key and the same content in every namespace for a trusted caller, quarantine too") {
   StoreDir dir;
   FakeClock clock;
   auto store = testing::open_store(options_for(dir, clock));
@@ -120,7 +121,7 @@ TEST_CASE("evicted entries: near_entries finds the key and the same content in e
   report.reporter_uid = 0;
   REQUIRE(store->report_failure(proto::key_id(key), Visibility{0, true}, report));
 
-  auto near = store->near_entries(proto::key_id(key), key.content, 1000, 64);
+  auto near = store->near_entries(proto::key_id(key), key.content, Visibility{0, true}, 1000, 64);
   REQUIRE(near);
   REQUIRE(near->size() == 2);
   CHECK((*near)[0].info.key == key);  // the key's own first
@@ -130,7 +131,7 @@ TEST_CASE("evicted entries: near_entries finds the key and the same content in e
   CHECK((*near)[0].quarantine_detail == "no binary");
   CHECK((*near)[1].info.key == other_arch);
   CHECK((*near)[1].info.namespace_id == 1000);
-  auto by_id = store->near_entries(proto::key_id(other_arch), std::nullopt, 0, 64);
+  auto by_id = store->near_entries(proto::key_id(other_arch), std::nullopt, Visibility{0, true}, 0, 64);
   REQUIRE(by_id);
   REQUIRE(by_id->size() == 1);
   CHECK(by_id->front().info.key == other_arch);

@@ -400,7 +400,9 @@ TEST_CASE("migrator: 0008 gives entries an eviction priority column (NULL until 
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM entries WHERE priority IS NULL") == "1");
   CHECK(query(dir.db(), "SELECT value FROM eviction_inflation WHERE id = 0") == "0.0");
   CHECK(query(dir.db(), "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'entries_by_priority'") == "1");
-  CHECK(query(dir.db(), "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'entries_by_content'") == "1");
+  // Schema 10 replaced entries_by_content with entries_by_content_namespace.
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'entries_by_content'") == "0");
+  CHECK(query(dir.db(), "SELECT COUNT(*) FROM sqlite_schema WHERE name = 'entries_by_content_namespace'") == "1");
   // An older jitcached's INSERT, which names no priority, is still accepted.
   exec(dir.db(),
        "INSERT INTO entries (key_id, namespace, key_schema, content_digest, arch, driver_api, driver_build, options,"
@@ -551,9 +553,9 @@ TEST_CASE("migrator: an older database gains the sources tables, and a source go
     auto outcome = daemon::store::migrate(db);
     REQUIRE(outcome.ok());
     CHECK(outcome->version_before == 6);
-    CHECK(outcome->version_after == 9);
+    CHECK(outcome->version_after == schema::k_schema_version);
   }
-  CHECK(meta(dir.db(), "version") == "9");
+  CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == "2");
   CHECK(query(dir.db(), "SELECT sources || ':' || source_bytes FROM totals") == "0:0");
 

@@ -13,6 +13,7 @@
 
 #include <proto/key.hpp>
 
+#include <daemon/store/namespace_quota.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/sqlite_text_query.hpp>
@@ -131,4 +132,25 @@ TEST_CASE("namespace quota: namespace totals stay exact across puts, replacement
   f.store.reset();
   f.store = f.open();
   f.check_totals_exact();
+}
+
+TEST_CASE("namespace quota: every entry counts its image and a fixed overhead, so tiny entries cannot outgrow it") {
+  Fixture f;
+  // 2 000 entries of small images (the smallest sample cubin, a few hundred bytes) are well under
+  // the quota in image bytes alone, but each costs the store its row and index entries too
+  // (namespace_quota.hpp k_entry_overhead_bytes).
+  constexpr std::size_t k_tiny = 100;
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) REQUIRE(f.put(seed, 1000, k_tiny).ok());
+  const std::uint64_t entries = std::stoull(f.query("SELECT entries FROM namespace_totals WHERE namespace = 1000"));
+  const std::uint64_t images = std::stoull(f.query("SELECT bytes_stored FROM namespace_totals WHERE namespace = 1000"));
+  INFO(entries << " entries, " << images << " bytes of images");
+  CHECK(images < k_quota / 2);
+  CHECK(images + entries * daemon::store::k_entry_overhead_bytes <= k_quota);
+  CHECK(images + entries * daemon::store::k_entry_overhead_bytes >= k_quota * 8 / 10);  // about the low water
+  CHECK(f.present(2000, 1000));  // the newest stays: its own oldest made room
+  f.check_totals_exact();
+  // An image that fits the quota only without its entry's overhead is too large.
+  auto refused = f.put(3000, 1000, k_quota - daemon::store::k_entry_overhead_bytes + 1);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().code == common::ErrorCode::too_large);
 }

@@ -135,7 +135,7 @@ TEST_CASE("namespace totals: migration 5 seeds the table from the entries alread
     external.exec("DROP TRIGGER entries_need_a_fast_key_on_update");
     // ... nor those of schema 8.
     external.exec("DROP INDEX entries_by_priority");
-    external.exec("DROP INDEX entries_by_content");
+    external.exec("DROP INDEX entries_by_content_namespace");  // schema 10's, in place of it
     external.exec("ALTER TABLE entries DROP COLUMN priority");
     external.exec("DROP TABLE eviction_inflation");
     // ... nor those of schema 9.
