@@ -124,6 +124,10 @@ struct Config {
   std::chrono::milliseconds remote_lease_ttl{15'000};  // the fraction of remote hits recompiled here and compared
   // Entries waiting to go up; one more is dropped (upload_drops).
   unsigned remote_upload_queue = 256;
+  // Whether a builder uploads the PTX of what it compiled (the `src` space), which only a host with
+  // remote_verify_sample > 0 reads. Rationale: off by default, as in the documented layout nobody
+  // re-verifies and the PTX is most of an entry's remote memory (docs/remote-layout.md "Source object").
+  bool remote_upload_source = false;
 
   std::string database_path() const { return state_dir + "/jitcache.db"; }
 };

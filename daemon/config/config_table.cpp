@@ -462,6 +462,11 @@ const std::array<ConfigKey, 60> k_config_key_table{{
      "Entries waiting to be uploaded at most; one more is dropped (`upload_drops`).",
      [](Config& c, std::string_view v) { return set_count(c.remote_upload_queue, v, 1, 65536); },
      [](const Config& c) { return std::to_string(c.remote_upload_queue); }},
+    {"remote_upload_source", ValueKind::boolean,
+     "Whether a builder also uploads the PTX it compiled each entry from (the `src` space), for hosts with "
+     "`remote_verify_sample` above 0 to compile it again; off, nothing can be re-verified.",
+     [](Config& c, std::string_view v) { return set_bool(c.remote_upload_source, v); },
+     [](const Config& c) { return c.remote_upload_source ? std::string("true") : std::string("false"); }},
     // Bundles (docs/bundle-format.md, docs/operations.md "Container images").
     {"import_dir", ValueKind::path,
      "Directory whose bundles (`*.jcb`, `jitcache export`) are imported into the shared namespace once, at "

@@ -48,8 +48,12 @@ bool admit_call(RemoteEndpoint& remote) {
 
 void note_call(RemoteEndpoint& remote, Clock::time_point start, const common::Error* error) {
   remote.counters.record_latency(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start));
+  // A value too long or of the wrong type is the remote answering about one value: the caller
+  // counts it as a rejection (docs/remote-layout.md "Checks on read"), not as the remote's error.
+  const bool about_a_value = error != nullptr && (error->code == common::ErrorCode::too_large ||
+                                                  error->code == common::ErrorCode::invalid_argument);
   if (error == nullptr || !CircuitBreaker::counts_against(error->code)) {
-    if (error != nullptr) remote.counters.count_error(error->code);
+    if (error != nullptr && !about_a_value) remote.counters.count_error(error->code);
     remote.breaker.succeeded();
     return;
   }
@@ -115,6 +119,8 @@ std::optional<Fetched> RemoteTier::fetch(const ExpectedKey& expected) {
     if (!record_bytes) {
       if (record_bytes.error().code == common::ErrorCode::too_large) {
         reject({Rejection::malformed_record, "a record over " + std::to_string(k_max_record_bytes) + " bytes"});
+      } else if (record_bytes.error().code == common::ErrorCode::invalid_argument) {
+        reject({Rejection::malformed_record, record_bytes.error().message});
       }
       continue;
     }
@@ -136,6 +142,8 @@ std::optional<Fetched> RemoteTier::fetch(const ExpectedKey& expected) {
     if (!object) {
       if (object.error().code == common::ErrorCode::too_large) {
         reject({Rejection::image_mismatch, "the image object is larger than its record says"});
+      } else if (object.error().code == common::ErrorCode::invalid_argument) {
+        reject({Rejection::image_mismatch, object.error().message});
       }
       continue;
     }
@@ -175,7 +183,9 @@ void RemoteTier::upload_loop() {
     if (item->record.created_at_ms == 0) item->record.created_at_ms = unix_ms();
     if (item->record.host.empty()) item->record.host = m_settings.host;
     const std::string record = encode_signed_record(item->record, *m_signing);
-    const std::string source = item->source.empty() ? std::string() : encode_source_object(proto::Bytes(item->source));
+    const std::string source = item->source.empty() || !m_settings.upload_source
+                                   ? std::string()
+                                   : encode_source_object(proto::Bytes(item->source));
     for (auto& remote : m_remotes) upload_to(*remote, *item, record, object, source);
     release_lease(proto::key_id(item->record.key));
   }
@@ -196,9 +206,11 @@ void RemoteTier::upload_to(RemoteEndpoint& remote, const Upload& upload, const s
     return there && *there;
   };
   // The image before the records that name it, so a record found never points at nothing (a
-  // reader that finds one anyway rejects it as image_missing).
+  // reader that finds one anyway rejects it as image_missing). Written even where an object of
+  // that name exists: one damaged in the remote would otherwise be kept, and every record naming
+  // it rejected fleet-wide, for good (docs/remote-layout.md "Image object").
   const std::string image_id = hex_id(upload.record.image_digest);
-  bool ok = present(k_space_image, image_id) || put(k_space_image, image_id, image_object);
+  bool ok = put(k_space_image, image_id, image_object);
   if (ok && !source_object.empty()) {
     const std::string source_id = hex_id(upload.record.key.content);
     if (!present(k_space_source, source_id)) put(k_space_source, source_id, source_object);  // optional: verify only

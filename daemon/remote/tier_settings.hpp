@@ -22,6 +22,8 @@ struct TierSettings {
   std::uint64_t max_source = 64ull << 20;
   // remote_verify_sample: the fraction of remote hits recompiled here and compared.
   double verify_sample = 0;
+  // remote_upload_source: whether uploads carry the PTX (the `src` space) for re-verification.
+  bool upload_source = false;
   // This host's name, in the records it signs and the leases it takes.
   std::string host;
   // The upload queue's bounds: entries, and image plus source bytes held.

@@ -127,6 +127,7 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
   settings.max_image = config.remote_max_image;
   settings.max_source = config.compile_max_ptx;
   settings.verify_sample = config.remote_verify_sample;
+  settings.upload_source = config.remote_upload_source;
   settings.host = host_name();
   settings.upload_queue_entries = config.remote_upload_queue;
   settings.lease_ttl = config.remote_lease_ttl;
