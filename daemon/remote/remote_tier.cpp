@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 
@@ -50,8 +51,11 @@ void note_call(RemoteEndpoint& remote, Clock::time_point start, const common::Er
   remote.counters.record_latency(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start));
   // A value too long or of the wrong type is the remote answering about one value: the caller
   // counts it as a rejection (docs/remote-layout.md "Checks on read"), not as the remote's error.
+  // A pool with no free connection (no_space) is this host's own quota, counted by the backend
+  // (redis.pool_waits): the server is not unwell for it.
   const bool about_a_value = error != nullptr && (error->code == common::ErrorCode::too_large ||
-                                                  error->code == common::ErrorCode::invalid_argument);
+                                                  error->code == common::ErrorCode::invalid_argument ||
+                                                  error->code == common::ErrorCode::no_space);
   if (error == nullptr || !CircuitBreaker::counts_against(error->code)) {
     if (error != nullptr && !about_a_value) remote.counters.count_error(error->code);
     remote.breaker.succeeded();
@@ -232,9 +236,16 @@ std::string RemoteTier::lease_value() const {
   return m_settings.host + " " + std::to_string(::getpid()) + " " + std::to_string(expires);
 }
 
+std::chrono::milliseconds RemoteTier::lease_call_timeout() const {
+  // Rationale: remote_timeout (50 ms) bounds what a load waits on a miss; a lease call runs on a
+  // compile thread that is about to spend seconds compiling, so it may wait out a Redis paused for
+  // a few hundred ms. Bounded by a third of the lease's life, so renewals stay within it.
+  return std::min<std::chrono::milliseconds>(std::chrono::milliseconds(1000), m_settings.lease_ttl / 3);
+}
+
 LeaseAnswer RemoteTier::take_lease(const proto::Digest256& key_id) {
   if (!uploads()) return {};
-  const Deadline deadline = Clock::now() + m_settings.timeout;
+  const Deadline deadline = Clock::now() + lease_call_timeout();
   const std::string id = hex_id(key_id);
   for (std::size_t i = 0; i < m_remotes.size(); ++i) {
     RemoteEndpoint& remote = *m_remotes[i];
@@ -249,23 +260,23 @@ LeaseAnswer RemoteTier::take_lease(const proto::Digest256& key_id) {
           remote.leases_unsupported = true;
           break;  // the next remote may hold leases
         }
-        return {};
+        return {LeaseTake::unknown, i, 0};  // not an answer: someone may hold it
       }
       if (*taken) {
         RemoteCounters::add(remote.counters.leases_won);
         std::lock_guard lock(m_leases_mutex);
         m_held_leases[key_id] = {i, value};
-        return {LeaseTake::won, i};
+        return {LeaseTake::won, i, 0};
       }
       // Held. A server without expiry (HTTP) keeps a dead holder's lease: past its written expiry
       // it is removed and taken once more.
       auto holder = call<std::optional<std::string>>(remote, [&](RemoteBackend& b) {
         return b.get({k_space_lease, id}, 256, deadline);
       });
-      if (!holder) return {};
+      if (!holder) return {LeaseTake::unknown, i, 0};
       if (!*holder) continue;  // released meanwhile: try once more
       const std::int64_t expiry = lease_expiry(**holder);
-      if (attempt > 0 || expiry == 0 || expiry > unix_ms()) return {LeaseTake::held_elsewhere, i};
+      if (attempt > 0 || expiry == 0 || expiry > unix_ms()) return {LeaseTake::held_elsewhere, i, expiry};
       // That stale lease only: another host may have taken the key since it was read.
       (void)release_lease_on(*this, remote, id, **holder, deadline);
     }
@@ -273,18 +284,58 @@ LeaseAnswer RemoteTier::take_lease(const proto::Digest256& key_id) {
   return {};
 }
 
-std::optional<std::size_t> RemoteTier::lease_held(const proto::Digest256& key_id) {
-  const Deadline deadline = Clock::now() + m_settings.timeout;
+LeaseState RemoteTier::lease_state(const proto::Digest256& key_id) {
+  const Deadline deadline = Clock::now() + lease_call_timeout();
   const std::string id = hex_id(key_id);
+  bool unknown = false;
   for (std::size_t i = 0; i < m_remotes.size(); ++i) {
+    if (m_remotes[i]->leases_unsupported.load(std::memory_order_relaxed)) continue;
     auto holder = call<std::optional<std::string>>(*m_remotes[i], [&](RemoteBackend& b) {
       return b.get({k_space_lease, id}, 256, deadline);
     });
-    if (!holder || !*holder) continue;
+    if (!holder) {
+      unknown = true;
+      continue;
+    }
+    if (!*holder) continue;
     const std::int64_t expiry = lease_expiry(**holder);
-    if (expiry == 0 || expiry > unix_ms()) return i;
+    if (expiry == 0 || expiry > unix_ms()) return {LeaseSeen::held, i, expiry};
   }
+  return {unknown ? LeaseSeen::unknown : LeaseSeen::free, 0, 0};
+}
+
+std::optional<std::size_t> RemoteTier::lease_held(const proto::Digest256& key_id) {
+  const LeaseState state = lease_state(key_id);
+  if (state.seen != LeaseSeen::held) return std::nullopt;
+  return state.remote;
+}
+
+std::optional<bool> RemoteTier::builder_alive() {
+  const Deadline deadline = Clock::now() + lease_call_timeout();
+  bool answered = false;
+  for (auto& remote : m_remotes) {
+    if (remote->leases_unsupported.load(std::memory_order_relaxed)) continue;
+    auto there = call<bool>(*remote, [&](RemoteBackend& b) {
+      return b.exists({k_space_fleet, k_fleet_builders}, deadline);
+    });
+    if (there && *there) return true;
+    answered = answered || there.ok();
+  }
+  if (answered) return false;
   return std::nullopt;
+}
+
+// Some builder is up: written by every builder every third of lease_ttl with that ttl, so it is
+// gone within one lease_ttl of the last builder's end (docs/remote-layout.md "Builders").
+void RemoteTier::announce_builder() {
+  const Deadline deadline = Clock::now() + lease_call_timeout();
+  const std::string value = lease_value();
+  for (auto& remote : m_remotes) {
+    if (remote->leases_unsupported.load(std::memory_order_relaxed)) continue;
+    (void)call<void>(*remote, [&](RemoteBackend& b) {
+      return b.put({k_space_fleet, k_fleet_builders}, value, m_settings.lease_ttl, deadline);
+    });
+  }
 }
 
 void RemoteTier::release_lease(const proto::Digest256& key_id) {
@@ -304,6 +355,9 @@ void RemoteTier::release_lease(const proto::Digest256& key_id) {
 void RemoteTier::renew_loop() {
   std::unique_lock lock(m_leases_mutex);
   while (!m_stopping) {
+    lock.unlock();
+    announce_builder();
+    lock.lock();
     m_renew_wake.wait_for(lock, m_settings.lease_ttl / 3, [&] { return m_stopping; });
     if (m_stopping) return;
     lock.unlock();

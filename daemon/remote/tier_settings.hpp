@@ -35,6 +35,9 @@ struct TierSettings {
   // themselves.
   std::chrono::milliseconds lease_ttl{15'000};
   std::chrono::milliseconds lease_wait{135'000};
+  // remote_builder_wait: how long a host that finds no lease, while a builder is up, waits for one
+  // to appear (a builder's own request for the key arriving a little later) before it compiles.
+  std::chrono::milliseconds builder_wait{2'000};
 };
 
 }  // namespace jitcache::daemon::remote

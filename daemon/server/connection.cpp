@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 
 #include <daemon/compile/async_compile.hpp>
+#include <daemon/remote/defer_remote.hpp>
 #include <daemon/server/bundle_service.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/descriptor_passing.hpp>
@@ -288,7 +289,19 @@ awaitable<Reply> Connection::handle(proto::Op op, std::uint16_t flags) {
   // (docs/benchmarks.md). The accept loop has its own thread, so a slow read never stalls accepting.
   if (lane_for(op) == Lane::writer) co_return co_await run_on(m_context.writer.get_executor(), work);
   if (lane_for(op) == Lane::maintenance) co_return co_await run_on(m_context.maintenance.get_executor(), work);
-  co_return work();
+  if (op != proto::Op::lookup || m_context.remote_lane == nullptr) co_return work();
+  // A LOOKUP with a remote tier: answered here from the local store, or, where the remotes must be
+  // asked, on the remote lane, so a slow remote never holds this thread and its hits
+  // (remote/defer_remote.hpp). The scope ends before the coroutine suspends.
+  bool deferred = false;
+  Reply reply;
+  {
+    remote::DeferRemote scope;
+    reply = work();
+    deferred = scope.deferred();
+  }
+  if (!deferred) co_return reply;
+  co_return co_await run_on(m_context.remote_lane->get_executor(), work);
 }
 
 awaitable<Reply> Connection::bundle(proto::Op op, common::UniqueFd descriptor) {

@@ -135,6 +135,7 @@ class Server {
   boost::asio::thread_pool m_writer;
   boost::asio::thread_pool m_maintenance;  // VERIFY (Lane::maintenance)
   boost::asio::thread_pool m_bundle_lane;  // EXPORT_BUNDLE, IMPORT_BUNDLE (bundle_service.hpp)
+  std::unique_ptr<boost::asio::thread_pool> m_remote_lane;  // LOOKUPs that ask the remotes (with `remote`)
   ImageDescriptors m_descriptors;
   policy::RequestBytesBudget m_request_bytes;
   WarningThrottle m_descriptor_warnings;
