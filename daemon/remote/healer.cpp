@@ -94,7 +94,20 @@ void Healer::loop() {
   }
 }
 
+// A queue the remote cannot keep (HTTP), or an ACL that predates it: not asked again, so an old
+// ACL costs the breaker nothing (docs/remote-layout.md "Wants").
+void Healer::refused(const common::Error& error, std::string_view what, std::string_view commands) {
+  if (error.code != common::ErrorCode::unsupported && error.code != common::ErrorCode::forbidden) return;
+  if (m_queue_refused.exchange(true)) return;
+  if (error.code == common::ErrorCode::forbidden) {
+    spdlog::warn("remote tier: {}; this host {} from now on: allow {} on the wants queue (docs/remote-layout.md "
+                 "\"Commands\")",
+                 error.message, what, commands);
+  }
+}
+
 void Healer::send_wants(std::deque<Note>& wants) {
+  if (m_queue_refused.load(std::memory_order_relaxed)) return;
   for (std::size_t i = 0; i < m_tier.remote_count(); ++i) {
     RemoteEndpoint& remote = m_tier.remote(i);
     if (remote.leases_unsupported.load(std::memory_order_relaxed)) continue;
@@ -104,7 +117,10 @@ void Healer::send_wants(std::deque<Note>& wants) {
       auto sent = m_tier.call<void>(remote, [&](RemoteBackend& b) {
         return b.append({k_space_fleet, k_fleet_wants}, value, k_max_queued_wants, deadline);
       });
-      if (!sent) return;  // unsupported (HTTP), or the remote is unwell: the next miss asks again
+      if (!sent) {
+        refused(sent.error(), "asks builders for nothing", "+rpush +ltrim");
+        return;  // or the remote is unwell: the next miss asks again
+      }
       RemoteCounters::add(remote.counters.wants_sent);
     }
     return;  // one remote: the one the builders watch (the first that holds leases)
@@ -112,6 +128,7 @@ void Healer::send_wants(std::deque<Note>& wants) {
 }
 
 void Healer::take_wants(unsigned& budget) {
+  if (m_queue_refused.load(std::memory_order_relaxed)) return;
   for (std::size_t i = 0; i < m_tier.remote_count() && budget > 0; ++i) {
     RemoteEndpoint& remote = m_tier.remote(i);
     if (remote.leases_unsupported.load(std::memory_order_relaxed)) continue;
@@ -120,6 +137,7 @@ void Healer::take_wants(unsigned& budget) {
       auto taken = m_tier.call<std::optional<std::string>>(remote, [&](RemoteBackend& b) {
         return b.take_first({k_space_fleet, k_fleet_wants}, k_note_bytes, deadline);
       });
+      if (!taken) refused(taken.error(), "takes no heal requests", "+lpop");
       if (!taken || !*taken) break;
       const std::string& text = **taken;
       auto id = text.size() == k_note_bytes ? proto::digest_from_hex(std::string_view(text).substr(2)) : std::nullopt;

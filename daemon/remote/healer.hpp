@@ -13,12 +13,14 @@
 // Thread safety: offer_hit, offer_miss from any thread; the thread is the object's own.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include <daemon/remote/remote_tier.hpp>
@@ -55,6 +57,7 @@ class Healer {
   bool remote_usable(const store::Hit& hit);
   bool remembered(std::map<proto::Digest256, Clock::time_point>& memo, const proto::Digest256& id,
                   Clock::duration for_how_long);
+  void refused(const common::Error& error, std::string_view what, std::string_view commands);
 
   RemoteTier& m_tier;
   store::Store& m_local;
@@ -66,6 +69,7 @@ class Healer {
   std::map<proto::Digest256, Clock::time_point> m_offered;  // under m_mutex: recently queued
   std::map<proto::Digest256, Clock::time_point> m_healed;   // loop thread only: recently re-uploaded
   bool m_stopping = false;
+  std::atomic<bool> m_queue_refused{false};  // the remote keeps no wants queue for this host
   std::thread m_thread;
 };
 
