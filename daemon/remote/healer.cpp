@@ -65,7 +65,10 @@ void Healer::offer_miss(const store::Selector& selector) {
 bool Healer::remembered(std::map<proto::Digest256, Clock::time_point>& memo, const proto::Digest256& id,
                         Clock::duration for_how_long) {
   const auto now = Clock::now();
-  if (memo.size() >= 4 * k_max_pending) std::erase_if(memo, [&](const auto& entry) { return entry.second < now; });
+  if (memo.size() >= 4 * k_max_pending) {
+    std::erase_if(memo, [&](const auto& entry) { return entry.second < now; });
+    if (memo.size() >= 4 * k_max_pending) memo.clear();  // forgetting costs one more check each
+  }
   const auto [it, inserted] = memo.try_emplace(id, now + for_how_long);
   if (inserted) return false;
   if (it->second > now) return true;
@@ -143,8 +146,10 @@ void Healer::take_wants(unsigned& budget) {
       auto id = text.size() == k_note_bytes ? proto::digest_from_hex(std::string_view(text).substr(2)) : std::nullopt;
       if (!id || (text[0] != 'k' && text[0] != 'f') || text[1] != ' ') continue;  // not a note of ours
       const Note note{text[0] == 'f', *id};
-      if (remembered(m_healed, note.id, k_want_memo)) continue;
+      const auto healed = m_healed.find(note.id);
+      if (healed != m_healed.end() && healed->second > Clock::now()) continue;  // consumers asking at once
       if (heal(note, /*unless_usable=*/false)) {
+        (void)remembered(m_healed, note.id, k_want_memo);
         RemoteCounters::add(remote.counters.heals);
         --budget;
       }

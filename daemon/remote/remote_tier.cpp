@@ -315,11 +315,14 @@ std::optional<bool> RemoteTier::builder_alive() {
   bool answered = false;
   for (auto& remote : m_remotes) {
     if (remote->leases_unsupported.load(std::memory_order_relaxed)) continue;
-    auto there = call<bool>(*remote, [&](RemoteBackend& b) {
-      return b.exists({k_space_fleet, k_fleet_builders}, deadline);
+    auto value = call<std::optional<std::string>>(*remote, [&](RemoteBackend& b) {
+      return b.get({k_space_fleet, k_fleet_builders}, 256, deadline);
     });
-    if (there && *there) return true;
-    answered = answered || there.ok();
+    if (!value) continue;
+    answered = true;
+    // Its written expiry too: a server without expiry (HTTP) keeps the value of a fleet whose
+    // builders are all gone.
+    if (*value && (lease_expiry(**value) == 0 || lease_expiry(**value) > unix_ms())) return true;
   }
   if (answered) return false;
   return std::nullopt;
@@ -332,6 +335,16 @@ void RemoteTier::announce_builder() {
   const std::string value = lease_value();
   for (auto& remote : m_remotes) {
     if (remote->leases_unsupported.load(std::memory_order_relaxed)) continue;
+    // Only where leases can be taken: consumers wait for a builder's lease, which a server without
+    // them (HTTP without ?lease=if-none-match: answered at once, no request sent) never holds.
+    auto written = call<bool>(*remote, [&](RemoteBackend& b) {
+      return b.put_if_absent({k_space_fleet, k_fleet_builders}, value, m_settings.lease_ttl, deadline);
+    });
+    if (!written && written.error().code == common::ErrorCode::unsupported) {
+      remote->leases_unsupported = true;
+      continue;
+    }
+    if (!written || *written) continue;
     (void)call<void>(*remote, [&](RemoteBackend& b) {
       return b.put({k_space_fleet, k_fleet_builders}, value, m_settings.lease_ttl, deadline);
     });
