@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -52,8 +52,8 @@ common::Result<void> open_channel(Channel& channel) {
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(int in, int out, int err, const char* path, char* const* argv,
-                             const CompileLimits& limits, pid_t daemon) {
+[[noreturn]] void exec_child(int in, int out, int err, const char* path, char* const* argv, const CompileLimits& limits,
+                             pid_t daemon) {
   // Rationale: a daemon killed by SIGKILL runs no destructor, so nothing would kill a worker in the
   // middle of a compile: it would run on, reparented to init, for up to compile_wall_time. The
   // kernel sends the death signal when the thread that forked exits (the compile thread or the

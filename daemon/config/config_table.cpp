@@ -470,9 +470,7 @@ const std::array<ConfigKey, 60> k_config_key_table{{
     {"remote_builder_wait", ValueKind::duration,
      "How long a host without a signing key, missing a key no host holds the lease of while a builder is up, "
      "waits for a builder to take it before compiling for itself (0: never waits).",
-     [](Config& c, std::string_view v) {
-       return set_duration(c.remote_builder_wait, v, std::chrono::milliseconds(0));
-     },
+     [](Config& c, std::string_view v) { return set_duration(c.remote_builder_wait, v, std::chrono::milliseconds(0)); },
      [](const Config& c) { return format_duration(c.remote_builder_wait); }},
     {"remote_heal_rate", ValueKind::count,
      "Entries a builder uploads again per second at most because the remote lacks them (a consumer found them in "

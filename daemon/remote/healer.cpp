@@ -103,9 +103,10 @@ void Healer::refused(const common::Error& error, std::string_view what, std::str
   if (error.code != common::ErrorCode::unsupported && error.code != common::ErrorCode::forbidden) return;
   if (m_queue_refused.exchange(true)) return;
   if (error.code == common::ErrorCode::forbidden) {
-    spdlog::warn("remote tier: {}; this host {} from now on: allow {} on the wants queue (docs/remote-layout.md "
-                 "\"Commands\")",
-                 error.message, what, commands);
+    spdlog::warn(
+        "remote tier: {}; this host {} from now on: allow {} on the wants queue (docs/remote-layout.md "
+        "\"Commands\")",
+        error.message, what, commands);
   }
 }
 
@@ -159,8 +160,7 @@ void Healer::take_wants(unsigned& budget) {
 }
 
 bool Healer::heal(const Note& note, bool unless_usable) {
-  const store::Selector selector =
-      note.fast ? store::Selector::fast_key_id(note.id) : store::Selector::key_id(note.id);
+  const store::Selector selector = note.fast ? store::Selector::fast_key_id(note.id) : store::Selector::key_id(note.id);
   auto found = m_local.lookup(selector, store::Visibility{store::k_shared_namespace, false});
   if (!found || !store::is_hit(*found)) return false;
   store::Hit& hit = std::get<store::Hit>(*found);

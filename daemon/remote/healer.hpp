@@ -64,8 +64,8 @@ class Healer {
   const unsigned m_rate;
   std::mutex m_mutex;
   std::condition_variable m_wake;
-  std::deque<Note> m_hits;   // builder: local hits to check
-  std::deque<Note> m_wants;  // consumer: misses to ask for
+  std::deque<Note> m_hits;                                  // builder: local hits to check
+  std::deque<Note> m_wants;                                 // consumer: misses to ask for
   std::map<proto::Digest256, Clock::time_point> m_offered;  // under m_mutex: recently queued
   std::map<proto::Digest256, Clock::time_point> m_healed;   // loop thread only: recently re-uploaded
   bool m_stopping = false;

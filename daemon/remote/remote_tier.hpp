@@ -67,8 +67,8 @@ enum class LeaseTake : std::uint8_t {
 
 struct LeaseAnswer {
   LeaseTake take = LeaseTake::unavailable;
-  std::size_t remote = 0;       // where the lease is (won, held_elsewhere)
-  std::int64_t expiry_ms = 0;   // held_elsewhere: the holder's expires_at_ms (0: not readable)
+  std::size_t remote = 0;      // where the lease is (won, held_elsewhere)
+  std::int64_t expiry_ms = 0;  // held_elsewhere: the holder's expires_at_ms (0: not readable)
 };
 
 // What a look at a key's lease saw (RemoteTier::lease_state).

@@ -133,8 +133,8 @@ class Server {
   boost::asio::steady_timer m_watchdog_timer;
   std::vector<std::uint64_t> m_heartbeats_seen;
   boost::asio::thread_pool m_writer;
-  boost::asio::thread_pool m_maintenance;  // VERIFY (Lane::maintenance)
-  boost::asio::thread_pool m_bundle_lane;  // EXPORT_BUNDLE, IMPORT_BUNDLE (bundle_service.hpp)
+  boost::asio::thread_pool m_maintenance;                   // VERIFY (Lane::maintenance)
+  boost::asio::thread_pool m_bundle_lane;                   // EXPORT_BUNDLE, IMPORT_BUNDLE (bundle_service.hpp)
   std::unique_ptr<boost::asio::thread_pool> m_remote_lane;  // LOOKUPs that ask the remotes (with `remote`)
   ImageDescriptors m_descriptors;
   policy::RequestBytesBudget m_request_bytes;

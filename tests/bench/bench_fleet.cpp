@@ -223,15 +223,15 @@ void herds(const Options& o, testing::RedisServer& redis, const FleetKeys& keys)
     std::vector<FleetHost> fleet = start_herd_fleet(redis, db++, keys, hosts, builders, o.herd_keys + 2);
     for (const auto arrives :
          {testing::BuilderArrives::first, testing::BuilderArrives::middle, testing::BuilderArrives::last}) {
-      const std::string tag = std::to_string(builders) + "+" + std::to_string(consumers) + testing::arrival_name(arrives);
+      const std::string tag =
+          std::to_string(builders) + "+" + std::to_string(consumers) + testing::arrival_name(arrives);
       const auto keys_ptx = fresh_ptx(ptx, tag, o.herd_keys);
       const auto result = testing::run_herd(fleet, testing::arrival_order(hosts, builders, arrives), keys_ptx, 15ms,
                                             std::chrono::seconds(600));
       std::printf("  %-22s %-8s %16.2f %17.0f ms%s\n",
                   (std::to_string(builders) + " builder(s) + " + std::to_string(consumers)).c_str(),
                   testing::arrival_name(arrives), static_cast<double>(result.compiles) / o.herd_keys,
-                  result.last_served_ms,
-                  result.answered == hosts * o.herd_keys ? "" : " (some host was not served)");
+                  result.last_served_ms, result.answered == hosts * o.herd_keys ? "" : " (some host was not served)");
     }
   }
   // The compiling builder killed: host 0 asks alone, the others once its lease is taken.

@@ -72,8 +72,9 @@ bool gone(pid_t pid) {
 TEST_CASE("compile worker: a daemon killed with SIGKILL mid-compile leaves no worker running") {
   TempDir dir;
   DaemonOptions options;
-  options.extra_args = {"--compile-worker", JITCACHE_FAULT_WORKER_PATH, "--compile-spare-workers", "0",
-                        "--compile-wall-time", "120s"};
+  options.extra_args = {"--compile-worker",        JITCACHE_FAULT_WORKER_PATH,
+                        "--compile-spare-workers", "0",
+                        "--compile-wall-time",     "120s"};
   options.extra_env = {{"FAULT_WORKER_VERSION", "13.0"}};
   DaemonProcess daemon(dir, options);
   daemon.start();

@@ -39,7 +39,8 @@ const std::vector<std::pair<std::string, std::string>> k_fault_env{{"FAULT_WORKE
 // Every host compiles with the fault worker, ten at a time (a herd's keys all start at once, so a
 // builder reaches each key's lease while the consumers still wait for it), with short leases.
 std::vector<std::string> herd_args(std::vector<std::string> more = {}) {
-  std::vector<std::string> args{"--compile-worker", JITCACHE_FAULT_WORKER_PATH, "--compile-jobs", "12",
+  std::vector<std::string> args{"--compile-worker",   JITCACHE_FAULT_WORKER_PATH,
+                                "--compile-jobs",     "12",
                                 "--remote-lease-ttl", "2s"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -101,7 +102,9 @@ TEST_CASE("fleet herds: the compiling builder killed mid-compile costs one takeo
     auto client = fleet[0].daemon->client();
     (void)client.compile(fleet_compile_request(ptx), 60s);  // fails when the daemon dies
   });
-  REQUIRE(eventually([&] { return redis.cli({"--scan", "--pattern", "jitcache:lease:*"}).find("lease") != std::string::npos; }));
+  REQUIRE(eventually([&] {
+    return redis.cli({"--scan", "--pattern", "jitcache:lease:*"}).find("lease") != std::string::npos;
+  }));
   std::atomic<int> served{0};
   std::vector<std::thread> others;
   for (std::size_t h = 1; h < fleet.size(); ++h) {
@@ -261,7 +264,8 @@ TEST_CASE("fleet herds: a Redis 20 ms away slows no local hit, with misses going
   FleetKeys keys;
   // Two worker threads: before the remote lane, two misses waiting on the remote held both.
   const std::vector<std::string> args{"--worker-threads", "2"};
-  FleetHost slow_remote = start_fleet_host("redis://127.0.0.1:" + std::to_string(proxy.port()) + "/0", keys, false, args);
+  FleetHost slow_remote =
+      start_fleet_host("redis://127.0.0.1:" + std::to_string(proxy.port()) + "/0", keys, false, args);
   DaemonOptions plain_options;
   plain_options.extra_args = args;
   FleetHost plain;

@@ -36,9 +36,9 @@ inline const char* arrival_name(BuilderArrives arrives) {
 inline std::vector<std::size_t> arrival_order(std::size_t hosts, std::size_t builders, BuilderArrives arrives) {
   std::vector<std::size_t> consumers;
   for (std::size_t i = builders; i < hosts; ++i) consumers.push_back(i);
-  const std::size_t at = arrives == BuilderArrives::first ? 0
+  const std::size_t at = arrives == BuilderArrives::first  ? 0
                          : arrives == BuilderArrives::last ? consumers.size()
-                                                          : consumers.size() / 2;
+                                                           : consumers.size() / 2;
   std::vector<std::size_t> order(consumers.begin(), consumers.begin() + static_cast<std::ptrdiff_t>(at));
   for (std::size_t b = 0; b < builders; ++b) order.push_back(b);
   order.insert(order.end(), consumers.begin() + static_cast<std::ptrdiff_t>(at), consumers.end());
@@ -52,9 +52,9 @@ inline std::string slow_ptx(unsigned ms, const std::string& tag) {
 }
 
 struct HerdResult {
-  std::uint64_t compiles = 0;   // fleet-wide, over all keys, by the hosts' `compiles` stats
-  std::uint64_t answered = 0;   // COMPILE answers with an image
-  double last_served_ms = 0;    // from the first request to the last answer
+  std::uint64_t compiles = 0;  // fleet-wide, over all keys, by the hosts' `compiles` stats
+  std::uint64_t answered = 0;  // COMPILE answers with an image
+  double last_served_ms = 0;   // from the first request to the last answer
 };
 
 // Each host in `order` sends a COMPILE of every PTX in `ptx` (one client thread per host and key),

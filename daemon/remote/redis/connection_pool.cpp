@@ -36,8 +36,8 @@ common::Result<ConnectionPool::Lease> ConnectionPool::acquire(Deadline deadline)
         // no_space, not timeout: the server may be fine and only this host's pool too small for its
         // load; the circuit breaker must not take that for a dead server (circuit_breaker.hpp).
         return common::make_error(common::ErrorCode::no_space, "redis " + to_string(m_address) + ": all " +
-                                                                  std::to_string(m_capacity) +
-                                                                  " connections stayed busy until the deadline");
+                                                                   std::to_string(m_capacity) +
+                                                                   " connections stayed busy until the deadline");
       }
     }
     if (!m_idle.empty()) {

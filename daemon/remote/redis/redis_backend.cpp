@@ -139,8 +139,8 @@ class RedisBackendImpl final : public RedisBackend {
     if (reply.type != REDIS_REPLY_INTEGER) return unexpected_reply(where(routed, "RPUSH"), reply);
     if (static_cast<unsigned long long>(reply.integer) <= max_items) return {};
     const std::string first = "-" + std::to_string(max_items);
-    JITCACHE_TRY_ASSIGN(auto trimmed, run(name, RedisCommand{{"LTRIM", name, first, "-1"}}, ReplyLimit{}, deadline,
-                                          "LTRIM"));
+    JITCACHE_TRY_ASSIGN(auto trimmed,
+                        run(name, RedisCommand{{"LTRIM", name, first, "-1"}}, ReplyLimit{}, deadline, "LTRIM"));
     if (!is_status_reply(*trimmed.reply, "OK")) return unexpected_reply(where(trimmed, "LTRIM"), *trimmed.reply);
     return {};
   }
