@@ -174,6 +174,11 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
     builder_grace_end.reset();
     backoff.reset();
   }
+  // The COMPILE's own lookup asked the local store only (defer_remote.hpp): the remotes may have it.
+  if (auto found = look(key_id)) {
+    if (waited_on != nullptr) RemoteCounters::add(waited_on->lease_waits_served);
+    return found;
+  }
   if (waited_on != nullptr) {
     RemoteCounters::add(waited_on->lease_waits_expired);
     spdlog::info("key_id={}: compiling here after waiting for another host's compile", proto::to_hex(key_id));

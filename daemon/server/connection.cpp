@@ -341,7 +341,12 @@ awaitable<Reply> Connection::compile() {
   std::vector<std::uint8_t> request = std::exchange(m_payload, {});
   // Decoding, digesting and the store lookup run here, as a LOOKUP does; the compile itself runs on
   // the service's threads while this coroutine is suspended, so the worker thread serves others.
-  auto step = requests.begin(request, m_context.handler.visibility_for(m_peer), m_peer);
+  // With a remote tier, the lookup here is the local store's alone (remote/defer_remote.hpp): the
+  // remotes are asked on the compile thread, by the fleet gate, before any compile.
+  auto step = [&] {
+    remote::DeferRemote local_only;
+    return requests.begin(request, m_context.handler.visibility_for(m_peer), m_peer);
+  }();
   if (auto* reply = std::get_if<Reply>(&step)) co_return std::move(*reply);
   const PendingCompile& pending = std::get<PendingCompile>(step);
   m_payload_budget.reset();

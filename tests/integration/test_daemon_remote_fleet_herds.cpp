@@ -233,9 +233,9 @@ double hit_p50_ms(FleetHost& host, const proto::KeyFields& key, int count, int m
       auto client = host.daemon->client();
       for (std::uint64_t n = 0; !done; ++n) {
         proto::KeyFields missing = key;
-        missing.content[0] ^= static_cast<std::uint8_t>(m + 1);
-        missing.content[1] = static_cast<std::uint8_t>(n);
-        missing.content[2] = static_cast<std::uint8_t>(n >> 8);
+        missing.content.bytes[0] ^= static_cast<std::uint8_t>(m + 1);
+        missing.content.bytes[1] = static_cast<std::uint8_t>(n);
+        missing.content.bytes[2] = static_cast<std::uint8_t>(n >> 8);
         (void)client.lookup(missing);
       }
     });
