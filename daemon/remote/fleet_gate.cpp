@@ -98,8 +98,10 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
   const auto give_up = Clock::now() + settings.lease_wait;
   const bool builder = m_tier.uploads();
   RemoteCounters* waited_on = nullptr;  // the remote whose lease this host waited for
-  std::optional<Clock::time_point> unknown_since;
-  std::optional<Clock::time_point> builder_grace_end;
+  // Unset while time_point::max() (an optional<time_point> here trips GCC 12's maybe-uninitialized).
+  constexpr Clock::time_point k_unset = Clock::time_point::max();
+  Clock::time_point unknown_since = k_unset;
+  Clock::time_point builder_grace_end = k_unset;
   Backoff backoff;
   auto note_wait = [&](std::size_t remote) {
     if (waited_on != nullptr) return;
@@ -110,8 +112,8 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
   };
   // Unknown: ask again with a backoff, for k_unknown_patience in all.
   auto still_patient = [&] {
-    if (!unknown_since) unknown_since = Clock::now();
-    if (Clock::now() - *unknown_since >= k_unknown_patience) return false;
+    if (unknown_since == k_unset) unknown_since = Clock::now();
+    if (Clock::now() - unknown_since >= k_unknown_patience) return false;
     backoff.sleep(give_up, stop);
     return true;
   };
@@ -150,9 +152,9 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
           return found;
         }
         // No lease yet: wait for a builder's, while one is up, for builder_wait from the first look.
-        if (!builder_grace_end) builder_grace_end = Clock::now() + settings.builder_wait;
-        if (Clock::now() < *builder_grace_end && m_tier.builder_alive().value_or(false)) {
-          backoff.sleep(std::min(give_up, *builder_grace_end), stop);
+        if (builder_grace_end == k_unset) builder_grace_end = Clock::now() + settings.builder_wait;
+        if (Clock::now() < builder_grace_end && m_tier.builder_alive().value_or(false)) {
+          backoff.sleep(std::min(give_up, builder_grace_end), stop);
           continue;
         }
         break;
@@ -160,7 +162,7 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
       holder_remote = state.remote;
       holder_expiry = state.expiry_ms;
     }
-    unknown_since.reset();
+    unknown_since = k_unset;
     note_wait(*holder_remote);
     std::optional<compile::CompileOutcome> found;
     const Waited waited = wait_for_holder(key_id, holder_expiry, give_up, stop, found);
@@ -171,7 +173,7 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
     if (waited == Waited::given_up) break;
     // Gone without an entry: a builder takes the lease over; a consumer waits for a builder that
     // does (another builder_wait, from now).
-    builder_grace_end.reset();
+    builder_grace_end = k_unset;
     backoff.reset();
   }
   // The COMPILE's own lookup asked the local store only (defer_remote.hpp): the remotes may have it.
