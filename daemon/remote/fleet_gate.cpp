@@ -19,10 +19,11 @@ using namespace std::chrono_literals;
 constexpr auto k_first_poll = 10ms;
 constexpr auto k_longest_poll = 200ms;
 // Rationale: how long a host that has seen no lease yet keeps asking a remote that does not answer
-// (timeouts, an open breaker) before it compiles without the fleet: past a Redis paused for a
-// second or two (a fork for a snapshot, a failover), short enough that a dead remote costs a
-// cold compile little (docs/operations.md "A fleet").
-constexpr auto k_unknown_patience = 3s;
+// (timeouts, an open breaker) before it compiles without the fleet. Each lease call already waits
+// up to 1 s (RemoteTier::lease_call_timeout), which covers a Redis paused for a few hundred ms; a
+// longer patience would make every cold compile behind a dead remote pay it
+// (tests/integration/test_daemon_remote_faults_midrun.cpp bounds that cost).
+constexpr auto k_unknown_patience = 1s;
 
 std::int64_t unix_ms() {
   timespec now{};
