@@ -130,8 +130,11 @@ TEST_CASE(
     });
   }
   for (auto& caller : callers) caller.join();
-  CHECK(timeouts == 2);  // the two on the pool's connections
-  CHECK(pool_full == k_callers - 2);
+  // The two on the pool's connections time out; the others wait for one and fail as no_space (one
+  // that gets a freed slot at its deadline's edge times out instead).
+  CHECK(timeouts >= 2);
+  CHECK(pool_full >= 1);
+  CHECK(timeouts + pool_full == k_callers);
   CHECK(late == 0);
   const auto counters = backend->counters();
   CHECK(counters.connections_opened <= 2);
