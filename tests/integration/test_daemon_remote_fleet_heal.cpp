@@ -70,8 +70,9 @@ TEST_CASE("fleet heal: Redis emptied, a consumer's LOOKUP brings the builder's e
   // The stated bound (docs/operations.md "A fleet"): one heal tick (0.1 s) for the note to be
   // taken, plus the upload; a second leaves room for a loaded CI machine.
   CHECK(eventually([&] { return in_redis(redis, idx_name(key)); }, 1s));
-  INFO("back in Redis after "
-       << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - asked).count() << " ms");
+  const double back_ms =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - asked).count() / 1000.0;
+  INFO("back in Redis after " << back_ms << " ms");
   CHECK(host_stat(consumer, "remote0.wants_sent") == 1);
   CHECK(host_stat(builder, "remote0.heals") == 1);
   CHECK(served(consumer, key));
