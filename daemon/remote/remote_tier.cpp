@@ -331,6 +331,7 @@ std::optional<bool> RemoteTier::builder_alive() {
 // Some builder is up: written by every builder every third of lease_ttl with that ttl, so it is
 // gone within one lease_ttl of the last builder's end (docs/remote-layout.md "Builders").
 void RemoteTier::announce_builder() {
+  if (!m_settings.announce_builder) return;
   const Deadline deadline = Clock::now() + lease_call_timeout();
   const std::string value = lease_value();
   for (auto& remote : m_remotes) {

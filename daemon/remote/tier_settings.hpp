@@ -38,6 +38,9 @@ struct TierSettings {
   // remote_builder_wait: how long a host that finds no lease, while a builder is up, waits for one
   // to appear (a builder's own request for the key arriving a little later) before it compiles.
   std::chrono::milliseconds builder_wait{2'000};
+  // Whether a host that signs announces itself in the remote (docs/remote-layout.md "Builders"):
+  // the daemon does (startup/fleet_setup.cpp); a tier built for a test or a one-off probe need not.
+  bool announce_builder = false;
 };
 
 }  // namespace jitcache::daemon::remote

@@ -130,6 +130,7 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
   settings.verify_sample = config.remote_verify_sample;
   settings.upload_source = config.remote_upload_source;
   settings.builder_wait = config.remote_builder_wait;
+  settings.announce_builder = true;
   settings.host = host_name();
   settings.upload_queue_entries = config.remote_upload_queue;
   settings.lease_ttl = config.remote_lease_ttl;
