@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -51,8 +52,14 @@ common::Result<void> open_channel(Channel& channel) {
 }
 
 // Runs in the child between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(int in, int out, int err, const char* path, char* const* argv,
-                             const CompileLimits& limits) {
+[[noreturn]] void exec_child(int in, int out, int err, const char* path, char* const* argv, const CompileLimits& limits,
+                             pid_t daemon) {
+  // Rationale: a daemon killed by SIGKILL runs no destructor, so nothing would kill a worker in the
+  // middle of a compile: it would run on, reparented to init, for up to compile_wall_time. The
+  // kernel sends the death signal when the thread that forked exits (the compile thread or the
+  // spare-worker thread, both of which outlive their workers, docs/compile-service.md); the
+  // getppid() check catches a daemon that died before prctl took effect. The flag survives exec.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != daemon) _exit(127);
   if (::dup2(in, STDIN_FILENO) < 0 || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(err, STDERR_FILENO) < 0) _exit(127);
   ::close_range(3, ~0U, 0);
   // Rationale: ignored signals and the signal mask survive exec. The daemon ignores SIGPIPE and may
@@ -92,9 +99,10 @@ common::Result<WorkerProcess> WorkerProcess::spawn(const std::string& path, cons
   for (std::string& s : strings) argv.push_back(s.data());
   argv.push_back(nullptr);
 
+  const pid_t daemon = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return io_error("fork");
-  if (pid == 0) exec_child(in.child, out.child, err.child, path.c_str(), argv.data(), limits);
+  if (pid == 0) exec_child(in.child, out.child, err.child, path.c_str(), argv.data(), limits, daemon);
 
   WorkerProcess process;
   process.m_pid = pid;

@@ -124,6 +124,19 @@ struct Config {
   std::chrono::milliseconds remote_lease_ttl{15'000};  // the fraction of remote hits recompiled here and compared
   // Entries waiting to go up; one more is dropped (upload_drops).
   unsigned remote_upload_queue = 256;
+  // Whether a builder uploads the PTX of what it compiled (the `src` space), which only a host with
+  // remote_verify_sample > 0 reads. Rationale: off by default, as in the documented layout nobody
+  // re-verifies and the PTX is most of an entry's remote memory (docs/remote-layout.md "Source object").
+  bool remote_upload_source = false;
+  // How long a consumer that misses, finding no lease while a builder is up, waits for a builder's
+  // lease or entry before it compiles for itself. Rationale: a herd reaches its hosts within a
+  // few hundred ms of each other (docs/benchmarks.md "Fleet"); a key no builder is ever asked for
+  // costs each consumer this once, on top of its own compile.
+  std::chrono::milliseconds remote_builder_wait{2'000};
+  // Entries a builder uploads again a second at most because the remote lacks them (0: the remote
+  // does not heal). Rationale: a Redis restarted empty is refilled with what the fleet uses at
+  // this pace, about 10 MB/s of cub-sized entries, without crowding out fresh uploads.
+  unsigned remote_heal_rate = 20;
 
   std::string database_path() const { return state_dir + "/jitcache.db"; }
 };

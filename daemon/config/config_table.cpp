@@ -118,7 +118,7 @@ Result<void> set_eviction_policy(std::string& target, std::string_view value) {
   return {};
 }
 
-const std::array<ConfigKey, 60> k_config_key_table{{
+const std::array<ConfigKey, 63> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -462,6 +462,21 @@ const std::array<ConfigKey, 60> k_config_key_table{{
      "Entries waiting to be uploaded at most; one more is dropped (`upload_drops`).",
      [](Config& c, std::string_view v) { return set_count(c.remote_upload_queue, v, 1, 65536); },
      [](const Config& c) { return std::to_string(c.remote_upload_queue); }},
+    {"remote_upload_source", ValueKind::boolean,
+     "Whether a builder also uploads the PTX it compiled each entry from (the `src` space), for hosts with "
+     "`remote_verify_sample` above 0 to compile it again; off, nothing can be re-verified.",
+     [](Config& c, std::string_view v) { return set_bool(c.remote_upload_source, v); },
+     [](const Config& c) { return c.remote_upload_source ? std::string("true") : std::string("false"); }},
+    {"remote_builder_wait", ValueKind::duration,
+     "How long a host without a signing key, missing a key no host holds the lease of while a builder is up, "
+     "waits for a builder to take it before compiling for itself (0: never waits).",
+     [](Config& c, std::string_view v) { return set_duration(c.remote_builder_wait, v, std::chrono::milliseconds(0)); },
+     [](const Config& c) { return format_duration(c.remote_builder_wait); }},
+    {"remote_heal_rate", ValueKind::count,
+     "Entries a builder uploads again per second at most because the remote lacks them (a consumer found them in "
+     "no remote, or a local hit's record is gone or unusable); on a consumer, 0 also stops it asking. 0: off.",
+     [](Config& c, std::string_view v) { return set_count(c.remote_heal_rate, v, 0, 10000); },
+     [](const Config& c) { return std::to_string(c.remote_heal_rate); }},
     // Bundles (docs/bundle-format.md, docs/operations.md "Container images").
     {"import_dir", ValueKind::path,
      "Directory whose bundles (`*.jcb`, `jitcache export`) are imported into the shared namespace once, at "

@@ -1,12 +1,19 @@
-// FleetGate: fleet-wide single flight (docs/operations.md "A fleet"). Before this host compiles a
-// key it takes the key's lease in the remote (Redis SET NX PX; an HTTP server only where it
-// honours If-None-Match). Won: compile, and the upload releases the lease once the entry is up.
-// Held by another host: wait for that host's entry — polling the tiered store with backoff, up to
-// lease_wait — and serve it without compiling; when the lease goes away without an entry (the
-// holder failed, or died and its lease expired) take it and compile here. No remote can hold a
-// lease (none configured, all down, HTTP only): compile at once, as without a fleet.
-// A host without a signing key takes no leases (it could not upload what it compiled) but waits
-// for a lease another host holds.
+// FleetGate: fleet-wide single flight (docs/operations.md "A fleet", docs/remote-layout.md "Lease").
+// Before this host compiles a key it asks the fleet whether another host compiles it:
+//   - A builder (it has a signing key) takes the key's lease (Redis SET NX PX; an HTTP server only
+//     where it honours If-None-Match). Won: it compiles, and the upload releases the lease once the
+//     entry is up. Held: it waits for the holder's entry; when the lease goes away without one (the
+//     holder failed, or died and its lease expired) it tries to take it again.
+//   - A consumer (no signing key: it could not upload what it compiled) takes no lease. A lease held
+//     by another host: it waits for that host's entry. No lease, but a builder is up (the "builders"
+//     value, docs/remote-layout.md "Builders"): it waits up to builder_wait for a builder's lease or
+//     entry to appear, so that a herd in which the builder arrives last still costs one compile. No
+//     builder up, or none came: it compiles for itself (once per host: the compile service's own
+//     single flight).
+// Unknown is not gone: a lease call that timed out, or a breaker that is open, is asked again with a
+// backoff, until a held lease's own expiry (a waiter), or for k_unknown_patience (no lease seen yet);
+// only then does the host compile without the fleet. No remote can hold a lease (none configured,
+// HTTP only): compile at once, as without a fleet.
 // Thread safety: as CompileGate.
 #pragma once
 
@@ -26,8 +33,15 @@ class FleetGate final : public compile::CompileGate {
   void after_compile(const proto::Digest256& key_id, const compile::CompileOutcome& outcome) override;
 
  private:
+  enum class Waited : std::uint8_t { found, gone, given_up };
+
   // The entry, once a lookup finds it (locally or in a remote).
   std::optional<compile::CompileOutcome> look(const proto::Digest256& key_id);
+  // Waits while another host holds the key's lease (its expires_at_ms `expiry_ms`, 0 unknown):
+  // found (the entry is in `found`), gone (the lease is free, or unknown past its expiry, and there is
+  // no entry), given_up (`until` passed, or `stop`).
+  Waited wait_for_holder(const proto::Digest256& key_id, std::int64_t expiry_ms, Clock::time_point until,
+                         const std::atomic<bool>& stop, std::optional<compile::CompileOutcome>& found);
 
   RemoteTier& m_tier;
   store::Store& m_serving;

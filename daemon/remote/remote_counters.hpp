@@ -71,6 +71,9 @@ struct RemoteCounters {
   Counter verify_mismatches{0};    // of those, different bytes: quarantined here
   Counter verify_skipped{0};       // sampled but not comparable (no source, another toolkit, a link)
   Counter breaker_opens{0};        // times the breaker opened
+  // The remote heals (healer.hpp).
+  Counter wants_sent{0};  // consumer: keys it found in no remote, noted in the wants queue
+  Counter heals{0};       // builder: entries it held locally and uploaded again
   std::array<Counter, k_remote_error_kinds.size()> errors{};                   // by kind
   std::array<Counter, k_rejection_count> rejections{};                         // by reason (rejection.hpp)
   std::array<Counter, k_remote_latency_buckets.size() + 1> latency_buckets{};  // not cumulative; last: over

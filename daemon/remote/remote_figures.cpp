@@ -61,6 +61,11 @@ std::vector<RemoteFigure> remote_figures(const RemoteTier& tier, std::size_t ind
           read(c.verify_skipped));
   counter("breaker_opens", "jitcache_remote_breaker_opens_total", "Times the remote's circuit breaker opened.",
           read(c.breaker_opens));
+  // The remote heals (daemon/remote/healer.hpp).
+  counter("wants_sent", "jitcache_remote_wants_sent_total",
+          "Keys this consumer found in no remote and asked the builders for (the wants queue).", read(c.wants_sent));
+  counter("heals", "jitcache_remote_heals_total",
+          "Entries this builder held locally and uploaded again because the remote lacked them.", read(c.heals));
   out.push_back({"breaker_state",
                  "jitcache_remote_breaker_state",
                  "The remote's circuit breaker now: 0 closed (in use), 1 open (skipped), 2 half open (probing).",

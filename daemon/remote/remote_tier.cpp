@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <ctime>
 
@@ -48,8 +49,15 @@ bool admit_call(RemoteEndpoint& remote) {
 
 void note_call(RemoteEndpoint& remote, Clock::time_point start, const common::Error* error) {
   remote.counters.record_latency(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start));
+  // A value too long or of the wrong type is the remote answering about one value: the caller
+  // counts it as a rejection (docs/remote-layout.md "Checks on read"), not as the remote's error.
+  // A pool with no free connection (no_space) is this host's own quota, counted by the backend
+  // (redis.pool_waits): the server is not unwell for it.
+  const bool about_a_value = error != nullptr && (error->code == common::ErrorCode::too_large ||
+                                                  error->code == common::ErrorCode::invalid_argument ||
+                                                  error->code == common::ErrorCode::no_space);
   if (error == nullptr || !CircuitBreaker::counts_against(error->code)) {
-    if (error != nullptr) remote.counters.count_error(error->code);
+    if (error != nullptr && !about_a_value) remote.counters.count_error(error->code);
     remote.breaker.succeeded();
     return;
   }
@@ -115,6 +123,8 @@ std::optional<Fetched> RemoteTier::fetch(const ExpectedKey& expected) {
     if (!record_bytes) {
       if (record_bytes.error().code == common::ErrorCode::too_large) {
         reject({Rejection::malformed_record, "a record over " + std::to_string(k_max_record_bytes) + " bytes"});
+      } else if (record_bytes.error().code == common::ErrorCode::invalid_argument) {
+        reject({Rejection::malformed_record, record_bytes.error().message});
       }
       continue;
     }
@@ -136,6 +146,8 @@ std::optional<Fetched> RemoteTier::fetch(const ExpectedKey& expected) {
     if (!object) {
       if (object.error().code == common::ErrorCode::too_large) {
         reject({Rejection::image_mismatch, "the image object is larger than its record says"});
+      } else if (object.error().code == common::ErrorCode::invalid_argument) {
+        reject({Rejection::image_mismatch, object.error().message});
       }
       continue;
     }
@@ -175,7 +187,9 @@ void RemoteTier::upload_loop() {
     if (item->record.created_at_ms == 0) item->record.created_at_ms = unix_ms();
     if (item->record.host.empty()) item->record.host = m_settings.host;
     const std::string record = encode_signed_record(item->record, *m_signing);
-    const std::string source = item->source.empty() ? std::string() : encode_source_object(proto::Bytes(item->source));
+    const std::string source = item->source.empty() || !m_settings.upload_source
+                                   ? std::string()
+                                   : encode_source_object(proto::Bytes(item->source));
     for (auto& remote : m_remotes) upload_to(*remote, *item, record, object, source);
     release_lease(proto::key_id(item->record.key));
   }
@@ -196,9 +210,11 @@ void RemoteTier::upload_to(RemoteEndpoint& remote, const Upload& upload, const s
     return there && *there;
   };
   // The image before the records that name it, so a record found never points at nothing (a
-  // reader that finds one anyway rejects it as image_missing).
+  // reader that finds one anyway rejects it as image_missing). Written even where an object of
+  // that name exists: one damaged in the remote would otherwise be kept, and every record naming
+  // it rejected fleet-wide, for good (docs/remote-layout.md "Image object").
   const std::string image_id = hex_id(upload.record.image_digest);
-  bool ok = present(k_space_image, image_id) || put(k_space_image, image_id, image_object);
+  bool ok = put(k_space_image, image_id, image_object);
   if (ok && !source_object.empty()) {
     const std::string source_id = hex_id(upload.record.key.content);
     if (!present(k_space_source, source_id)) put(k_space_source, source_id, source_object);  // optional: verify only
@@ -220,9 +236,16 @@ std::string RemoteTier::lease_value() const {
   return m_settings.host + " " + std::to_string(::getpid()) + " " + std::to_string(expires);
 }
 
+std::chrono::milliseconds RemoteTier::lease_call_timeout() const {
+  // Rationale: remote_timeout (50 ms) bounds what a load waits on a miss; a lease call runs on a
+  // compile thread that is about to spend seconds compiling, so it may wait out a Redis paused for
+  // a few hundred ms. Bounded by a third of the lease's life, so renewals stay within it.
+  return std::min<std::chrono::milliseconds>(std::chrono::milliseconds(1000), m_settings.lease_ttl / 3);
+}
+
 LeaseAnswer RemoteTier::take_lease(const proto::Digest256& key_id) {
   if (!uploads()) return {};
-  const Deadline deadline = Clock::now() + m_settings.timeout;
+  const Deadline deadline = Clock::now() + lease_call_timeout();
   const std::string id = hex_id(key_id);
   for (std::size_t i = 0; i < m_remotes.size(); ++i) {
     RemoteEndpoint& remote = *m_remotes[i];
@@ -237,23 +260,23 @@ LeaseAnswer RemoteTier::take_lease(const proto::Digest256& key_id) {
           remote.leases_unsupported = true;
           break;  // the next remote may hold leases
         }
-        return {};
+        return {LeaseTake::unknown, i, 0};  // not an answer: someone may hold it
       }
       if (*taken) {
         RemoteCounters::add(remote.counters.leases_won);
         std::lock_guard lock(m_leases_mutex);
         m_held_leases[key_id] = {i, value};
-        return {LeaseTake::won, i};
+        return {LeaseTake::won, i, 0};
       }
       // Held. A server without expiry (HTTP) keeps a dead holder's lease: past its written expiry
       // it is removed and taken once more.
       auto holder = call<std::optional<std::string>>(remote, [&](RemoteBackend& b) {
         return b.get({k_space_lease, id}, 256, deadline);
       });
-      if (!holder) return {};
+      if (!holder) return {LeaseTake::unknown, i, 0};
       if (!*holder) continue;  // released meanwhile: try once more
       const std::int64_t expiry = lease_expiry(**holder);
-      if (attempt > 0 || expiry == 0 || expiry > unix_ms()) return {LeaseTake::held_elsewhere, i};
+      if (attempt > 0 || expiry == 0 || expiry > unix_ms()) return {LeaseTake::held_elsewhere, i, expiry};
       // That stale lease only: another host may have taken the key since it was read.
       (void)release_lease_on(*this, remote, id, **holder, deadline);
     }
@@ -261,18 +284,72 @@ LeaseAnswer RemoteTier::take_lease(const proto::Digest256& key_id) {
   return {};
 }
 
-std::optional<std::size_t> RemoteTier::lease_held(const proto::Digest256& key_id) {
-  const Deadline deadline = Clock::now() + m_settings.timeout;
+LeaseState RemoteTier::lease_state(const proto::Digest256& key_id) {
+  const Deadline deadline = Clock::now() + lease_call_timeout();
   const std::string id = hex_id(key_id);
+  bool unknown = false;
   for (std::size_t i = 0; i < m_remotes.size(); ++i) {
+    if (m_remotes[i]->leases_unsupported.load(std::memory_order_relaxed)) continue;
     auto holder = call<std::optional<std::string>>(*m_remotes[i], [&](RemoteBackend& b) {
       return b.get({k_space_lease, id}, 256, deadline);
     });
-    if (!holder || !*holder) continue;
+    if (!holder) {
+      unknown = true;
+      continue;
+    }
+    if (!*holder) continue;
     const std::int64_t expiry = lease_expiry(**holder);
-    if (expiry == 0 || expiry > unix_ms()) return i;
+    if (expiry == 0 || expiry > unix_ms()) return {LeaseSeen::held, i, expiry};
   }
+  return {unknown ? LeaseSeen::unknown : LeaseSeen::free, 0, 0};
+}
+
+std::optional<std::size_t> RemoteTier::lease_held(const proto::Digest256& key_id) {
+  const LeaseState state = lease_state(key_id);
+  if (state.seen != LeaseSeen::held) return std::nullopt;
+  return state.remote;
+}
+
+std::optional<bool> RemoteTier::builder_alive() {
+  const Deadline deadline = Clock::now() + lease_call_timeout();
+  bool answered = false;
+  for (auto& remote : m_remotes) {
+    if (remote->leases_unsupported.load(std::memory_order_relaxed)) continue;
+    auto value = call<std::optional<std::string>>(*remote, [&](RemoteBackend& b) {
+      return b.get({k_space_fleet, k_fleet_builders}, 256, deadline);
+    });
+    if (!value) continue;
+    answered = true;
+    // Its written expiry too: a server without expiry (HTTP) keeps the value of a fleet whose
+    // builders are all gone.
+    if (*value && (lease_expiry(**value) == 0 || lease_expiry(**value) > unix_ms())) return true;
+  }
+  if (answered) return false;
   return std::nullopt;
+}
+
+// Some builder is up: written by every builder every third of lease_ttl with that ttl, so it is
+// gone within one lease_ttl of the last builder's end (docs/remote-layout.md "Builders").
+void RemoteTier::announce_builder() {
+  if (!m_settings.announce_builder) return;
+  const Deadline deadline = Clock::now() + lease_call_timeout();
+  const std::string value = lease_value();
+  for (auto& remote : m_remotes) {
+    if (remote->leases_unsupported.load(std::memory_order_relaxed)) continue;
+    // Only where leases can be taken: consumers wait for a builder's lease, which a server without
+    // them (HTTP without ?lease=if-none-match: answered at once, no request sent) never holds.
+    auto written = call<bool>(*remote, [&](RemoteBackend& b) {
+      return b.put_if_absent({k_space_fleet, k_fleet_builders}, value, m_settings.lease_ttl, deadline);
+    });
+    if (!written && written.error().code == common::ErrorCode::unsupported) {
+      remote->leases_unsupported = true;
+      continue;
+    }
+    if (!written || *written) continue;
+    (void)call<void>(*remote, [&](RemoteBackend& b) {
+      return b.put({k_space_fleet, k_fleet_builders}, value, m_settings.lease_ttl, deadline);
+    });
+  }
 }
 
 void RemoteTier::release_lease(const proto::Digest256& key_id) {
@@ -292,6 +369,9 @@ void RemoteTier::release_lease(const proto::Digest256& key_id) {
 void RemoteTier::renew_loop() {
   std::unique_lock lock(m_leases_mutex);
   while (!m_stopping) {
+    lock.unlock();
+    announce_builder();
+    lock.lock();
     m_renew_wake.wait_for(lock, m_settings.lease_ttl / 3, [&] { return m_stopping; });
     if (m_stopping) return;
     lock.unlock();

@@ -61,12 +61,22 @@ struct Fetched {
 enum class LeaseTake : std::uint8_t {
   won,             // this host holds the key's lease: compile, upload, then release
   held_elsewhere,  // another host compiles it: wait for its entry
-  unavailable,     // no remote can hold a lease now: compile without one
+  unavailable,     // no remote can hold a lease (none configured, HTTP only): compile without one
+  unknown,         // the remote did not answer in time, or its breaker is open: ask again later
 };
 
 struct LeaseAnswer {
   LeaseTake take = LeaseTake::unavailable;
-  std::size_t remote = 0;  // where the lease is (won, held_elsewhere)
+  std::size_t remote = 0;      // where the lease is (won, held_elsewhere)
+  std::int64_t expiry_ms = 0;  // held_elsewhere: the holder's expires_at_ms (0: not readable)
+};
+
+// What a look at a key's lease saw (RemoteTier::lease_state).
+enum class LeaseSeen : std::uint8_t { held, free, unknown };
+struct LeaseState {
+  LeaseSeen seen = LeaseSeen::unknown;
+  std::size_t remote = 0;      // held: where
+  std::int64_t expiry_ms = 0;  // held: its expires_at_ms (0: not readable)
 };
 
 class RemoteTier {
@@ -91,10 +101,19 @@ class RemoteTier {
   // How many uploads are queued now.
   std::size_t uploads_queued() const { return m_queue.size(); }
 
-  // Fleet-wide single flight (fleet_gate.hpp).
+  // Fleet-wide single flight (fleet_gate.hpp). One try: a remote that does not answer within
+  // lease_call_timeout() is `unknown`, never taken as "no lease" (the caller asks again).
   LeaseAnswer take_lease(const proto::Digest256& key_id);
+  // Whether some host holds the key's lease now: held, free, or unknown (a remote did not answer).
+  LeaseState lease_state(const proto::Digest256& key_id);
   // The remote where some host holds the key's lease now; nullopt when none does (or none can say).
   std::optional<std::size_t> lease_held(const proto::Digest256& key_id);
+  // Whether a builder announced itself within the last lease_ttl (docs/remote-layout.md "Builders"):
+  // nullopt when no remote that holds leases answered.
+  std::optional<bool> builder_alive();
+  // How long one lease call may wait for its remote: a paused or loaded Redis is waited for, not
+  // taken as gone. Compile threads make these calls, never a thread that serves hits.
+  std::chrono::milliseconds lease_call_timeout() const;
   // Gives back the key's lease if this host holds it (after its upload, or a failed compile).
   void release_lease(const proto::Digest256& key_id);
 
@@ -122,6 +141,7 @@ class RemoteTier {
   void upload_loop();
   void renew_loop();
   void renew_leases();
+  void announce_builder();
   void upload_to(RemoteEndpoint& remote, const Upload& upload, const std::string& record,
                  const std::string& image_object, const std::string& source_object);
   std::string lease_value() const;

@@ -22,6 +22,8 @@ struct TierSettings {
   std::uint64_t max_source = 64ull << 20;
   // remote_verify_sample: the fraction of remote hits recompiled here and compared.
   double verify_sample = 0;
+  // remote_upload_source: whether uploads carry the PTX (the `src` space) for re-verification.
+  bool upload_source = false;
   // This host's name, in the records it signs and the leases it takes.
   std::string host;
   // The upload queue's bounds: entries, and image plus source bytes held.
@@ -33,6 +35,12 @@ struct TierSettings {
   // themselves.
   std::chrono::milliseconds lease_ttl{15'000};
   std::chrono::milliseconds lease_wait{135'000};
+  // remote_builder_wait: how long a host that finds no lease, while a builder is up, waits for one
+  // to appear (a builder's own request for the key arriving a little later) before it compiles.
+  std::chrono::milliseconds builder_wait{2'000};
+  // Whether a host that signs announces itself in the remote (docs/remote-layout.md "Builders"):
+  // the daemon does (startup/fleet_setup.cpp); a tier built for a test or a one-off probe need not.
+  bool announce_builder = false;
 };
 
 }  // namespace jitcache::daemon::remote

@@ -4,6 +4,8 @@
 
 #include <proto/messages.hpp>
 
+#include <daemon/remote/defer_remote.hpp>
+
 namespace jitcache::daemon::remote {
 
 using store::Selector;
@@ -16,14 +18,24 @@ std::string remote_producer(const IndexRecord& record) {
 
 common::Result<store::LookupOutcome> TieredStore::lookup(const Selector& selector, const store::Visibility& who) {
   auto local = m_local.lookup(selector, who);
-  if (!local || store::is_hit(*local)) return local;
+  if (!local) return local;
+  if (store::is_hit(*local)) {
+    if (m_healer != nullptr && std::get<store::Hit>(*local).info.namespace_id == store::k_shared_namespace) {
+      m_healer->offer_hit(selector);
+    }
+    return local;
+  }
   if (std::get<store::Miss>(*local).reason != store::MissReason::not_found) return local;
   if (selector.kind() == Selector::Kind::key_id_prefix) return local;  // `jitcache get`: what is here
+  if (DeferRemote::defer_here()) return local;  // a worker thread: the remote lane asks (defer_remote.hpp)
   const ExpectedKey expected{selector.kind() == Selector::Kind::key_id ? ExpectedKey::Kind::key_id
                                                                        : ExpectedKey::Kind::fast_key_id,
                              selector.id()};
   auto fetched = m_tier.fetch(expected);
-  if (!fetched) return local;
+  if (!fetched) {
+    if (m_healer != nullptr) m_healer->offer_miss(selector);
+    return local;
+  }
   return serve_fetched(selector, who, std::move(*fetched));
 }
 

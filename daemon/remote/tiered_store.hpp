@@ -14,6 +14,7 @@
 // Thread safety: as Store; lookups that go remote block for at most remote_timeout.
 #pragma once
 
+#include <daemon/remote/healer.hpp>
 #include <daemon/remote/remote_tier.hpp>
 #include <daemon/remote/verify_sampler.hpp>
 #include <daemon/store/store.hpp>
@@ -28,6 +29,8 @@ class TieredStore final : public store::Store {
 
   // Set before serving starts (the sampler needs the compile path, which needs this store).
   void set_sampler(VerifySampler* sampler) { m_sampler = sampler; }
+  // Set before serving starts: offered this builder's local hits and a consumer's remote misses.
+  void set_healer(Healer* healer) { m_healer = healer; }
 
   common::Result<store::LookupOutcome> lookup(const store::Selector& selector, const store::Visibility& who) override;
   common::Result<store::PutOutcome> put(const store::PutInput& input) override;
@@ -47,6 +50,7 @@ class TieredStore final : public store::Store {
   store::Store& m_local;
   RemoteTier& m_tier;
   VerifySampler* m_sampler;
+  Healer* m_healer = nullptr;
 };
 
 // The local producer of an entry a remote served: its builder's producer and who signed it

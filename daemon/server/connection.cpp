@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 
 #include <daemon/compile/async_compile.hpp>
+#include <daemon/remote/defer_remote.hpp>
 #include <daemon/server/bundle_service.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/descriptor_passing.hpp>
@@ -306,7 +307,19 @@ awaitable<Reply> Connection::handle(proto::Op op, std::uint16_t flags) {
     lane.leave(peer.uid);
     co_return reply;
   }
-  co_return work();
+  if (op != proto::Op::lookup || m_context.remote_lane == nullptr) co_return work();
+  // A LOOKUP with a remote tier: answered here from the local store, or, where the remotes must be
+  // asked, on the remote lane, so a slow remote never holds this thread and its hits
+  // (remote/defer_remote.hpp). The scope ends before the coroutine suspends.
+  bool deferred = false;
+  Reply reply;
+  {
+    remote::DeferRemote scope;
+    reply = work();
+    deferred = scope.deferred();
+  }
+  if (!deferred) co_return reply;
+  co_return co_await run_on(m_context.remote_lane->get_executor(), work);
 }
 
 awaitable<Reply> Connection::bundle(proto::Op op, common::UniqueFd descriptor) {
@@ -346,7 +359,12 @@ awaitable<Reply> Connection::compile() {
   std::vector<std::uint8_t> request = std::exchange(m_payload, {});
   // Decoding, digesting and the store lookup run here, as a LOOKUP does; the compile itself runs on
   // the service's threads while this coroutine is suspended, so the worker thread serves others.
-  auto step = requests.begin(request, m_context.handler.visibility_for(m_peer), m_peer);
+  // With a remote tier, the lookup here is the local store's alone (remote/defer_remote.hpp): the
+  // remotes are asked on the compile thread, by the fleet gate, before any compile.
+  auto step = [&] {
+    remote::DeferRemote local_only;
+    return requests.begin(request, m_context.handler.visibility_for(m_peer), m_peer);
+  }();
   if (auto* reply = std::get_if<Reply>(&step)) co_return std::move(*reply);
   const PendingCompile& pending = std::get<PendingCompile>(step);
   m_payload_budget.reset();

@@ -8,6 +8,7 @@
 #include <variant>
 
 #include <daemon/publish/publisher.hpp>
+#include <daemon/remote/defer_remote.hpp>
 #include <daemon/remote/remote_check.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/explain_request.hpp>
@@ -181,6 +182,8 @@ Reply RequestHandler::lookup(proto::Bytes payload, const policy::PeerCredentials
     selector = store::Selector::key_id_prefix(request->key_id_prefix);
   }
   auto found = m_stores.serving.lookup(*selector, visibility_for(peer));
+  // Not this LOOKUP's answer: the connection asks again on the remote lane (defer_remote.hpp).
+  if (remote::DeferRemote::deferred_here()) return error_reply(Status::not_found, "asked of the remotes");
   if (!found) return failure(found.error(), "LOOKUP");
   // The search ends here, whichever the selector: every entry has a fast key, so a fast-key miss is
   // final (PROTOCOL.md §5 LOOKUP), and each LOOKUP counts one hit or one miss.

@@ -134,9 +134,10 @@ class Server {
   boost::asio::steady_timer m_watchdog_timer;
   std::vector<std::uint64_t> m_heartbeats_seen;
   boost::asio::thread_pool m_writer;
-  boost::asio::thread_pool m_maintenance;  // VERIFY (Lane::maintenance)
-  boost::asio::thread_pool m_bundle_lane;  // EXPORT_BUNDLE, IMPORT_BUNDLE (bundle_service.hpp)
-  DiagnosisLane m_diagnosis;               // EXPLAIN, MISSES (Lane::diagnosis)
+  boost::asio::thread_pool m_maintenance;                   // VERIFY (Lane::maintenance)
+  boost::asio::thread_pool m_bundle_lane;                   // EXPORT_BUNDLE, IMPORT_BUNDLE (bundle_service.hpp)
+  std::unique_ptr<boost::asio::thread_pool> m_remote_lane;  // LOOKUPs that ask the remotes (with `remote`)
+  DiagnosisLane m_diagnosis;                                // EXPLAIN, MISSES (Lane::diagnosis)
   ImageDescriptors m_descriptors;
   policy::RequestBytesBudget m_request_bytes;
   WarningThrottle m_descriptor_warnings;

@@ -31,6 +31,9 @@ struct ServerContext {
   BundleService* bundles;                 // null: EXPORT_BUNDLE and IMPORT_BUNDLE are not offered
   boost::asio::thread_pool& bundle_lane;  // where they run, one after another
   DiagnosisLane& diagnosis;               // EXPLAIN and MISSES (diagnosis_lane.hpp)
+  // Where a LOOKUP that must ask the fleet's remotes runs (remote/defer_remote.hpp); null without
+  // a remote tier.
+  boost::asio::thread_pool* remote_lane;
   ImageDescriptors& descriptors;
   policy::RequestBytesBudget& request_bytes;  // request_bytes_per_uid and request_bytes_total
   WarningThrottle& descriptor_warnings;       // images that could not go by descriptor

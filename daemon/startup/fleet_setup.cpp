@@ -21,6 +21,7 @@ using common::make_error;
 using common::Result;
 
 Fleet::~Fleet() {
+  healer.reset();
   sampler.reset();
   gate.reset();
   store.reset();
@@ -136,6 +137,9 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
   settings.max_image = config.remote_max_image;
   settings.max_source = config.compile_max_ptx;
   settings.verify_sample = config.remote_verify_sample;
+  settings.upload_source = config.remote_upload_source;
+  settings.builder_wait = config.remote_builder_wait;
+  settings.announce_builder = true;
   settings.host = host_name();
   settings.upload_queue_entries = config.remote_upload_queue;
   settings.lease_ttl = config.remote_lease_ttl;
@@ -148,6 +152,8 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
       std::make_unique<remote::RemoteTier>(settings, std::move(backends), std::move(*trusted), std::move(signing));
   fleet->store = std::make_unique<remote::TieredStore>(local, *fleet->tier);
   fleet->gate = std::make_unique<remote::FleetGate>(*fleet->tier, *fleet->store);
+  fleet->healer = std::make_unique<remote::Healer>(*fleet->tier, local, config.remote_heal_rate);
+  fleet->store->set_healer(fleet->healer.get());
   remote::RemoteTier& tier = *fleet->tier;
   for (std::size_t i = 0; i < tier.remote_count(); ++i) {
     const auto deadline = remote::Clock::now() + std::chrono::milliseconds(1000);

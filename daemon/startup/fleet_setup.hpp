@@ -14,6 +14,7 @@
 #include <common/result.hpp>
 #include <daemon/config/config.hpp>
 #include <daemon/remote/fleet_gate.hpp>
+#include <daemon/remote/healer.hpp>
 #include <daemon/remote/remote_tier.hpp>
 #include <daemon/remote/tiered_store.hpp>
 #include <daemon/remote/verify_sampler.hpp>
@@ -30,6 +31,7 @@ struct Fleet {
   std::unique_ptr<remote::TieredStore> store;
   std::unique_ptr<remote::FleetGate> gate;
   std::unique_ptr<remote::VerifySampler> sampler;
+  std::unique_ptr<remote::Healer> healer;  // the remote heals (remote_heal_rate)
 
   Fleet() = default;
   Fleet(Fleet&&) = default;

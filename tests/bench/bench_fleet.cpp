@@ -7,6 +7,10 @@
 //                   against one compile, and compiles fleet-wide (the target is one)
 //   dead remote     a miss and a hit with the remote paused (SIGSTOP): the first misses wait
 //                   remote_timeout, then the breaker opens; hits never touch the remote
+//   herds           the documented layout, builders and consumers (1 + 7, 2 + 14), every host
+//                   asking for K fresh keys, the builders first, in the middle or last (15 ms
+//                   apart); and 2 + 6 with the compiling builder killed: compiles per key and the
+//                   time until the last host was served
 //
 // Figures are printed, never asserted. `--smoke` runs it small (CI's bench label).
 #include <CLI/CLI.hpp>
@@ -23,6 +27,7 @@
 #include <proto/content_digest.hpp>
 #include <proto/jit_options.hpp>
 #include <tests/bench/machine_info.hpp>
+#include <tests/support/fleet_herd.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/redis_server.hpp>
 #include <tests/support/sample_entries.hpp>
@@ -43,6 +48,8 @@ struct Options {
   unsigned repeat = 5;
   unsigned hosts = 8;
   unsigned clients = 4;
+  unsigned herd_keys = 4;
+  std::vector<std::pair<unsigned, unsigned>> herd_layouts{{1, 7}, {2, 14}};  // builders, consumers
   bool smoke = false;
 };
 
@@ -189,6 +196,82 @@ void dead_remote(testing::RedisServer& redis, const FleetKeys& keys) {
   std::printf("  hit, dead remote          %8.3f ms median\n\n", dead_hit);
 }
 
+// Fresh keys of `ptx`: the same kernels with a comment that makes each key's content its own.
+std::vector<std::string> fresh_ptx(const std::string& ptx, const std::string& tag, unsigned count) {
+  std::vector<std::string> out;
+  for (unsigned k = 0; k < count; ++k) out.push_back(ptx + "\n// herd " + tag + " key " + std::to_string(k) + "\n");
+  return out;
+}
+
+std::vector<FleetHost> start_herd_fleet(testing::RedisServer& redis, int db, const FleetKeys& keys, unsigned hosts,
+                                        unsigned builders, unsigned compile_jobs) {
+  std::vector<FleetHost> fleet;
+  const std::vector<std::string> args{"--compile-jobs", std::to_string(compile_jobs), "--remote-lease-ttl", "3s"};
+  for (unsigned i = 0; i < hosts; ++i) {
+    fleet.push_back(start_fleet_host(redis.url() + "/" + std::to_string(db), keys, i < builders, args, "warn"));
+  }
+  return fleet;
+}
+
+void herds(const Options& o, testing::RedisServer& redis, const FleetKeys& keys) {
+  const std::string ptx = testing::read_file(o.cold_ptx);
+  std::printf("herds (%s, %u fresh keys per herd, hosts 15 ms apart)\n", o.cold_ptx.c_str(), o.herd_keys);
+  std::printf("  %-22s %-8s %16s %20s\n", "layout", "builders", "compiles per key", "last host served");
+  int db = 3;
+  for (const auto& [builders, consumers] : o.herd_layouts) {
+    const unsigned hosts = builders + consumers;
+    std::vector<FleetHost> fleet = start_herd_fleet(redis, db++, keys, hosts, builders, o.herd_keys + 2);
+    for (const auto arrives :
+         {testing::BuilderArrives::first, testing::BuilderArrives::middle, testing::BuilderArrives::last}) {
+      const std::string tag =
+          std::to_string(builders) + "+" + std::to_string(consumers) + testing::arrival_name(arrives);
+      const auto keys_ptx = fresh_ptx(ptx, tag, o.herd_keys);
+      const auto result = testing::run_herd(fleet, testing::arrival_order(hosts, builders, arrives), keys_ptx, 15ms,
+                                            std::chrono::seconds(600));
+      std::printf("  %-22s %-8s %16.2f %17.0f ms%s\n",
+                  (std::to_string(builders) + " builder(s) + " + std::to_string(consumers)).c_str(),
+                  testing::arrival_name(arrives), static_cast<double>(result.compiles) / o.herd_keys,
+                  result.last_served_ms, result.answered == hosts * o.herd_keys ? "" : " (some host was not served)");
+    }
+  }
+  // The compiling builder killed: host 0 asks alone, the others once its lease is taken.
+  {
+    const unsigned builders = 2;
+    const unsigned hosts = o.smoke ? 4 : 8;
+    std::vector<FleetHost> fleet = start_herd_fleet(redis, db++, keys, hosts, builders, 2);
+    const std::string text = ptx + "\n// herd takeover\n";
+    const auto start = Clock::now();
+    std::thread doomed([&] {
+      auto client = fleet[0].daemon->client();
+      (void)client.compile(testing::fleet_compile_request(text), 600s);
+    });
+    while (host_stat(fleet[0], "remote0.leases_won") == 0) std::this_thread::sleep_for(5ms);
+    std::vector<std::thread> others;
+    std::atomic<unsigned> served{0};
+    std::atomic<std::int64_t> last_us{0};
+    for (unsigned h = 1; h < hosts; ++h) {
+      others.emplace_back([&, h] {
+        auto client = fleet[h].daemon->client();
+        auto answer = client.compile(testing::fleet_compile_request(text), 600s);
+        if (answer && answer->kind == client::transport::CompileAnswer::Kind::compiled) ++served;
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count();
+        std::int64_t seen = last_us.load();
+        while (us > seen && !last_us.compare_exchange_weak(seen, us)) {
+        }
+      });
+    }
+    std::this_thread::sleep_for(300ms);  // the others wait on its lease
+    fleet[0].daemon->kill_hard();
+    doomed.join();
+    for (auto& t : others) t.join();
+    std::uint64_t compiles = 0;
+    for (unsigned h = 1; h < hosts; ++h) compiles += host_stat(fleet[h], "compiles");
+    std::printf("  %-22s %-8s %16.2f %17.0f ms (killed 300 ms in; lease ttl 3 s; %u of %u served)\n\n",
+                ("2 builders + " + std::to_string(hosts - 2)).c_str(), "killed", static_cast<double>(compiles),
+                static_cast<double>(last_us.load()) / 1000.0, served.load(), hosts - 1);
+  }
+}
+
 }  // namespace
 }  // namespace jitcache::bench
 
@@ -203,13 +286,16 @@ int main(int argc, char** argv) {
   app.add_option("--repeat", o.repeat, "fresh hosts for the remote hit");
   app.add_option("--hosts", o.hosts, "daemons in the cold start");
   app.add_option("--clients", o.clients, "clients per daemon in the cold start");
-  app.add_flag("--smoke", o.smoke, "small: small_kernel.ptx, 2 daemons x 2 clients, 2 fresh hosts");
+  app.add_option("--herd-keys", o.herd_keys, "fresh keys per herd");
+  app.add_flag("--smoke", o.smoke, "small: small_kernel.ptx, 2 daemons x 2 clients, 2 fresh hosts, herds of 1 + 3");
   CLI11_PARSE(app, argc, argv);
   if (o.smoke) {
     o.ptx = o.cold_ptx = std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx";
     o.repeat = 2;
     o.hosts = 2;
     o.clients = 2;
+    o.herd_keys = 2;
+    o.herd_layouts = {{1, 3}};
   }
   try {
     const MachineInfo machine = read_machine_info();
@@ -220,6 +306,7 @@ int main(int argc, char** argv) {
     remote_hit(o, redis, keys);
     cold_start(o, redis, keys);
     dead_remote(redis, keys);
+    herds(o, redis, keys);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_fleet: %s\n", e.what());
     return 1;

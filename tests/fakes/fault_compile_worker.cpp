@@ -17,6 +17,8 @@
 //   report     reply compile_error whose log lists the open descriptors and the CPU and address
 //              space limits: "fds=0,1,2 cpu=SOFT/HARD as=SOFT/HARD"
 //   ok         reply compiled with a tiny fake ELF image
+//   slow       sleep the milliseconds of the next word (500 when there is none), then as ok: a
+//              compile slow enough for a fleet's herd to meet it, counted by the daemon's `compiles`
 //
 // `--version` fails like any non-worker (the runner's probe test), unless FAULT_WORKER_VERSION is set
 // (e.g. "13.0"): then it prints "nvJitLink <version>" as the real worker does, so a daemon accepts it.
@@ -143,6 +145,15 @@ int main(int argc, char** argv) {
   }
   if (mode == "not-elf") return reply(compile::ReplyStatus::compiled, "MZ this is no cubin");
   if (mode == "report") return reply(compile::ReplyStatus::compile_error, report());
+  if (mode == "slow") {
+    auto at = word_end;
+    while (at != job->ptx.end() && (*at == ' ' || *at == '\t')) ++at;
+    long ms = 0;
+    while (at != job->ptx.end() && std::isdigit(*at)) ms = ms * 10 + (*at++ - '0');
+    ::usleep(static_cast<useconds_t>((ms > 0 ? ms : 500) * 1000));
+    return reply(compile::ReplyStatus::compiled, std::string("\x7f"
+                                                             "ELF fake image"));
+  }
   if (mode == "ok")
     return reply(compile::ReplyStatus::compiled, std::string("\x7f"
                                                              "ELF fake image"));

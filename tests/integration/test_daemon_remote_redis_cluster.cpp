@@ -38,7 +38,7 @@ namespace {
 // The commands docs/remote-layout.md "Redis" lists for a builder in a Cluster, and nothing else.
 const std::string k_builder_acl =
     "builder on >build-pw ~jitcache:* resetchannels -@all +get +exists +set +del +eval +ping +auth +cluster|slots "
-    "+asking";
+    "+asking +lpop";
 
 RedisCluster& cluster() {
   static RedisCluster shared = [] {

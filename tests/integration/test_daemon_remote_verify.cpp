@@ -69,7 +69,7 @@ TEST_CASE(
   RedisServer redis;
   FleetKeys keys;
   const std::string url = redis.url() + "/0";
-  FleetHost builder = start_fleet_host(url, keys, true);
+  FleetHost builder = start_fleet_host(url, keys, true, {"--remote-upload-source"});
   const std::string ptx = read_file(std::string(JITCACHE_TEST_DATA_DIR) + "/small_kernel.ptx");
   const proto::CompileRequest request = fleet_compile_request(ptx);
   const proto::KeyFields key = proto::key_of(request, proto::content_digest(request.ptx));

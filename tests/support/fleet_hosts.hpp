@@ -39,8 +39,10 @@ struct FleetHost {
 };
 
 // `remote`: the remote list; `keys`: who signs (builder) or is trusted; extra: more arguments.
+// `env`: more environment for the daemon (e.g. the fault worker's FAULT_WORKER_VERSION).
 inline FleetHost start_fleet_host(const std::string& remote, const FleetKeys& keys, bool builder,
-                                  std::vector<std::string> extra = {}, std::string log_level = "info") {
+                                  std::vector<std::string> extra = {}, std::string log_level = "info",
+                                  std::vector<std::pair<std::string, std::string>> env = {}) {
   FleetHost host;
   host.state = std::make_unique<TempDir>("jitcache-fleet-host");
   DaemonOptions options;
@@ -51,6 +53,7 @@ inline FleetHost start_fleet_host(const std::string& remote, const FleetKeys& ke
     options.extra_args.push_back(keys.private_path);
   }
   for (auto& arg : extra) options.extra_args.push_back(std::move(arg));
+  options.extra_env = std::move(env);
   host.daemon = std::make_unique<DaemonProcess>(*host.state, options);
   host.daemon->start();
   return host;

@@ -286,3 +286,26 @@ TEST_CASE("fleet gate: with no lease held the host compiles at once and holds th
   gate.after_compile(id, failed);
   CHECK_FALSE(fleet.consumer.tier->lease_held(id).has_value());
 }
+
+TEST_CASE("fleet gate: a waiter whose lease checks fail keeps waiting while the lease lasts, and is served") {
+  Fleet fleet;
+  Host second(fleet.backend, proto::SigningKey::generate(), fleet.trusted);
+  const proto::KeyFields key = valid_key(32);
+  const proto::Digest256 id = proto::key_id(key);
+  REQUIRE(fleet.builder.tier->take_lease(id).take == remote::LeaseTake::won);
+  remote::FleetGate gate(*second.tier, *second.store);
+  std::atomic<bool> stop{false};
+  std::thread holder([&] {
+    std::this_thread::sleep_for(100ms);
+    fleet.backend->fail_next(-1);  // the remote answers nothing for a while: unknown, not gone
+    std::this_thread::sleep_for(700ms);
+    fleet.backend->fail_next(0);
+    put_ok(*fleet.builder.store, make_put(key, make_image(32, 4096)));  // uploads, then releases the lease
+  });
+  auto outcome = gate.before_compile(id, stop);
+  holder.join();
+  REQUIRE(outcome.has_value());
+  CHECK(outcome->from_elsewhere);
+  CHECK(read(second.counters().lease_waits_served) == 1);
+  CHECK(read(second.counters().lease_waits_expired) == 0);
+}

@@ -115,6 +115,19 @@ class RemoteBackend {
     return LeaseChange::unsupported;
   }
 
+  // A bounded queue of short notes under `key` (the fleet's heal requests, docs/remote-layout.md
+  // "Wants"): append adds `value` at the end and keeps the last `max_items` (Redis RPUSH, then LTRIM
+  // when longer); take_first removes and returns the first (Redis LPOP), nullopt when empty. A
+  // backend without queues (HTTP) answers `unsupported`, and the tier does without.
+  virtual common::Result<void> append(RemoteKey /*key*/, std::string_view /*value*/, std::size_t /*max_items*/,
+                                      Deadline /*deadline*/) {
+    return common::make_error(common::ErrorCode::unsupported, name() + ": no queues");
+  }
+  virtual common::Result<std::optional<std::string>> take_first(RemoteKey /*key*/, std::size_t /*max_bytes*/,
+                                                                Deadline /*deadline*/) {
+    return common::make_error(common::ErrorCode::unsupported, name() + ": no queues");
+  }
+
   // One round trip that needs the credentials (Redis AUTH + PING on every node it knows; HTTP HEAD
   // of <url prefix>/probe/ping, where 404 is success: not of the prefix itself, which a file server
   // answers as a folder, nginx with 301, or 403 for "/"): reachability and authentication for

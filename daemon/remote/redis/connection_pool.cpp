@@ -33,9 +33,11 @@ common::Result<ConnectionPool::Lease> ConnectionPool::acquire(Deadline deadline)
         waited = true;
       }
       if (m_returned.wait_until(lock, deadline) == std::cv_status::timeout && m_idle.empty() && m_open >= m_capacity) {
-        return common::make_error(common::ErrorCode::timeout, "redis " + to_string(m_address) + ": all " +
-                                                                  std::to_string(m_capacity) +
-                                                                  " connections stayed busy until the deadline");
+        // no_space, not timeout: the server may be fine and only this host's pool too small for its
+        // load; the circuit breaker must not take that for a dead server (circuit_breaker.hpp).
+        return common::make_error(common::ErrorCode::no_space, "redis " + to_string(m_address) + ": all " +
+                                                                   std::to_string(m_capacity) +
+                                                                   " connections stayed busy until the deadline");
       }
     }
     if (!m_idle.empty()) {

@@ -131,6 +131,32 @@ class RedisBackendImpl final : public RedisBackend {
     return run_lease_script(name, command, deadline, "EVAL (lease release)");
   }
 
+  common::Result<void> append(RemoteKey key, std::string_view value, std::size_t max_items,
+                              Deadline deadline) override {
+    JITCACHE_TRY_ASSIGN(const std::string name, redis_key_name(m_settings.key_prefix, key));
+    JITCACHE_TRY_ASSIGN(auto routed, run(name, RedisCommand{{"RPUSH", name, value}}, ReplyLimit{}, deadline, "RPUSH"));
+    const redisReply& reply = *routed.reply;
+    if (reply.type != REDIS_REPLY_INTEGER) return unexpected_reply(where(routed, "RPUSH"), reply);
+    if (static_cast<unsigned long long>(reply.integer) <= max_items) return {};
+    const std::string first = "-" + std::to_string(max_items);
+    JITCACHE_TRY_ASSIGN(auto trimmed,
+                        run(name, RedisCommand{{"LTRIM", name, first, "-1"}}, ReplyLimit{}, deadline, "LTRIM"));
+    if (!is_status_reply(*trimmed.reply, "OK")) return unexpected_reply(where(trimmed, "LTRIM"), *trimmed.reply);
+    return {};
+  }
+
+  common::Result<std::optional<std::string>> take_first(RemoteKey key, std::size_t max_bytes,
+                                                        Deadline deadline) override {
+    JITCACHE_TRY_ASSIGN(const std::string name, redis_key_name(m_settings.key_prefix, key));
+    const ReplyLimit limit{max_bytes + k_small_reply_bytes, max_bytes};
+    JITCACHE_TRY_ASSIGN(auto routed, run(name, RedisCommand{{"LPOP", name}}, limit, deadline, "LPOP"));
+    const redisReply& reply = *routed.reply;
+    if (reply.type == REDIS_REPLY_NIL) return std::optional<std::string>();
+    if (reply.type != REDIS_REPLY_STRING) return unexpected_reply(where(routed, "LPOP"), reply);
+    if (reply.len > max_bytes) return make_error(ErrorCode::too_large, where(routed, "LPOP") + ": a value too long");
+    return std::optional<std::string>(std::string(reply.str, reply.len));
+  }
+
   common::Result<void> ping(Deadline deadline) override {
     if (!m_router) return no_nodes();
     JITCACHE_TRY_ASSIGN(auto nodes, m_router->serving_nodes(deadline));

@@ -63,6 +63,10 @@ common::Error error_from_reply(std::string_view where, std::string_view text) {
     code = ErrorCode::forbidden;
   } else if (word == "LOADING" || word == "BUSY" || word == "MASTERDOWN") {
     code = ErrorCode::unavailable;
+  } else if (word == "WRONGTYPE") {
+    // The server is well; the key holds a list, hash, ... that nobody of the fleet wrote: a bad
+    // value, which the tier rejects like one, not a sick server (docs/remote-layout.md "Checks on read").
+    code = ErrorCode::invalid_argument;
   }
   return common::make_error(code, std::string(where) + ": the server answered -" + printable_excerpt(text));
 }

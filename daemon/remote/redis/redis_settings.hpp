@@ -44,8 +44,10 @@ struct RedisSettings {
   int db = 0;                           // SELECT on each new connection (standalone only)
   std::string key_prefix = std::string(k_default_redis_key_prefix);
   // The most connections open to one node at a time, busy or idle; a call that finds them all busy
-  // waits for one until its deadline.
-  std::size_t max_connections_per_node = 4;
+  // waits for one until its deadline. Rationale: the remote lookup lane's threads
+  // (server.hpp), the upload, lease and heal threads and the compile threads that wait on leases,
+  // each with one call in flight at most, fit without waiting on a 2..16-core host.
+  std::size_t max_connections_per_node = 16;
 };
 
 // Parses a remote URL of the forms above; invalid_argument naming what is wrong, and
