@@ -23,6 +23,7 @@
 #include <boost/asio/write.hpp>
 
 #include <daemon/server/compile_request.hpp>
+#include <daemon/server/bundle_service.hpp>
 #include <daemon/server/connection.hpp>
 #include <daemon/server/worker_loop.hpp>
 
@@ -62,7 +63,7 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_watchdog_timer(m_accept_io),
       m_writer(1),
       m_maintenance(1),
-      m_bundle_lane(1),
+      m_bundle_lane(k_max_bundle_operations),
       // Rationale: as much again as the hot image cache: the images worth a memfd are the ones
       // served often, which are the ones that cache holds.
       m_descriptors(config.hot_cache_size, descriptors.cached_image_descriptors),
