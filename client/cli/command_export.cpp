@@ -15,8 +15,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <regex>
 #include <optional>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>

@@ -233,7 +233,8 @@ Reply BundleService::import_bundle(proto::Bytes payload, const policy::PeerCrede
   auto request = proto::decode_import_bundle_request(payload);
   if (!request) return error_reply(status_for(request.error()), request.error().message);
   const bool trusted = m_trust.trusts(peer);
-  auto imported = import_file(fd, request->target, ImportCaller{trusted, static_cast<std::uint32_t>(peer.uid), !trusted});
+  auto imported =
+      import_file(fd, request->target, ImportCaller{trusted, static_cast<std::uint32_t>(peer.uid), !trusted});
   if (!imported) {
     spdlog::warn("IMPORT_BUNDLE refused ({}): {} peer {}", proto::import_target_name(request->target),
                  imported.error().message, peer.describe());
@@ -299,8 +300,8 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
                                  : "the bundle is unsigned: only a trusted caller may import it into the shared "
                                    "namespace; `jitcache import --own` imports it into yours"));
   }
-  const std::uint32_t namespace_id = into_shared ? store::k_shared_namespace
-                                                 : (caller.trusted ? store::k_shared_namespace : caller.uid);
+  const std::uint32_t namespace_id =
+      into_shared ? store::k_shared_namespace : (caller.trusted ? store::k_shared_namespace : caller.uid);
   // Rationale: a signature vouches for an entry only where the signing host's own rules made it
   // shared (docs/security.md "Bundles"): an entry of the exporting caller's namespace stays that
   // caller's word, which the shared namespace takes from trusted callers alone.

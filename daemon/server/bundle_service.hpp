@@ -72,9 +72,9 @@ struct BundleSettings {
 
 // Who asks for an import.
 struct ImportCaller {
-  bool trusted = false;    // root, the daemon's uid, trusted_users, trusted_groups
-  std::uint32_t uid = 0;   // its own namespace
-  bool limited = true;     // an untrusted uid's request: its quota bounds the spool, its hour's decoding is counted
+  bool trusted = false;   // root, the daemon's uid, trusted_users, trusted_groups
+  std::uint32_t uid = 0;  // its own namespace
+  bool limited = true;    // an untrusted uid's request: its quota bounds the spool, its hour's decoding is counted
 };
 
 class BundleService {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -41,8 +42,8 @@ common::Result<void> PrivateSpool::append(proto::Bytes bytes) {
   }
   std::size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t put = ::pwrite(m_fd.get(), bytes.data() + done, bytes.size() - done,
-                                 static_cast<off_t>(m_size + done));
+    const ssize_t put =
+        ::pwrite(m_fd.get(), bytes.data() + done, bytes.size() - done, static_cast<off_t>(m_size + done));
     if (put < 0 && errno == EINTR) continue;
     if (put < 0) return io_error("writing the bundle spool");
     done += static_cast<std::size_t>(put);

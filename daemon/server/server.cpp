@@ -22,8 +22,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include <daemon/server/compile_request.hpp>
 #include <daemon/server/bundle_service.hpp>
+#include <daemon/server/compile_request.hpp>
 #include <daemon/server/connection.hpp>
 #include <daemon/server/worker_loop.hpp>
 

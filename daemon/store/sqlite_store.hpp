@@ -149,9 +149,8 @@ class SqliteStore final : public Store,
                                        const std::function<Result<void>(std::uint64_t)>& begin,
                                        const std::function<Result<void>(const bundle::BundleEntry&)>& each) override;
   Result<KeyPresence> presence(std::uint32_t namespace_id, const proto::Digest256& key_id) override;
-  Result<ImportCounts> import_entries(
-      const ImportOptions& options,
-      const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) override;
+  Result<ImportCounts> import_entries(const ImportOptions& options,
+                                      const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) override;
 
  private:
   SqliteStore(std::unique_ptr<RecoveringDatabase> database, const SqliteStoreOptions& options);

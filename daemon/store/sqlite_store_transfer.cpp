@@ -44,13 +44,20 @@ constexpr char k_insert_blob_sql[] = "INSERT INTO blobs (entry_id, data) VALUES 
 constexpr char k_find_removal_sql[] = "SELECT 1 FROM removed_keys WHERE key_id = ?1";
 constexpr char k_forget_removal_sql[] = "DELETE FROM removed_keys WHERE key_id = ?1";
 
-// One probe of `sql` (?1 key id, ?2 namespace when it names one): whether it finds a row.
-Result<bool> finds(SqliteDb& db, const char* sql, const proto::Digest256& key_id, std::uint32_t namespace_id,
-                   const std::string& what) {
-  auto stmt = db.statement(sql);
+// Whether `namespace_id` holds an entry of `key_id`.
+Result<bool> holds(SqliteDb& db, const proto::Digest256& key_id, std::uint32_t namespace_id, const std::string& what) {
+  auto stmt = db.statement(k_find_entry_sql);
   JITCACHE_TRY(stmt);
   (*stmt)->bind_blob(1, key_id.bytes);
-  if (sql == k_find_entry_sql) (*stmt)->bind(2, namespace_id);
+  (*stmt)->bind(2, namespace_id);
+  return (*stmt)->step(what);
+}
+
+// Whether an operator removed `key_id` from the shared namespace (schema/0010_removed_keys.sql).
+Result<bool> was_removed(SqliteDb& db, const proto::Digest256& key_id, const std::string& what) {
+  auto stmt = db.statement(k_find_removal_sql);
+  JITCACHE_TRY(stmt);
+  (*stmt)->bind_blob(1, key_id.bytes);
   return (*stmt)->step(what);
 }
 
@@ -186,11 +193,11 @@ Result<KeyPresence> SqliteStore::presence(std::uint32_t namespace_id, const prot
   return m_database->run([&](StoreDatabase& db) -> Result<KeyPresence> {
     auto reader = db.readers.acquire();
     const std::string what = "looking up a bundle entry's key id";
-    auto present = finds(*reader, k_find_entry_sql, key_id, namespace_id, what);
+    auto present = holds(*reader, key_id, namespace_id, what);
     JITCACHE_TRY(present);
     if (*present) return KeyPresence::present;
     if (namespace_id != k_shared_namespace) return KeyPresence::absent;
-    auto removed = finds(*reader, k_find_removal_sql, key_id, namespace_id, what);
+    auto removed = was_removed(*reader, key_id, what);
     JITCACHE_TRY(removed);
     return *removed ? KeyPresence::removed : KeyPresence::absent;
   });
@@ -233,14 +240,14 @@ Result<ImportCounts> SqliteStore::import_entries(
       if (!*entry) break;
       const bundle::BundleEntry& e = **entry;
       const proto::Digest256 key_id = proto::key_id(e.key);
-      auto present = finds(db.writer, k_find_entry_sql, key_id, namespace_id, what);
+      auto present = holds(db.writer, key_id, namespace_id, what);
       JITCACHE_TRY(present);
       if (*present) {
         ++counts.skipped;
         continue;
       }
       if (namespace_id == k_shared_namespace) {
-        auto removed = finds(db.writer, k_find_removal_sql, key_id, namespace_id, what);
+        auto removed = was_removed(db.writer, key_id, what);
         JITCACHE_TRY(removed);
         if (*removed && !options.restore_removed) {
           ++counts.skipped;

@@ -390,11 +390,11 @@ TEST_CASE("bundle tenants: the spool is granted before it is written: the caller
 
   // A disk that cannot keep bundle_spool_reserve free: refused before a byte is written, whoever asks.
   TempDir full_dir{"jitcache-bt-reserve"};
-  DaemonProcess full(full_dir, with_args({"--bundle-spool-reserve", "1PiB"}));
+  DaemonProcess full(full_dir, with_args({"--bundle-spool-reserve", "1000TiB"}));
   full.start();
   put_entry(full, 2);
-  CHECK(import_expecting(full, sparse, proto::ImportTarget::shared, proto::Status::no_space,
-                         "bundle_spool_reserve") == 0);
+  CHECK(import_expecting(full, sparse, proto::ImportTarget::shared, proto::Status::no_space, "bundle_spool_reserve") ==
+        0);
   const auto exported = cli(full, {"export", "-o", full_dir.file("out.jcb")});
   CHECK(exported.status != 0);
   CHECK(contains(exported.errors, "bundle_spool_reserve"));
