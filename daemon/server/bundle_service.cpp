@@ -262,20 +262,6 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
   auto source = bundle::FdSource::open(fd);
   if (!source) return refuse(source.error());
 
-  // The spool, granted before a byte is read or written: an untrusted caller's bundle is at most its
-  // namespace_quota (its spool is its cost), and no spool takes the disk below bundle_spool_reserve.
-  // The spool holds the checked records to import, never more than the file.
-  if (caller.limited && m_settings.namespace_quota != 0 && source->size() > m_settings.namespace_quota) {
-    return refuse(make_error(ErrorCode::too_large,
-                             "the bundle's " + std::to_string(source->size()) + " bytes are more than uid " +
-                                 std::to_string(caller.uid) + " may have spooled: its namespace_quota of " +
-                                 std::to_string(m_settings.namespace_quota) + " bytes (nothing was written)"));
-  }
-  auto grant = m_spool_budget.reserve(source->size(), "this bundle");
-  if (!grant) return refuse(grant.error());
-  auto spool = PrivateSpool::create(m_settings.spool_dir, grant->bytes());
-  if (!spool) return refuse(spool.error());
-
   // Pass 1, the store untouched and no lock held: every check, the caller's file read once. An
   // entry the import will take is decoded, checked as a PUT's and its record appended to the
   // spool; one already in the target namespace, removed from it, or met before in this bundle is
@@ -300,6 +286,20 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
                                  : "the bundle is unsigned: only a trusted caller may import it into the shared "
                                    "namespace; `jitcache import --own` imports it into yours"));
   }
+  // The spool, granted before a byte of it is written: an untrusted caller's bundle is at most its
+  // namespace_quota (its spool is its cost), and no spool takes the disk below bundle_spool_reserve.
+  // The spool holds the checked records to import, never more than the file.
+  if (caller.limited && m_settings.namespace_quota != 0 && source->size() > m_settings.namespace_quota) {
+    return refuse(make_error(ErrorCode::too_large,
+                             "the bundle's " + std::to_string(source->size()) + " bytes are more than uid " +
+                                 std::to_string(caller.uid) + " may have spooled: its namespace_quota of " +
+                                 std::to_string(m_settings.namespace_quota) + " bytes (nothing was written)"));
+  }
+  auto grant = m_spool_budget.reserve(source->size(), "this bundle");
+  if (!grant) return refuse(grant.error());
+  auto spool = PrivateSpool::create(m_settings.spool_dir, grant->bytes());
+  if (!spool) return refuse(spool.error());
+
   const std::uint32_t namespace_id =
       into_shared ? store::k_shared_namespace : (caller.trusted ? store::k_shared_namespace : caller.uid);
   // Rationale: a signature vouches for an entry only where the signing host's own rules made it
