@@ -35,11 +35,16 @@ common::Result<PrivateSpool> PrivateSpool::create(const std::string& dir, std::u
   return PrivateSpool(std::move(fd), limit);
 }
 
-common::Result<void> PrivateSpool::append(proto::Bytes bytes) {
-  if (bytes.size() > m_limit - m_size) {
+common::Result<void> PrivateSpool::check_room(std::uint64_t bytes) const {
+  if (bytes > m_limit - m_size) {
     return make_error(ErrorCode::too_large, "the bundle spool would pass the " + std::to_string(m_limit) +
                                                 " bytes granted to it before it was written");
   }
+  return {};
+}
+
+common::Result<void> PrivateSpool::append(proto::Bytes bytes) {
+  JITCACHE_TRY(check_room(bytes.size()));
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t put =
@@ -59,6 +64,8 @@ common::Result<void> PrivateSpool::append_record(proto::Bytes record) {
     b = static_cast<std::uint8_t>(n & 0xff);
     n >>= 8;
   }
+  // Whole or not at all: a record cut short would read back as the spool's damage.
+  JITCACHE_TRY(check_room(sizeof length + record.size()));
   JITCACHE_TRY(append(proto::Bytes(length, sizeof length)));
   return append(record);
 }

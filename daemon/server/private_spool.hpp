@@ -39,6 +39,7 @@ class PrivateSpool {
 
  private:
   PrivateSpool(common::UniqueFd fd, std::uint64_t limit) : m_fd(std::move(fd)), m_limit(limit) {}
+  common::Result<void> check_room(std::uint64_t bytes) const;
   common::UniqueFd m_fd;
   std::uint64_t m_limit;
   std::uint64_t m_size = 0;

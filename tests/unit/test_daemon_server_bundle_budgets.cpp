@@ -53,7 +53,7 @@ TEST_CASE("bundle budgets: an untrusted uid's decoding is bounded per hour, each
   CHECK(over.error().code == common::ErrorCode::too_large);
   CHECK(contains(over.error().message, "bundle_decoded_per_uid"));
   CHECK(contains(over.error().message, "try again in 51 minutes"));
-  CHECK(budget.charge(1001, 100, start));  // another uid
+  CHECK(budget.charge(1001, 100, start));                           // another uid
   CHECK(budget.charge(1000, 100, start + DecodeBudget::k_window));  // the next hour
   DecodeBudget unlimited(0);
   CHECK(unlimited.charge(1000, ~std::uint64_t{0}, start));
