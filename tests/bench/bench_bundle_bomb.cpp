@@ -5,6 +5,7 @@
 // distinct, or one entry repeated. The victim (root) PUTs in a loop and exports once meanwhile.
 // Printed: the import's time and outcome, and the victim's PUT latencies before and during it.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,7 +92,7 @@ void run_case(const Options& options, bool repeated, testing::SystemUsers& users
     auto client = daemon.client();
     for (std::uint64_t seed = 100000; seed < 100010; ++seed) {
       const auto image = testing::sample_image(seed, 4000);
-      client.put(testing::sample_put(seed, image));
+      if (!client.put(testing::sample_put(seed, image))) throw std::runtime_error("a PUT failed");
     }
   }
 
@@ -104,7 +105,7 @@ void run_case(const Options& options, bool repeated, testing::SystemUsers& users
     while (Clock::now() < until) {
       const auto image = testing::sample_image(++seed, 4000);
       const auto before = Clock::now();
-      client.put(testing::sample_put(seed, image));
+      if (!client.put(testing::sample_put(seed, image))) throw std::runtime_error("a PUT failed");
       baseline.record(Clock::now() - before);
     }
   }
@@ -155,7 +156,7 @@ void run_case(const Options& options, bool repeated, testing::SystemUsers& users
     while (::waitpid(attacker, &status, WNOHANG) == 0) {
       const auto image = testing::sample_image(++seed, 4000);
       const auto before = Clock::now();
-      client.put(testing::sample_put(seed, image));
+      if (!client.put(testing::sample_put(seed, image))) throw std::runtime_error("a PUT failed");
       during.record(Clock::now() - before);
     }
   }
