@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -57,6 +58,10 @@ common::Error at_entry(const common::Error& error, std::uint64_t index, std::uin
   return common::Error{error.code,
                        "entry " + std::to_string(index) + " of " + std::to_string(count) + ": " + error.message};
 }
+
+// Rationale: an export's spool is granted this much at a time, so a small export holds little of
+// the disk's room for spools, and a large one stops (no_space) where the disk has no more.
+constexpr std::uint64_t k_export_spool_step = 64ull << 20;
 
 // Rationale: a pipe's reader that takes nothing for this long has gone away in all but name; the
 // export gives up rather than hold its thread and its uid's slot for good. A regular file's write
@@ -173,7 +178,7 @@ Reply BundleService::export_bundle(proto::Bytes payload, const policy::PeerCrede
   // reads, a frozen or FUSE file system) holds neither the snapshot (which would pin the WAL) nor
   // anything another uid's bundle operation waits for.
   const std::uint64_t max_bytes = m_settings.limits.max_bundle_bytes;
-  auto grant = m_spool_budget.reserve_up_to(max_bytes, "this export");
+  auto grant = m_spool_budget.reserve(std::min(k_export_spool_step, max_bytes), "this export");
   if (!grant) return error_reply(status_for_bundle(grant.error()), "export failed: " + grant.error().message);
   auto spool = PrivateSpool::create(m_settings.spool_dir, grant->bytes());
   if (!spool) return error_reply(status_for_bundle(spool.error()), "export failed: " + spool.error().message);
@@ -187,9 +192,10 @@ Reply BundleService::export_bundle(proto::Bytes payload, const policy::PeerCrede
                                                   " bytes): export fewer entries (--arch, --driver, --since, --keys)");
     }
     if (written > grant->bytes()) {
-      return make_error(ErrorCode::no_space, "the bundle would take more than the " + std::to_string(grant->bytes()) +
-                                                 " bytes of spool the state directory's disk has room for "
-                                                 "(bundle_spool_reserve): export fewer entries");
+      const std::uint64_t more =
+          std::min(std::max(k_export_spool_step, written - grant->bytes()), max_bytes - grant->bytes());
+      JITCACHE_TRY(grant->grow(more, "this export"));
+      spool->raise_limit(grant->bytes());
     }
     return spool->append(bytes);
   };

@@ -35,6 +35,9 @@ class PrivateSpool {
   common::Result<std::size_t> read_at(std::uint64_t offset, std::span<std::uint8_t> out) const;
 
   std::uint64_t size() const { return m_size; }
+  std::uint64_t limit() const { return m_limit; }
+  // After the grant grew (spool_budget.hpp Grant::grow).
+  void raise_limit(std::uint64_t limit) { m_limit = limit; }
   int fd() const { return m_fd.get(); }
 
  private:

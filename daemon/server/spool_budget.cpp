@@ -2,7 +2,6 @@
 
 #include <sys/statvfs.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -43,6 +42,18 @@ SpoolBudget::SpoolBudget(std::string dir, std::uint64_t reserve,
 }
 
 common::Result<SpoolBudget::Grant> SpoolBudget::reserve(std::uint64_t bytes, const std::string& what) {
+  JITCACHE_TRY(take(bytes, what));
+  return Grant(this, bytes);
+}
+
+common::Result<void> SpoolBudget::Grant::grow(std::uint64_t more, const std::string& what) {
+  if (m_budget == nullptr) return make_error(ErrorCode::internal, "growing an empty spool grant");
+  JITCACHE_TRY(m_budget->take(more, what));
+  m_bytes += more;
+  return {};
+}
+
+common::Result<void> SpoolBudget::take(std::uint64_t bytes, const std::string& what) {
   auto free = m_free_bytes();
   JITCACHE_TRY(free);
   std::lock_guard lock(m_mutex);
@@ -50,31 +61,14 @@ common::Result<SpoolBudget::Grant> SpoolBudget::reserve(std::uint64_t bytes, con
   const std::uint64_t taken = m_granted + m_reserve;
   if (*free < taken || *free - taken < bytes) {
     return make_error(ErrorCode::no_space,
-                      what + " needs " + std::to_string(bytes) + " bytes of spool in the state directory, which has " +
-                          std::to_string(*free) + " bytes free, " + std::to_string(m_granted) +
-                          " of them granted to other bundle operations, and keeps bundle_spool_reserve (" +
-                          std::to_string(m_reserve) + " bytes) free for the store: nothing was written");
+                      what + " needs " + std::to_string(bytes) +
+                          " more bytes of spool in the state directory, which has " + std::to_string(*free) +
+                          " bytes free, " + std::to_string(m_granted) +
+                          " of them granted to bundle operations, and keeps bundle_spool_reserve (" +
+                          std::to_string(m_reserve) + " bytes) free for the store: nothing more was written");
   }
   m_granted += bytes;
-  return Grant(this, bytes);
-}
-
-common::Result<SpoolBudget::Grant> SpoolBudget::reserve_up_to(std::uint64_t most, const std::string& what) {
-  auto free = m_free_bytes();
-  JITCACHE_TRY(free);
-  std::lock_guard lock(m_mutex);
-  const std::uint64_t taken = m_granted + m_reserve;
-  const std::uint64_t available = *free > taken ? *free - taken : 0;
-  if (available == 0) {
-    return make_error(ErrorCode::no_space, what + " needs spool in the state directory, which has " +
-                                               std::to_string(*free) + " bytes free, " + std::to_string(m_granted) +
-                                               " of them granted to other bundle operations, and keeps "
-                                               "bundle_spool_reserve (" +
-                                               std::to_string(m_reserve) + " bytes) free for the store");
-  }
-  const std::uint64_t bytes = std::min(most, available);
-  m_granted += bytes;
-  return Grant(this, bytes);
+  return {};
 }
 
 std::uint64_t SpoolBudget::granted() const {

@@ -29,6 +29,9 @@ class SpoolBudget {
     Grant& operator=(const Grant&) = delete;
     ~Grant();
     std::uint64_t bytes() const { return m_bytes; }
+    // `more` bytes on top, on the same terms as reserve() (an export, whose size is known only as it
+    // is written, grows its grant step by step).
+    common::Result<void> grow(std::uint64_t more, const std::string& what);
 
    private:
     SpoolBudget* m_budget = nullptr;
@@ -40,12 +43,10 @@ class SpoolBudget {
 
   // no_space (the message says how much is free and the reserve) when `bytes` do not fit.
   common::Result<Grant> reserve(std::uint64_t bytes, const std::string& what);
-  // As much as fits, at most `most` (an export, whose size is known only once written); no_space
-  // when nothing does.
-  common::Result<Grant> reserve_up_to(std::uint64_t most, const std::string& what);
   std::uint64_t granted() const;
 
  private:
+  common::Result<void> take(std::uint64_t bytes, const std::string& what);
   void give_back(std::uint64_t bytes);
 
   std::string m_dir;

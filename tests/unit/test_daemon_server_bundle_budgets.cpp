@@ -32,12 +32,14 @@ TEST_CASE("bundle budgets: spools are granted what the disk has above the reserv
   CHECK(contains(second.error().message, "bundle_spool_reserve"));
   REQUIRE(budget.reserve(300, "this bundle"));  // granted and given back at once
   CHECK(budget.granted() == 500);
-  auto most = budget.reserve_up_to(10'000, "this export");
-  REQUIRE(most);
-  CHECK(most->bytes() == 300);
-  CHECK_FALSE(budget.reserve_up_to(1, "this export"));
+  auto growing = budget.reserve(100, "this export");
+  REQUIRE(growing);
+  REQUIRE(growing->grow(200, "this export"));
+  CHECK(growing->bytes() == 300);
+  CHECK_FALSE(growing->grow(1, "this export"));
+  CHECK(growing->bytes() == 300);
   first = SpoolBudget::Grant{};
-  most = SpoolBudget::Grant{};
+  growing = SpoolBudget::Grant{};
   CHECK(budget.granted() == 0);
   free = 100;  // below the reserve: nothing at all
   CHECK_FALSE(budget.reserve(1, "this bundle"));
