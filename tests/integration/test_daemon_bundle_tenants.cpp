@@ -174,6 +174,8 @@ TEST_CASE("bundle tenants: an untrusted uid's own entries in a host-signed expor
   const std::string builder = make_keys(keys, "builder");
   TempDir d_dir{"jitcache-bt-d"};
   TempDir e_dir{"jitcache-bt-e"};
+  ::chmod(d_dir.path().c_str(), 0755);
+  ::chmod(e_dir.path().c_str(), 0755);
   DaemonProcess signer(d_dir,
                        with_args({"--socket-group", users.group_name(), "--remote-signing-key", builder + ".key"}));
   DaemonProcess other(e_dir,
@@ -320,6 +322,7 @@ TEST_CASE("bundle tenants: an operator's removal from the shared namespace stick
   ::chmod(keys.path().c_str(), 0755);
   const std::string builder = make_keys(keys, "builder");
   TempDir dir{"jitcache-bt-removed"};
+  ::chmod(dir.path().c_str(), 0755);
   std::vector<std::string> args{"--remote-signing-key", builder + ".key"};
   if (users.available()) args.insert(args.end(), {"--socket-group", users.group_name()});
   DaemonProcess daemon(dir, with_args(args));
@@ -461,7 +464,9 @@ TEST_CASE("bundle tenants: an export into a pipe nobody reads holds no snapshot 
     return;
   }
   TempDir dir{"jitcache-bt-stall"};
-  ::chmod(dir.path().c_str(), 0777);
+  ::chmod(dir.path().c_str(), 0755);
+  TempDir files{"jitcache-bt-stall-files"};
+  ::chmod(files.path().c_str(), 0777);
   DaemonProcess daemon(dir, with_args({"--socket-group", users.group_name()}));
   daemon.start();
   {
@@ -471,7 +476,7 @@ TEST_CASE("bundle tenants: an export into a pipe nobody reads holds no snapshot 
       REQUIRE(client.put(testing::sample_put(seed, image)));
     }
   }
-  const std::string fifo = dir.file("stalled.fifo");
+  const std::string fifo = files.file("stalled.fifo");
   REQUIRE(::mkfifo(fifo.c_str(), 0666) == 0);
   ::chmod(fifo.c_str(), 0666);
   // The reader end is open and never read: the pipe fills, and the daemon's writes would block.
@@ -491,25 +496,27 @@ TEST_CASE("bundle tenants: an export into a pipe nobody reads holds no snapshot 
 
   // Another uid's export is served at once, not after the stalled one.
   const auto before = Clock::now();
-  const auto other = cli(daemon, {"export", "-o", dir.file("other.jcb")});
+  const auto other = cli(daemon, {"export", "-o", files.file("other.jcb")});
   INFO(other.output << other.errors);
   CHECK(other.status == 0);
   CHECK(Clock::now() - before < std::chrono::seconds(20));
-  // And the stalled export holds no read snapshot: checkpoints keep the WAL small under 24 MB of PUTs.
+  // And the stalled export holds no read snapshot: checkpoints (every 1000 pages of 16 KiB,
+  // daemon/store/pragmas.cpp) keep the WAL well under the 50 MB these PUTs write, which a pinned
+  // snapshot would keep whole.
   {
     auto client = daemon.client();
-    for (std::uint64_t seed = 100; seed < 340; ++seed) {
+    for (std::uint64_t seed = 100; seed < 600; ++seed) {
       const auto image = testing::sample_image(seed, 100'000);
       REQUIRE(client.put(testing::sample_put(seed, image)));
     }
   }
   INFO("WAL " << wal_bytes(daemon) << " bytes");
-  CHECK(wal_bytes(daemon) < 12'000'000);
+  CHECK(wal_bytes(daemon) < 35'000'000);
   int status = 0;
   CHECK(::waitpid(stalled, &status, WNOHANG) == 0);  // still stalled
 
   reader.reset();
   CHECK(testing::wait_child(stalled) == 0);
   auto client = daemon.client();
-  CHECK(stat_value(client, "entries") == 270);
+  CHECK(stat_value(client, "entries") == 530);
 }
