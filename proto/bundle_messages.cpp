@@ -120,7 +120,7 @@ common::Result<ImportBundleRequest> decode_import_bundle_request(Bytes payload) 
   for (const auto& row : k_import_targets) {
     if (static_cast<std::uint8_t>(row.value) == raw) return ImportBundleRequest{row.value};
   }
-  return malformed(op, "target " + std::to_string(raw) + " is not 0 (shared) or 1 (own)");
+  return malformed(op, "target " + std::to_string(raw) + " is not 0 (shared), 1 (own) or 2 (shared_restoring_removed)");
 }
 
 common::Result<ImportBundleReply> decode_import_bundle_reply(Bytes payload) {

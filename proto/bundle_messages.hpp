@@ -34,10 +34,14 @@ inline constexpr std::size_t k_max_bundle_host_length = 255;
 enum class ImportTarget : std::uint8_t {
   shared = 0,  // the shared namespace: a trusted caller, or a bundle signed by a trusted key
   own = 1,     // the caller's own namespace (its uid's), within namespace_quota
+  // The shared namespace, bringing back entries an operator removed from it (and forgetting the
+  // removal): a trusted caller only.
+  shared_restoring_removed = 2,
 };
-inline constexpr std::array<NamedValue<ImportTarget>, 2> k_import_targets{{
+inline constexpr std::array<NamedValue<ImportTarget>, 3> k_import_targets{{
     {ImportTarget::shared, "shared"},
     {ImportTarget::own, "own"},
+    {ImportTarget::shared_restoring_removed, "shared_restoring_removed"},
 }};
 std::string_view import_target_name(ImportTarget target);
 

@@ -19,7 +19,7 @@ struct Migration {
 // The newest migration: a database migrated by this code reports this version. The generated
 // source static_asserts that it equals the number of the last schema/*.sql file, so adding a
 // migration without bumping it (or the reverse) fails the build.
-inline constexpr int k_schema_version = 10;
+inline constexpr int k_schema_version = 11;
 
 // The oldest schema version whose code can still read and write a database at k_schema_version.
 // Bump it to k_schema_version when a migration changes something older code relies on (a renamed
@@ -52,6 +52,8 @@ inline constexpr int k_schema_version = 10;
 // whatever code deletes entries, and an entry older code compiles simply has no source kept.
 // 0010 (EXPLAIN by content and namespace) keeps it: an index older code never names; SQLite keeps
 // it up to date whatever code writes.
+// 0011 (removed keys) keeps it: older code never reads the table; a removal it makes is not
+// remembered, and its imports bring removed entries back, as they always did.
 inline constexpr int k_compatible_version = 2;
 
 // Every migration, in version order starting at 1.

@@ -1,7 +1,8 @@
 // `jitcache export`: the entries this caller can see (the shared namespace and its own), or those
 // --arch, --driver, --since and --keys select, into one signed bundle file (docs/bundle-format.md).
 // The daemon writes the file through a descriptor this command opens: it signs with its host's key,
-// which the caller never holds, and nothing of the bundle passes through this process's memory.
+// which the caller never holds. A file on a memory-backed file system (tmpfs, often /tmp) the
+// daemon refuses to write: for one, this command passes a pipe and copies what comes out of it.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -14,8 +15,11 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <client/cli/commands.hpp>
 #include <client/cli/failure.hpp>
@@ -23,6 +27,7 @@
 #include <client/cli/key_input.hpp>
 #include <client/cli/number_option.hpp>
 #include <client/cli/terminal_text.hpp>
+#include <common/memory_backed_file.hpp>
 #include <common/unique_fd.hpp>
 #include <proto/key.hpp>
 
@@ -106,6 +111,65 @@ common::Result<std::vector<proto::Digest256>> read_key_ids(const std::string& pa
   return ids;
 }
 
+// A pipe whose bytes a thread of this process copies into a file, until the last write end closes.
+class PipeToFile {
+ public:
+  static common::Result<PipeToFile> start(int file) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) {
+      return common::make_error(common::ErrorCode::io, std::string("cannot make a pipe: ") + std::strerror(errno));
+    }
+    PipeToFile out;
+    out.m_state = std::make_unique<State>();
+    out.m_state->read_end.reset(ends[0]);
+    out.m_state->write_end.reset(ends[1]);
+    State* state = out.m_state.get();
+    out.m_state->copier = std::thread([state, file] {
+      std::vector<char> buffer(1 << 16);
+      for (;;) {
+        const ssize_t got = ::read(state->read_end.get(), buffer.data(), buffer.size());
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+          if (got < 0) state->error = std::string("reading the daemon's pipe: ") + std::strerror(errno);
+          return;
+        }
+        for (ssize_t done = 0; done < got;) {
+          const ssize_t put = ::write(file, buffer.data() + done, static_cast<std::size_t>(got - done));
+          if (put < 0 && errno == EINTR) continue;
+          if (put < 0) {
+            state->error = std::string("writing it: ") + std::strerror(errno);
+            return;
+          }
+          done += put;
+        }
+      }
+    });
+    return out;
+  }
+  int write_end() const { return m_state->write_end.get(); }
+  // Closes this process's write end and waits for the copy: the bytes the daemon wrote are in the
+  // file, or the error says why not.
+  common::Result<void> finish() {
+    m_state->write_end.reset();
+    m_state->copier.join();
+    if (!m_state->error.empty()) return common::make_error(common::ErrorCode::io, m_state->error);
+    return {};
+  }
+
+ private:
+  struct State {
+    common::UniqueFd read_end;
+    common::UniqueFd write_end;
+    std::thread copier;
+    std::string error;
+    ~State() {
+      write_end.reset();
+      if (copier.joinable()) copier.join();
+    }
+  };
+  std::unique_ptr<State> m_state;
+};
+
 ExitCode run_export(const GlobalOptions& global, const ExportOptions& options) {
   proto::ExportBundleRequest request;
   if (!options.arch.empty()) {
@@ -141,7 +205,20 @@ ExitCode run_export(const GlobalOptions& global, const ExportOptions& options) {
   }
   common::UniqueFd file(::open(options.output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!file) return fail(ExitCode::local_io, "-o " + options.output + ": cannot create it: " + std::strerror(errno));
-  auto exported = client->export_bundle(request, file.get(), std::chrono::seconds(options.timeout_s));
+  // The daemon never writes into a memory-backed file (docs/security.md "Bundles"): for one, it
+  // writes into a pipe and this process copies the bytes into the file, at its own cost.
+  std::optional<PipeToFile> through_pipe;
+  if (common::memory_backed_file_system(file.get())) {
+    auto started = PipeToFile::start(file.get());
+    if (!started) return fail(ExitCode::local_io, "-o " + options.output + ": " + started.error().message);
+    through_pipe.emplace(std::move(*started));
+  }
+  auto exported = client->export_bundle(request, through_pipe ? through_pipe->write_end() : file.get(),
+                                        std::chrono::seconds(options.timeout_s));
+  if (through_pipe) {
+    auto copied = through_pipe->finish();
+    if (exported && !copied) exported = copied.error();
+  }
   if (!exported) {
     // A half-written bundle is no use to anyone: it would be refused on import.
     ::unlink(options.output.c_str());

@@ -1,7 +1,8 @@
 // `jitcache import FILE`: a bundle (docs/bundle-format.md) into the daemon's store, in one
 // transaction: all of it or, when any check fails, nothing, with the check and the entry that
 // failed. Into the shared namespace when the caller is trusted or the bundle is signed by a key the
-// daemon trusts (docs/security.md "Bundles"); with --own, into the caller's own namespace.
+// daemon trusts and holds only entries its host had shared (docs/security.md "Bundles"); with --own,
+// into the caller's own namespace.
 #include <fcntl.h>
 
 #include <cerrno>
@@ -28,6 +29,7 @@ constexpr int k_max_timeout_s = 7 * 24 * 3600;
 struct ImportOptions {
   std::string file;
   bool own = false;
+  bool restore_removed = false;
   int timeout_s = k_default_timeout_s;
 };
 
@@ -42,7 +44,9 @@ ExitCode run_import(const GlobalOptions& global, const ImportOptions& options) {
     return fail(ExitCode::daemon_failed, "this jitcached (" + hello->daemon_version + ") does not import bundles");
   }
   proto::ImportBundleRequest request;
-  request.target = options.own ? proto::ImportTarget::own : proto::ImportTarget::shared;
+  request.target = options.own               ? proto::ImportTarget::own
+                   : options.restore_removed ? proto::ImportTarget::shared_restoring_removed
+                                             : proto::ImportTarget::shared;
   auto imported = client->import_bundle(request, file.get(), std::chrono::seconds(options.timeout_s));
   if (!imported) return fail_daemon(imported.error());
   if (global.json) {
@@ -63,7 +67,7 @@ ExitCode run_import(const GlobalOptions& global, const ImportOptions& options) {
               << (imported->entries == 1 ? " entry" : " entries") << " into "
               << (imported->namespace_id == 0 ? std::string("the shared namespace")
                                               : "namespace " + std::to_string(imported->namespace_id))
-              << "; " << imported->skipped << " already present\n"
+              << "; " << imported->skipped << " skipped (already present, repeated, or removed by an operator)\n"
               << "bundle from " << terminal_text(imported->host) << ", "
               << (imported->signer.empty() ? std::string("unsigned")
                                            : "signed by " + imported->signer +
@@ -85,6 +89,12 @@ Command add_import_command(CLI::App& app) {
   command.parser->add_flag("--own", options->own,
                            "Into your own namespace (within namespace_quota), not the shared one: for a bundle that "
                            "is unsigned or not signed by a key the daemon trusts");
+  auto* restore =
+      command.parser->add_flag("--restore-removed", options->restore_removed,
+                               "Trusted callers: also bring back the bundle's entries an operator removed from the "
+                               "shared namespace (jitcache rm), which an import otherwise skips, and forget "
+                               "their removal");
+  restore->excludes(command.parser->get_option("--own"));
   command.parser->add_option("--timeout", options->timeout_s, "Seconds to wait for the daemon's answer")
       ->check(whole_number(1, k_max_timeout_s))
       ->capture_default_str();

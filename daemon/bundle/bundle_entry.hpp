@@ -16,13 +16,16 @@ namespace jitcache::daemon::bundle {
 
 inline constexpr std::array<std::uint8_t, 4> k_bundle_magic{0x4A, 0x43, 0x42, 0x31};   // "JCB1"
 inline constexpr std::array<std::uint8_t, 4> k_trailer_magic{0x4A, 0x43, 0x42, 0x53};  // "JCBS"
-inline constexpr std::uint16_t k_bundle_format_version = 1;
+// Version 2 added each entry's origin (docs/bundle-format.md "Versions"); a version 1 bundle is
+// refused: its signature vouched for every entry the exporting caller could see, its own namespace's
+// included, so it cannot say which entries were shared.
+inline constexpr std::uint16_t k_bundle_format_version = 2;
 inline constexpr std::size_t k_max_header_length = 4096;
 inline constexpr std::size_t k_max_host_length = 255;
 inline constexpr std::size_t k_max_bundle_producer_length = 64;
 inline constexpr std::uint64_t k_max_bundle_entries = 1'000'000;
 // The signed message is this prefix followed by the file's digest (docs/bundle-format.md).
-inline constexpr char k_signature_context[] = "jitcache bundle 1\n";
+inline constexpr char k_signature_context[] = "jitcache bundle 2\n";
 // Magic, version, flags and the header length.
 inline constexpr std::size_t k_head_size = 12;
 // Magic, entry count, digest, signature.
@@ -42,7 +45,16 @@ struct BundleHeader {
   bool is_signed() const;
 };
 
+// Where an entry came from on the exporting host: persisted (each entry's first byte), never
+// reused. Only a `shared` entry is vouched for by the bundle's signature: the exporting host's
+// namespace rules made it shared there (the daemon compiled it, or a trusted uid wrote it).
+enum class EntryOrigin : std::uint8_t {
+  shared = 0,            // the exporting host's shared namespace
+  caller_namespace = 1,  // the exporting caller's own namespace: that uid's word only
+};
+
 struct BundleEntry {
+  EntryOrigin origin = EntryOrigin::shared;
   proto::KeyFields key;
   proto::Checksum128 content_fast;
   std::string producer;

@@ -55,6 +55,11 @@ common::Result<BundleReader> BundleReader::open(ByteSource& source, const Reader
   const std::uint16_t version = *r.u16("format version");
   const std::uint16_t flags = *r.u16("flags");
   const std::uint32_t header_length = *r.u32("header length");
+  if (version == 1) {
+    return make_error(ErrorCode::unsupported,
+                      "bundle format version 1 is no longer read: its signature does not say which entries "
+                      "were shared on the exporting host; export the entries again with this jitcached");
+  }
   if (version != k_bundle_format_version) {
     return make_error(ErrorCode::unsupported, "bundle format version " + std::to_string(version) +
                                                   " is not supported (this jitcached reads version " +
@@ -102,20 +107,20 @@ common::Error BundleReader::at_entry(const common::Error& error) const {
   return out;
 }
 
-common::Result<std::optional<ReadEntry>> BundleReader::next() {
+common::Result<std::optional<ReadEntry>> BundleReader::next(ImageCheck check) {
   if (m_done) return std::optional<ReadEntry>{};
   if (m_read == m_header.entry_count) {
     JITCACHE_TRY(read_trailer());
     m_done = true;
     return std::optional<ReadEntry>{};
   }
-  auto entry = read_entry();
+  auto entry = read_entry(check);
   if (!entry) return at_entry(entry.error());
   ++m_read;
   return std::optional<ReadEntry>(std::move(*entry));
 }
 
-common::Result<ReadEntry> BundleReader::read_entry() {
+common::Result<ReadEntry> BundleReader::read_entry(ImageCheck check) {
   std::array<std::uint8_t, 8> length_bytes{};
   JITCACHE_TRY(read(length_bytes));
   const std::uint64_t length = le64(length_bytes.data());
@@ -129,10 +134,35 @@ common::Result<ReadEntry> BundleReader::read_entry() {
   }
   std::vector<std::uint8_t> record(static_cast<std::size_t>(length));
   JITCACHE_TRY(read(record));
-
-  proto::ByteReader r{proto::Bytes(record)};
+  auto parsed = parse_entry_record(proto::Bytes(record), m_limits);
+  JITCACHE_TRY(parsed);
   ReadEntry out;
-  BundleEntry& e = out.entry;
+  out.entry = std::move(*parsed);
+  out.record = std::move(record);
+  if (check == ImageCheck::full) JITCACHE_TRY(check_image(out, m_limits));
+  return out;
+}
+
+common::Result<void> check_image(ReadEntry& read, const ReaderLimits& limits) {
+  const BundleEntry& e = read.entry;
+  if (e.codec == k_codec_zstd) {
+    auto decoded = decode_zstd_frame(proto::Bytes(e.image), e.raw_size, limits.max_entry_bytes, "image");
+    if (!decoded) return decoded.error();
+    read.decoded = std::move(*decoded);
+  }
+  if (proto::xxh3_128(read.raw_image()) != e.checksum) return corrupt("image: the checksum does not match");
+  return {};
+}
+
+common::Result<BundleEntry> parse_entry_record(proto::Bytes record, const ReaderLimits& limits) {
+  proto::ByteReader r{record};
+  BundleEntry e;
+  auto origin = r.u8("origin");
+  if (!origin) return as_corrupt(origin.error());
+  if (*origin > static_cast<std::uint8_t>(EntryOrigin::caller_namespace)) {
+    return corrupt("origin " + std::to_string(*origin) + " is not known");
+  }
+  e.origin = static_cast<EntryOrigin>(*origin);
   auto key = proto::decode_key(r);
   if (!key) return as_corrupt(key.error());
   e.key = std::move(*key);
@@ -164,10 +194,10 @@ common::Result<ReadEntry> BundleReader::read_entry() {
     return corrupt("image codec " + std::to_string(e.codec) + " is not known");
   }
   if (e.raw_size == 0) return corrupt("an empty image");
-  if (e.raw_size > m_limits.max_entry_bytes) {
+  if (e.raw_size > limits.max_entry_bytes) {
     return make_error(ErrorCode::too_large, "an image of " + std::to_string(e.raw_size) +
                                                 " bytes is over the limit of " +
-                                                std::to_string(m_limits.max_entry_bytes));
+                                                std::to_string(limits.max_entry_bytes));
   }
   if (*image_length > r.remaining()) return corrupt("its image runs past its length");
   auto image = r.bytes(static_cast<std::size_t>(*image_length), "image");
@@ -177,12 +207,11 @@ common::Result<ReadEntry> BundleReader::read_entry() {
       return corrupt("image: " + std::to_string(image->size()) + " bytes, raw_size says " + std::to_string(e.raw_size));
     }
   } else {
-    auto decoded = decode_zstd_frame(*image, e.raw_size, m_limits.max_entry_bytes, "image");
-    if (!decoded) return decoded.error();
-    out.decoded = std::move(*decoded);
+    // Only the frame's header here: decoding is check_image's, which a caller may skip for an
+    // entry it will not import (bundle_reader.hpp).
+    JITCACHE_TRY(check_zstd_frame(*image, e.raw_size, limits.max_entry_bytes, "image"));
   }
   e.image.assign(image->begin(), image->end());
-  if (proto::xxh3_128(out.raw_image()) != e.checksum) return corrupt("image: the checksum does not match");
 
   auto source_codec = r.u8("source codec");
   auto source_raw = r.u64("source raw size");
@@ -194,14 +223,14 @@ common::Result<ReadEntry> BundleReader::read_entry() {
   if (*source_codec == k_codec_raw) {
     if (*source_raw != 0 || !source->empty()) return corrupt("source: codec 0 (none) with a size or bytes");
   } else if (*source_codec == k_codec_zstd) {
-    JITCACHE_TRY(check_zstd_frame(*source, *source_raw, m_limits.max_entry_bytes, "source"));
+    JITCACHE_TRY(check_zstd_frame(*source, *source_raw, limits.max_entry_bytes, "source"));
     e.source_raw_size = *source_raw;
     e.source.assign(source->begin(), source->end());
   } else {
     return corrupt("source codec " + std::to_string(*source_codec) + " is not known");
   }
   if (auto end = r.expect_end("the entry"); !end) return corrupt(end.error().message);
-  return out;
+  return e;
 }
 
 common::Result<void> BundleReader::read_trailer() {

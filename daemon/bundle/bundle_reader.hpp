@@ -22,11 +22,24 @@ namespace jitcache::daemon::bundle {
 
 struct ReadEntry {
   BundleEntry entry;
+  std::vector<std::uint8_t> record;   // the entry's bytes as the file holds them (after its length)
   std::vector<std::uint8_t> decoded;  // the raw image of a zstd entry; empty for a raw one
   proto::Bytes raw_image() const {
     return entry.codec == k_codec_raw ? proto::Bytes(entry.image) : proto::Bytes(decoded);
   }
 };
+
+// Whether next() decodes a zstd image and checks it against its checksum (full), or leaves that to
+// check_image (deferred): an importer skips the decoding of an entry it will not import (one already
+// present, a duplicate), so a bundle of such entries costs it no decoding.
+enum class ImageCheck { full, deferred };
+
+// Decodes a deferred entry's image (into `read.decoded`) and checks it against its checksum.
+common::Result<void> check_image(ReadEntry& read, const ReaderLimits& limits);
+
+// One entry's record (the `E` bytes after its length) with every check of docs/bundle-format.md
+// but the image's decoding and checksum: its fields, lengths, codecs and zstd frame headers.
+common::Result<BundleEntry> parse_entry_record(proto::Bytes record, const ReaderLimits& limits);
 
 class BundleReader {
  public:
@@ -38,14 +51,14 @@ class BundleReader {
   // The next entry, checked; nullopt once every entry has been read and the trailer has verified
   // (then digest() is the bundle's). Errors as open's, and forbidden-free: a signature that does
   // not verify is ErrorCode::corrupt.
-  common::Result<std::optional<ReadEntry>> next();
+  common::Result<std::optional<ReadEntry>> next(ImageCheck check = ImageCheck::full);
   const proto::Digest256& digest() const { return m_digest; }
   std::uint64_t entries_read() const { return m_read; }
 
  private:
   BundleReader(ByteSource& source, const ReaderLimits& limits) : m_source(&source), m_limits(limits) {}
   common::Result<void> read(std::span<std::uint8_t> out);
-  common::Result<ReadEntry> read_entry();
+  common::Result<ReadEntry> read_entry(ImageCheck check);
   common::Result<void> read_trailer();
   common::Error at_entry(const common::Error& error) const;
 

@@ -84,6 +84,7 @@ common::Result<void> BundleWriter::add(const BundleEntry& entry) {
   // The fields around the two blobs, encoded apart so the blobs go from the entry's buffers.
   std::vector<std::uint8_t> fields;
   proto::ByteWriter w(fields);
+  w.u8(static_cast<std::uint8_t>(entry.origin));
   proto::encode_key(w, entry.key);
   w.checksum(entry.content_fast);
   w.str16(entry.producer);

@@ -75,6 +75,11 @@ struct Config {
   std::string import_dir;
   // The largest bundle imported or exported (docs/bundle-format.md "Limits").
   std::uint64_t bundle_max_size = 4ull << 30;
+  // The raw bytes one import's images may decode to, and an untrusted uid's an hour (0: no limit);
+  // the disk the import spools leave free (docs/security.md "Bundles").
+  std::uint64_t bundle_max_decoded = 4ull << 30;
+  std::uint64_t bundle_decoded_per_uid = 16ull << 30;
+  std::uint64_t bundle_spool_reserve = 1ull << 30;
   // Published images beside the socket (docs/architecture.md "Published images"); the sizes'
   // rationale is at publish::PublishSettings.
   bool publish = true;

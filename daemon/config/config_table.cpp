@@ -118,7 +118,7 @@ Result<void> set_eviction_policy(std::string& target, std::string_view value) {
   return {};
 }
 
-const std::array<ConfigKey, 63> k_config_key_table{{
+const std::array<ConfigKey, 66> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -492,6 +492,30 @@ const std::array<ConfigKey, 63> k_config_key_table{{
        return set_size(c.bundle_max_size, v, SizeBounds{1u << 20, 1ull << 44});
      },
      [](const Config& c) { return format_size(c.bundle_max_size); }},
+    {"bundle_max_decoded", ValueKind::size,
+     "The bytes the images one bundle import brings in may decode to (zstd), checked from each entry's recorded "
+     "size before it is decoded; over it the import is refused whole (`too_large`). Entries already present, "
+     "removed or repeated are not decoded and not counted.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.bundle_max_decoded, v, SizeBounds{1u << 20, 1ull << 44});
+     },
+     [](const Config& c) { return format_size(c.bundle_max_decoded); }},
+    {"bundle_decoded_per_uid", ValueKind::size,
+     "The bytes of bundle images an untrusted uid's imports may have decoded in one hour; past it its imports "
+     "are refused (`too_large`, saying when to retry) until the hour ends. Trusted callers and `import_dir` are "
+     "not counted. 0: no limit.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.bundle_decoded_per_uid, v, SizeBounds{1u << 20, 1ull << 50, true});
+     },
+     [](const Config& c) { return format_size(c.bundle_decoded_per_uid); }},
+    {"bundle_spool_reserve", ValueKind::size,
+     "Free space the bundle spools (an import's checked entries, an export before it is copied out, in the "
+     "state directory) leave on its disk: an operation whose bundle could take more is refused (`no_space`) "
+     "before anything is written. An untrusted uid's bundle is also at most its `namespace_quota`.",
+     [](Config& c, std::string_view v) {
+       return set_size(c.bundle_spool_reserve, v, SizeBounds{0, 1ull << 50, true});
+     },
+     [](const Config& c) { return format_size(c.bundle_spool_reserve); }},
 }};
 
 }  // namespace

@@ -2,20 +2,27 @@
 // caller may export and import, and the import's two passes over the file (docs/bundle-format.md,
 // docs/security.md "Bundles").
 //
-// An import reads the file twice. The first pass checks everything (every length, frame, checksum,
-// key as a PUT's, the signature) without touching the store, so a bad bundle never holds the
-// store's writer, and copies the bytes it read into a private spool file (unlinked, in the state
-// directory). The second pass reads that copy inside the store's one transaction and checks it all
-// again, and commits only if its digest is the first pass's.
-// Rationale: the caller's file could change between the passes, or sit on a file system whose
-// reads the caller can stall (FUSE); the store's writer must never wait on the caller. Memory: one
-// entry at a time; disk: the bundle once more, while it is imported.
+// An import reads the caller's file once, holding no lock: it checks everything (every length,
+// frame, key as a PUT's, the digest and the signature), decodes and checks only the images of the
+// entries it will import (not one already present, removed, or met before in the bundle), within
+// bundle_max_decoded and the uid's bundle_decoded_per_uid, and appends their records to a private
+// spool (private_spool.hpp), granted before the first byte (spool_budget.hpp). Then, inside the
+// store's one transaction, it reads the spool back and inserts: parsing, no decoding, no hashing.
+// Rationale: the caller's file could change, or sit on a file system whose reads the caller can
+// stall (FUSE), and a bundle's frames can decode to 1000 times their size; the store's writer must
+// never wait on either. Memory: one entry at a time; disk: the entries to import once more.
 //
-// Who may do what: any caller may export what it can see (the shared namespace and its own). An
-// import goes into the shared namespace only for a trusted caller or a bundle whose signature is by
-// a trusted key (remote_trusted_keys, or this host's own remote_signing_key); into the caller's own
-// namespace (ImportTarget::own) for anyone, within namespace_quota. One bundle operation at a time
-// per uid; all of them run one after another on the server's bundle lane.
+// Who may do what: any caller may export what it can see (the shared namespace and its own); each
+// entry says which of the two it came from, under the signature. An import goes into the shared
+// namespace only for a trusted caller, or a bundle whose signature is by a trusted key
+// (remote_trusted_keys, or this host's own remote_signing_key) and whose every entry came from its
+// signer's shared namespace; into the caller's own namespace (ImportTarget::own) for anyone, within
+// namespace_quota. An import into the shared namespace skips what an operator removed from it.
+// One bundle operation at a time per uid, each on a thread of the server's bundle lane.
+//
+// An export writes the bundle into a private spool under the store's read snapshot, and copies it
+// to the caller's file (a regular file on disk, or a pipe; never a memory-backed file) only once the
+// snapshot has ended.
 //
 // Thread safety: export_bundle, import_bundle and import_file run on the bundle lane (or at start,
 // before the server serves); try_begin and end from any thread.
@@ -34,7 +41,9 @@
 #include <daemon/policy/peer_credentials.hpp>
 #include <daemon/policy/trust_policy.hpp>
 #include <daemon/remote/record/trusted_keys.hpp>
+#include <daemon/server/decode_budget.hpp>
 #include <daemon/server/request_handler.hpp>
+#include <daemon/server/spool_budget.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/entry_transfer.hpp>
 #include <proto/bundle_messages.hpp>
@@ -42,12 +51,30 @@
 
 namespace jitcache::daemon::server {
 
+// Bundle operations running at once, each on a thread of the server's bundle lane (which has this
+// many): one uid's operation whose file stalls holds its own thread, never another uid's.
+inline constexpr std::size_t k_max_bundle_operations = 8;
+
 struct BundleSettings {
   bundle::ReaderLimits limits;
   std::string host;  // this host's name, for the bundles it writes
-  // Where an import's private copy is made (O_TMPFILE); empty, or a file system without O_TMPFILE:
-  // the second pass reads the caller's file again (its digest still has to match).
+  // Where the private spools are made (private_spool.hpp): the state directory.
   std::string spool_dir;
+  // Free space the spools leave on spool_dir's disk (bundle_spool_reserve).
+  std::uint64_t spool_reserve = 1ull << 30;
+  // The raw bytes one import may decode (bundle_max_decoded), and an untrusted uid an hour
+  // (bundle_decoded_per_uid; 0: no limit).
+  std::uint64_t max_decoded_bytes = 4ull << 30;
+  std::uint64_t decoded_per_uid = 16ull << 30;
+  // An untrusted caller's bundle is at most this (its spool is its cost); 0: no limit.
+  std::uint64_t namespace_quota = 0;
+};
+
+// Who asks for an import.
+struct ImportCaller {
+  bool trusted = false;   // root, the daemon's uid, trusted_users, trusted_groups
+  std::uint32_t uid = 0;  // its own namespace
+  bool limited = true;    // an untrusted uid's request: its quota bounds the spool, its hour's decoding is counted
 };
 
 class BundleService {
@@ -59,13 +86,15 @@ class BundleService {
 
   Reply export_bundle(proto::Bytes payload, const policy::PeerCredentials& peer, int fd);
   Reply import_bundle(proto::Bytes payload, const policy::PeerCredentials& peer, int fd);
-  // The import itself: into the shared namespace (`target` shared: refused unless `caller_trusted`
-  // or the signer is trusted) or `own_namespace`. Errors say which check failed, and at which entry.
-  common::Result<proto::ImportBundleReply> import_file(int fd, proto::ImportTarget target, bool caller_trusted,
-                                                       std::uint32_t own_namespace);
+  // The import itself: into the shared namespace (`target` shared: refused unless the caller is
+  // trusted or the signer is, and then every entry must be one the signer's host had shared) or
+  // the caller's own. Errors say which check failed, and at which entry.
+  common::Result<proto::ImportBundleReply> import_file(int fd, proto::ImportTarget target, const ImportCaller& caller);
 
-  // One bundle operation at a time per uid: false when `uid` has one running or waiting.
-  bool try_begin(uid_t uid);
+  // One bundle operation at a time per uid, and k_max_bundle_operations in all: `uid_busy` when
+  // `uid` has one running, `all_busy` when that many are.
+  enum class Begin { started, uid_busy, all_busy };
+  Begin try_begin(uid_t uid);
   void end(uid_t uid);
 
  private:
@@ -77,6 +106,8 @@ class BundleService {
   std::optional<proto::SigningKey> m_signing_key;
   remote::TrustedKeys m_trusted;
   BundleSettings m_settings;
+  SpoolBudget m_spool_budget;
+  DecodeBudget m_decode_budget;
   std::mutex m_mutex;
   std::set<uid_t> m_busy;
 };

@@ -330,12 +330,18 @@ awaitable<Reply> Connection::bundle(proto::Op op, common::UniqueFd descriptor) {
                                                    "(header flag request_fd, PROTOCOL.md §2)");
   }
   BundleService& service = *m_context.bundles;
-  if (!service.try_begin(m_peer.uid)) {
+  const BundleService::Begin begin = service.try_begin(m_peer.uid);
+  if (begin == BundleService::Begin::uid_busy) {
     co_return error_reply(Status::busy, "uid " + std::to_string(m_peer.uid) +
                                             " has a bundle export or import running; one at a time per uid");
   }
+  if (begin == BundleService::Begin::all_busy) {
+    co_return error_reply(Status::busy, std::to_string(k_max_bundle_operations) +
+                                            " bundle exports or imports are running, the most at once: try again");
+  }
   // Rationale: the bundle lane, not this worker: an export or import reads or writes a file of up
-  // to bundle_max_size, which would stall the worker's other connections. Its bytes leave the
+  // to bundle_max_size, which would stall the worker's other connections. The lane has a thread for
+  // each operation try_begin admits, so one whose file stalls waits alone. Its bytes leave the
   // connection's buffer, which the lane reads after this coroutine has moved on.
   auto shared_fd = std::make_shared<common::UniqueFd>(std::move(descriptor));
   auto work = [&service, op, payload = m_payload, peer = m_peer, shared_fd]() {

@@ -22,6 +22,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include <daemon/server/bundle_service.hpp>
 #include <daemon/server/compile_request.hpp>
 #include <daemon/server/connection.hpp>
 #include <daemon/server/worker_loop.hpp>
@@ -62,7 +63,7 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_watchdog_timer(m_accept_io),
       m_writer(1),
       m_maintenance(1),
-      m_bundle_lane(1),
+      m_bundle_lane(k_max_bundle_operations),
       // Rationale: each thread waits on the network for at most remote_timeout per lookup; eight
       // keep 200 misses a second flowing at a 20 ms round trip, and a slower remote queues misses
       // here, never hits (docs/operations.md "A fleet").

@@ -42,6 +42,10 @@ common::Result<std::unique_ptr<server::BundleService>> make_bundle_service(const
   settings.limits.max_entry_bytes = config.max_frame_bytes;
   settings.host = host_name();
   settings.spool_dir = config.state_dir;
+  settings.spool_reserve = config.bundle_spool_reserve;
+  settings.max_decoded_bytes = config.bundle_max_decoded;
+  settings.decoded_per_uid = config.bundle_decoded_per_uid;
+  settings.namespace_quota = config.namespace_quota;
   return std::make_unique<server::BundleService>(transfer, counters, std::move(trust), std::move(signing),
                                                  std::move(*trusted), std::move(settings));
 }
@@ -107,7 +111,9 @@ void import_bundles_at_start(const config::Config& config, server::BundleService
       spdlog::debug("import_dir: bundle {} was imported before", path.string());
       continue;
     }
-    auto imported = bundles.import_file(fd.get(), proto::ImportTarget::shared, false, store::k_shared_namespace);
+    // The operator's directory: no uid to charge, and only entries its signer's host had shared.
+    auto imported = bundles.import_file(fd.get(), proto::ImportTarget::shared,
+                                        server::ImportCaller{false, store::k_shared_namespace, false});
     if (!imported) {
       spdlog::warn("import_dir: bundle {} skipped, nothing of it imported: {}", path.string(),
                    imported.error().message);

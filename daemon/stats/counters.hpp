@@ -69,6 +69,7 @@ class Counters {
   Counter bundles_imported{0};
   Counter bundle_entries_imported{0};
   Counter bundle_entries_skipped{0};
+  Counter bundle_entries_removed{0};  // of those skipped: an operator removed them (schema/0011_removed_keys.sql)
   Counter bundles_refused{0};
   Counter bundles_exported{0};
   Counter bundle_entries_exported{0};

@@ -37,7 +37,25 @@ struct ExportFilter {
 
 struct ImportCounts {
   std::uint64_t imported = 0;
-  std::uint64_t skipped = 0;  // the key id was already in the namespace
+  std::uint64_t skipped = 0;  // the key id was already in the namespace, or was removed (below)
+  std::uint64_t removed = 0;  // of those skipped: an operator removed the key id from the shared namespace
+};
+
+// What the target namespace holds of a key id, as an import asks before it decodes an entry.
+enum class KeyPresence {
+  absent,
+  present,  // an entry of the key id is in the namespace (quarantined or not): an import skips it
+  removed,  // the shared namespace, and an operator removed the key id (REMOVE): an import skips it
+};
+
+struct ImportOptions {
+  std::uint32_t namespace_id = k_shared_namespace;
+  // What the entries will take, for eviction and the namespace quota beforehand, as a PUT makes
+  // room (too_large when they could never fit).
+  std::uint64_t stored_bytes = 0;
+  // Import an entry of a removed key id into the shared namespace after all, and forget its
+  // removal: a trusted caller's `jitcache import --restore-removed`.
+  bool restore_removed = false;
 };
 
 class EntryTransfer {
@@ -51,14 +69,18 @@ class EntryTransfer {
                                                const std::function<Result<void>(std::uint64_t)>& begin,
                                                const std::function<Result<void>(const bundle::BundleEntry&)>& each) = 0;
 
-  // Writes into `namespace_id` every entry `next` yields until it yields nullopt, in one
+  // A read, on a reader connection: whether `namespace_id` holds `key_id`, or (the shared
+  // namespace) an operator removed it.
+  virtual Result<KeyPresence> presence(std::uint32_t namespace_id, const proto::Digest256& key_id) = 0;
+
+  // Writes into `options.namespace_id` every entry `next` yields until it yields nullopt, in one
   // transaction, committed only then: an error from `next` (or the store) rolls everything back. An
-  // entry whose key id is already in the namespace is skipped and counted, not replaced.
-  // `stored_bytes`: what the entries will take, for eviction and the namespace quota beforehand, as
-  // a PUT makes room (too_large when they could never fit).
+  // entry whose key id is already in the namespace is skipped and counted, not replaced; so is one
+  // an operator removed from the shared namespace, unless options.restore_removed.
+  // Rationale: `next` is called with the store's writer held, so it must only hand over entries
+  // already checked (bundle_service.hpp reads them back from its private spool), never decode.
   virtual Result<ImportCounts> import_entries(
-      std::uint32_t namespace_id, std::uint64_t stored_bytes,
-      const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) = 0;
+      const ImportOptions& options, const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) = 0;
 };
 
 }  // namespace jitcache::daemon::store

@@ -148,7 +148,8 @@ class SqliteStore final : public Store,
   Result<std::uint64_t> export_entries(const ExportFilter& filter,
                                        const std::function<Result<void>(std::uint64_t)>& begin,
                                        const std::function<Result<void>(const bundle::BundleEntry&)>& each) override;
-  Result<ImportCounts> import_entries(std::uint32_t namespace_id, std::uint64_t stored_bytes,
+  Result<KeyPresence> presence(std::uint32_t namespace_id, const proto::Digest256& key_id) override;
+  Result<ImportCounts> import_entries(const ImportOptions& options,
                                       const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) override;
 
  private:

@@ -41,6 +41,25 @@ constexpr char k_insert_entry_sql[] =
     " content_fast, fast_key_id)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, 0, ?16, ?17, ?18)";
 constexpr char k_insert_blob_sql[] = "INSERT INTO blobs (entry_id, data) VALUES (?1, ?2)";
+constexpr char k_find_removal_sql[] = "SELECT 1 FROM removed_keys WHERE key_id = ?1";
+constexpr char k_forget_removal_sql[] = "DELETE FROM removed_keys WHERE key_id = ?1";
+
+// Whether `namespace_id` holds an entry of `key_id`.
+Result<bool> holds(SqliteDb& db, const proto::Digest256& key_id, std::uint32_t namespace_id, const std::string& what) {
+  auto stmt = db.statement(k_find_entry_sql);
+  JITCACHE_TRY(stmt);
+  (*stmt)->bind_blob(1, key_id.bytes);
+  (*stmt)->bind(2, namespace_id);
+  return (*stmt)->step(what);
+}
+
+// Whether an operator removed `key_id` from the shared namespace (schema/0011_removed_keys.sql).
+Result<bool> was_removed(SqliteDb& db, const proto::Digest256& key_id, const std::string& what) {
+  auto stmt = db.statement(k_find_removal_sql);
+  JITCACHE_TRY(stmt);
+  (*stmt)->bind_blob(1, key_id.bytes);
+  return (*stmt)->step(what);
+}
 
 // Every row the filter selects, each key id once (the shared row first), in key id order.
 Result<void> for_each_selected(SqliteDb& db, const ExportFilter& filter,
@@ -148,6 +167,10 @@ Result<std::uint64_t> SqliteStore::export_entries(const ExportFilter& filter,
       if (const auto* failure = std::get_if<DecodeFailure>(&checked)) {
         return make_error(ErrorCode::corrupt, what + ": " + failure->reason + " (jitcache verify removes it)");
       }
+      // Rationale: only the shared namespace's entries are vouched for by this host's signature; one
+      // of the caller's own namespace is that uid's word, and says so (docs/bundle-format.md).
+      entry.origin = row.info.namespace_id == k_shared_namespace ? bundle::EntryOrigin::shared
+                                                                 : bundle::EntryOrigin::caller_namespace;
       entry.key = row.info.key;
       entry.content_fast = row.content_fast;
       entry.producer = row.info.producer;
@@ -166,9 +189,24 @@ Result<std::uint64_t> SqliteStore::export_entries(const ExportFilter& filter,
   });
 }
 
+Result<KeyPresence> SqliteStore::presence(std::uint32_t namespace_id, const proto::Digest256& key_id) {
+  return m_database->run([&](StoreDatabase& db) -> Result<KeyPresence> {
+    auto reader = db.readers.acquire();
+    const std::string what = "looking up a bundle entry's key id";
+    auto present = holds(*reader, key_id, namespace_id, what);
+    JITCACHE_TRY(present);
+    if (*present) return KeyPresence::present;
+    if (namespace_id != k_shared_namespace) return KeyPresence::absent;
+    auto removed = was_removed(*reader, key_id, what);
+    JITCACHE_TRY(removed);
+    return *removed ? KeyPresence::removed : KeyPresence::absent;
+  });
+}
+
 Result<ImportCounts> SqliteStore::import_entries(
-    std::uint32_t namespace_id, std::uint64_t stored_bytes,
-    const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) {
+    const ImportOptions& options, const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) {
+  const std::uint32_t namespace_id = options.namespace_id;
+  const std::uint64_t stored_bytes = options.stored_bytes;
   const std::string what = "importing a bundle into namespace " + std::to_string(namespace_id);
   if (m_policy.max_size_bytes != 0 && stored_bytes > m_policy.max_size_bytes) {
     return make_error(ErrorCode::too_large, what + ": its images take " + std::to_string(stored_bytes) +
@@ -202,16 +240,25 @@ Result<ImportCounts> SqliteStore::import_entries(
       if (!*entry) break;
       const bundle::BundleEntry& e = **entry;
       const proto::Digest256 key_id = proto::key_id(e.key);
-      {
-        auto stmt = db.writer.statement(k_find_entry_sql);
-        JITCACHE_TRY(stmt);
-        (*stmt)->bind_blob(1, key_id.bytes);
-        (*stmt)->bind(2, namespace_id);
-        auto row = (*stmt)->step(what);
-        JITCACHE_TRY(row);
-        if (*row) {
+      auto present = holds(db.writer, key_id, namespace_id, what);
+      JITCACHE_TRY(present);
+      if (*present) {
+        ++counts.skipped;
+        continue;
+      }
+      if (namespace_id == k_shared_namespace) {
+        auto removed = was_removed(db.writer, key_id, what);
+        JITCACHE_TRY(removed);
+        if (*removed && !options.restore_removed) {
           ++counts.skipped;
+          ++counts.removed;
           continue;
+        }
+        if (*removed) {
+          auto forget = db.writer.statement(k_forget_removal_sql);
+          JITCACHE_TRY(forget);
+          (*forget)->bind_blob(1, key_id.bytes);
+          JITCACHE_TRY((*forget)->run(what));
         }
       }
       const proto::Digest256 fast_key_id = proto::fast_key_id(proto::fast_key_of(e.key, e.content_fast));

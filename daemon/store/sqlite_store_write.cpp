@@ -41,7 +41,13 @@ constexpr char k_store_blob_sql[] =
 // RETURNING: the removed rows' ids, whose cached images must go too.
 constexpr char k_remove_sql[] =
     "DELETE FROM entries WHERE key_id >= ?1 AND key_id < ?2 AND (?3 = 1 OR (namespace = ?4 AND ?4 <> 0))"
-    " RETURNING id";
+    " RETURNING id, namespace, key_id";
+// Rationale: a removal from the shared namespace is remembered (schema/0011_removed_keys.sql), so
+// that no import brings the entry back (sqlite_store_transfer.cpp); a uid's own entries are its
+// business, and its imports may bring them back.
+constexpr char k_remember_removal_sql[] =
+    "INSERT INTO removed_keys (key_id, removed_at_ms) VALUES (?1, ?2)"
+    " ON CONFLICT (key_id) DO UPDATE SET removed_at_ms = excluded.removed_at_ms";
 
 }  // namespace
 
@@ -170,11 +176,23 @@ Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visib
     (*stmt)->bind(3, who.trusted ? 1 : 0);
     (*stmt)->bind(4, who.own_namespace);
     std::vector<std::int64_t> removed_ids;
+    std::vector<std::vector<std::uint8_t>> removed_shared;
     for (;;) {
       auto row = (*stmt)->step(what);
       JITCACHE_TRY(row);
       if (!*row) break;
       removed_ids.push_back((*stmt)->column_int64(0));
+      if ((*stmt)->column_int64(1) == k_shared_namespace) {
+        const proto::Bytes key_id = (*stmt)->column_blob(2);
+        removed_shared.emplace_back(key_id.begin(), key_id.end());
+      }
+    }
+    for (const auto& key_id : removed_shared) {
+      auto remember = db.writer.statement(k_remember_removal_sql);
+      JITCACHE_TRY(remember);
+      (*remember)->bind_blob(1, proto::Bytes(key_id));
+      (*remember)->bind(2, m_clock());
+      JITCACHE_TRY((*remember)->run(what));
     }
     JITCACHE_TRY(transaction->commit(what));
     for (std::int64_t id : removed_ids) drop_row(id);

@@ -97,6 +97,7 @@ TEST_CASE("bundle: a signed bundle reads back with every field of every entry, r
     CHECK(got.created_at_ms == expected.created_at_ms);
     CHECK(got.codec == expected.codec);
     CHECK(got.raw_size == expected.raw_size);
+    CHECK(got.origin == expected.origin);
     CHECK(got.checksum == expected.checksum);
     CHECK(got.image == expected.image);
     CHECK(got.source == expected.source);
@@ -117,6 +118,49 @@ TEST_CASE("bundle: an unsigned bundle reads back and says it is unsigned") {
   auto all = read_all(bytes);
   REQUIRE(all);
   CHECK(all->size() == 1);
+}
+
+TEST_CASE("bundle: each entry's origin reads back; an unknown origin and a version 1 bundle are refused") {
+  auto own = sample_entry(7, true, false);
+  own.origin = EntryOrigin::caller_namespace;
+  const auto bytes = write_bundle({sample_entry(8, false, false), own}, nullptr);
+  auto all = read_all(bytes);
+  REQUIRE(all);
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[0].entry.origin == EntryOrigin::shared);
+  CHECK((*all)[1].entry.origin == EntryOrigin::caller_namespace);
+
+  // The first entry's origin byte follows the head, the header and the entry's length.
+  const std::size_t header_length = bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) | (bytes[11] << 24);
+  auto unknown = bytes;
+  unknown[k_head_size + header_length + 8] = 7;
+  auto refused = read_all(unknown);
+  REQUIRE_FALSE(refused);
+  CHECK(contains(refused.error().message, "entry 1 of 2: origin 7 is not known"));
+
+  auto version_1 = bytes;
+  version_1[4] = 1;
+  refused = read_all(version_1);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == common::ErrorCode::unsupported);
+  CHECK(contains(refused.error().message, "export the entries again"));
+}
+
+TEST_CASE("bundle: a deferred image is decoded and checked only by check_image") {
+  auto entry = sample_entry(9, true, false);
+  entry.checksum.bytes[0] ^= 1;  // a frame that decodes, to bytes that do not match
+  const auto bytes = write_bundle({entry}, nullptr);
+  MemorySource source{proto::Bytes(bytes)};
+  auto reader = BundleReader::open(source, {});
+  REQUIRE(reader);
+  auto next = reader->next(ImageCheck::deferred);
+  REQUIRE(next);
+  REQUIRE(next->has_value());
+  CHECK((*next)->decoded.empty());
+  auto checked = check_image(**next, {});
+  REQUIRE_FALSE(checked);
+  CHECK(contains(checked.error().message, "checksum"));
+  CHECK_FALSE(read_all(bytes));  // a full read checks it at once
 }
 
 TEST_CASE("bundle: one byte flipped anywhere in a signed bundle is refused") {

@@ -138,6 +138,7 @@ const std::vector<std::string> k_stats_names_before{
     "bundles_imported",
     "bundle_entries_imported",
     "bundle_entries_skipped",
+    "bundle_entries_removed",  // added when operators' removals began to stick (docs/security.md "Bundles")
     "bundles_refused",
     "bundles_exported",
     "bundle_entries_exported",
@@ -263,6 +264,7 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_bundles_imported_total", "counter"},
     {"jitcache_bundle_entries_imported_total", "counter"},
     {"jitcache_bundle_entries_skipped_total", "counter"},
+    {"jitcache_bundle_entries_removed_total", "counter"},
     {"jitcache_bundles_refused_total", "counter"},
     {"jitcache_bundles_exported_total", "counter"},
     {"jitcache_bundle_entries_exported_total", "counter"},

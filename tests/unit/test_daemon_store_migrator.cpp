@@ -137,8 +137,9 @@ TEST_CASE("migrator: a new database gets every migration and its version rows") 
 
   CHECK(meta(dir.db(), "version") == std::to_string(schema::k_schema_version));
   CHECK(meta(dir.db(), "compatible_version") == std::to_string(schema::k_compatible_version));
-  CHECK(table_names(dir.db()) ==
-        "blobs,drivers,entries,entry_sources,eviction_inflation,failure_reports,meta,namespace_totals,sources,totals");
+  CHECK(
+      table_names(dir.db()) ==
+      "blobs,drivers,entries,entry_sources,eviction_inflation,failure_reports,meta,namespace_totals,removed_keys,sources,totals");
   CHECK(query(dir.db(), "SELECT entries || ',' || bytes_raw || ',' || bytes_stored FROM totals") == "0,0,0");
 }
 
@@ -424,8 +425,9 @@ TEST_CASE("migrator: schema 2 is not compatible with code of schema 1, which wou
   auto outcome = daemon::store::migrate(db, version_1);
   REQUIRE_FALSE(outcome.ok());
   CHECK(outcome.error().code == ErrorCode::unsupported);
-  CHECK(table_names(dir.db()) ==
-        "blobs,drivers,entries,entry_sources,eviction_inflation,failure_reports,meta,namespace_totals,sources,totals");
+  CHECK(
+      table_names(dir.db()) ==
+      "blobs,drivers,entries,entry_sources,eviction_inflation,failure_reports,meta,namespace_totals,removed_keys,sources,totals");
 }
 
 TEST_CASE("migrator: a version-3 database gets a drivers table seeded from its entries (0004)") {
