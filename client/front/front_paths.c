@@ -38,6 +38,8 @@ char* front_absolute(const char* path) {
 /* lexically_normal of an absolute path (one that starts with '/'). */
 static char* normal(const char* path) {
   const size_t n = strlen(path);
+  /* libstdc++ keeps a path of separators alone as it is ("//" stays "//"). */
+  if (strspn(path, "/") == n) return strdup(path);
   char* out = malloc(n + 2);
   size_t* marks = malloc((n + 1) * sizeof *marks); /* where each kept name's separator starts */
   if (out == NULL || marks == NULL) {
