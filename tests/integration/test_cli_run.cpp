@@ -246,6 +246,10 @@ TEST_CASE(
       run_jitcache({"run", "--", "/usr/bin/env"}, {{"JITCACHE_PRELOAD_LIBRARY", std::nullopt}}, installed);
   CHECK(found.status == 0);
   CHECK(variable(found.output, "LD_PRELOAD") == fs::path(library).lexically_normal().string());
+  // preload-path is the full CLI's, which looks from <libexecdir>/jitcache: the same file.
+  const ChildResult printed = run_jitcache({"preload-path"}, {{"JITCACHE_PRELOAD_LIBRARY", std::nullopt}}, installed);
+  CHECK(printed.status == 0);
+  CHECK(printed.output == fs::path(library).lexically_normal().string() + "\n");
 }
 
 TEST_CASE("cli run: the build tree's jitcache uses the library the tree built") {
