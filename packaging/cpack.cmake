@@ -1,6 +1,8 @@
 # `cpack -G DEB` in a build directory makes three Debian packages, the way Debian splits a daemon
 # with a library (docs/operations.md "Installing the Debian packages"):
-#   jitcache_<version>_<arch>.deb         jitcached, jitcache-compile, the jitcache CLI, the systemd
+#   jitcache_<version>_<arch>.deb         jitcached, jitcache-compile, the jitcache CLI (the front
+#                                         /usr/bin/jitcache, the full CLI jitcache-cli in
+#                                         /usr/libexec/jitcache: client/front/main.c), the systemd
 #                                         units with their sysusers.d/tmpfiles.d entries, /etc/jitcache,
 #                                         the example configuration and network drop-in, man pages;
 #   libjitcache0_<version>_<arch>.deb     libjitcache.so.0, libjitcache-preload.so and its core

@@ -55,8 +55,8 @@ common::Result<std::string> find_preload_library() {
 
   std::vector<std::string> candidates;
   const std::string directory = own_directory();
-#ifdef JITCACHE_PRELOAD_FROM_BINDIR
-  if (!directory.empty()) candidates.push_back(absolute(directory + "/" + JITCACHE_PRELOAD_FROM_BINDIR));
+#ifdef JITCACHE_PRELOAD_FROM_EXEDIR
+  if (!directory.empty()) candidates.push_back(absolute(directory + "/" + JITCACHE_PRELOAD_FROM_EXEDIR));
 #endif
 #if defined(JITCACHE_PRELOAD_BUILD_PATH) && defined(JITCACHE_CLI_BUILD_DIR)
   {

@@ -2,8 +2,9 @@
 // (docs/benchmarks.md "Start-up cost"). Figures are printed, never asserted.
 //
 //   startup   CPU time (user + system, from the children's rusage) and wall time per run of
-//             /bin/true: plain, with the library in LD_PRELOAD, and under `jitcache run`; the runs
-//             of the three alternate in --rounds rounds of --runs each, and the median round is
+//             /bin/true: plain, with the library in LD_PRELOAD, under `jitcache run` (the front),
+//             and under `jitcache-cli run` (the full CLI, for comparison); the runs
+//             of the four alternate in --rounds rounds of --runs each, and the median round is
 //             printed. Targets: preloaded within 0.15 ms CPU of plain, `jitcache run` within 1.5 ms.
 //   lookups   per call (the fastest batch of 200), in a child of its own, with and without the
 //             library: dlsym of a name the
@@ -101,6 +102,8 @@ void startup(const std::string& preload, int rounds, int runs) {
       {"plain /bin/true", {"/bin/true"}, "", {}, {}},
       {"LD_PRELOAD=libjitcache-preload.so /bin/true", {"/bin/true"}, preload, {}, {}},
       {"jitcache run -- /bin/true", {jitcache::testing::cli_executable(), "run", "--", "/bin/true"}, "", {}, {}},
+      // The full CLI, which ran `jitcache run` itself before the front (client/front/main.c).
+      {"jitcache-cli run -- /bin/true (no front)", {JITCACHE_FULL_CLI_PATH, "run", "--", "/bin/true"}, "", {}, {}},
   };
   ::setenv("JITCACHE_PRELOAD_LIBRARY", preload.c_str(), 1);
   for (int round = 0; round < rounds; ++round) {

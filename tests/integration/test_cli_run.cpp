@@ -2,6 +2,8 @@
 // exit status, its signal and its parent are its own), LD_PRELOAD starts with the preload library
 // exactly once, --socket and --quiet reach the program as JITCACHE_SOCKET and JITCACHE_QUIET, and
 // jitcache's own failures are one line with the codes env(1) and the shells use (docs/cli.md "run").
+// `jitcache` is the front (client/front/), which runs the plain forms by itself and hands every
+// failure to the full CLI, jitcache-cli: both must say the same.
 // Until the preload library is built here, a small shared library of the build stands in for it
 // through JITCACHE_PRELOAD_LIBRARY: these tests are about the command, not the hooks.
 #include <catch2/catch.hpp>
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tests/support/child_process.hpp>
@@ -58,6 +61,14 @@ std::string variable(const std::string& env_output, const std::string& name) {
     at = end + 1;
   }
   return "<unset>";
+}
+
+// A copy of the front, `jitcache`, in `prefix`'s bin directory; its path.
+std::string install_front(const TempDir& prefix) {
+  fs::create_directories(prefix.file(JITCACHE_INSTALL_BINDIR));
+  const std::string installed = prefix.file(JITCACHE_INSTALL_BINDIR "/jitcache");
+  fs::copy_file(jitcache::testing::cli_executable(), installed);
+  return installed;
 }
 
 // The error contract: nothing on stdout, one line on stderr starting "jitcache: ".
@@ -213,9 +224,10 @@ TEST_CASE("cli run: JITCACHE_PRELOAD_LIBRARY naming no usable file exits 125 wit
 TEST_CASE(
     "cli run: an installed jitcache finds the library in its prefix's library directory, or names where it looked") {
   TempDir prefix;
-  fs::create_directories(prefix.file(JITCACHE_INSTALL_BINDIR));
-  const std::string installed = prefix.file(JITCACHE_INSTALL_BINDIR "/jitcache");
-  fs::copy_file(jitcache::testing::cli_executable(), installed);
+  const std::string installed = install_front(prefix);
+  // The lookup that fails is the full CLI's (the front hands it every failure), from its own place.
+  fs::create_directories(prefix.file(JITCACHE_INSTALL_LIBEXECDIR "/jitcache"));
+  fs::copy_file(JITCACHE_FULL_CLI_PATH, prefix.file(JITCACHE_INSTALL_LIBEXECDIR "/jitcache/jitcache-cli"));
   const std::string library = prefix.file(JITCACHE_INSTALL_LIBDIR "/libjitcache-preload.so");
 
   const ChildResult absent =
@@ -234,6 +246,10 @@ TEST_CASE(
       run_jitcache({"run", "--", "/usr/bin/env"}, {{"JITCACHE_PRELOAD_LIBRARY", std::nullopt}}, installed);
   CHECK(found.status == 0);
   CHECK(variable(found.output, "LD_PRELOAD") == fs::path(library).lexically_normal().string());
+  // preload-path is the full CLI's, which looks from <libexecdir>/jitcache: the same file.
+  const ChildResult printed = run_jitcache({"preload-path"}, {{"JITCACHE_PRELOAD_LIBRARY", std::nullopt}}, installed);
+  CHECK(printed.status == 0);
+  CHECK(printed.output == fs::path(library).lexically_normal().string() + "\n");
 }
 
 TEST_CASE("cli run: the build tree's jitcache uses the library the tree built") {
@@ -262,4 +278,73 @@ TEST_CASE("cli preload-path: prints the library `run` preloads, and fails as run
   const ChildResult missing = run_jitcache({"preload-path"}, {{"JITCACHE_PRELOAD_LIBRARY", "/nonexistent/lib.so"}});
   CHECK(missing.status == 125);
   check_one_line_error(missing);
+}
+
+// Rationale: `jitcache run` stands in front of every process of a job; the dynamic loader's work for
+// libstdc++, libcrypto and the compressors cost each about 2 ms of CPU (docs/benchmarks.md
+// "Start-up cost"). The front that runs it needs libc alone.
+TEST_CASE("cli run: jitcache, the front that runs the program, depends on libc alone") {
+  const ChildResult dynamic =
+      jitcache::testing::run_child_captured({"/usr/bin/readelf", "-d", jitcache::testing::cli_executable()}, {},
+                                            std::chrono::seconds(30));
+  REQUIRE(dynamic.status == 0);
+  std::vector<std::string> needed;
+  for (std::size_t at = dynamic.output.find("(NEEDED)"); at != std::string::npos;
+       at = dynamic.output.find("(NEEDED)", at + 1)) {
+    const std::size_t open = dynamic.output.find('[', at);
+    const std::size_t close = dynamic.output.find(']', open);
+    needed.push_back(dynamic.output.substr(open + 1, close - open - 1));
+  }
+  CHECK(needed == std::vector<std::string>{"libc.so.6"});
+}
+
+TEST_CASE("cli run: the front runs the program by itself, and without jitcache-cli anything else fails in one line") {
+  TempDir prefix;
+  const std::string front = install_front(prefix);
+
+  // No jitcache-cli anywhere near: a plain run still runs, with the environment run gives.
+  const ChildResult ran = run_jitcache({"run", "--quiet", "--socket", "s.sock", "--", "/usr/bin/env"}, {}, front);
+  CHECK(ran.status == 0);
+  CHECK(variable(ran.output, "LD_PRELOAD") == k_stand_in);
+  CHECK(variable(ran.output, "JITCACHE_QUIET") == "1");
+  CHECK(variable(ran.output, "JITCACHE_SOCKET") == (fs::current_path() / "s.sock").string());
+
+  // Everything else is jitcache-cli's: without it, exit 125 and one line naming where it looked.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"ping"}, {"--help"}, {"run", "--", "jitcache-no-such-program"}, {"run"}}) {
+    const ChildResult refused = run_jitcache(args, {}, front);
+    INFO(args.front());
+    CHECK(refused.status == 125);
+    check_one_line_error(refused);
+    CHECK_THAT(refused.errors, Catch::Contains("cannot start the jitcache command-line tool (jitcache-cli): tried "));
+    CHECK_THAT(refused.errors, Catch::Contains(JITCACHE_INSTALL_LIBEXECDIR "/jitcache/jitcache-cli (No such file"));
+    CHECK_THAT(refused.errors,
+               Catch::Contains(prefix.file(JITCACHE_INSTALL_BINDIR "/jitcache-cli") + " (No such file or directory)"));
+  }
+}
+
+TEST_CASE("cli run: every failure of run is told by the front exactly as by jitcache-cli") {
+  TempDir dir;
+  const std::string data = dir.file("not-executable");
+  jitcache::testing::write_file(data, "#!/bin/sh\nexit 0\n");
+  ::chmod(data.c_str(), 0644);
+  const std::vector<std::pair<std::vector<std::string>, std::vector<EnvChange>>> cases = {
+      {{"run", "--", "jitcache-no-such-program"}, {}},
+      {{"run", "--", "/nonexistent/program"}, {}},
+      {{"run", "--", data}, {}},
+      {{"run", "--", dir.path()}, {}},
+      {{"run"}, {}},
+      {{"--json", "run", "--", "/bin/true"}, {}},
+      {{"run", "--", "/bin/true"}, {{"JITCACHE_PRELOAD_LIBRARY", "/nonexistent/lib.so"}}},
+      {{"run", "--", "/bin/true"}, {{"JITCACHE_PRELOAD_LIBRARY", dir.path()}}},
+  };
+  for (const auto& [args, env] : cases) {
+    INFO(args.back());
+    const ChildResult front = run_jitcache(args, env);
+    const ChildResult full = run_jitcache(args, env, JITCACHE_FULL_CLI_PATH);
+    CHECK(front.status != 0);
+    CHECK(front.status == full.status);
+    CHECK(front.output == full.output);
+    CHECK(front.errors == full.errors);
+  }
 }

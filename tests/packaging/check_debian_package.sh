@@ -40,7 +40,7 @@ done
 # has PACKAGE PATH_REGEX: the package holds a file whose path (after ./) matches.
 has() { grep -qE " \./$2( -> .*)?\$" "$work/$1.contents" || { echo "FAIL: $1 lacks /$2"; exit 1; }; }
 lacks() { if grep -qE " \./$2( -> .*)?\$" "$work/$1.contents"; then echo "FAIL: $1 holds /$2"; exit 1; fi; }
-for path in usr/sbin/jitcached usr/bin/jitcache usr/libexec/jitcache/jitcache-compile \
+for path in usr/sbin/jitcached usr/bin/jitcache usr/libexec/jitcache/jitcache-cli usr/libexec/jitcache/jitcache-compile \
             usr/lib/systemd/system/jitcached.service usr/lib/systemd/system/jitcached.socket \
             usr/lib/sysusers.d/jitcache.conf usr/lib/tmpfiles.d/jitcache.conf \
             usr/share/doc/jitcache/examples/jitcached.toml usr/share/doc/jitcache/examples/jitcached-network.conf \
@@ -88,6 +88,9 @@ socket="$work/run/jitcached.sock"
 daemon_pid=$!
 for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
 /usr/bin/jitcache --socket "$socket" ping
+# The front stands in front of every process `jitcache run` starts: libc alone (client/front/main.c).
+[ "$(readelf -d /usr/bin/jitcache | grep -c '(NEEDED)')" = 1 ] && readelf -d /usr/bin/jitcache | grep -q 'NEEDED.*\[libc\.so\.6\]' ||
+  { echo "FAIL: /usr/bin/jitcache needs more than libc:"; readelf -d /usr/bin/jitcache | grep NEEDED; exit 1; }
 /usr/bin/jitcache --socket "$socket" stats --json | grep -q '"compile_available"\|"entries"' ||
   { echo "FAIL: jitcache stats"; cat "$work/daemon.log"; exit 1; }
 

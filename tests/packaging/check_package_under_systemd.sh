@@ -472,7 +472,7 @@ inside systemctl restart jitcached.service || failed "jitcached does not start a
 phase "11. purge"
 inside apt-get purge -y -q jitcache > "$work/purge.log" 2>&1 || { cat "$work/purge.log"; failed "apt-get purge failed"; }
 for path in /usr/lib/systemd/system/jitcached.service /usr/lib/systemd/system/jitcached.socket /usr/sbin/jitcached \
-            /usr/bin/jitcache /var/lib/jitcache /etc/jitcache /run/jitcache; do
+            /usr/bin/jitcache /usr/libexec/jitcache/jitcache-cli /var/lib/jitcache /etc/jitcache /run/jitcache; do
   ! inside test -e "$path" || failed "$path is still there after purge"
 done
 for unit in jitcached.service jitcached.socket; do
