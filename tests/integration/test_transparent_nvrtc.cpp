@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+#include <proto/messages.hpp>
+#include <proto/nvrtc_key.hpp>
+#include <proto/nvrtc_result.hpp>
+#include <proto/wire.hpp>
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
@@ -204,4 +208,37 @@ TEST_CASE("transparent nvrtc: (g) two uids do not see each other's results") {
   CHECK(b.output == a_cold.output);
   CHECK(stat_value(client, "hits") == 1);  // B's lookup found nothing of A's
   CHECK(stat_value(client, "entries") == 2);
+}
+
+TEST_CASE("transparent nvrtc: the daemon stores under an NVRTC key only an image that decodes as NVRTC's answers") {
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  jitcache::proto::NvrtcCompileInput input;
+  input.identity = {13, 0, jitcache::proto::xxh3_128(jitcache::proto::as_bytes("lib")), {}};
+  input.source = "__global__ void k() {}";
+  input.options.arch = "sm_90";
+  auto key = jitcache::proto::nvrtc_key(input);
+  REQUIRE(key);
+  const auto put = [&](const std::vector<std::uint8_t>& image) {
+    jitcache::proto::PutRequest request;
+    request.key = key->fields;
+    request.producer = "test";
+    request.image = jitcache::proto::Bytes(image);
+    request.content_fast = key->content_fast;
+    return client.put(request);
+  };
+  const std::string text = "not an NVRTC result";
+  auto refused = put(std::vector<std::uint8_t>(text.begin(), text.end()));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().reply_status == static_cast<std::uint16_t>(jitcache::proto::Status::bad_request));
+  jitcache::proto::NvrtcResult result;
+  result.output(jitcache::proto::NvrtcOutput::ptx) = {true, 0, 0, {'.', '\0'}};
+  std::vector<std::uint8_t> blob = jitcache::proto::encode_nvrtc_result(result);
+  blob.push_back(0);  // one byte too many
+  CHECK_FALSE(put(blob));
+  blob.pop_back();
+  CHECK(put(blob));
+  CHECK(stat_value(client, "entries") == 1);
 }
