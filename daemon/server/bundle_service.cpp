@@ -43,7 +43,7 @@ common::Result<void> check_as_put(const bundle::ReadEntry& read) {
   const bundle::BundleEntry& e = read.entry;
   JITCACHE_TRY(proto::validate_key(e.key));
   JITCACHE_TRY(proto::validate_fast_key(proto::fast_key_of(e.key, e.content_fast)));
-  JITCACHE_TRY(check_put_image(read.raw_image(), e.key.arch));
+  JITCACHE_TRY(check_entry_image(read.raw_image(), e.key));
   return {};
 }
 

@@ -17,8 +17,6 @@
 #include <daemon/stats/store_space.hpp>
 #include <daemon/store/verify.hpp>
 #include <proto/explain_messages.hpp>
-#include <proto/jit_options.hpp>
-#include <proto/nvrtc_result.hpp>
 #include <proto/remote_check_messages.hpp>
 #include <proto/status_codes.hpp>
 
@@ -212,14 +210,7 @@ Reply RequestHandler::put(proto::Bytes payload, const policy::PeerCredentials& p
   if (!request) return failure(request.error(), "PUT");
   if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "PUT");
   if (request->image.empty()) return error_reply(Status::bad_request, "PUT carries an empty image");
-  // An NVRTC compile's entry is its answers, not a cubin (proto/nvrtc_result.hpp): it must decode.
-  if (proto::is_nvrtc_option_text(request->key.options)) {
-    if (auto decoded = proto::decode_nvrtc_result(request->image); !decoded) {
-      return error_reply(Status::bad_request, "PUT: " + decoded.error().message);
-    }
-  } else if (auto valid = check_put_image(request->image, request->key.arch); !valid) {
-    return failure(valid.error(), "PUT");
-  }
+  if (auto valid = check_entry_image(request->image, request->key); !valid) return failure(valid.error(), "PUT");
   // Every entry has a fast key (schema 7), so that a LOOKUP by fast key that finds nothing is final.
   if (!request->content_fast) {
     return error_reply(Status::bad_request,

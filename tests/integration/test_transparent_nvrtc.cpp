@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <proto/messages.hpp>
@@ -240,5 +241,42 @@ TEST_CASE("transparent nvrtc: the daemon stores under an NVRTC key only an image
   CHECK_FALSE(put(blob));
   blob.pop_back();
   CHECK(put(blob));
+  CHECK(stat_value(client, "entries") == 1);
+}
+
+TEST_CASE("transparent nvrtc: (g) 8 processes compiling the same source at once compile it once") {
+  Sources sources;
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  constexpr int k_processes = 8;
+  std::vector<ChildResult> results(k_processes);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < k_processes; ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = run_program(compile_args(sources), run_env(daemon.socket_path(), true,
+                                                              {{"JITCACHE_REPORT", state.file("report-%p.json")}}));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const ChildResult& result : results) {
+    CHECK(result.status == 0);
+    CHECK(result.output == results.front().output);
+  }
+  std::string reports;
+  for (const auto& file : std::filesystem::directory_iterator(state.path())) {
+    if (file.path().filename().string().rfind("report-", 0) == 0) {
+      reports += jitcache::testing::transparent::read_file(file.path().string());
+    }
+  }
+  const auto count = [&](const std::string& outcome) {
+    const std::string needle = "\"entry_point\": \"nvrtcCompileProgram\", \"outcome\": \"" + outcome + "\"";
+    int n = 0;
+    for (auto at = reports.find(needle); at != std::string::npos; at = reports.find(needle, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("compiled_locally") == 1);
+  CHECK(count("hit") == k_processes - 1);
   CHECK(stat_value(client, "entries") == 1);
 }

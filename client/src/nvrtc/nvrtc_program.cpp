@@ -8,6 +8,7 @@
 #include <client/src/loader/load_record.hpp>
 #include <client/src/loader/process_report.hpp>
 #include <client/src/loader/process_warning.hpp>
+#include <client/src/nvrtc/compile_lock.hpp>
 #include <client/src/nvrtc/include_scan.hpp>
 #include <client/src/nvrtc/nvrtc_identity.hpp>
 #include <proto/nvrtc_key.hpp>
@@ -122,32 +123,50 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     loader::warn_once(why, env.settings.quiet);
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason(why);
-    return real.compile(m_real, count, options);
   };
-  auto found = [&] {
-    auto timer = record.step(&jitcache_load_info::ns_lookup);
-    auto connected = env.cache.connect();
-    if (!connected) return common::Result<std::optional<transport::FetchedImage>>(connected.error());
-    return env.cache.lookup(*key, transport::ImageDelivery::bytes);
-  }();
-  if (!found) {
-    if (found.error().reply_status == 0) return daemon_failed(found.error());
-    record.reason("jitcached refused the LOOKUP (" + found.error().message + ")");
-  } else if (found->has_value() && (*found)->info.key == *key) {
+  // One LOOKUP: true when the program is now served from the cache.
+  bool daemon_down = false;
+  const auto serve_from_cache = [&] {
+    auto found = [&] {
+      auto timer = record.step(&jitcache_load_info::ns_lookup);
+      auto connected = env.cache.connect();
+      if (!connected) return common::Result<std::optional<transport::FetchedImage>>(connected.error());
+      return env.cache.lookup(*key, transport::ImageDelivery::bytes);
+    }();
+    if (!found) {
+      if (found.error().reply_status == 0) {
+        daemon_down = true;
+        daemon_failed(found.error());
+        return false;
+      }
+      record.reason("jitcached refused the LOOKUP (" + found.error().message + ")");
+      return false;
+    }
+    if (!found->has_value() || (*found)->info.key != *key) return false;
     auto decoded = proto::decode_nvrtc_result((*found)->bytes());
     bool fits = static_cast<bool>(decoded) && decoded->lowered_names.size() == m_expressions.size();
     for (std::size_t i = 0; fits && i < m_expressions.size(); ++i) {
       fits = decoded->lowered_names[i].expression == m_expressions[i];
     }
-    if (fits) {
-      m_served = std::move(*decoded);
-      record.outcome(JITCACHE_OUTCOME_HIT);
-      record.reason("NVRTC result " + proto::to_hex((*found)->info.key_id).substr(0, 16) + " from the cache (" +
-                    (*found)->info.producer + ")");
-      return static_cast<nvrtcResult>(m_served->compile_result);
+    if (!fits) {
+      ++env.counters.corrupt_replies;
+      record.reason("the cached NVRTC result failed the client's check; compiled again");
+      return false;
     }
-    ++env.counters.corrupt_replies;
-    record.reason("the cached NVRTC result failed the client's check; compiled again");
+    m_served = std::move(*decoded);
+    record.outcome(JITCACHE_OUTCOME_HIT);
+    record.reason("NVRTC result " + proto::to_hex((*found)->info.key_id).substr(0, 16) + " from the cache (" +
+                  (*found)->info.producer + ")");
+    return true;
+  };
+  if (serve_from_cache()) return static_cast<nvrtcResult>(m_served->compile_result);
+  if (daemon_down) return real.compile(m_real, count, options);
+
+  // Single flight on this host (compile_lock.hpp): who waited for another compiler looks again.
+  CompileLock lock(proto::to_hex(proto::key_id(*key)), env.settings.compile_timeout);
+  if (lock.waited()) {
+    if (serve_from_cache()) return static_cast<nvrtcResult>(m_served->compile_result);
+    if (daemon_down) return real.compile(m_real, count, options);
   }
 
   // A miss: NVRTC compiles, and what it answers is stored.
