@@ -11,10 +11,7 @@
 
 namespace jitcache::client::nvrtc {
 
-namespace {
-
-// The directory, made if missing; empty when it is not this uid's own private directory.
-std::string lock_directory() {
+std::string private_directory() {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
   const std::string directory = runtime != nullptr && runtime[0] == '/'
                                     ? std::string(runtime) + "/jitcache-nvrtc"
@@ -28,10 +25,8 @@ std::string lock_directory() {
   return directory;
 }
 
-}  // namespace
-
 CompileLock::CompileLock(const std::string& key_id_hex, std::chrono::milliseconds wait) {
-  const std::string directory = lock_directory();
+  const std::string directory = private_directory();
   if (directory.empty()) return;
   const std::string path = directory + "/" + key_id_hex + ".lock";
   m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);

@@ -19,6 +19,11 @@
 
 namespace jitcache::client::nvrtc {
 
+// This uid's private directory for the NVRTC lock files and remembered library digests
+// (nvrtc_identity.hpp), made if missing; empty when it is not a directory this uid owns and nobody
+// else may write.
+std::string private_directory();
+
 class CompileLock {
  public:
   // Takes the lock of `key_id_hex`, waiting at most `wait` for another holder.

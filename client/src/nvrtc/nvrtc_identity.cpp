@@ -6,9 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <string>
+
+#include <client/src/nvrtc/compile_lock.hpp>
 
 namespace jitcache::client::nvrtc {
 
@@ -41,6 +47,48 @@ common::Result<proto::NvrtcIdentity> identify(const void* real_function, int (*v
   return identity;
 }
 
+// What identifies the file's bytes without reading them (nvrtc_identity.hpp).
+std::string stamp_of(const std::string& path, const struct stat& st) {
+  std::ostringstream out;
+  out << path << ' ' << st.st_dev << ' ' << st.st_ino << ' ' << st.st_size << ' ' << st.st_mtim.tv_sec << '.'
+      << st.st_mtim.tv_nsec << ' ' << st.st_ctim.tv_sec << '.' << st.st_ctim.tv_nsec;
+  return out.str();
+}
+
+std::string remembered_path(const std::string& stamp) {
+  const std::string directory = private_directory();
+  if (directory.empty()) return {};
+  return directory + "/digest-" + proto::to_hex(proto::xxh3_128(proto::as_bytes(stamp)));
+}
+
+// The remembered digest: the file holds the stamp, a newline and 32 hex digits.
+std::optional<proto::Checksum128> remembered(const std::string& file, const std::string& stamp) {
+  if (file.empty()) return std::nullopt;
+  std::ifstream in(file);
+  std::string line;
+  std::string hex;
+  if (!std::getline(in, line) || line != stamp || !std::getline(in, hex) || hex.size() != 32) return std::nullopt;
+  proto::Checksum128 digest;
+  for (std::size_t i = 0; i < 16; ++i) {
+    unsigned value = 0;
+    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &value) != 1) return std::nullopt;
+    digest.bytes[i] = static_cast<std::uint8_t>(value);
+  }
+  if (proto::to_hex(digest) != hex) return std::nullopt;
+  return digest;
+}
+
+void remember(const std::string& file, const std::string& stamp, const proto::Checksum128& digest) {
+  if (file.empty()) return;
+  const std::string partial = file + "." + std::to_string(::getpid());
+  {
+    std::ofstream out(partial, std::ios::trunc);
+    out << stamp << '\n' << proto::to_hex(digest) << '\n';
+    if (!out) return;
+  }
+  if (std::rename(partial.c_str(), file.c_str()) != 0) std::remove(partial.c_str());
+}
+
 }  // namespace
 
 common::Result<proto::Checksum128> file_digest(const std::string& path) {
@@ -55,12 +103,19 @@ common::Result<proto::Checksum128> file_digest(const std::string& path) {
     ::close(fd);
     return proto::xxh3_128({});
   }
+  const std::string stamp = stamp_of(path, st);
+  const std::string memory = remembered_path(stamp);
+  if (auto known = remembered(memory, stamp)) {
+    ::close(fd);
+    return *known;
+  }
   void* mapped = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (mapped == MAP_FAILED) return unsupported(path + " cannot be mapped");
   const proto::Checksum128 digest =
       proto::xxh3_128(proto::Bytes(static_cast<const std::uint8_t*>(mapped), static_cast<std::size_t>(st.st_size)));
   ::munmap(mapped, static_cast<std::size_t>(st.st_size));
+  remember(memory, stamp, digest);
   return digest;
 }
 
