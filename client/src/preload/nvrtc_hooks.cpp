@@ -48,6 +48,9 @@ enum Function : std::size_t {
 };
 
 std::atomic<void*> g_real[k_functions];
+// nvrtcVersion of the library of the real nvrtcCompileProgram, found once (every call builds the
+// entry points; a dlopen per call would take the loader's lock each time).
+std::atomic<void*> g_version{nullptr};
 
 extern const Hook k_nvrtc_hooks[k_functions];
 
@@ -91,11 +94,14 @@ jnvrtc::NvrtcEntryPoints entry_points() {
   real.compile = reinterpret_cast<decltype(real.compile)>(real_of(k_compile));
   real.get_lowered_name = reinterpret_cast<decltype(real.get_lowered_name)>(real_of(k_lowered));
   // nvrtcVersion is not hooked (every user asks for it): found beside the real compile.
+  void* version = g_version.load(std::memory_order_acquire);
   Dl_info info{};
-  if (real.compile != nullptr && ::dladdr(reinterpret_cast<void*>(real.compile), &info) != 0 &&
+  if (version == nullptr && real.compile != nullptr && ::dladdr(reinterpret_cast<void*>(real.compile), &info) != 0 &&
       info.dli_fname != nullptr) {
-    real.version = reinterpret_cast<decltype(real.version)>(find_in_loaded(info.dli_fname, "nvrtcVersion"));
+    version = find_in_loaded(info.dli_fname, "nvrtcVersion");
+    if (version != nullptr) g_version.store(version, std::memory_order_release);
   }
+  real.version = reinterpret_cast<decltype(real.version)>(version);
   for (std::size_t i = 0; i < 5; ++i) {
     real.size_of[i] = reinterpret_cast<jnvrtc::SizeCall>(real_of(static_cast<Function>(k_log_size + 2 * i)));
     real.bytes_of[i] = reinterpret_cast<jnvrtc::BytesCall>(real_of(static_cast<Function>(k_log + 2 * i)));
