@@ -5,8 +5,10 @@
 #include <cctype>
 #include <fstream>
 #include <iterator>
+#include <memory>
+#include <mutex>
 #include <set>
-#include <sstream>
+#include <unordered_map>
 
 #include <proto/digest.hpp>
 
@@ -73,27 +75,63 @@ bool word_at(std::string_view text, std::size_t at, std::string_view word) {
   return after >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[after])) != 0 || text[after] == '_');
 }
 
-struct Probe {
+// What a regular file on disk holds, as the record needs it: its SHA-256 and the names it includes.
+struct FileFacts {
   enum class State { absent, file, other } state = State::absent;
-  std::string content;
+  std::string digest_hex;
+  std::size_t size = 0;
+  std::shared_ptr<const common::Result<std::vector<std::string>>> names;
 };
 
-Probe probe(const std::string& path) {
-  Probe result;
+// The facts of files already read in this process, by path, each with the stat stamp it was read
+// under (device, inode, size, mtime, ctime): a file changed since has another stamp and is read
+// again. Rationale: CuPy compiles dozens of kernels at start-up, each with -I to the same headers;
+// reading and hashing them once per process, not once per compile, keeps a hit cheap.
+// Never destroyed: a compile on another thread may outlive static destruction at exit.
+struct Remembered {
+  std::string stamp;
+  FileFacts facts;
+};
+std::mutex& memory_mutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+std::unordered_map<std::string, Remembered>& memory() {
+  static auto* known = new std::unordered_map<std::string, Remembered>();
+  return *known;
+}
+
+std::string stamp_of(const struct stat& st) {
+  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
+         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
+}
+
+FileFacts facts_of(const std::string& path) {
+  FileFacts facts;
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return result;
-  if (!S_ISREG(st.st_mode)) {
-    result.state = Probe::State::other;
-    return result;
+  if (::stat(path.c_str(), &st) != 0) return facts;
+  facts.state = FileFacts::State::other;
+  if (!S_ISREG(st.st_mode)) return facts;
+  const std::string stamp = stamp_of(st);
+  {
+    std::lock_guard lock(memory_mutex());
+    if (auto it = memory().find(path); it != memory().end() && it->second.stamp == stamp) return it->second.facts;
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    result.state = Probe::State::other;  // there, but unreadable: NVRTC fails on it, and so is keyed
-    return result;
+  if (!in) return facts;  // there, but unreadable: NVRTC fails on it, and so it is keyed as "other"
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  struct stat after {};
+  facts.state = FileFacts::State::file;
+  facts.digest_hex = proto::to_hex(proto::sha256(proto::as_bytes(content)));
+  facts.size = content.size();
+  facts.names = std::make_shared<const common::Result<std::vector<std::string>>>(included_names(content));
+  // Remembered only when the file did not change while it was read.
+  if (::stat(path.c_str(), &after) == 0 && stamp_of(after) == stamp) {
+    std::lock_guard lock(memory_mutex());
+    memory()[path] = Remembered{stamp, facts};
   }
-  result.content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  result.state = Probe::State::file;
-  return result;
+  return facts;
 }
 
 class Scanner {
@@ -131,25 +169,27 @@ class Scanner {
   common::Result<void> visit(const std::string& path, bool scan) {
     if (!m_seen.insert(path).second) return {};
     ++m_record.probes;
-    Probe found = probe(path);
+    const FileFacts found = facts_of(path);
     m_record.text += path;
     m_record.text.push_back('\0');
     switch (found.state) {
-      case Probe::State::absent: m_record.text += "absent"; break;
-      case Probe::State::other: m_record.text += "other"; break;
-      case Probe::State::file:
-        m_record.text += "file " + proto::to_hex(proto::sha256(proto::as_bytes(found.content)));
-        break;
+      case FileFacts::State::absent: m_record.text += "absent"; break;
+      case FileFacts::State::other: m_record.text += "other"; break;
+      case FileFacts::State::file: m_record.text += "file " + found.digest_hex; break;
     }
     m_record.text.push_back('\n');
-    if (found.state != Probe::State::file) return {};
+    if (found.state != FileFacts::State::file) return {};
     ++m_record.files;
-    m_bytes += found.content.size();
+    m_bytes += found.size;
     if (m_record.files > k_max_files || m_bytes > k_max_bytes) {
       return unsupported("the compile may read more than " + std::to_string(k_max_files) + " files or " +
                          std::to_string(k_max_bytes >> 20) + " MiB from disk");
     }
-    if (scan) return scan_text(found.content, directory_of(path));
+    if (!scan) return {};
+    const common::Result<std::vector<std::string>>& names = *found.names;
+    if (!names) return names.error();
+    const std::string directory = directory_of(path);
+    for (const std::string& name : *names) JITCACHE_TRY(follow(name, directory));
     return {};
   }
 

@@ -13,10 +13,14 @@
 //   - the paths NVRTC stats besides: the program's name and "__nv_nvrtc_builtin_header.h", relative
 //     to the working directory, and every --pre-include
 //
+// A file's digest and includes are remembered in the process under its stat stamp (device, inode,
+// size, mtime, ctime), so that the many compiles of one program read each header once; a file
+// changed since has another stamp and is read again.
+//
 // An include whose file is named by a macro (`#include MACRO`, `__has_include(MACRO)`) cannot be
 // followed: the compile is NVRTC's own (ErrorCode::unsupported), as it is beyond 20000 files or
 // 512 MiB read.
-// Thread safety: reads the file system; no shared state.
+// Thread safety: reads the file system; the remembered facts are behind a mutex.
 #pragma once
 
 #include <string>
