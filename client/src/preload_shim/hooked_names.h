@@ -99,7 +99,14 @@ enum jitcache_hook_kind {
   X(jitcache_stage_name, JITCACHE_KIND_API_TEXT) \
   X(jitcache_get_counters, JITCACHE_KIND_API_INT) \
   X(jitcache_driver_version, JITCACHE_KIND_API_INT) \
-  X(jitcache_configure, JITCACHE_KIND_API_INT)
+  X(jitcache_configure, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_create_program, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_add_name_expression, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_compile_program, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_get_output_size, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_get_output, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_get_lowered_name, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_destroy_program, JITCACHE_KIND_API_INT)
 /* clang-format on */
 
 #define JITCACHE_COUNT_NAME(name, kind) +1
