@@ -16,6 +16,7 @@
 #include <proto/messages.hpp>
 #include <proto/nvrtc_key.hpp>
 #include <proto/nvrtc_result.hpp>
+#include <proto/signing.hpp>
 #include <proto/wire.hpp>
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
@@ -278,5 +279,40 @@ TEST_CASE("transparent nvrtc: (g) 8 processes compiling the same source at once 
   };
   CHECK(count("compiled_locally") == 1);
   CHECK(count("hit") == k_processes - 1);
+  CHECK(stat_value(client, "entries") == 1);
+}
+
+TEST_CASE("transparent nvrtc: (g) an NVRTC entry travels in a signed bundle and hits on the importing host") {
+  TempDir keys("jitcache-nvrtc-bundle-keys");
+  const std::string builder = keys.file("builder");
+  REQUIRE(jitcache::proto::SigningKey::generate().write_pair(builder));
+  TempDir exporter_dir("jitcache-nvrtc-bundle-a");
+  TempDir importer_dir("jitcache-nvrtc-bundle-b");
+  DaemonProcess exporter(exporter_dir, DaemonOptions{{"--remote-signing-key", builder + ".key"}, {}, "warn"});
+  DaemonProcess importer(importer_dir, DaemonOptions{{"--remote-trusted-keys", builder + ".pub"}, {}, "warn"});
+  exporter.start();
+  importer.start();
+  Sources sources;
+  const ChildResult built = run_program(compile_args(sources), run_env(exporter.socket_path(), true));
+  REQUIRE(built.status == 0);
+  const std::string bundle = keys.file("nvrtc.jcb");
+  const auto cli = [](const DaemonProcess& daemon, const std::vector<std::string>& args) {
+    std::vector<std::string> argv{JITCACHE_CLI_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return jitcache::testing::run_child_captured(argv, {{"JITCACHE_SOCKET", daemon.socket_path()}},
+                                                 std::chrono::seconds(60));
+  };
+  const ChildResult exported = cli(exporter, {"--json", "export", "-o", bundle});
+  INFO(exported.output << exported.errors);
+  REQUIRE(exported.status == 0);
+  CHECK_THAT(exported.output, Catch::Contains("\"entries\": 1"));
+  const ChildResult imported = cli(importer, {"--json", "import", bundle});
+  INFO(imported.output << imported.errors);
+  REQUIRE(imported.status == 0);
+  CHECK_THAT(imported.output, Catch::Contains("\"imported\": 1"));
+  auto client = importer.client();
+  const ChildResult served = run_program(compile_args(sources), run_env(importer.socket_path(), true));
+  CHECK(served.output == built.output);
+  CHECK(stat_value(client, "hits") == 1);
   CHECK(stat_value(client, "entries") == 1);
 }
