@@ -76,3 +76,10 @@ TEST_CASE("include scan: a macro-named include in a file found on disk makes the
   REQUIRE_FALSE(record);
   CHECK(record.error().code == ErrorCode::unsupported);
 }
+
+TEST_CASE("include scan: a device or FIFO where a header may be found makes the compile NVRTC's own") {
+  auto record = scan_includes({"kernel.cu", "#include \"/dev/null\"\n", {}, {}, {}});
+  REQUIRE_FALSE(record);
+  CHECK(record.error().code == ErrorCode::unsupported);
+  CHECK_THAT(record.error().message, Catch::Contains("/dev/null"));
+}

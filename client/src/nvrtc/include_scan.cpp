@@ -77,7 +77,9 @@ bool word_at(std::string_view text, std::size_t at, std::string_view word) {
 
 // What a regular file on disk holds, as the record needs it: its SHA-256 and the names it includes.
 struct FileFacts {
-  enum class State { absent, file, other } state = State::absent;
+  // other: a directory, or a file this process cannot read; special: a device, FIFO or socket,
+  // whose content can change under one stamp
+  enum class State { absent, file, other, special } state = State::absent;
   std::string digest_hex;
   std::size_t size = 0;
   std::shared_ptr<const common::Result<std::vector<std::string>>> names;
@@ -111,7 +113,7 @@ FileFacts facts_of(const std::string& path) {
   FileFacts facts;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return facts;
-  facts.state = FileFacts::State::other;
+  facts.state = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? FileFacts::State::other : FileFacts::State::special;
   if (!S_ISREG(st.st_mode)) return facts;
   const std::string stamp = stamp_of(st);
   {
@@ -170,12 +172,16 @@ class Scanner {
     if (!m_seen.insert(path).second) return {};
     ++m_record.probes;
     const FileFacts found = facts_of(path);
+    if (found.state == FileFacts::State::special) {
+      return unsupported(path + ", where the compile may look for a header, is a device, FIFO or socket");
+    }
     m_record.text += path;
     m_record.text.push_back('\0');
     switch (found.state) {
       case FileFacts::State::absent: m_record.text += "absent"; break;
       case FileFacts::State::other: m_record.text += "other"; break;
       case FileFacts::State::file: m_record.text += "file " + found.digest_hex; break;
+      case FileFacts::State::special: break;
     }
     m_record.text.push_back('\n');
     if (found.state != FileFacts::State::file) return {};

@@ -18,8 +18,8 @@
 // changed since has another stamp and is read again.
 //
 // An include whose file is named by a macro (`#include MACRO`, `__has_include(MACRO)`) cannot be
-// followed: the compile is NVRTC's own (ErrorCode::unsupported), as it is beyond 20000 files or
-// 512 MiB read.
+// followed: the compile is NVRTC's own (ErrorCode::unsupported), as it is when a candidate is a
+// device, FIFO or socket (its content can change unseen) and beyond 20000 files or 512 MiB read.
 // Thread safety: reads the file system; the remembered facts are behind a mutex.
 #pragma once
 
