@@ -4,9 +4,11 @@
 
 #include <stdlib.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include <client/src/nvrtc/compile_lock.hpp>
 #include <client/src/nvrtc/nvrtc_identity.hpp>
@@ -40,9 +42,14 @@ TEST_CASE("nvrtc identity: a file's digest is remembered, and a change of the sa
   ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
   const std::string library = dir.file("libnvrtc.so.13");
   write(library, "first library bytes");
+  auto fresh = file_digest(library);
+  REQUIRE(fresh);
+  REQUIRE(private_directory() == runtime + "/jitcache-nvrtc");
+  CHECK(remembered_files(private_directory()) == 0);  // changed just now: not trusted to its stamp yet
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));
   auto first = file_digest(library);
   REQUIRE(first);
-  REQUIRE(private_directory() == runtime + "/jitcache-nvrtc");
+  CHECK(*first == *fresh);
   CHECK(remembered_files(private_directory()) == 1);
   CHECK(file_digest(library).value() == *first);
 

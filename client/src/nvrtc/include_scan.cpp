@@ -1,6 +1,7 @@
 #include <client/src/nvrtc/include_scan.hpp>
 
 #include <sys/stat.h>
+#include <time.h>
 
 #include <cctype>
 #include <fstream>
@@ -109,6 +110,13 @@ std::string stamp_of(const struct stat& st) {
          std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
 }
 
+// Whether the file's last change lies more than two seconds back.
+bool settled(const struct stat& st) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return now.tv_sec - st.st_ctim.tv_sec > 2;
+}
+
 FileFacts facts_of(const std::string& path) {
   FileFacts facts;
   struct stat st {};
@@ -128,8 +136,10 @@ FileFacts facts_of(const std::string& path) {
   facts.digest_hex = proto::to_hex(proto::sha256(proto::as_bytes(content)));
   facts.size = content.size();
   facts.names = std::make_shared<const common::Result<std::vector<std::string>>>(included_names(content));
-  // Remembered only when the file did not change while it was read.
-  if (::stat(path.c_str(), &after) == 0 && stamp_of(after) == stamp) {
+  // Remembered only when the file did not change while it was read, and its last change is old
+  // enough that a second change could not share its timestamps (a file system's clock may tick in
+  // milliseconds; ccache's direct mode refuses recently changed files for the same reason).
+  if (::stat(path.c_str(), &after) == 0 && stamp_of(after) == stamp && settled(after)) {
     std::lock_guard lock(memory_mutex());
     memory()[path] = Remembered{stamp, facts};
   }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -78,8 +79,13 @@ std::optional<proto::Checksum128> remembered(const std::string& file, const std:
   return digest;
 }
 
-void remember(const std::string& file, const std::string& stamp, const proto::Checksum128& digest) {
-  if (file.empty()) return;
+// Not for a file changed within the last two seconds: a second change could share its timestamps
+// (include_scan.cpp says more).
+void remember(const std::string& file, const std::string& stamp, const proto::Checksum128& digest,
+              const struct stat& st) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  if (file.empty() || now.tv_sec - st.st_ctim.tv_sec <= 2) return;
   const std::string partial = file + "." + std::to_string(::getpid());
   {
     std::ofstream out(partial, std::ios::trunc);
@@ -115,7 +121,7 @@ common::Result<proto::Checksum128> file_digest(const std::string& path) {
   const proto::Checksum128 digest =
       proto::xxh3_128(proto::Bytes(static_cast<const std::uint8_t*>(mapped), static_cast<std::size_t>(st.st_size)));
   ::munmap(mapped, static_cast<std::size_t>(st.st_size));
-  remember(memory, stamp, digest);
+  remember(memory, stamp, digest, st);
   return digest;
 }
 
