@@ -399,6 +399,8 @@ common::Result<CanonicalOptions> canonicalize_options(unsigned count, const int*
 }
 
 common::Result<std::string> canonicalize_option_text(std::string_view text) {
+  // An NVRTC compile's marker stands alone (jit_options.hpp k_nvrtc_option_text).
+  if (trim(text) == k_nvrtc_option_text) return std::string(k_nvrtc_option_text);
   OptionValues values = default_values();
   std::bitset<k_keyed_options.size()> seen;
   std::optional<std::string_view> link;

@@ -103,4 +103,11 @@ LinkFlavor link_flavor(std::string_view canonical);
 // ErrorCode::invalid_argument for any other string.
 common::Result<std::vector<std::string>> nvjitlink_options_of(std::string_view canonical);
 
+// An NVRTC compile's option string (docs/cache-key.md "NVRTC compiles"): exactly "compiler=nvrtc".
+// Its key's content digest covers everything else (nvrtc_key.hpp); the marker keeps an NVRTC result
+// (not a cubin: proto/nvrtc_result.hpp) from ever sharing a key with a module load or a link, and
+// tells the daemon which image check a PUT of it gets.
+inline constexpr std::string_view k_nvrtc_option_text = "compiler=nvrtc";
+inline bool is_nvrtc_option_text(std::string_view canonical) { return canonical == k_nvrtc_option_text; }
+
 }  // namespace jitcache::proto

@@ -46,7 +46,7 @@ Status status_for_bundle(const common::Error& error) {
 }
 
 // An entry's key checked as a PUT's would be (request_handler.cpp put): its key and its fast key.
-// Its image is checked (check_put_image) once decoded, and only if it is to be imported.
+// Its image is checked (check_entry_image) once decoded, and only if it is to be imported.
 common::Result<void> check_key(const bundle::ReadEntry& read) {
   const bundle::BundleEntry& e = read.entry;
   JITCACHE_TRY(proto::validate_key(e.key));
@@ -358,7 +358,7 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
     if (auto checked = bundle::check_image(read, m_settings.limits); !checked) {
       return refuse(at_entry(checked.error(), index, header.entry_count));
     }
-    if (auto valid = check_put_image(read.raw_image(), read.entry.key.arch); !valid) {
+    if (auto valid = check_entry_image(read.raw_image(), read.entry.key); !valid) {
       return refuse(at_entry(valid.error(), index, header.entry_count));
     }
     if (auto kept = spool->append_record(proto::Bytes(read.record)); !kept) return refuse(kept.error());

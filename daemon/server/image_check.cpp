@@ -4,6 +4,8 @@
 
 #include <common/result.hpp>
 #include <daemon/server/cubin_target.hpp>
+#include <proto/jit_options.hpp>
+#include <proto/nvrtc_result.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -59,6 +61,13 @@ common::Result<void> check_put_image(proto::Bytes image, std::string_view key_ar
                         "an arch-specific cubin runs on compute capability " + std::to_string(target->sm / 10) + "." +
                             std::to_string(target->sm % 10) + " only, and serves only the key arch " + name(*target));
   }
+  return {};
+}
+
+common::Result<void> check_entry_image(proto::Bytes image, const proto::KeyFields& key) {
+  if (!proto::is_nvrtc_option_text(key.options)) return check_put_image(image, key.arch);
+  auto decoded = proto::decode_nvrtc_result(image);
+  if (!decoded) return common::make_error(common::ErrorCode::invalid_argument, decoded.error().message);
   return {};
 }
 

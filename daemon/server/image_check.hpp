@@ -17,6 +17,7 @@
 
 #include <common/result.hpp>
 #include <proto/digest.hpp>
+#include <proto/key.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -25,5 +26,11 @@ namespace jitcache::daemon::server {
 // an sm_80 cubin, which cannot serve the key's arch sm_90a: ...". `key_arch` passed
 // proto::is_valid_arch.
 common::Result<void> check_put_image(proto::Bytes image, std::string_view key_arch);
+
+// What any entry's image must be for its key: for an NVRTC compile's key (options "compiler=nvrtc",
+// proto/jit_options.hpp) one NVRTC result that decodes exactly (proto/nvrtc_result.hpp), which no
+// program hands to the driver; for every other key check_put_image's cubin. PUT and a bundle's
+// import both check this way. ErrorCode::invalid_argument with the reason.
+common::Result<void> check_entry_image(proto::Bytes image, const proto::KeyFields& key);
 
 }  // namespace jitcache::daemon::server

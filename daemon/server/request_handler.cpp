@@ -215,7 +215,7 @@ Reply RequestHandler::put(proto::Bytes payload, const policy::PeerCredentials& p
   if (!request) return failure(request.error(), "PUT");
   if (auto valid = proto::validate_key(request->key); !valid) return failure(valid.error(), "PUT");
   if (request->image.empty()) return error_reply(Status::bad_request, "PUT carries an empty image");
-  if (auto valid = check_put_image(request->image, request->key.arch); !valid) return failure(valid.error(), "PUT");
+  if (auto valid = check_entry_image(request->image, request->key); !valid) return failure(valid.error(), "PUT");
   // Every entry has a fast key (schema 7), so that a LOOKUP by fast key that finds nothing is final.
   if (!request->content_fast) {
     return error_reply(Status::bad_request,

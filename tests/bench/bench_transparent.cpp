@@ -10,6 +10,12 @@
 //                preload library; target: under 5 us more per call
 //   torch        `import torch` and one op (--python), with and without the preload library,
 //                alternating; median and fastest of --repeat each; target: within 2 % or 20 ms
+//   cupy         a CuPy program in CuPy's default mode, NVRTC compiling to cubins (--python, and
+//                --cupy-script, e.g. tests/gpu/python/cupy_nvrtc_default.py): with CuPy's cache
+//                empty (a fresh CUPY_CACHE_DIR each run), with CuPy's cache warm, and under the
+//                preload library on a hit with CuPy's cache empty (CUPY_CACHE_IN_MEMORY=1, a daemon
+//                warmed by one run); median of --repeat runs; target: the hit within 15 % of the
+//                warm CuPy cache (docs/transparent.md "NVRTC compiles")
 //
 // Needs a driver: the GPU's, or the fake of tests/fakes through $JITCACHE_CUDA_DRIVER and a
 // LD_LIBRARY_PATH that finds its libcuda.so.1 (the CI smoke run, passthrough only). A section whose
@@ -49,6 +55,7 @@ struct Options {
   std::string python;
   std::string preload = JITCACHE_PRELOAD_LIBRARY_PATH;
   std::string cubin;  // for passthrough; empty: a generated sm_90 cubin (the fake driver loads it)
+  std::string cupy_script;
   unsigned repeat = 5;
   unsigned calls = 2000;
   std::vector<std::string> sections = {"program", "passthrough", "torch"};
@@ -221,6 +228,45 @@ void bench_torch(const Options& options) {
               difference * 1e3, difference / median(plain) * 100.0, (with_min - plain_min) * 1e3);
 }
 
+void bench_cupy(const Options& options) {
+  std::cout << "cupy: " << options.cupy_script << " in CuPy's default mode (NVRTC to cubin), median of "
+            << options.repeat << "\n";
+  if (options.python.empty() || options.cupy_script.empty()) {
+    std::cout << "  SKIPPED: no --python or --cupy-script\n";
+    return;
+  }
+  testing::TempDir dir("jitcache-bench-cupy");
+  const std::vector<std::string> argv = {options.python, options.cupy_script};
+  std::vector<double> empty;
+  for (unsigned i = 0; i < options.repeat; ++i) {
+    auto seconds = timed_run(argv, {{"CUPY_CACHE_DIR", dir.file("cupy-empty-" + std::to_string(i))},
+                                    {"CUPY_CACHE_IN_MEMORY", std::nullopt},
+                                    {"LD_PRELOAD", std::nullopt}});
+    if (!seconds) return;
+    empty.push_back(*seconds);
+  }
+  print_ms("CuPy's cache empty", median(empty));
+  const std::vector<EnvChange> warm_env = {{"CUPY_CACHE_DIR", dir.file("cupy-warm")},
+                                           {"CUPY_CACHE_IN_MEMORY", std::nullopt},
+                                           {"LD_PRELOAD", std::nullopt}};
+  (void)timed_run(argv, warm_env);
+  const auto warm = median_run(argv, warm_env, options.repeat);
+  print_ms("CuPy's cache warm", warm);
+  testing::DaemonProcess daemon(dir);
+  daemon.start();
+  const std::vector<EnvChange> preloaded = {{"CUPY_CACHE_IN_MEMORY", std::string("1")},
+                                            {"LD_PRELOAD", options.preload},
+                                            {"JITCACHE_SOCKET", daemon.socket_path()},
+                                            {"JITCACHE_QUIET", std::string("1")}};
+  (void)timed_run(argv, preloaded);
+  const auto hit = median_run(argv, preloaded, options.repeat);
+  print_ms("jitcache run, a hit (CuPy's cache empty)", hit);
+  if (warm && hit) {
+    std::printf("  %-44s %+10.1f %% (target: within 15 %%)\n", "the hit against CuPy's warm cache",
+                (*hit - *warm) / *warm * 100.0);
+  }
+}
+
 }  // namespace
 }  // namespace jitcache::bench
 
@@ -237,7 +283,8 @@ int main(int argc, char** argv) {
   app.add_option("--cubin", options.cubin, "the cubin of the passthrough section (default: a generated one)");
   app.add_option("--repeat", options.repeat, "runs per figure (median)");
   app.add_option("--calls", options.calls, "cuLibraryLoadData calls per passthrough figure");
-  app.add_option("--sections", options.sections, "program, passthrough, torch");
+  app.add_option("--cupy-script", options.cupy_script, "a CuPy program, for the cupy section");
+  app.add_option("--sections", options.sections, "program, passthrough, torch, cupy");
   CLI11_PARSE(app, argc, argv);
   const MachineInfo machine = read_machine_info();
   std::cout << "machine: " << machine.cpu_model << ", " << machine.online_cpus << " CPUs, " << machine.kernel << "\n";
@@ -246,6 +293,7 @@ int main(int argc, char** argv) {
     if (section == "program") bench_program(options);
     if (section == "passthrough") bench_passthrough(options, self);
     if (section == "torch") bench_torch(options);
+    if (section == "cupy") bench_cupy(options);
   }
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <proto/explain_messages.hpp>
 #include <proto/jit_options.hpp>
 #include <proto/messages.hpp>
+#include <proto/nvrtc_result.hpp>
 #include <proto/published_image.hpp>
 #include <proto/remote_check_messages.hpp>
 #include <proto/signing.hpp>
@@ -601,6 +602,27 @@ void write_bundle_seeds(const std::filesystem::path& dir) {
   write_file(dir / "truncated", seed(1, Payload(signed_bundle.begin(), signed_bundle.begin() + 200)));
 }
 
+// NVRTC results (fuzz_nvrtc_result): one with every output and two lowered names, one of a failed
+// compile, one truncated.
+void write_nvrtc_result_seeds(const std::filesystem::path& dir) {
+  NvrtcResult compiled;
+  compiled.output(NvrtcOutput::log) = {true, 0, 0, {'\0'}};
+  compiled.output(NvrtcOutput::ptx) = {true, 0, 0, {'.', 'v', 'e', 'r', 's', 'i', 'o', 'n', '\0'}};
+  compiled.output(NvrtcOutput::cubin) = {true, 0, 0, {0x7f, 'E', 'L', 'F'}};
+  compiled.output(NvrtcOutput::ltoir) = {true, 0, 0, {}};
+  compiled.lowered_names = {{"scale<float>", 0, "_Z5scaleIfEvPT_"}, {"scale<double>", 0, "_Z5scaleIdEvPT_"}};
+  compiled.unknown_name_result = 10;
+  const Payload blob = encode_nvrtc_result(compiled);
+  write_file(dir / "compiled", blob);
+  write_file(dir / "truncated", Payload(blob.begin(), blob.begin() + static_cast<std::ptrdiff_t>(blob.size() / 2)));
+  NvrtcResult failed;
+  failed.compile_result = 6;
+  failed.output(NvrtcOutput::log) = {true, 0, 0, {'e', 'r', 'r', 'o', 'r', '\0'}};
+  failed.lowered_names = {{"k", 9, ""}};
+  failed.unknown_name_result = 9;
+  write_file(dir / "compile_error", encode_nvrtc_result(failed));
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr,
@@ -609,8 +631,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path root = argv[1];
-  for (const char* target :
-       {"frame_decoder", "payload_decoders", "option_text", "config", "fatbin", "index_record", "bundle_reader"}) {
+  for (const char* target : {"frame_decoder", "payload_decoders", "option_text", "config", "fatbin", "index_record",
+                             "bundle_reader", "nvrtc_result"}) {
     std::filesystem::create_directories(root / target);
   }
   const std::vector<SeedMessage> messages = seed_messages();
@@ -621,5 +643,6 @@ int main(int argc, char** argv) {
   write_fatbin_seeds(root / "fatbin");
   write_index_record_seeds(root / "index_record");
   write_bundle_seeds(root / "bundle_reader");
+  write_nvrtc_result_seeds(root / "nvrtc_result");
   return 0;
 }

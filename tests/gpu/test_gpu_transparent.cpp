@@ -175,3 +175,19 @@ TEST_CASE("gpu transparent: an NVIDIA Warp kernel computes right and hits on the
 TEST_CASE("gpu transparent: PyTorch with a Triton kernel passes through, nothing breaks, results right") {
   run_python_twice("triton", "torch_triton.py", "triton add ok", false);
 }
+
+// NVRTC compiles (docs/transparent.md "NVRTC compiles"): each framework's own kernel cache is kept
+// in memory or off, so every start compiles with NVRTC and the second one is served by jitcache.
+TEST_CASE("gpu transparent: CuPy's default mode (NVRTC to cubin) hits on the second run, results right") {
+  run_python_twice("cupy", "cupy_nvrtc_default.py", "cupy nvrtc ok", true,
+                   {{"CUPY_CACHE_IN_MEMORY", std::string("1")}});
+}
+
+TEST_CASE("gpu transparent: the PyTorch jiterator's NVRTC compile hits on the second run, results right") {
+  run_python_twice("torch", "torch_jiterator.py", "jiterator ok", true,
+                   {{"USE_PYTORCH_KERNEL_CACHE", std::string("0")}});
+}
+
+TEST_CASE("gpu transparent: a cuda.core Program compiled with NVRTC hits on the second run, results right") {
+  run_python_twice("cuda.core", "cuda_core_program.py", "cuda.core program ok", true);
+}

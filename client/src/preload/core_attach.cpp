@@ -9,6 +9,7 @@
 
 #include <client/src/preload_shim/hooked_names.h>
 #include <jitcache/jitcache.h>
+#include <jitcache/nvrtc.h>
 
 #include <array>
 #include <atomic>
@@ -61,6 +62,13 @@ void* other_function(std::string_view name) {
       {"jitcache_get_counters", reinterpret_cast<void*>(&jitcache_get_counters)},
       {"jitcache_driver_version", reinterpret_cast<void*>(&jitcache_driver_version)},
       {"jitcache_configure", reinterpret_cast<void*>(&jitcache_configure)},
+      {"jitcache_nvrtc_create_program", reinterpret_cast<void*>(&jitcache_nvrtc_create_program)},
+      {"jitcache_nvrtc_add_name_expression", reinterpret_cast<void*>(&jitcache_nvrtc_add_name_expression)},
+      {"jitcache_nvrtc_compile_program", reinterpret_cast<void*>(&jitcache_nvrtc_compile_program)},
+      {"jitcache_nvrtc_get_output_size", reinterpret_cast<void*>(&jitcache_nvrtc_get_output_size)},
+      {"jitcache_nvrtc_get_output", reinterpret_cast<void*>(&jitcache_nvrtc_get_output)},
+      {"jitcache_nvrtc_get_lowered_name", reinterpret_cast<void*>(&jitcache_nvrtc_get_lowered_name)},
+      {"jitcache_nvrtc_destroy_program", reinterpret_cast<void*>(&jitcache_nvrtc_destroy_program)},
   };
   const auto found = k_functions.find(name);
   return found != k_functions.end() ? found->second : nullptr;

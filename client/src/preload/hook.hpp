@@ -21,7 +21,7 @@
 
 namespace jitcache::client::preload {
 
-enum class HookedLibrary { cuda, nvjitlink };
+enum class HookedLibrary { cuda, nvjitlink, nvrtc };
 
 struct Hook {
   const char* symbol;  // the exported ABI name: "cuModuleLoadDataEx", "cuLinkCreate_v2"
@@ -33,16 +33,17 @@ struct Hook {
 };
 
 // Every hook of the library, area by area (module_hooks.cpp, library_hooks.cpp, link_hooks.cpp,
-// nvjitlink_hooks.cpp, proc_address_hooks.cpp). Rationale: the tables are constant arrays, each
+// nvjitlink_hooks.cpp, nvrtc_hooks.cpp, proc_address_hooks.cpp). Rationale: the tables are constant arrays, each
 // initialised before any code runs (no constructor, no lock), and joined here without copying, so a
 // hook works even when another library's constructor calls dlsym before this library's ran.
-std::array<std::span<const Hook>, 5> hook_tables();
+std::array<std::span<const Hook>, 6> hook_tables();
 
 // The per-area tables. Each area's file defines its own.
 std::span<const Hook> module_hooks();
 std::span<const Hook> library_hooks();
 std::span<const Hook> link_hooks();
 std::span<const Hook> nvjitlink_hooks();
+std::span<const Hook> nvrtc_hooks();
 std::span<const Hook> proc_address_hooks();
 
 }  // namespace jitcache::client::preload

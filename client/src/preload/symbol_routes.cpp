@@ -97,6 +97,9 @@ void* route_symbol(const char* symbol, void* found) {
   if (hook->library == HookedLibrary::nvjitlink && in_library(found, "libnvJitLink.so") && adopt_real(*hook, found)) {
     return handed_out(*hook, found);
   }
+  if (hook->library == HookedLibrary::nvrtc && in_library(found, "libnvrtc") && adopt_real(*hook, found)) {
+    return handed_out(*hook, found);
+  }
   return found;
 }
 

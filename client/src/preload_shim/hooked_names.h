@@ -3,8 +3,8 @@
  * the shim asks the core for its function (shim_interface.h). C and C++ alike read it.
  *
  * X(name, kind): kind says what the name answers when the core cannot (JITCACHE_KIND_CUDA: the
- * driver's CUresult; NVJITLINK: an nvJitLinkResult; CUDART: a cudaError_t; API_*: libjitcache's C
- * API, <jitcache/jitcache.h>) and where its real function lives.
+ * driver's CUresult; NVJITLINK: an nvJitLinkResult; NVRTC: an nvrtcResult; CUDART: a cudaError_t;
+ * API_*: libjitcache's C API, <jitcache/jitcache.h>) and where its real function lives.
  *
  * Rationale: one list, so that a name the core hooks cannot be missing from the shim's exports or
  * sit at another index; core_entries.cpp checks at attach time that every name has a function. */
@@ -17,7 +17,8 @@ enum jitcache_hook_kind {
   JITCACHE_KIND_CUDART = 2,
   JITCACHE_KIND_API_CURESULT = 3, /* returns CUresult: the fallback answers CUDA_ERROR_NOT_INITIALIZED */
   JITCACHE_KIND_API_INT = 4,      /* returns int: the fallback answers -1 */
-  JITCACHE_KIND_API_TEXT = 5      /* returns const char*: the fallback answers "unknown" */
+  JITCACHE_KIND_API_TEXT = 5,     /* returns const char*: the fallback answers "unknown" */
+  JITCACHE_KIND_NVRTC = 6         /* an nvrtcResult: the fallback answers NVRTC_ERROR_INTERNAL_ERROR */
 };
 
 /* The 13 functions of one nvJitLink name family (client/src/preload/nvjitlink_hooks.cpp). */
@@ -74,6 +75,21 @@ enum jitcache_hook_kind {
   JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_0) \
   JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_1) \
   JITCACHE_NVJITLINK_FAMILY_NAMES(X, __nvJitLink, _13_2) \
+  X(nvrtcCreateProgram, JITCACHE_KIND_NVRTC) \
+  X(nvrtcDestroyProgram, JITCACHE_KIND_NVRTC) \
+  X(nvrtcAddNameExpression, JITCACHE_KIND_NVRTC) \
+  X(nvrtcCompileProgram, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetLoweredName, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetProgramLogSize, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetProgramLog, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetPTXSize, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetPTX, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetCUBINSize, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetCUBIN, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetLTOIRSize, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetLTOIR, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetOptiXIRSize, JITCACHE_KIND_NVRTC) \
+  X(nvrtcGetOptiXIR, JITCACHE_KIND_NVRTC) \
   X(jitcache_module_load_data_ex, JITCACHE_KIND_API_CURESULT) \
   X(jitcache_module_load_data, JITCACHE_KIND_API_CURESULT) \
   X(jitcache_module_load, JITCACHE_KIND_API_CURESULT) \
@@ -83,7 +99,14 @@ enum jitcache_hook_kind {
   X(jitcache_stage_name, JITCACHE_KIND_API_TEXT) \
   X(jitcache_get_counters, JITCACHE_KIND_API_INT) \
   X(jitcache_driver_version, JITCACHE_KIND_API_INT) \
-  X(jitcache_configure, JITCACHE_KIND_API_INT)
+  X(jitcache_configure, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_create_program, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_add_name_expression, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_compile_program, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_get_output_size, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_get_output, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_get_lowered_name, JITCACHE_KIND_API_INT) \
+  X(jitcache_nvrtc_destroy_program, JITCACHE_KIND_API_INT)
 /* clang-format on */
 
 #define JITCACHE_COUNT_NAME(name, kind) +1

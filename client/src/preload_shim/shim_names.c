@@ -19,7 +19,8 @@ static uint32_t hash_of(const char* name) {
 
 static int is_library_name(int index) {
   const unsigned kind = jitcache_shim_kinds[index];
-  return kind == JITCACHE_KIND_CUDA || kind == JITCACHE_KIND_NVJITLINK || kind == JITCACHE_KIND_CUDART;
+  return kind == JITCACHE_KIND_CUDA || kind == JITCACHE_KIND_NVJITLINK || kind == JITCACHE_KIND_CUDART ||
+         kind == JITCACHE_KIND_NVRTC;
 }
 
 static void build_table(void) {
@@ -36,7 +37,7 @@ static void build_table(void) {
 }
 
 /* Whether `name` begins as a hooked library name does: cuModuleLoad*, cuLibrary*, cuLink*,
- * cuGetProcAddress*, cudaGetDriverEntryPoint*, nvJitLink*, __nvJitLink*. Rationale: cudart and the
+ * cuGetProcAddress*, cudaGetDriverEntryPoint*, nvJitLink*, __nvJitLink*, nvrtc*. Rationale: cudart and the
  * frameworks look up hundreds of cu* names that are not hooked (cuDeviceGetAttribute,
  * cuModuleGetFunction, cuLaunchKernel); a few byte compares turn nearly all of them away before the
  * whole name is hashed (docs/benchmarks.md "Start-up cost"). */
@@ -74,7 +75,11 @@ static int may_be_hooked(const char* name) {
   }
   /* nvJitLink's hooked functions are Create, Destroy, AddData, AddFile, Complete and Get*: not
    * nvJitLinkVersion, which every user of nvJitLink asks for. */
-  if (name[0] == 'n') return starts_with_long(name + 1, "vJitLink") && name[9] != 'V';
+  /* NVRTC's hooked functions are the program's lifecycle: not nvrtcVersion or nvrtcGetErrorString. */
+  if (name[0] == 'n') {
+    if (name[1] == 'v' && name[2] == 'r') return starts_with(name + 3, "tc") && name[5] != 'V';
+    return starts_with_long(name + 1, "vJitLink") && name[9] != 'V';
+  }
   if (name[0] == '_') return starts_with_long(name + 1, "_nvJitLink") && name[11] != 'V';
   return 0;
 }

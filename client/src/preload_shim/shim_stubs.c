@@ -71,6 +71,7 @@ static void** const k_slots[JITCACHE_HOOKED_NAME_COUNT] = {JITCACHE_HOOKED_NAMES
 static int cuda_not_initialized(void) { return 3; }        /* CUDA_ERROR_NOT_INITIALIZED */
 static int nvjitlink_internal_error(void) { return 6; }    /* NVJITLINK_ERROR_INTERNAL */
 static int cudart_initialization_error(void) { return 3; } /* cudaErrorInitializationError */
+static int nvrtc_internal_error(void) { return 11; }       /* NVRTC_ERROR_INTERNAL_ERROR */
 static int api_failed(void) { return -1; }
 static const char* api_unknown_name(void) { return "unknown"; }
 
@@ -78,6 +79,7 @@ static void* fallback_of(unsigned kind) {
   switch (kind) {
     case JITCACHE_KIND_NVJITLINK: return (void*)&nvjitlink_internal_error;
     case JITCACHE_KIND_CUDART: return (void*)&cudart_initialization_error;
+    case JITCACHE_KIND_NVRTC: return (void*)&nvrtc_internal_error;
     case JITCACHE_KIND_API_INT: return (void*)&api_failed;
     case JITCACHE_KIND_API_TEXT: return (void*)&api_unknown_name;
     default: return (void*)&cuda_not_initialized;
@@ -113,6 +115,10 @@ static void* real_of(int index) {
     case JITCACHE_KIND_CUDART:
       found = find_in_loaded("libcudart.so.13", name);
       if (found == NULL) found = find_in_loaded("libcudart.so.12", name);
+      break;
+    case JITCACHE_KIND_NVRTC:
+      found = find_in_loaded("libnvrtc.so.13", name);
+      if (found == NULL) found = find_in_loaded("libnvrtc.so.12", name);
       break;
     default: break;
   }

@@ -291,7 +291,7 @@ Result<Reply> UnixConnection::call(proto::Op op, const proto::Payload& payload, 
       const bool timed_out = reply.error().code == ErrorCode::timeout;
       char waited[64];
       std::snprintf(waited, sizeof(waited), "no answer within %.1f s", static_cast<double>(budget.count()) / 1000.0);
-      const auto held = held_by_service_manager_text(m_fd, m_options.socket_path,
+      const auto held = held_by_service_manager_text(m_socket.verified(), m_options.socket_path,
                                                      timed_out ? waited : "the connection was closed before an answer");
       if (held) return make_error(reply.error().code, *held);
     }

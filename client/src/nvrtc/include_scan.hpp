@@ -1,0 +1,54 @@
+// The include record of an NVRTC compile (docs/cache-key.md "NVRTC compiles: files read from
+// disk"): what every path the compile may read held, in the order found, so that a key built from
+// it names one state of the disk. NVRTC tells nothing of the files it read (nvrtc.h has no
+// dependency output), so this scanner finds them itself, conservatively:
+//
+//   - every `#include`, `#include_next` and `__has_include(...)` in the source, in every header
+//     passed at create and, recursively, in every file found, whatever `#if` surrounds it (a
+//     directive in a comment counts too): a superset of what the preprocessor follows
+//   - for each, every place NVRTC may look (observed with strace on NVRTC 13.0, docs/cache-key.md):
+//     the including file's directory, the working directory, each -I/--include-path in order;
+//     an absolute name only as itself. Each candidate is recorded as absent, a regular file with
+//     its SHA-256, or something else; every regular file found is scanned in turn
+//   - the paths NVRTC stats besides: the program's name and "__nv_nvrtc_builtin_header.h", relative
+//     to the working directory, and every --pre-include
+//
+// A file's digest and includes are remembered in the process under its stat stamp (device, inode,
+// size, mtime, ctime), so that the many compiles of one program read each header once; a file
+// changed since has another stamp and is read again.
+//
+// An include whose file is named by a macro (`#include MACRO`, `__has_include(MACRO)`) cannot be
+// followed: the compile is NVRTC's own (ErrorCode::unsupported), as it is when a candidate is a
+// device, FIFO or socket (its content can change unseen) and beyond 20000 files or 512 MiB read.
+// Thread safety: reads the file system; the remembered facts are behind a mutex.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <common/result.hpp>
+
+namespace jitcache::client::nvrtc {
+
+struct IncludeScanInput {
+  std::string name;                                          // the program's name
+  std::string source;                                        // the program's source
+  std::vector<std::pair<std::string, std::string>> headers;  // (include name, content)
+  std::vector<std::string> include_paths;
+  std::vector<std::string> pre_includes;
+};
+
+struct IncludeRecord {
+  std::string text;        // what the key covers: one "path\0state\n" per probed path
+  std::size_t files = 0;   // regular files read
+  std::size_t probes = 0;  // paths probed
+};
+
+common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input);
+
+// The file names a text includes, in order (exposed for tests): ErrorCode::unsupported when an
+// include names its file through a macro.
+common::Result<std::vector<std::string>> included_names(std::string_view text);
+
+}  // namespace jitcache::client::nvrtc

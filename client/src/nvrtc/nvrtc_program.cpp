@@ -1,0 +1,266 @@
+#include <client/src/nvrtc/nvrtc_program.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include <client/src/loader/load_record.hpp>
+#include <client/src/loader/process_report.hpp>
+#include <client/src/loader/process_warning.hpp>
+#include <client/src/nvrtc/compile_lock.hpp>
+#include <client/src/nvrtc/include_scan.hpp>
+#include <client/src/nvrtc/nvrtc_identity.hpp>
+#include <proto/nvrtc_key.hpp>
+
+namespace jitcache::client::nvrtc {
+
+namespace {
+
+// An expression no program adds (a control character leads it): what nvrtcGetLoweredName answers
+// for a name never added is asked with it.
+constexpr const char* k_unknown_expression = "\x01jitcache: not a name expression";
+
+// A load record's result is a CUresult; an NVRTC failure is CUDA_ERROR_UNKNOWN, NVRTC's own result
+// in the reason.
+CUresult recorded_result(nvrtcResult result) { return result == NVRTC_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN; }
+
+std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+std::string working_directory() {
+  std::string buffer(4096, '\0');
+  if (::getcwd(buffer.data(), buffer.size()) == nullptr) return "?";
+  buffer.resize(std::strlen(buffer.c_str()));
+  return buffer;
+}
+
+}  // namespace
+
+NvrtcProgram::NvrtcProgram(nvrtcProgram real, std::string name, std::string source,
+                           std::vector<std::pair<std::string, std::string>> headers)
+    : m_real(real), m_name(std::move(name)), m_source(std::move(source)), m_headers(std::move(headers)) {}
+
+bool NvrtcProgram::served() const {
+  std::lock_guard lock(m_mutex);
+  return m_served.has_value();
+}
+
+nvrtcResult NvrtcProgram::add_name_expression(const NvrtcEntryPoints& real, const char* expression) {
+  std::lock_guard lock(m_mutex);
+  if (m_served) return NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION;
+  const nvrtcResult result = real.add_name_expression(m_real, expression);
+  if (result == NVRTC_SUCCESS && expression != nullptr && !m_compiled) m_expressions.emplace_back(expression);
+  return result;
+}
+
+nvrtcResult NvrtcProgram::compile(const NvrtcEntryPoints& real, int count, const char* const* options,
+                                  const link::LinkEnvironment& env) {
+  std::lock_guard lock(m_mutex);
+  loader::LoadRecord record;
+  nvrtcResult result = NVRTC_SUCCESS;
+  if (m_compiled) {
+    // A second compile of one program: NVRTC's own, and the program is NVRTC's from here on.
+    m_served.reset();
+    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+    record.reason("nvrtcCompileProgram, uncacheable: the program was compiled before");
+    result = real.compile(m_real, count, options);
+  } else {
+    try {
+      result = compile_keyed(real, count, options, env, record);
+    } catch (const std::exception& error) {
+      m_served.reset();
+      record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+      record.reason(std::string("internal error in the cache (") + error.what() + "): compiled without it");
+      result = real.compile(m_real, count, options);
+    }
+  }
+  m_compiled = true;
+  if (result != NVRTC_SUCCESS) record.append_reason("; nvrtcCompileProgram returned " + std::to_string(result));
+  env.counters.count_outcome(record.outcome());
+  record.finish(recorded_result(result));
+  loader::ProcessReport::note(record.info(), "nvrtcCompileProgram", env.settings.quiet);
+  return result;
+}
+
+nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count, const char* const* options,
+                                        const link::LinkEnvironment& env, loader::LoadRecord& record) {
+  const auto uncached = [&](const std::string& why) {
+    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+    record.reason("nvrtcCompileProgram, uncacheable: " + why);
+    return real.compile(m_real, count, options);
+  };
+  if (env.settings.disabled) return uncached("caching is disabled (" + env.settings.disabled_by + ")");
+  proto::NvrtcCompileInput input;
+  {
+    auto timer = record.step(&jitcache_load_info::ns_key);
+    auto canonical = proto::canonicalize_nvrtc_options(count, options);
+    if (!canonical) return uncached(canonical.error().message);
+    auto identity = nvrtc_identity(reinterpret_cast<const void*>(real.compile),
+                                   reinterpret_cast<int (*)(int*, int*)>(real.version));
+    if (!identity) return uncached(identity.error().message);
+    auto included = scan_includes({m_name, m_source, m_headers, canonical->include_paths, canonical->pre_includes});
+    if (!included) return uncached(included.error().message);
+    input.identity = *identity;
+    input.name = m_name;
+    input.source = m_source;
+    input.headers = m_headers;
+    input.options = std::move(*canonical);
+    input.name_expressions = m_expressions;
+    input.include_record = std::move(included->text);
+    if (input.options.debug_info) input.working_directory = working_directory();
+  }
+  auto built = proto::nvrtc_key(input);
+  if (!built) return uncached(built.error().message);
+  const proto::KeyFields* key = &built->fields;
+  record.key(proto::to_hex(proto::key_id(*key)), key->arch);
+
+  const auto daemon_failed = [&](const common::Error& error) {
+    ++env.counters.daemon_unavailable;
+    const std::string why = "jitcached at " + env.settings.socket_path + " cannot be used: " + error.message;
+    loader::warn_once(why, env.settings.quiet);
+    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+    record.reason(why);
+  };
+  // One LOOKUP: true when the program is now served from the cache.
+  bool daemon_down = false;
+  const auto serve_from_cache = [&] {
+    auto found = [&] {
+      auto timer = record.step(&jitcache_load_info::ns_lookup);
+      auto connected = env.cache.connect();
+      if (!connected) return common::Result<std::optional<transport::FetchedImage>>(connected.error());
+      return env.cache.lookup(*key, transport::ImageDelivery::bytes);
+    }();
+    if (!found) {
+      if (found.error().reply_status == 0) {
+        daemon_down = true;
+        daemon_failed(found.error());
+        return false;
+      }
+      record.reason("jitcached refused the LOOKUP (" + found.error().message + ")");
+      return false;
+    }
+    if (!found->has_value() || (*found)->info.key != *key) return false;
+    auto decoded = proto::decode_nvrtc_result((*found)->bytes());
+    bool fits = static_cast<bool>(decoded) && decoded->lowered_names.size() == m_expressions.size();
+    for (std::size_t i = 0; fits && i < m_expressions.size(); ++i) {
+      fits = decoded->lowered_names[i].expression == m_expressions[i];
+    }
+    if (!fits) {
+      ++env.counters.corrupt_replies;
+      record.reason("the cached NVRTC result failed the client's check; compiled again");
+      return false;
+    }
+    m_served = std::move(*decoded);
+    record.outcome(JITCACHE_OUTCOME_HIT);
+    record.reason("NVRTC result " + proto::to_hex((*found)->info.key_id).substr(0, 16) + " from the cache (" +
+                  (*found)->info.producer + ")");
+    return true;
+  };
+  if (serve_from_cache()) return static_cast<nvrtcResult>(m_served->compile_result);
+  if (daemon_down) return real.compile(m_real, count, options);
+
+  // Single flight on this host (compile_lock.hpp): who waited for another compiler looks again.
+  CompileLock lock(proto::to_hex(proto::key_id(*key)), env.settings.compile_timeout);
+  if (lock.waited()) {
+    if (serve_from_cache()) return static_cast<nvrtcResult>(m_served->compile_result);
+    if (daemon_down) return real.compile(m_real, count, options);
+  }
+
+  // A miss: NVRTC compiles, and what it answers is stored.
+  const auto start = std::chrono::steady_clock::now();
+  const nvrtcResult result = [&] {
+    auto timer = record.step(&jitcache_load_info::ns_compile);
+    return real.compile(m_real, count, options);
+  }();
+  record.outcome(JITCACHE_OUTCOME_COMPILED_LOCALLY);
+  if (result != NVRTC_SUCCESS && result != NVRTC_ERROR_COMPILATION) {
+    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+    record.append_reason("; not stored: NVRTC failed for a reason other than the source");
+    return result;
+  }
+  const std::vector<std::uint8_t> image = proto::encode_nvrtc_result(answers_of(real, result));
+  auto timer = record.step(&jitcache_load_info::ns_put);
+  proto::PutRequest request;
+  request.key = *key;
+  request.producer = "NVRTC " + std::to_string(input.identity.major) + "." + std::to_string(input.identity.minor) +
+                     " (nvrtcCompileProgram)";
+  request.compile_time_us = micros_since(start);
+  request.image = proto::Bytes(image);
+  request.content_fast = built->content_fast;
+  if (auto stored = env.cache.put(request); stored) {
+    ++env.counters.puts;
+    record.append_reason("a miss: compiled with NVRTC and stored");
+  } else {
+    ++env.counters.put_failures;
+    record.append_reason("a miss: compiled with NVRTC; storing it failed: " + stored.error().message);
+  }
+  return result;
+}
+
+proto::NvrtcResult NvrtcProgram::answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const {
+  proto::NvrtcResult answers;
+  answers.compile_result = static_cast<std::uint32_t>(compiled);
+  for (std::size_t i = 0; i < answers.outputs.size(); ++i) {
+    proto::NvrtcOutputAnswer& output = answers.outputs[i];
+    if (real.size_of[i] == nullptr || real.bytes_of[i] == nullptr) continue;
+    output.present = true;
+    std::size_t size = 0;
+    output.size_result = static_cast<std::uint32_t>(real.size_of[i](m_real, &size));
+    if (output.size_result != NVRTC_SUCCESS) continue;
+    std::vector<char> bytes(size + 1, '\0');
+    output.bytes_result = static_cast<std::uint32_t>(real.bytes_of[i](m_real, bytes.data()));
+    if (output.bytes_result == NVRTC_SUCCESS) output.bytes.assign(bytes.begin(), bytes.begin() + size);
+  }
+  for (const std::string& expression : m_expressions) {
+    const char* lowered = nullptr;
+    const nvrtcResult result = real.get_lowered_name(m_real, expression.c_str(), &lowered);
+    answers.lowered_names.push_back(
+        {expression, static_cast<std::uint32_t>(result), result == NVRTC_SUCCESS && lowered != nullptr ? lowered : ""});
+  }
+  const char* unknown = nullptr;
+  answers.unknown_name_result =
+      static_cast<std::uint32_t>(real.get_lowered_name(m_real, k_unknown_expression, &unknown));
+  return answers;
+}
+
+nvrtcResult NvrtcProgram::output_size(const NvrtcEntryPoints& real, proto::NvrtcOutput which, std::size_t* size) {
+  std::lock_guard lock(m_mutex);
+  const std::size_t index = static_cast<std::size_t>(which);
+  if (!m_served) return real.size_of[index](m_real, size);
+  const proto::NvrtcOutputAnswer& output = m_served->output(which);
+  if (size == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  if (output.size_result == NVRTC_SUCCESS) *size = output.bytes.size();
+  return static_cast<nvrtcResult>(output.size_result);
+}
+
+nvrtcResult NvrtcProgram::output_bytes(const NvrtcEntryPoints& real, proto::NvrtcOutput which, char* out) {
+  std::lock_guard lock(m_mutex);
+  const std::size_t index = static_cast<std::size_t>(which);
+  if (!m_served) return real.bytes_of[index](m_real, out);
+  const proto::NvrtcOutputAnswer& output = m_served->output(which);
+  if (out == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  // The bytes call's answer, as NVRTC gave it after a successful size call.
+  if (output.size_result != NVRTC_SUCCESS) return static_cast<nvrtcResult>(output.size_result);
+  if (output.bytes_result == NVRTC_SUCCESS && !output.bytes.empty()) {
+    std::memcpy(out, output.bytes.data(), output.bytes.size());
+  }
+  return static_cast<nvrtcResult>(output.bytes_result);
+}
+
+nvrtcResult NvrtcProgram::lowered_name(const NvrtcEntryPoints& real, const char* expression, const char** lowered) {
+  std::lock_guard lock(m_mutex);
+  if (!m_served) return real.get_lowered_name(m_real, expression, lowered);
+  if (expression == nullptr || lowered == nullptr) return NVRTC_ERROR_INVALID_INPUT;
+  for (const proto::NvrtcLoweredName& name : m_served->lowered_names) {
+    if (name.expression != expression) continue;
+    // The string lives as long as the program, as NVRTC's own does.
+    if (name.result == NVRTC_SUCCESS) *lowered = name.lowered.c_str();
+    return static_cast<nvrtcResult>(name.result);
+  }
+  return static_cast<nvrtcResult>(m_served->unknown_name_result);
+}
+
+}  // namespace jitcache::client::nvrtc

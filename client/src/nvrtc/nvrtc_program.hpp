@@ -1,0 +1,65 @@
+// One NVRTC program through the cache (docs/transparent.md "NVRTC compiles"), by the real
+// nvrtcProgram the program holds (nvrtcCreateProgram always runs for real, so every call the cache
+// does not answer reaches a real program):
+//
+//   create    a copy of the name, source and headers is kept
+//   name      nvrtcAddNameExpression runs for real, and the expression is kept
+//   compile   the key (proto/nvrtc_key.hpp): options canonicalised (an unknown or side-effect option
+//             makes the compile NVRTC's own), the library's identity, the include record. A hit
+//             does not compile: the program is served from the cached result. A miss compiles for
+//             real, asks the real program every question a program can ask afterwards, and PUTs
+//             the answers (only for NVRTC_SUCCESS and NVRTC_ERROR_COMPILATION: an out-of-memory,
+//             cancelled or internal failure is not the source's answer)
+//   after     a served program answers GetPTX/CUBIN/LTOIR/OptiXIR{Size,}, GetProgramLog{Size,} and
+//             GetLoweredName from the result, byte for byte and code for code; a further
+//             AddNameExpression gets NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION as NVRTC
+//             gives it; a second compile goes to the real program, which answers from then on.
+//             Every other program forwards every call to the real one.
+//
+// Anything odd (no daemon, a refused LOOKUP, a result that does not decode) ends in the real call.
+// Thread safety: every method takes the program's mutex.
+#pragma once
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <client/src/link/link_environment.hpp>
+#include <client/src/loader/load_record.hpp>
+#include <client/src/nvrtc/nvrtc_entry_points.hpp>
+#include <proto/nvrtc_result.hpp>
+
+namespace jitcache::client::nvrtc {
+
+class NvrtcProgram {
+ public:
+  NvrtcProgram(nvrtcProgram real, std::string name, std::string source,
+               std::vector<std::pair<std::string, std::string>> headers);
+
+  nvrtcResult add_name_expression(const NvrtcEntryPoints& real, const char* expression);
+  nvrtcResult compile(const NvrtcEntryPoints& real, int count, const char* const* options,
+                      const link::LinkEnvironment& env);
+  nvrtcResult output_size(const NvrtcEntryPoints& real, proto::NvrtcOutput which, std::size_t* size);
+  nvrtcResult output_bytes(const NvrtcEntryPoints& real, proto::NvrtcOutput which, char* out);
+  nvrtcResult lowered_name(const NvrtcEntryPoints& real, const char* expression, const char** lowered);
+
+  bool served() const;
+
+ private:
+  nvrtcResult compile_keyed(const NvrtcEntryPoints& real, int count, const char* const* options,
+                            const link::LinkEnvironment& env, loader::LoadRecord& record);
+  proto::NvrtcResult answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const;
+
+  mutable std::mutex m_mutex;
+  nvrtcProgram m_real;
+  std::string m_name;
+  std::string m_source;
+  std::vector<std::pair<std::string, std::string>> m_headers;
+  std::vector<std::string> m_expressions;
+  bool m_compiled = false;
+  std::optional<proto::NvrtcResult> m_served;
+};
+
+}  // namespace jitcache::client::nvrtc

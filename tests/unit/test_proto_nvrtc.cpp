@@ -1,0 +1,130 @@
+// The NVRTC key's parts (docs/cache-key.md "NVRTC compiles"): the option table, the result blob
+// every served program answers from, and the key built from a compile's inputs.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <proto/jit_options.hpp>
+#include <proto/key.hpp>
+#include <proto/nvrtc_key.hpp>
+#include <proto/nvrtc_options.hpp>
+#include <proto/nvrtc_result.hpp>
+
+using namespace jitcache::proto;
+using jitcache::common::ErrorCode;
+
+namespace {
+
+jitcache::common::Result<NvrtcOptions> canonical(const std::vector<const char*>& options) {
+  return canonicalize_nvrtc_options(static_cast<int>(options.size()), options.data());
+}
+
+NvrtcCompileInput sample_input() {
+  NvrtcCompileInput input;
+  input.identity = {13, 0, xxh3_128(as_bytes("libnvrtc")), xxh3_128(as_bytes("builtins"))};
+  input.name = "kernel.cu";
+  input.source = "__global__ void k() {}";
+  input.headers = {{"a.cuh", "#define A 1"}};
+  input.options = *canonical({"-arch=sm_90", "-I/opt/include"});
+  input.name_expressions = {"k"};
+  input.include_record = std::string("/opt/include/a.cuh\0absent\n", 26);
+  return input;
+}
+
+}  // namespace
+
+TEST_CASE("nvrtc options: code options are keyed verbatim in order, include paths and pre-includes are found") {
+  auto options = canonical({"-I/opt/a", "--include-path=/opt/b", "-DX=1", "--std=c++17", "-include=pre.h",
+                            "--gpu-architecture=compute_90a", "-lineinfo"});
+  REQUIRE(options);
+  CHECK(options->keyed == std::vector<std::string>{"-I/opt/a", "--include-path=/opt/b", "-DX=1", "--std=c++17",
+                                                   "-include=pre.h", "--gpu-architecture=compute_90a", "-lineinfo"});
+  CHECK(options->include_paths == std::vector<std::string>{"/opt/a", "/opt/b"});
+  CHECK(options->pre_includes == std::vector<std::string>{"pre.h"});
+  CHECK(options->arch == "sm_90a");
+  CHECK(options->debug_info);
+  auto defaults = canonical({});
+  REQUIRE(defaults);
+  CHECK(defaults->arch == "sm_75");
+  CHECK_FALSE(defaults->debug_info);
+}
+
+TEST_CASE("nvrtc options: side effects, unknown options and unclear forms pass through") {
+  for (const char* option :
+       {"--create-pch=x.pch", "--use-pch=x.pch", "--pch-dir=/tmp", "-pch", "--time=t.csv", "-fdevice-time-trace=t.json",
+        "--no-such-option", "-I", "-D", "-include", "-arch=native"}) {
+    INFO(option);
+    auto options = canonical({option});
+    REQUIRE_FALSE(options);
+    CHECK(options.error().code == ErrorCode::unsupported);
+  }
+  CHECK_FALSE(canonical({"-arch=sm_80", "-arch=sm_90"}));
+  const char* null_option[] = {nullptr};
+  CHECK_FALSE(canonicalize_nvrtc_options(1, null_option));
+}
+
+TEST_CASE("nvrtc result: every answer survives the blob, and a damaged blob is refused") {
+  NvrtcResult result;
+  result.compile_result = 6;
+  result.output(NvrtcOutput::log) = {true, 0, 0, {'e', 'r', 'r', '\0'}};
+  result.output(NvrtcOutput::ptx) = {true, 0, 0, {'.', 'v', '\0'}};
+  result.output(NvrtcOutput::cubin) = {true, 0, 0, {}};
+  result.output(NvrtcOutput::optixir) = {false, 0, 0, {}};
+  result.lowered_names = {{"scale<float>", 0, "_Z5scaleIfEvPT_"}, {"k", 9, ""}};
+  result.unknown_name_result = 10;
+  const std::vector<std::uint8_t> blob = encode_nvrtc_result(result);
+  auto decoded = decode_nvrtc_result(blob);
+  REQUIRE(decoded);
+  CHECK(*decoded == result);
+
+  for (std::size_t cut : {std::size_t{0}, std::size_t{7}, std::size_t{12}, blob.size() - 1}) {
+    INFO(cut);
+    CHECK_FALSE(decode_nvrtc_result(Bytes(blob.data(), cut)));
+  }
+  std::vector<std::uint8_t> longer = blob;
+  longer.push_back(0);
+  CHECK_FALSE(decode_nvrtc_result(longer));
+  std::vector<std::uint8_t> cubin_like = blob;
+  cubin_like[0] = 0x7f;
+  CHECK_FALSE(decode_nvrtc_result(cubin_like));
+}
+
+TEST_CASE("nvrtc key: valid for the daemon, marked apart from loads and links, and every input changes it") {
+  const NvrtcCompileInput input = sample_input();
+  auto key = nvrtc_key(input);
+  REQUIRE(key);
+  CHECK(validate_key(key->fields));
+  CHECK(key->fields.options == "compiler=nvrtc");
+  CHECK(canonicalize_option_text("compiler=nvrtc").value() == "compiler=nvrtc");
+  CHECK(link_flavor(key->fields.options) == LinkFlavor::none);
+  CHECK(key->fields.arch == "sm_90");
+  CHECK(key->fields.driver_api == 13000);
+  CHECK(key->fields.driver_build.starts_with("nvrtc-13.0-"));
+
+  const auto differs = [&](auto change) {
+    NvrtcCompileInput changed = sample_input();
+    change(changed);
+    auto other = nvrtc_key(changed);
+    REQUIRE(other);
+    return key_id(other->fields) != key_id(key->fields) && other->content_fast != key->content_fast;
+  };
+  CHECK(differs([](NvrtcCompileInput& in) { in.identity.minor = 1; }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.identity.library = xxh3_128(as_bytes("other")); }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.identity.builtins = xxh3_128(as_bytes("other")); }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.name = "other.cu"; }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.source += " "; }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.headers[0].second = "#define A 2"; }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.headers[0].first = "b.cuh"; }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.headers.clear(); }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.options.keyed.push_back("-G"); }));
+  CHECK(differs([](NvrtcCompileInput& in) { std::swap(in.options.keyed[0], in.options.keyed[1]); }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.name_expressions.push_back("k2"); }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.include_record += "x"; }));
+  CHECK(differs([](NvrtcCompileInput& in) { in.working_directory = "/home/a"; }));
+  // A source ending where a header begins is not another split of the same bytes.
+  CHECK(differs([](NvrtcCompileInput& in) {
+    in.source += "a.cuh";
+    in.headers[0].first.clear();
+  }));
+}
