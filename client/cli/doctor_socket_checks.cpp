@@ -225,6 +225,11 @@ Finding check_daemon(DoctorContext& context) {
                      "start jitcached again, which replaces the stale file: `systemctl start jitcached.socket` for "
                      "the system service, or `jitcached` for a daemon of your own");
     }
+    if (client.error().message.find(std::strerror(EACCES)) != std::string::npos) {
+      return Finding("daemon", Severity::error, client.error().message,
+                     "the daemon may well be running: this user may not reach its socket (the message says "
+                     "which group to join)");
+    }
     return Finding("daemon", Severity::error, client.error().message,
                    "check that jitcached runs (`systemctl status jitcached`, or its log in the state directory)");
   }

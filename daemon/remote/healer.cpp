@@ -25,6 +25,8 @@ constexpr std::size_t k_max_pending = 1024;
 constexpr std::size_t k_max_queued_wants = 4096;
 // A note: "k <key id hex>" or "f <fast key id hex>".
 constexpr std::size_t k_note_bytes = 2 + 64;
+// Values taken from the wants queue per round at most, notes or junk.
+constexpr unsigned k_max_values_per_round = 64;
 
 }  // namespace
 
@@ -136,11 +138,16 @@ void Healer::take_wants(unsigned& budget) {
   for (std::size_t i = 0; i < m_tier.remote_count() && budget > 0; ++i) {
     RemoteEndpoint& remote = m_tier.remote(i);
     if (remote.leases_unsupported.load(std::memory_order_relaxed)) continue;
-    while (budget > 0) {
+    // Rationale: a consumer can push anything onto the queue; a value that is not a note (too long,
+    // malformed) is dropped and the round goes on, so junk cannot starve real requests; the number
+    // of values looked at per round is bounded all the same, so a flood cannot hold this thread.
+    unsigned looked_at = 0;
+    while (budget > 0 && looked_at++ < k_max_values_per_round) {
       const Deadline deadline = Clock::now() + m_tier.lease_call_timeout();
       auto taken = m_tier.call<std::optional<std::string>>(remote, [&](RemoteBackend& b) {
         return b.take_first({k_space_fleet, k_fleet_wants}, k_note_bytes, deadline);
       });
+      if (!taken && taken.error().code == common::ErrorCode::too_large) continue;  // not a note of ours
       if (!taken) refused(taken.error(), "takes no heal requests", "+lpop");
       if (!taken || !*taken) break;
       const std::string& text = **taken;
@@ -149,6 +156,10 @@ void Healer::take_wants(unsigned& budget) {
       const Note note{text[0] == 'f', *id};
       const auto healed = m_healed.find(note.id);
       if (healed != m_healed.end() && healed->second > Clock::now()) continue;  // consumers asking at once
+      // Rationale: uploaded whether or not the record there verifies: a consumer asks because what
+      // it read was unusable (a damaged image object behind a good record included). What a note can
+      // buy is bounded: one upload per key per k_want_memo, remote_heal_rate uploads a second, and
+      // only of entries this builder holds (docs/remote-layout.md "Wants").
       if (heal(note, /*unless_usable=*/false)) {
         (void)remembered(m_healed, note.id, k_want_memo);
         RemoteCounters::add(remote.counters.heals);

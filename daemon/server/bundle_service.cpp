@@ -314,6 +314,7 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
   const bool by_signature = namespace_id == store::k_shared_namespace && !caller.trusted;
   const bool restoring = target == proto::ImportTarget::shared_restoring_removed;
   std::uint64_t stored_bytes = 0;
+  std::uint64_t entry_count = 0;
   std::uint64_t decoded_bytes = 0;
   std::uint64_t removed = 0;
   std::set<proto::Digest256> seen;
@@ -363,6 +364,7 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
     }
     if (auto kept = spool->append_record(proto::Bytes(read.record)); !kept) return refuse(kept.error());
     stored_bytes += read.entry.image.size();
+    ++entry_count;
   }
   const proto::Digest256 digest = reader->digest();
 
@@ -372,6 +374,7 @@ common::Result<proto::ImportBundleReply> BundleService::import_file(int fd, prot
   store::ImportOptions options;
   options.namespace_id = namespace_id;
   options.stored_bytes = stored_bytes;
+  options.entry_count = entry_count;
   options.restore_removed = restoring;
   auto counts = m_transfer.import_entries(options, [&]() -> common::Result<std::optional<bundle::BundleEntry>> {
     auto record = spool->next_record();

@@ -53,6 +53,9 @@ struct ImportOptions {
   // What the entries will take, for eviction and the namespace quota beforehand, as a PUT makes
   // room (too_large when they could never fit).
   std::uint64_t stored_bytes = 0;
+  // How many entries those bytes are: the namespace quota charges each its row overhead too, as a
+  // PUT's does (namespace_quota.hpp), so many small entries cannot slip past the quota by import.
+  std::uint64_t entry_count = 0;
   // Import an entry of a removed key id into the shared namespace after all, and forget its
   // removal: a trusted caller's `jitcache import --restore-removed`.
   bool restore_removed = false;

@@ -10,6 +10,7 @@
 
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/image_codec.hpp>
+#include <daemon/store/namespace_quota.hpp>
 #include <daemon/store/pragmas.hpp>
 #include <daemon/store/verified_image.hpp>
 #include <proto/content_digest.hpp>
@@ -214,16 +215,18 @@ Result<ImportCounts> SqliteStore::import_entries(
                                                 std::to_string(m_policy.max_size_bytes));
   }
   const bool quota_applies = m_namespace_quota != 0 && namespace_id != k_shared_namespace;
-  if (quota_applies && stored_bytes > m_namespace_quota) {
-    return make_error(ErrorCode::too_large, what + ": its images take " + std::to_string(stored_bytes) +
-                                                " bytes, more than the namespace_quota of " +
+  const std::uint64_t quota_bytes = stored_bytes + options.entry_count * k_entry_overhead_bytes;
+  if (quota_applies && quota_bytes > m_namespace_quota) {
+    return make_error(ErrorCode::too_large, what + ": its entries count " + std::to_string(quota_bytes) +
+                                                " bytes (images and " + std::to_string(k_entry_overhead_bytes) +
+                                                " per entry), more than the namespace_quota of " +
                                                 std::to_string(m_namespace_quota) + " bytes per uid");
   }
   return m_database->run_write([&](StoreDatabase& db) -> Result<ImportCounts> {
     std::lock_guard lock(m_writer_mutex);
     // Room first, as a PUT makes it (sqlite_store_write.cpp): eviction commits on its own.
     if (quota_applies) {
-      JITCACHE_TRY(evict_over_quota_locked(db, namespace_id, stored_bytes));
+      JITCACHE_TRY(evict_over_quota_locked(db, namespace_id, quota_bytes));
     }
     if (m_policy.max_size_bytes != 0) {
       JITCACHE_TRY(evict_locked(db, EvictionRequest{stored_bytes, false}));

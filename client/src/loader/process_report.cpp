@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,10 +127,14 @@ void warn_unwritten(const std::string& path, int error) {
 
 // The report's path for this process. Rationale: in a child of fork() a pattern without %p names
 // the parent's file, and the child's report would replace the parent's: the child writes
-// "<path>.<pid>" beside it instead (docs/process-report.md).
+// "<path>.<pid>" beside it instead (docs/process-report.md). A path that names something other than
+// a regular file (/dev/null, a FIFO, /dev/stderr) is written in place by the child as by the
+// parent: nothing is ever created beside a device.
 std::string report_path(pid_t pid) {
   std::string path = expand_report_path(g_report.pattern, pid);
   if (g_report.forked_from != 0 && std::strstr(g_report.pattern, "%p") == nullptr) {
+    struct stat named {};
+    if (::stat(path.c_str(), &named) == 0 && !S_ISREG(named.st_mode)) return path;
     path += "." + std::to_string(pid);
   }
   return path;

@@ -10,7 +10,10 @@
 
 namespace jitcache::client::loader {
 
-// Writes all of `bytes`; false with errno set when a write failed (EPIPE instead of SIGPIPE).
-bool write_all_without_sigpipe(int fd, std::string_view bytes);
+// Writes all of `bytes`; false with errno set when a write failed (EPIPE instead of SIGPIPE). With
+// `wait_ms` >= 0 the descriptor is expected non-blocking: a full pipe is waited for with poll(2) for
+// at most `wait_ms` in all, then the write gives up with ETIMEDOUT (a reader that never reads must
+// not hold the program).
+bool write_all_without_sigpipe(int fd, std::string_view bytes, int wait_ms = -1);
 
 }  // namespace jitcache::client::loader

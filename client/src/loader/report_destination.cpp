@@ -17,8 +17,19 @@ namespace {
 
 bool writable_in_place(mode_t mode) { return S_ISCHR(mode) || S_ISFIFO(mode); }
 
+// Rationale: a FIFO or device someone else made (another user's FIFO under the documented
+// /tmp/jitcache-%p.json, a link to a device planted in /tmp) would hand them the report, or make
+// root write into a device they chose. Root's nodes (/dev/null, /dev/full) and the caller's own
+// (its pipes, its terminal) are written; any other owner is refused.
+bool owned_by_caller_or_root(uid_t owner) { return owner == 0 || owner == ::geteuid(); }
+
+// Rationale: a reader that holds a FIFO or pipe open and never reads would otherwise hold the
+// program's exit for ever once the report outgrows the pipe's buffer.
+constexpr int k_in_place_wait_ms = 2000;
+
 // Opens an existing non-regular file (or a link to one) for writing without O_CREAT or O_TRUNC.
-// O_NONBLOCK makes a FIFO nobody reads ENXIO instead of a wait; it is cleared once open.
+// O_NONBLOCK makes a FIFO nobody reads ENXIO instead of a wait, and stays set: a full pipe is
+// waited for at most k_in_place_wait_ms.
 int write_in_place(const std::string& path, std::string_view text, bool append_to_regular) {
   const int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK | (append_to_regular ? O_APPEND : 0);
   const int fd = ::open(path.c_str(), flags);
@@ -29,13 +40,10 @@ int write_in_place(const std::string& path, std::string_view text, bool append_t
     error = errno;
   } else if (append_to_regular ? !S_ISREG(st.st_mode) : !writable_in_place(st.st_mode)) {
     error = EAGAIN;  // replaced since it was looked at; the caller does not retry
-  } else {
-    const int status = ::fcntl(fd, F_GETFL);
-    if (status < 0 || ::fcntl(fd, F_SETFL, status & ~O_NONBLOCK) != 0) {
-      error = errno;
-    } else if (!write_all_without_sigpipe(fd, text)) {
-      error = errno != 0 ? errno : EIO;
-    }
+  } else if (!owned_by_caller_or_root(st.st_uid)) {
+    error = EPERM;
+  } else if (!write_all_without_sigpipe(fd, text, append_to_regular ? -1 : k_in_place_wait_ms)) {
+    error = errno != 0 ? errno : EIO;
   }
   if (::close(fd) != 0 && error == 0) error = errno;
   return error;
@@ -78,11 +86,12 @@ int write_report_destination(const std::string& path, std::string_view text) {
   if (writable_in_place(link.st_mode)) return write_in_place(path, text, false);
   if (!S_ISLNK(link.st_mode)) return S_ISSOCK(link.st_mode) ? ENXIO : EPERM;
   struct stat target {};
-  if (::stat(path.c_str(), &target) != 0) {
-    // A dangling link: replaced by the report like a missing file (the link itself, not its target).
-    return errno == ENOENT ? write_replacing(path, text) : errno;
+  // A dangling link (/dev/stdout with stdout closed) is an error: the report never replaces a link.
+  if (::stat(path.c_str(), &target) != 0) return errno;
+  if (writable_in_place(target.st_mode)) {
+    if (!owned_by_caller_or_root(link.st_uid)) return EPERM;
+    return write_in_place(path, text, false);
   }
-  if (writable_in_place(target.st_mode)) return write_in_place(path, text, false);
   if (!S_ISREG(target.st_mode)) return S_ISDIR(target.st_mode) ? EISDIR : EPERM;
   if (link.st_uid != 0 && link.st_uid != ::geteuid()) return EPERM;
   return write_in_place(path, text, true);

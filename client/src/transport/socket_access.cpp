@@ -39,6 +39,13 @@ std::string permission_denied_text(const std::string& refusing) {
   char mode[8];
   std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
   const std::string group = group_name(st.st_gid);
+  // Rationale: a daemon started without socket_group leaves its socket in root's group (gid 0);
+  // "join group root" is never the advice: the daemon's socket_group is.
+  if (st.st_gid == 0) {
+    return text + ": " + refusing + " (mode " + mode + ") is in group root, so only root reaches it: set " +
+           "socket_group in the daemon's configuration (or --socket-group) to a group for its users, and " +
+           "add them to that group (docs/operations.md)";
+  }
   return text + ": " + refusing + " is group " + group + "'s (mode " + mode + ") and uid " +
          std::to_string(::geteuid()) + " is not in that group; add the user to it (`usermod -aG " + group +
          " USER`, then log in again, or `newgrp " + group + "`)";
