@@ -16,6 +16,8 @@ endfunction()
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 run_checked("install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --component client --prefix "${prefix}")
+# The -dev package's part (headers, CMake package, pkg-config, static library): packaging/cpack.cmake.
+run_checked("install dev" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --component dev --prefix "${prefix}")
 
 file(GLOB_RECURSE config_files "${prefix}/*/jitcacheConfig.cmake")
 file(GLOB_RECURSE pc_files "${prefix}/*/jitcache.pc")

@@ -36,7 +36,7 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("driver process: a driver without cuLink* is named, versions compared, and loads still work, one warning") {
+TEST_CASE("driver process: a driver without cuLink* is named, versions compared, and loads still work, no warning into a file put on stderr") {
   // Before libjitcache opens the driver: an older driver that lacks cuLinkCreate.
   FakeDriver fake;
   fake.set_hidden("cuLinkCreate");
@@ -80,7 +80,7 @@ TEST_CASE("driver process: a driver without cuLink* is named, versions compared,
   config.socket_path = "/nonexistent/jitcache-test.sock";
   REQUIRE(jitcache_configure(&config) == 0);
 
-  // Capture stderr around three loads with no daemon: one warning line, not three.
+  // Capture what reaches a file put on fd 2 around three loads with no daemon: nothing.
   const std::string captured = dir.file("stderr.txt");
   fflush(stderr);
   const int saved = ::dup(STDERR_FILENO);
@@ -98,8 +98,8 @@ TEST_CASE("driver process: a driver without cuLink* is named, versions compared,
   ::close(file);
   const std::string warnings = read_text(captured);
   INFO(warnings);
-  CHECK(count(warnings, "jitcache: ") == 1);
-  CHECK(count(warnings, "\n") == 1);  // one line
-  CHECK_THAT(warnings, Catch::Contains("/nonexistent/jitcache-test.sock"));
-  CHECK(count(warnings, "JITCACHE_QUIET=1") == 1);
+  // fd 2 is another file now than the stderr the process started with: the warning is not written
+  // into it (docs/client-guide.md "Streams"; tests/integration/test_hostile_programs.cpp checks the
+  // one line on the stderr a program keeps).
+  CHECK(warnings.empty());
 }

@@ -153,7 +153,8 @@ TEST_CASE(
   const std::string daemon_copy = bin.file("jitcached");
   const std::string cli_copy = bin.file("jitcache");
   fs::copy_file(testing::daemon_executable(), daemon_copy);
-  fs::copy_file(testing::cli_executable(), cli_copy);
+  // The full CLI (client/cli), not the front: a lone copy of the front would look for it beside itself.
+  fs::copy_file(JITCACHE_FULL_CLI_PATH, cli_copy);
   ::chmod(daemon_copy.c_str(), 0755);
   ::chmod(cli_copy.c_str(), 0755);
   TempDir attacker_home("jitcache-trust-attacker");

@@ -405,7 +405,7 @@ TEST_CASE("bundle tenants: the spool is granted before it is written: the caller
   CHECK(stat_value(client, "entries") == 1);
 }
 
-TEST_CASE("bundle tenants: the daemon writes no bundle into a memfd or tmpfs; the CLI writes such a file itself") {
+TEST_CASE("bundle tenants: the daemon writes no bundle into a memfd or tmpfs, and the CLI writes such a file itself") {
   TempDir dir{"jitcache-bt-memory"};
   DaemonProcess daemon(dir);
   daemon.start();

@@ -239,8 +239,8 @@ TEST_CASE(
     "fleet ACLs: the ACL lines of docs/operations.md used verbatim: the read-only user is served, the writer uploads, "
     "and the read-only user cannot write") {
   RedisServer redis;
-  const std::vector<std::string> consumer_acl = documented_line("ACL SETUSER consumer ");
-  const std::vector<std::string> builder_acl = documented_line("ACL SETUSER builder ");
+  const std::vector<std::string> consumer_acl = documented_line("ACL SETUSER jc-reader ");
+  const std::vector<std::string> builder_acl = documented_line("ACL SETUSER jc-builder ");
   INFO(redis.log_tail());
   REQUIRE(redis.cli(consumer_acl).rfind("OK", 0) == 0);
   REQUIRE(redis.cli(builder_acl).rfind("OK", 0) == 0);

@@ -517,7 +517,8 @@ TEST_CASE("tenants: the jitcache CLI run as B with setpriv lists only what B may
   TempDir bin("jitcache-tenants-bin");
   ::chmod(bin.path().c_str(), 0755);
   const std::string cli_copy = bin.file("jitcache");
-  std::filesystem::copy_file(testing::cli_executable(), cli_copy);
+  // The full CLI (client/cli), not the front: a lone copy of the front would look for it beside itself.
+  std::filesystem::copy_file(JITCACHE_FULL_CLI_PATH, cli_copy);
   ::chmod(cli_copy.c_str(), 0755);
   const std::vector<std::string> as_b{"--reuid",  std::to_string(users.b().uid),
                                       "--regid",  std::to_string(users.b().gid),

@@ -52,7 +52,7 @@ TEST_CASE("owned socket: another socket under the same number is not ours either
   ::close(other);
 }
 
-TEST_CASE("owned socket: in a child of fork() the parent's socket is not used; the child's copy is closed") {
+TEST_CASE("owned socket: in a child of fork() the parent's socket is not used and the child's copy is closed") {
   OwnedSocket socket = OwnedSocket::adopt(new_socket());
   const int number = socket.raw();
   const pid_t child = ::fork();

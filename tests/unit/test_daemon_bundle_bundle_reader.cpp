@@ -120,7 +120,7 @@ TEST_CASE("bundle: an unsigned bundle reads back and says it is unsigned") {
   CHECK(all->size() == 1);
 }
 
-TEST_CASE("bundle: each entry's origin reads back; an unknown origin and a version 1 bundle are refused") {
+TEST_CASE("bundle: each entry's origin reads back, and an unknown origin and a version 1 bundle are refused") {
   auto own = sample_entry(7, true, false);
   own.origin = EntryOrigin::caller_namespace;
   const auto bytes = write_bundle({sample_entry(8, false, false), own}, nullptr);

@@ -41,7 +41,7 @@ TEST_CASE("redis url: a standalone URL gives host, port, user, db and the defaul
   CHECK(settings.password.empty());
   CHECK(settings.db == 3);
   CHECK(settings.key_prefix == "jitcache:");
-  CHECK(settings.max_connections_per_node == 4);
+  CHECK(settings.max_connections_per_node == 16);
 
   const auto plain = parsed("redis://cache.example.com");
   CHECK(plain.nodes[0] == RedisNodeAddress{"cache.example.com", 6379});

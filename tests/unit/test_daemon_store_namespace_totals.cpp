@@ -146,6 +146,8 @@ TEST_CASE("namespace totals: migration 5 seeds the table from the entries alread
     external.exec("DROP TABLE sources");
     external.exec("ALTER TABLE totals DROP COLUMN sources");
     external.exec("ALTER TABLE totals DROP COLUMN source_bytes");
+    // ... nor schema 11's.
+    external.exec("DROP TABLE removed_keys");
     external.exec("UPDATE meta SET value = '4' WHERE key = 'version'");
   }
   auto store = open_store(dir);
