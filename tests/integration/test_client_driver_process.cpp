@@ -36,7 +36,8 @@ std::size_t count(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("driver process: a driver without cuLink* is named, versions compared, and loads still work, no warning into a file put on stderr") {
+TEST_CASE(
+    "driver process: a driver without cuLink* is named, versions compared, and loads still work, no warning into a file put on stderr") {
   // Before libjitcache opens the driver: an older driver that lacks cuLinkCreate.
   FakeDriver fake;
   fake.set_hidden("cuLinkCreate");
