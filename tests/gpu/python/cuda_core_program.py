@@ -2,7 +2,10 @@
 # second start's compile is a hit, and the lowered name a name expression asked for still finds the
 # kernel.
 import numpy as np
-from cuda.core.experimental import Device, LaunchConfig, Program, ProgramOptions, launch
+try:  # cuda.core 0.4+ exports these at the top; earlier releases under .experimental
+    from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
+except ImportError:
+    from cuda.core.experimental import Device, LaunchConfig, Program, ProgramOptions, launch
 
 device = Device()
 device.set_current()
