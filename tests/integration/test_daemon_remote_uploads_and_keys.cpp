@@ -248,8 +248,8 @@ TEST_CASE(
   TempDir secrets("jitcache-fleet-passwords");
   const std::string consumer_password = password_file(secrets, "consumer", acl_password(consumer_acl));
   const std::string builder_password = password_file(secrets, "builder", acl_password(builder_acl));
-  const std::string as_consumer = "redis://consumer@" + redis.address() + "/0";
-  const std::string as_builder = "redis://builder@" + redis.address() + "/0";
+  const std::string as_consumer = "redis://jc-reader@" + redis.address() + "/0";
+  const std::string as_builder = "redis://jc-builder@" + redis.address() + "/0";
   FleetKeys keys;
 
   // The writer uploads.
