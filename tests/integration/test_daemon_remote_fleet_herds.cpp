@@ -208,7 +208,8 @@ class DelayingProxy {
       const ssize_t n = ::read(from, buffer.data(), buffer.size());
       if (n <= 0) break;
       std::this_thread::sleep_for(m_delay);
-      if (::write(to, buffer.data(), static_cast<std::size_t>(n)) != n) break;
+      // MSG_NOSIGNAL: a side that has gone must end this pump, not the test process (SIGPIPE).
+      if (::send(to, buffer.data(), static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
     }
     ::shutdown(to, SHUT_WR);
   }
