@@ -4,10 +4,12 @@
 // store_resets.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <tests/support/daemon_process.hpp>
@@ -96,6 +98,10 @@ TEST_CASE("daemon integrity: corruption found while serving resets the store wit
   auto failed = client.lookup(testing::sample_key(7));
   CHECK_FALSE(failed.ok());
   REQUIRE(daemon.running());
+  // The reset may finish just after the failed request's answer went out (the answer does not wait
+  // for the swap): give it a moment, then the damaged file must have been moved aside once.
+  for (int i = 0; i < 100 && moved_aside(daemon).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(moved_aside(daemon).size() == 1);
 
   auto again = daemon.client();
