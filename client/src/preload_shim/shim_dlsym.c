@@ -137,87 +137,92 @@ __attribute__((used, visibility("hidden"))) void* jitcache_shim_resolve_next_dlv
  * read only after the one before it matched, so never past the name's end), without a call; the
  * others are looked up in the hooked names (saving the argument registers, the stack kept 16-byte
  * aligned at the call). The index found goes to the hook as its last argument. */
+/* The filter both resolvers start with: a NULL name or RTLD_NEXT, and every name that cannot be a
+ * hooked one, jump to 1: (the next resolver); a name that may be hooked goes on at 2:. Emitted once
+ * per resolver, so its local labels are that resolver's. */
+#define JITCACHE_SHIM_NAME_FILTER                                                                    \
+  "  testq %rsi, %rsi\n"                                                                             \
+  "  jz 1f\n"                                                                                        \
+  "  cmpq $-1, %rdi\n"                                                                               \
+  "  je 1f\n"                                                                                        \
+  "  movzbl (%rsi), %eax\n" /* byte by byte: a byte is read only when the one before it is no NUL */ \
+  "  cmpb $0x63, %al\n"     /* 'c' */                                                                \
+  "  je 4f\n"                                                                                        \
+  "  cmpb $0x6e, %al\n" /* 'n' */                                                                    \
+  "  je 5f\n"                                                                                        \
+  "  cmpb $0x5f, %al\n" /* '_' */                                                                    \
+  "  je 6f\n"                                                                                        \
+  "  jmp 1f\n"                                                                                       \
+  "4:\n"                                                                                             \
+  "  cmpb $0x75, 1(%rsi)\n" /* "cu", then the rest of a hooked name's start, byte by byte */         \
+  "  jne 1f\n"                                                                                       \
+  "  movzbl 2(%rsi), %eax\n"                                                                         \
+  "  cmpb $0x4d, %al\n" /* cuModuleLoad */                                                           \
+  "  je 7f\n"                                                                                        \
+  "  cmpb $0x4c, %al\n" /* cuLibrary, cuLink */                                                      \
+  "  je 8f\n"                                                                                        \
+  "  cmpb $0x47, %al\n" /* cuGetProcAddress */                                                       \
+  "  je 9f\n"                                                                                        \
+  "  cmpb $0x64, %al\n" /* cudaGetDriverEntryPoint */                                                \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x61, 3(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x47, 4(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x65, 5(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x74, 6(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x44, 7(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x72, 8(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  jmp 2f\n"                                                                                       \
+  "7:\n"                                                                                             \
+  "  cmpb $0x6f, 3(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x64, 4(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x75, 5(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x6c, 6(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x65, 7(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x4c, 8(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x6f, 9(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  jmp 2f\n"                                                                                       \
+  "8:\n"                                                                                             \
+  "  cmpb $0x69, 3(%rsi)\n"                                                                          \
+  "  je 2f\n"                                                                                        \
+  "  jmp 1f\n"                                                                                       \
+  "9:\n"                                                                                             \
+  "  cmpb $0x65, 3(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x74, 4(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x50, 5(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  cmpb $0x72, 6(%rsi)\n"                                                                          \
+  "  jne 1f\n"                                                                                       \
+  "  jmp 2f\n"                                                                                       \
+  "5:\n"                                                                                             \
+  "  cmpb $0x76, 1(%rsi)\n" /* "nv" */                                                               \
+  "  je 2f\n"                                                                                        \
+  "  jmp 1f\n"                                                                                       \
+  "6:\n"                                                                                             \
+  "  cmpb $0x5f, 1(%rsi)\n" /* "__" */                                                               \
+  "  je 2f\n"                                                                                        \
+  "1:\n"
+
 __asm__(
     "  .pushsection .text\n"
     "  .globl dlsym\n"
     "  .type dlsym, @function\n"
     "  .p2align 4\n"
-    "dlsym:\n"
-    "  testq %rsi, %rsi\n"
-    "  jz 1f\n"
-    "  cmpq $-1, %rdi\n"
-    "  je 1f\n"
-    "  movzbl (%rsi), %eax\n" /* byte by byte: a byte is read only when the one before it is no NUL */
-    "  cmpb $0x63, %al\n"     /* 'c' */
-    "  je 4f\n"
-    "  cmpb $0x6e, %al\n" /* 'n' */
-    "  je 5f\n"
-    "  cmpb $0x5f, %al\n" /* '_' */
-    "  je 6f\n"
-    "  jmp 1f\n"
-    "4:\n"
-    "  cmpb $0x75, 1(%rsi)\n" /* "cu", then the rest of a hooked name's start, byte by byte */
-    "  jne 1f\n"
-    "  movzbl 2(%rsi), %eax\n"
-    "  cmpb $0x4d, %al\n" /* cuModuleLoad */
-    "  je 7f\n"
-    "  cmpb $0x4c, %al\n" /* cuLibrary, cuLink */
-    "  je 8f\n"
-    "  cmpb $0x47, %al\n" /* cuGetProcAddress */
-    "  je 9f\n"
-    "  cmpb $0x64, %al\n" /* cudaGetDriverEntryPoint */
-    "  jne 1f\n"
-    "  cmpb $0x61, 3(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x47, 4(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x65, 5(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x74, 6(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x44, 7(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x72, 8(%rsi)\n"
-    "  jne 1f\n"
-    "  jmp 2f\n"
-    "7:\n"
-    "  cmpb $0x6f, 3(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x64, 4(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x75, 5(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x6c, 6(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x65, 7(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x4c, 8(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x6f, 9(%rsi)\n"
-    "  jne 1f\n"
-    "  jmp 2f\n"
-    "8:\n"
-    "  cmpb $0x69, 3(%rsi)\n"
-    "  je 2f\n"
-    "  jmp 1f\n"
-    "9:\n"
-    "  cmpb $0x65, 3(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x74, 4(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x50, 5(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x72, 6(%rsi)\n"
-    "  jne 1f\n"
-    "  jmp 2f\n"
-    "5:\n"
-    "  cmpb $0x76, 1(%rsi)\n" /* "nv" */
-    "  je 2f\n"
-    "  jmp 1f\n"
-    "6:\n"
-    "  cmpb $0x5f, 1(%rsi)\n" /* "__" */
-    "  je 2f\n"
-    "1:\n"
+    "dlsym:\n" JITCACHE_SHIM_NAME_FILTER
     "  jmpq *jitcache_shim_dlsym_next(%rip)\n"
     "2:\n"
     "  pushq %rdi\n"
@@ -237,82 +242,7 @@ __asm__(
     "  .globl dlvsym\n"
     "  .type dlvsym, @function\n"
     "  .p2align 4\n"
-    "dlvsym:\n"
-    "  testq %rsi, %rsi\n"
-    "  jz 1f\n"
-    "  cmpq $-1, %rdi\n"
-    "  je 1f\n"
-    "  movzbl (%rsi), %eax\n" /* byte by byte: a byte is read only when the one before it is no NUL */
-    "  cmpb $0x63, %al\n"     /* 'c' */
-    "  je 4f\n"
-    "  cmpb $0x6e, %al\n" /* 'n' */
-    "  je 5f\n"
-    "  cmpb $0x5f, %al\n" /* '_' */
-    "  je 6f\n"
-    "  jmp 1f\n"
-    "4:\n"
-    "  cmpb $0x75, 1(%rsi)\n" /* "cu", then the rest of a hooked name's start, byte by byte */
-    "  jne 1f\n"
-    "  movzbl 2(%rsi), %eax\n"
-    "  cmpb $0x4d, %al\n" /* cuModuleLoad */
-    "  je 7f\n"
-    "  cmpb $0x4c, %al\n" /* cuLibrary, cuLink */
-    "  je 8f\n"
-    "  cmpb $0x47, %al\n" /* cuGetProcAddress */
-    "  je 9f\n"
-    "  cmpb $0x64, %al\n" /* cudaGetDriverEntryPoint */
-    "  jne 1f\n"
-    "  cmpb $0x61, 3(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x47, 4(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x65, 5(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x74, 6(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x44, 7(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x72, 8(%rsi)\n"
-    "  jne 1f\n"
-    "  jmp 2f\n"
-    "7:\n"
-    "  cmpb $0x6f, 3(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x64, 4(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x75, 5(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x6c, 6(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x65, 7(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x4c, 8(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x6f, 9(%rsi)\n"
-    "  jne 1f\n"
-    "  jmp 2f\n"
-    "8:\n"
-    "  cmpb $0x69, 3(%rsi)\n"
-    "  je 2f\n"
-    "  jmp 1f\n"
-    "9:\n"
-    "  cmpb $0x65, 3(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x74, 4(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x50, 5(%rsi)\n"
-    "  jne 1f\n"
-    "  cmpb $0x72, 6(%rsi)\n"
-    "  jne 1f\n"
-    "  jmp 2f\n"
-    "5:\n"
-    "  cmpb $0x76, 1(%rsi)\n" /* "nv" */
-    "  je 2f\n"
-    "  jmp 1f\n"
-    "6:\n"
-    "  cmpb $0x5f, 1(%rsi)\n" /* "__" */
-    "  je 2f\n"
-    "1:\n"
+    "dlvsym:\n" JITCACHE_SHIM_NAME_FILTER
     "  jmpq *jitcache_shim_dlvsym_next(%rip)\n"
     "2:\n"
     "  pushq %rdi\n"
