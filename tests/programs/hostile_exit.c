@@ -1,5 +1,8 @@
 /* Loads while the program exits (docs/transparent.md "Exit"):
  *   threads PTX KERNEL       16 threads load in a loop while main returns
+ *   slow_exit PTX KERNEL     the same, and an atexit handler registered before the first load
+ *                            (so it runs after everything registered later) takes 50 ms: the
+ *                            threads keep loading all through the rest of the exit
  *   atexit PTX KERNEL        an atexit handler registered before the first load loads 100 times
  *                            the module main loaded and once a new one
  *   destructor PTX KERNEL    a destructor of the program does the same
@@ -34,6 +37,11 @@ static void load_late(const char* who, int variant) {
 }
 
 static void load_at_exit(void) { load_late("atexit loads", 11); }
+
+static void slow_cleanup(void) {
+  const struct timespec cleaning_up = {0, 50 * 1000 * 1000};
+  nanosleep(&cleaning_up, NULL);
+}
 
 __attribute__((destructor)) static void load_in_destructor(void) {
   if (g_destructor_load) load_late("destructor loads", 12);
@@ -79,7 +87,8 @@ int main(int argc, char** argv) {
     print_result("main load", load_and_unload(g_base, g_kernel));
     return 0;
   }
-  if (strcmp(argv[1], "threads") == 0) {
+  if (strcmp(argv[1], "slow_exit") == 0) atexit(slow_cleanup);
+  if (strcmp(argv[1], "threads") == 0 || strcmp(argv[1], "slow_exit") == 0) {
     print_result("main load", load_and_unload(g_base, g_kernel));
     for (int i = 0; i < 16; ++i) {
       pthread_t thread;
