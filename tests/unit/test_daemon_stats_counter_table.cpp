@@ -127,6 +127,14 @@ const std::vector<std::string> k_stats_names_before{
     "store_filesystem_bytes",
     // Added with `jitcache explain` (the table's rows come before the fleet tier's figures).
     "explains",
+    // Added with NVRTC's figures (daemon/stats/nvrtc_figures.hpp).
+    "nvrtc_hits",
+    "nvrtc_misses",
+    "nvrtc_misses_quarantined",
+    "nvrtc_misses_corrupt",
+    "nvrtc_puts",
+    "nvrtc_compile_seconds_saved",
+    "nvrtc_compile_microseconds_saved",
     // Added with the re-JIT (daemon/rejit/).
     "rejit_batches",
     "rejit_compiled",
@@ -268,6 +276,10 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_bundles_refused_total", "counter"},
     {"jitcache_bundles_exported_total", "counter"},
     {"jitcache_bundle_entries_exported_total", "counter"},
+    {"jitcache_nvrtc_lookup_hits_total", "counter"},
+    {"jitcache_nvrtc_lookup_misses_total", "counter"},
+    {"jitcache_nvrtc_puts_total", "counter"},
+    {"jitcache_nvrtc_compile_seconds_saved_total", "counter"},
 };
 
 // Every source a row can read, owned, so a test can give each field a value of its own.
