@@ -545,6 +545,7 @@ TEST_CASE("counter table: the request handler's STATS and a scrape of the same d
     if (member != nullptr) (parts.counters.*(*member)).store(1000 * (i + 1));
   }
   daemon::stats::Counters::add(parts.counters.misses, 1'000'000);  // above its parts
+  daemon::stats::Counters::add(parts.counters.nvrtc_misses, 1'000'000);
   parts.counters.count_error(proto::Status::forbidden);
   const auto stats = parts.stats_reply();  // counts itself in requests, before it reads them
   check_same_figures(stats, parse(parts.scrape()));
