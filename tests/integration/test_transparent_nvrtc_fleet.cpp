@@ -3,8 +3,9 @@
 // NVRTC against a builder daemon, as root (a trusted uid, whose PUT is shared and so uploaded, signed
 // with the builder's key, to a real redis-server); a consumer daemon that trusts the builder's key
 // serves it to the same program on its host as a hit, with NVRTC's outputs, lowered names and log
-// byte for byte; a record altered in Redis is refused (bad_signature) and the program gets NVRTC's
-// own answer, compiled on the consumer's host.
+// byte for byte; a record altered in Redis is refused (bad_signature), and so is the result on a
+// host that does not trust the builder's key (unknown_signer): there the program gets NVRTC's own
+// answer, compiled on that host.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -110,4 +111,25 @@ TEST_CASE("nvrtc fleet: an NVRTC record altered in the remote is refused, and th
   CHECK(host_stat(consumer, "nvrtc_hits") == 0);
   CHECK(host_stat(consumer, "nvrtc_misses") == 1);
   CHECK(host_stat(consumer, "nvrtc_puts") == 1);
+}
+
+TEST_CASE("nvrtc fleet: a consumer that does not trust the builder's key refuses its NVRTC result as unknown_signer") {
+  RedisServer redis;
+  const std::string url = redis.url() + "/0";
+  FleetKeys keys;
+  FleetKeys other_keys("other");
+  FleetHost builder = start_fleet_host(url, keys, /*builder=*/true, {"--remote-timeout", "1s"}, "warn");
+  FleetHost stranger = start_fleet_host(url, other_keys, /*builder=*/false, {"--remote-timeout", "1s"}, "warn");
+  Sources sources;
+  const ChildResult built = run_program(compile_args(sources), run_env(builder.daemon->socket_path(), true));
+  REQUIRE(built.status == 0);
+  REQUIRE(eventually([&] { return host_stat(builder, "remote0.uploads") == 1; }, 20s));
+
+  const ChildResult served = run_program(compile_args(sources), run_env(stranger.daemon->socket_path(), true));
+  CHECK(served.status == 0);
+  CHECK(served.output == built.output);  // NVRTC's own answer, compiled here
+  CHECK(host_stat(stranger, "remote0.rejected.unknown_signer") >= 1);
+  CHECK(host_stat(stranger, "remote0.hits") == 0);
+  CHECK(host_stat(stranger, "nvrtc_hits") == 0);
+  CHECK(host_stat(stranger, "nvrtc_puts") == 1);
 }
