@@ -15,6 +15,7 @@
 #include <daemon/server/image_check.hpp>
 #include <daemon/server/miss_record.hpp>
 #include <daemon/stats/counter_table.hpp>
+#include <daemon/stats/nvrtc_figures.hpp>
 #include <daemon/stats/store_space.hpp>
 #include <daemon/store/verify.hpp>
 #include <proto/explain_messages.hpp>
@@ -191,6 +192,9 @@ Reply RequestHandler::lookup(proto::Bytes payload, const policy::PeerCredentials
     Counters::add(m_counters.misses);
     if (miss->reason == store::MissReason::quarantined) Counters::add(m_counters.misses_quarantined);
     if (miss->reason == store::MissReason::corrupt) Counters::add(m_counters.misses_corrupt);
+    if (request->selector != proto::LookupSelector::key_id_prefix) {
+      stats::count_nvrtc_miss(m_counters, by_fast_key ? request->fast_key.options : request->key.options, miss->reason);
+    }
     const auto uid = static_cast<std::uint32_t>(peer.uid);
     if (request->selector == proto::LookupSelector::key) {
       m_counters.recent_misses.record(miss_of_key(Op::lookup, miss->reason, uid, request->key));
@@ -203,6 +207,7 @@ Reply RequestHandler::lookup(proto::Bytes payload, const policy::PeerCredentials
   Counters::add(m_counters.hits);
   if (by_fast_key) Counters::add(m_counters.fast_key_hits);
   Counters::add(m_counters.compile_microseconds_saved, hit.info.compile_time_us);
+  stats::count_nvrtc_hit(m_counters, hit.info.key.options, hit.info.compile_time_us);
   Counters::add(m_counters.bytes_served, hit.image->size());
   // Only a hit by fast key names the file; clients look up by fast key, so that is every entry
   // they use. The publisher's thread writes the file: the reply does not wait for it.
@@ -239,6 +244,7 @@ Reply RequestHandler::put(proto::Bytes payload, const policy::PeerCredentials& p
 
   Counters::add(m_counters.puts);
   Counters::add(m_counters.put_bytes, input.image.size());
+  stats::count_nvrtc_put(m_counters, input.key.options);
   if (m_publisher != nullptr) {
     m_publisher->stored(outcome->row_id, input.namespace_id, proto::fast_key_of(input.key, input.content_fast),
                         input.image);
@@ -470,6 +476,7 @@ Reply RequestHandler::hit_note(proto::Bytes payload) {
     Counters::add(m_counters.hits);
     Counters::add(m_counters.published_hits);
     Counters::add(m_counters.compile_microseconds_saved, (*found)->compile_time_us);
+    stats::count_nvrtc_hit(m_counters, request->fast_key.options, (*found)->compile_time_us);
   }
   return Reply{};
 }

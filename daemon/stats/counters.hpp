@@ -82,6 +82,14 @@ class Counters {
   Counter rejit_compile_microseconds{0};
   // EXPLAIN requests answered.
   Counter explains{0};
+  // NVRTC compiles (keys whose options are "compiler=nvrtc", docs/cache-key.md "NVRTC compiles"):
+  // the same figures as above for those keys alone, which are counted there too (nvrtc_figures.hpp).
+  Counter nvrtc_hits{0};
+  Counter nvrtc_misses{0};
+  Counter nvrtc_misses_quarantined{0};
+  Counter nvrtc_misses_corrupt{0};
+  Counter nvrtc_puts{0};
+  Counter nvrtc_compile_microseconds_saved{0};
   // The set-up, as `jitcache doctor` checks it (docs/cli.md "doctor"); gauges set once at start
   // (daemon/startup/): whether the compile worker passed its start-up probe, or failed it with
   // compiling turned on (both 0: compile = false), the worker's nvJitLink as 1000 x major + 10 x

@@ -21,6 +21,7 @@
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
+#include <tests/support/nvrtc_program_run.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
 #include <tests/support/transparent_check.hpp>
@@ -34,52 +35,13 @@ using jitcache::testing::stat_value;
 using jitcache::testing::SystemUser;
 using jitcache::testing::SystemUsers;
 using jitcache::testing::TempDir;
+using jitcache::testing::nvrtc::compile_args;
+using jitcache::testing::nvrtc::k_broken_kernel;
+using jitcache::testing::nvrtc::run_program;
+using jitcache::testing::nvrtc::Sources;
+using jitcache::testing::nvrtc::write;
 using jitcache::testing::transparent::check_twice;
 using jitcache::testing::transparent::run_env;
-
-namespace {
-
-constexpr const char* k_kernel =
-    "#include \"memory_header.cuh\"\n"
-    "#include <scale_value.cuh>\n"
-    "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] *= (T)(HEADER_VALUE + MEMORY_VALUE); }\n";
-
-constexpr const char* k_broken_kernel =
-    "#include <scale_value.cuh>\n"
-    "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] = undeclared_name; }\n";
-
-void write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
-
-// A kernel, its -I directory and its header, in a directory of their own.
-struct Sources {
-  TempDir dir;
-  std::string kernel = dir.file("kernel.cu");
-  std::string include_dir = dir.file("include");
-  std::string header = dir.file("include/scale_value.cuh");
-  explicit Sources(const char* text = k_kernel, int value = 3) {
-    write(kernel, text);
-    set_header(value);
-  }
-  void set_header(int value) { write(header, "#define HEADER_VALUE " + std::to_string(value) + "\n"); }
-};
-
-ChildResult run_program(const std::vector<std::string>& args, std::vector<EnvChange> env) {
-  env.push_back({"NVRTC_LIBRARY", std::string(JITCACHE_NVRTC_LIBRARY)});
-  std::vector<std::string> argv = {JITCACHE_NVRTC_PROGRAM};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_child(argv, env, std::chrono::seconds(120));
-}
-
-std::vector<std::string> compile_args(const Sources& sources, std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {sources.kernel, "scale<float>", "-I" + sources.include_dir, "-arch=sm_90"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
-}
-
-}  // namespace
 
 TEST_CASE("transparent nvrtc: (g) a compile through dlopen + dlsym is a hit the second time, answering the same") {
   Sources sources;

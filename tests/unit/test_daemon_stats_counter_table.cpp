@@ -127,6 +127,14 @@ const std::vector<std::string> k_stats_names_before{
     "store_filesystem_bytes",
     // Added with `jitcache explain` (the table's rows come before the fleet tier's figures).
     "explains",
+    // Added with NVRTC's figures (daemon/stats/nvrtc_figures.hpp).
+    "nvrtc_hits",
+    "nvrtc_misses",
+    "nvrtc_misses_quarantined",
+    "nvrtc_misses_corrupt",
+    "nvrtc_puts",
+    "nvrtc_compile_seconds_saved",
+    "nvrtc_compile_microseconds_saved",
     // Added with the re-JIT (daemon/rejit/).
     "rejit_batches",
     "rejit_compiled",
@@ -268,6 +276,10 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_bundles_refused_total", "counter"},
     {"jitcache_bundles_exported_total", "counter"},
     {"jitcache_bundle_entries_exported_total", "counter"},
+    {"jitcache_nvrtc_lookup_hits_total", "counter"},
+    {"jitcache_nvrtc_lookup_misses_total", "counter"},
+    {"jitcache_nvrtc_puts_total", "counter"},
+    {"jitcache_nvrtc_compile_seconds_saved_total", "counter"},
 };
 
 // Every source a row can read, owned, so a test can give each field a value of its own.
@@ -533,6 +545,7 @@ TEST_CASE("counter table: the request handler's STATS and a scrape of the same d
     if (member != nullptr) (parts.counters.*(*member)).store(1000 * (i + 1));
   }
   daemon::stats::Counters::add(parts.counters.misses, 1'000'000);  // above its parts
+  daemon::stats::Counters::add(parts.counters.nvrtc_misses, 1'000'000);
   parts.counters.count_error(proto::Status::forbidden);
   const auto stats = parts.stats_reply();  // counts itself in requests, before it reads them
   check_same_figures(stats, parse(parts.scrape()));
