@@ -192,9 +192,10 @@ void AskDesk::log_refusal(RemoteEndpoint& remote, const std::string& id, const s
     return;
   }
   m_quiet_until = now + k_ask_life;
-  spdlog::warn("remote {}: refused the compile ask of key_id={}: {} (further refusals for {} s are counted in "
-               "asks_refused only)",
-               remote.backend->name(), id, why, std::chrono::duration_cast<std::chrono::seconds>(k_ask_life).count());
+  spdlog::warn(
+      "remote {}: refused the compile ask of key_id={}: {} (further refusals for {} s are counted in "
+      "asks_refused only)",
+      remote.backend->name(), id, why, std::chrono::duration_cast<std::chrono::seconds>(k_ask_life).count());
 }
 
 void AskDesk::take(RemoteEndpoint& remote, const proto::Digest256& key_id) {

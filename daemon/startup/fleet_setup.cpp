@@ -178,10 +178,9 @@ void attach_compile_path(Fleet& fleet, const config::Config& config, CompilePath
   compile.service->set_gate(fleet.gate.get());
   server::CompileStoreSink& sink = *compile.sink;
   fleet.asks->serve(*compile.service,
-                    remote::AskSinkRegistry{
-                        [&sink](const proto::Digest256& key_id, const proto::KeyFields& key,
-                                const proto::Checksum128& fast) { sink.expect(key_id, key, fast); },
-                        [&sink](const proto::Digest256& key_id) { sink.release(key_id); }});
+                    remote::AskSinkRegistry{[&sink](const proto::Digest256& key_id, const proto::KeyFields& key,
+                                                    const proto::Checksum128& fast) { sink.expect(key_id, key, fast); },
+                                            [&sink](const proto::Digest256& key_id) { sink.release(key_id); }});
   compile.detach_fleet = [&fleet] { fleet.asks->stop_serving(); };
   if (config.remote_verify_sample > 0) {
     fleet.sampler = std::make_unique<remote::VerifySampler>(config.remote_verify_sample, *fleet.tier, tenancy,

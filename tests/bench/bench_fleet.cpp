@@ -248,8 +248,7 @@ void herds(const Options& o, testing::RedisServer& redis, const FleetKeys& keys)
     const auto result = testing::run_herd(fleet, order, keys_ptx, 15ms, std::chrono::seconds(600));
     std::uint64_t on_consumers = 0;
     for (unsigned h = 1; h < hosts; ++h) on_consumers += host_stat(fleet[h], "compiles");
-    std::printf("  %-22s %-8s %16.2f %17.0f ms (%llu on the consumers; asks taken %llu)%s
-",
+    std::printf("  %-22s %-8s %16.2f %17.0f ms (%llu on the consumers; asks taken %llu)%s\n",
                 ("1 builder + " + std::to_string(consumers)).c_str(), "not asked",
                 static_cast<double>(result.compiles) / o.herd_keys, result.last_served_ms,
                 static_cast<unsigned long long>(on_consumers),

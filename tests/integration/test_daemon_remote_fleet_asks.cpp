@@ -114,9 +114,9 @@ TEST_CASE("fleet asks: a tampered ask, one over the size cap and junk are refuse
   // compile, and sign, bytes under a key they do not have.
   const std::string real = slow_ptx(50, "tampered: what the ask names");
   const std::string other = slow_ptx(50, "tampered: what the ask carries");
-  const proto::KeyFields claimed = proto::key_of(fleet_compile_request(real), proto::content_digest(proto::as_bytes(real)));
-  plant_ask(*backend, proto::key_id(claimed),
-            remote::encode_compile_ask(claimed, proto::as_bytes(other)));
+  const proto::KeyFields claimed =
+      proto::key_of(fleet_compile_request(real), proto::content_digest(proto::as_bytes(real)));
+  plant_ask(*backend, proto::key_id(claimed), remote::encode_compile_ask(claimed, proto::as_bytes(other)));
   REQUIRE(eventually([&] { return host_stat(builder, "remote0.asks_refused") == 1; }));
 
   // Over the cap: refused from its length, unread.
@@ -132,7 +132,8 @@ TEST_CASE("fleet asks: a tampered ask, one over the size cap and junk are refuse
 
   // A sound ask planted the same way is compiled: the refusals above were the checks' doing.
   const std::string sound = slow_ptx(50, "sound ask");
-  const proto::KeyFields key = proto::key_of(fleet_compile_request(sound), proto::content_digest(proto::as_bytes(sound)));
+  const proto::KeyFields key =
+      proto::key_of(fleet_compile_request(sound), proto::content_digest(proto::as_bytes(sound)));
   plant_ask(*backend, proto::key_id(key), remote::encode_compile_ask(key, proto::as_bytes(sound)));
   REQUIRE(eventually([&] { return host_stat(builder, "remote0.uploads") == 1; }));
   CHECK(host_stat(builder, "remote0.asks_taken") == 1);
@@ -161,10 +162,24 @@ TEST_CASE("fleet asks: the documented ACLs let a consumer ask; a consumer on an 
   const std::vector<std::string> consumer_acl = documented_line("ACL SETUSER jc-reader ");
   const std::vector<std::string> builder_acl = documented_line("ACL SETUSER jc-builder ");
   // The consumer line as it was before asks: the wants queue alone.
-  const std::vector<std::string> old_acl{"ACL",    "SETUSER", "jc-old",         "on",       ">old-password",
-                                         "%R~jitcache:*", "%W~jitcache:fleet:{wants}", "resetchannels", "-@all",
-                                         "+auth",  "+ping",   "+get",           "+exists",  "+select",
-                                         "+cluster|slots", "+asking", "+rpush", "+ltrim"};
+  const std::vector<std::string> old_acl{"ACL",
+                                         "SETUSER",
+                                         "jc-old",
+                                         "on",
+                                         ">old-password",
+                                         "%R~jitcache:*",
+                                         "%W~jitcache:fleet:{wants}",
+                                         "resetchannels",
+                                         "-@all",
+                                         "+auth",
+                                         "+ping",
+                                         "+get",
+                                         "+exists",
+                                         "+select",
+                                         "+cluster|slots",
+                                         "+asking",
+                                         "+rpush",
+                                         "+ltrim"};
   INFO(redis.log_tail());
   REQUIRE(redis.cli(consumer_acl).rfind("OK", 0) == 0);
   REQUIRE(redis.cli(builder_acl).rfind("OK", 0) == 0);
