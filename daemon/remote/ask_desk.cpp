@@ -100,7 +100,7 @@ bool AskDesk::ask(const compile::GateSubject& subject) {
     if (recently(m_recent, subject.key_id)) return true;
   }
   RemoteEndpoint* remote = queue_remote();
-  if (remote == nullptr) return false;
+  if (remote == nullptr || !remote->backend->keeps_queues()) return false;
   proto::KeyFields key;
   key.content = proto::content_digest(proto::Bytes(subject.ptx));
   key.arch = subject.arch;
@@ -143,7 +143,8 @@ void AskDesk::loop() {
     m_wake.wait_for(lock, k_tick, [&] { return m_stopping; });
     if (m_stopping) return;
     lock.unlock();
-    if (RemoteEndpoint* remote = queue_remote(); remote != nullptr && !m_queue_refused.load()) take_asks(*remote);
+    RemoteEndpoint* remote = queue_remote();
+    if (remote != nullptr && remote->backend->keeps_queues() && !m_queue_refused.load()) take_asks(*remote);
     lock.lock();
   }
 }
