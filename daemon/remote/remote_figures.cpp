@@ -71,7 +71,8 @@ std::vector<RemoteFigure> remote_figures(const RemoteTier& tier, std::size_t ind
           "Keys this consumer asked the builders to compile for it (docs/remote-layout.md \"Asks\").",
           read(c.asks_sent));
   counter("asks_taken", "jitcache_remote_asks_taken_total",
-          "Consumers' asks this builder took: it holds the key's lease and handed the compile to its compile service.", read(c.asks_taken));
+          "Consumers' asks this builder took: it holds the key's lease and handed the compile to its compile service.",
+          read(c.asks_taken));
   counter("asks_refused", "jitcache_remote_asks_refused_total",
           "Asks this builder refused: too long, malformed, or a PTX whose digest is not the ask's.",
           read(c.asks_refused));
