@@ -1,6 +1,7 @@
 #include <daemon/remote/ask_desk.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <variant>
 
 #include <spdlog/spdlog.h>
@@ -224,18 +225,22 @@ void AskDesk::take(RemoteEndpoint& remote, const proto::Digest256& key_id) {
   } else if (!*value) {
     return skip("expired");
   }
-  std::variant<CompileAsk, std::string> decoded = std::string();
-  if (refusal.empty()) decoded = decode_compile_ask(**value, m_tier.settings().max_source);
-  if (const auto* why = std::get_if<std::string>(&decoded); refusal.empty() && why != nullptr) refusal = *why;
-  if (refusal.empty() && !(proto::key_id(std::get<CompileAsk>(decoded).key) == key_id)) {
-    refusal = "it names another key than its note";
+  std::optional<CompileAsk> ask;
+  if (refusal.empty()) {
+    auto decoded = decode_compile_ask(**value, m_tier.settings().max_source);
+    if (auto* why = std::get_if<std::string>(&decoded)) {
+      refusal = std::move(*why);
+    } else if (!(proto::key_id(std::get<CompileAsk>(decoded).key) == key_id)) {
+      refusal = "it names another key than its note";
+    } else {
+      ask = std::move(std::get<CompileAsk>(decoded));
+    }
   }
-  if (!refusal.empty()) {
+  if (!ask) {
     RemoteCounters::add(remote.counters.asks_refused);
     log_refusal(remote, id, refusal);
     return;
   }
-  CompileAsk ask = std::move(std::get<CompileAsk>(decoded));
   // One holder for the fleet from now on: the herd's consumers see this lease and wait for its
   // entry; a builder that misses the key meanwhile waits too, or joins this compile here.
   const LeaseAnswer lease = m_tier.take_lease(key_id);
@@ -246,13 +251,13 @@ void AskDesk::take(RemoteEndpoint& remote, const proto::Digest256& key_id) {
   }
   RemoteCounters::add(remote.counters.asks_taken);
   spdlog::info("remote {}: compiling key_id={} on a consumer's ask", remote.backend->name(), id);
-  m_registry.expect(key_id, ask.key, proto::xxh3_128(proto::Bytes(ask.ptx)));
+  m_registry.expect(key_id, ask->key, proto::xxh3_128(proto::Bytes(ask->ptx)));
   compile::CompileInput input;
-  input.arch = ask.key.arch;
-  input.driver_api = ask.key.driver_api;
-  input.driver_build = ask.key.driver_build;
-  input.options = ask.key.options;
-  input.ptx = ask.ptx;
+  input.arch = ask->key.arch;
+  input.driver_api = ask->key.driver_api;
+  input.driver_build = ask->key.driver_build;
+  input.options = ask->key.options;
+  input.ptx = ask->ptx;
   auto ticket = m_service->submit(
       key_id, input, compile::Priority::interactive,
       [this, key_id](compile::CompileOutcomePtr outcome) { finished(key_id, *outcome); }, k_ask_tenant);
