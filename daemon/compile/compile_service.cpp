@@ -30,6 +30,10 @@ struct CompileService::Flight {
   std::optional<std::uint32_t> tenant;  // who started it, charged for its slot and job.ptx
   std::uint64_t charged_bytes = 0;
   std::vector<std::pair<std::uint64_t, CompletionHandler>> waiters;
+  // The key's fields the job leaves out, for the gate (a fleet consumer passes them on).
+  std::uint32_t driver_api = 0;
+  std::string driver_build;
+  std::string options;
 };
 
 CompileService::CompileService(CompileServiceConfig config, ToolkitVersion toolkit, std::shared_ptr<JobRunner> runner,
@@ -126,6 +130,9 @@ common::Result<CompileTicket> CompileService::submit(const proto::Digest256& key
   flight->job = std::move(std::get<CompileJob>(*prepared));
   flight->priority = priority;
   flight->tenant = tenant;
+  flight->driver_api = input.driver_api;
+  flight->driver_build = input.driver_build;
+  flight->options = input.options;
   charge_locked(*flight);
   const std::uint64_t waiter = m_next_waiter++;
   flight->waiters.emplace_back(waiter, std::move(handler));
@@ -209,7 +216,13 @@ bool CompileService::leave(const CompileTicket& ticket) {
 void CompileService::compile_loop() {
   while (FlightPtr flight = next_flight()) {
     if (m_gate != nullptr) {
-      if (auto elsewhere = m_gate->before_compile(flight->key_id, m_stopping)) {
+      GateSubject subject(flight->key_id);
+      subject.arch = flight->job.arch;
+      subject.driver_api = flight->driver_api;
+      subject.driver_build = flight->driver_build;
+      subject.options = flight->options;
+      subject.ptx = flight->job.ptx;
+      if (auto elsewhere = m_gate->before_compile(subject, m_stopping)) {
         finish(flight, shared(std::move(*elsewhere)));
         continue;
       }

@@ -469,7 +469,8 @@ const std::array<ConfigKey, 66> k_config_key_table{{
      [](const Config& c) { return c.remote_upload_source ? std::string("true") : std::string("false"); }},
     {"remote_builder_wait", ValueKind::duration,
      "How long a host without a signing key, missing a key no host holds the lease of while a builder is up, "
-     "waits for a builder to take it before compiling for itself (0: never waits).",
+     "waits for a builder to take it (having asked the builders to compile it) before compiling for itself (0: "
+     "never waits, never asks).",
      [](Config& c, std::string_view v) { return set_duration(c.remote_builder_wait, v, std::chrono::milliseconds(0)); },
      [](const Config& c) { return format_duration(c.remote_builder_wait); }},
     {"remote_heal_rate", ValueKind::count,

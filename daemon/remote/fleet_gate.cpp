@@ -77,6 +77,7 @@ FleetGate::Waited FleetGate::wait_for_holder(const proto::Digest256& key_id, std
   while (!stop.load(std::memory_order_relaxed) && Clock::now() < until) {
     backoff.sleep(until, stop);
     if ((found = look(key_id))) return Waited::found;
+    if (m_tier.holds_lease(key_id)) return Waited::ours;
     const LeaseState state = m_tier.lease_state(key_id);
     if (state.seen == LeaseSeen::held) {
       last_expiry = state.expiry_ms != 0 ? state.expiry_ms : unix_ms() + ttl_ms;
@@ -92,8 +93,15 @@ FleetGate::Waited FleetGate::wait_for_holder(const proto::Digest256& key_id, std
   return Waited::given_up;
 }
 
-std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Digest256& key_id,
+std::optional<compile::CompileOutcome> FleetGate::under_own_lease(const proto::Digest256& key_id) {
+  auto found = look(key_id);
+  if (found) m_tier.release_lease(key_id);
+  return found;
+}
+
+std::optional<compile::CompileOutcome> FleetGate::before_compile(const compile::GateSubject& subject,
                                                                  const std::atomic<bool>& stop) {
+  const proto::Digest256& key_id = subject.key_id;
   if (m_tier.remote_count() == 0) return std::nullopt;
   const TierSettings& settings = m_tier.settings();
   const auto give_up = Clock::now() + settings.lease_wait;
@@ -103,6 +111,7 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
   constexpr Clock::time_point k_unset = Clock::time_point::max();
   Clock::time_point unknown_since = k_unset;
   Clock::time_point builder_grace_end = k_unset;
+  bool asked = false;
   Backoff backoff;
   auto note_wait = [&](std::size_t remote) {
     if (waited_on != nullptr) return;
@@ -123,6 +132,8 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
     std::optional<std::size_t> holder_remote;
     std::int64_t holder_expiry = 0;
     if (builder) {
+      // Taken for a consumer's ask just before this compile started (ask_desk.hpp).
+      if (m_tier.holds_lease(key_id)) return under_own_lease(key_id);
       const LeaseAnswer lease = m_tier.take_lease(key_id);
       if (lease.take == LeaseTake::won) {
         // The holder before us may have finished between this request's lookup and our lease.
@@ -152,9 +163,15 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
           if (waited_on != nullptr) RemoteCounters::add(waited_on->lease_waits_served);
           return found;
         }
-        // No lease yet: wait for a builder's, while one is up, for builder_wait from the first look.
+        // No lease yet: wait for a builder's, while one is up, for builder_wait from the first look,
+        // having asked the builders to compile the key (the first consumer of a herd asks; a key
+        // no builder was asked for would otherwise be compiled by every consumer).
         if (builder_grace_end == k_unset) builder_grace_end = Clock::now() + settings.builder_wait;
         if (Clock::now() < builder_grace_end && m_tier.builder_alive().value_or(false)) {
+          if (!asked && m_asks != nullptr) {
+            asked = true;  // once per flight: a failed ask is not tried again (compiled here after the wait)
+            (void)m_asks->ask(subject);
+          }
           backoff.sleep(std::min(give_up, builder_grace_end), stop);
           continue;
         }
@@ -172,6 +189,7 @@ std::optional<compile::CompileOutcome> FleetGate::before_compile(const proto::Di
       return found;
     }
     if (waited == Waited::given_up) break;
+    if (waited == Waited::ours) return under_own_lease(key_id);
     // Gone without an entry: a builder takes the lease over; a consumer waits for a builder that
     // does (another builder_wait, from now).
     builder_grace_end = k_unset;

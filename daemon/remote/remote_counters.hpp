@@ -74,6 +74,11 @@ struct RemoteCounters {
   // The remote heals (healer.hpp).
   Counter wants_sent{0};  // consumer: keys it found in no remote, noted in the wants queue
   Counter heals{0};       // builder: entries it held locally and uploaded again
+  // Compile asks (ask_desk.hpp).
+  Counter asks_sent{0};     // consumer: keys it asked the builders to compile for it
+  Counter asks_taken{0};    // builder: asks it took the lease for and handed to its compile service
+  Counter asks_refused{0};  // builder: asks that failed a check (too long, malformed, digest mismatch)
+  Counter asks_skipped{0};  // builder: sound asks left (leased, held or taken already, expired)
   std::array<Counter, k_remote_error_kinds.size()> errors{};                   // by kind
   std::array<Counter, k_rejection_count> rejections{};                         // by reason (rejection.hpp)
   std::array<Counter, k_remote_latency_buckets.size() + 1> latency_buckets{};  // not cumulative; last: over

@@ -66,6 +66,19 @@ std::vector<RemoteFigure> remote_figures(const RemoteTier& tier, std::size_t ind
           "Keys this consumer found in no remote and asked the builders for (the wants queue).", read(c.wants_sent));
   counter("heals", "jitcache_remote_heals_total",
           "Entries this builder held locally and uploaded again because the remote lacked them.", read(c.heals));
+  // Compile asks (daemon/remote/ask_desk.hpp).
+  counter("asks_sent", "jitcache_remote_asks_sent_total",
+          "Keys this consumer asked the builders to compile for it (docs/remote-layout.md \"Asks\").",
+          read(c.asks_sent));
+  counter("asks_taken", "jitcache_remote_asks_taken_total",
+          "Consumers' asks this builder took: it holds the key's lease and handed the compile to its compile service.",
+          read(c.asks_taken));
+  counter("asks_refused", "jitcache_remote_asks_refused_total",
+          "Asks this builder refused: too long, malformed, or a PTX whose digest is not the ask's.",
+          read(c.asks_refused));
+  counter("asks_skipped", "jitcache_remote_asks_skipped_total",
+          "Sound asks this builder left: the key's lease held, the key held here or taken lately, the ask expired.",
+          read(c.asks_skipped));
   out.push_back({"breaker_state",
                  "jitcache_remote_breaker_state",
                  "The remote's circuit breaker now: 0 closed (in use), 1 open (skipped), 2 half open (probing).",

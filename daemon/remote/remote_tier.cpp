@@ -366,6 +366,11 @@ void RemoteTier::release_lease(const proto::Digest256& key_id) {
   (void)release_lease_on(*this, *m_remotes[held.first], hex_id(key_id), held.second, deadline);
 }
 
+bool RemoteTier::holds_lease(const proto::Digest256& key_id) {
+  std::lock_guard lock(m_leases_mutex);
+  return m_held_leases.contains(key_id);
+}
+
 void RemoteTier::renew_loop() {
   std::unique_lock lock(m_leases_mutex);
   while (!m_stopping) {

@@ -116,6 +116,9 @@ class RemoteTier {
   std::chrono::milliseconds lease_call_timeout() const;
   // Gives back the key's lease if this host holds it (after its upload, or a failed compile).
   void release_lease(const proto::Digest256& key_id);
+  // Whether this host holds the key's lease (taken for a consumer's ask before its compile started:
+  // ask_desk.hpp). No network call.
+  bool holds_lease(const proto::Digest256& key_id);
 
   // The PTX a record's key was compiled from, checked against the key's content digest (the
   // sampled re-verification: verify_sampler.hpp). nullopt when no remote has it.

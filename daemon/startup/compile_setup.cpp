@@ -8,6 +8,7 @@
 namespace jitcache::daemon::startup {
 
 CompilePath::~CompilePath() {
+  if (detach_fleet) detach_fleet();
   if (requests) requests->watch_asks(nullptr);
   rejit.reset();
   requests.reset();

@@ -8,6 +8,7 @@
 // Thread safety: built once at start-up on the main thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include <daemon/compile/compile_limits.hpp>
@@ -40,6 +41,9 @@ struct CompilePath {
   std::unique_ptr<server::CompileRequests> requests;
   // Null when rejit_budget is 0 or the store keeps no sources (daemon/rejit/rejit.hpp).
   std::unique_ptr<rejit::Rejit> rejit;
+  // Stops what the fleet runs through this path (a builder's compiles of consumers' asks:
+  // daemon/remote/ask_desk.hpp) before the service goes; set by attach_compile_path.
+  std::function<void()> detach_fleet;
 
   CompilePath() = default;
   CompilePath(CompilePath&&) = default;

@@ -24,6 +24,7 @@ Fleet::~Fleet() {
   healer.reset();
   sampler.reset();
   gate.reset();
+  asks.reset();
   store.reset();
   tier.reset();
 }
@@ -151,7 +152,8 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
   fleet->tier =
       std::make_unique<remote::RemoteTier>(settings, std::move(backends), std::move(*trusted), std::move(signing));
   fleet->store = std::make_unique<remote::TieredStore>(local, *fleet->tier);
-  fleet->gate = std::make_unique<remote::FleetGate>(*fleet->tier, *fleet->store);
+  fleet->asks = std::make_unique<remote::AskDesk>(*fleet->tier, local);
+  fleet->gate = std::make_unique<remote::FleetGate>(*fleet->tier, *fleet->store, fleet->asks.get());
   fleet->healer = std::make_unique<remote::Healer>(*fleet->tier, local, config.remote_heal_rate);
   fleet->store->set_healer(fleet->healer.get());
   remote::RemoteTier& tier = *fleet->tier;
@@ -174,6 +176,12 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
 
 void attach_compile_path(Fleet& fleet, const config::Config& config, CompilePath& compile, store::Tenancy& tenancy) {
   compile.service->set_gate(fleet.gate.get());
+  server::CompileStoreSink& sink = *compile.sink;
+  fleet.asks->serve(*compile.service,
+                    remote::AskSinkRegistry{[&sink](const proto::Digest256& key_id, const proto::KeyFields& key,
+                                                    const proto::Checksum128& fast) { sink.expect(key_id, key, fast); },
+                                            [&sink](const proto::Digest256& key_id) { sink.release(key_id); }});
+  compile.detach_fleet = [&fleet] { fleet.asks->stop_serving(); };
   if (config.remote_verify_sample > 0) {
     fleet.sampler = std::make_unique<remote::VerifySampler>(config.remote_verify_sample, *fleet.tier, tenancy,
                                                             compile.runner, compile.toolkit);

@@ -13,6 +13,7 @@
 
 #include <common/result.hpp>
 #include <daemon/config/config.hpp>
+#include <daemon/remote/ask_desk.hpp>
 #include <daemon/remote/fleet_gate.hpp>
 #include <daemon/remote/healer.hpp>
 #include <daemon/remote/remote_tier.hpp>
@@ -25,13 +26,14 @@
 namespace jitcache::daemon::startup {
 
 // Owns the parts in the order they must go: the sampler and the gate (which use the tier and the
-// store) before the store, the store before the tier.
+// store) before the store, the store before the tier; the ask desk after the gate that posts to it.
 struct Fleet {
   std::unique_ptr<remote::RemoteTier> tier;
   std::unique_ptr<remote::TieredStore> store;
   std::unique_ptr<remote::FleetGate> gate;
   std::unique_ptr<remote::VerifySampler> sampler;
   std::unique_ptr<remote::Healer> healer;  // the remote heals (remote_heal_rate)
+  std::unique_ptr<remote::AskDesk> asks;   // consumers' compile asks (before the gate that posts them)
 
   Fleet() = default;
   Fleet(Fleet&&) = default;
@@ -54,8 +56,8 @@ common::Result<std::string> read_remote_password(const std::string& path);
 // Null when `remote` is empty.
 common::Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::Store& local);
 
-// Once the compile path exists: fleet single flight, and the sampled re-verification (which
-// quarantines through `tenancy`).
+// Once the compile path exists: fleet single flight, a builder's compiles of consumers' asks, and
+// the sampled re-verification (which quarantines through `tenancy`).
 void attach_compile_path(Fleet& fleet, const config::Config& config, CompilePath& compile, store::Tenancy& tenancy);
 
 }  // namespace jitcache::daemon::startup

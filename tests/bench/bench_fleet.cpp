@@ -9,8 +9,10 @@
 //                   remote_timeout, then the breaker opens; hits never touch the remote
 //   herds           the documented layout, builders and consumers (1 + 7, 2 + 14), every host
 //                   asking for K fresh keys, the builders first, in the middle or last (15 ms
-//                   apart); and 2 + 6 with the compiling builder killed: compiles per key and the
-//                   time until the last host was served
+//                   apart); the consumers alone (1 + 7) with their builder up but asked for
+//                   nothing (the consumers ask it: docs/remote-layout.md "Asks"); and 2 + 6 with
+//                   the compiling builder killed: compiles per key and the time until the last
+//                   host was served
 //
 // Figures are printed, never asserted. `--smoke` runs it small (CI's bench label).
 #include <CLI/CLI.hpp>
@@ -233,6 +235,25 @@ void herds(const Options& o, testing::RedisServer& redis, const FleetKeys& keys)
                   testing::arrival_name(arrives), static_cast<double>(result.compiles) / o.herd_keys,
                   result.last_served_ms, result.answered == hosts * o.herd_keys ? "" : " (some host was not served)");
     }
+  }
+  // The consumers alone: the builder is up (announced) but none of its clients asks for the keys.
+  {
+    const unsigned consumers = o.smoke ? 3 : 7;
+    const unsigned hosts = 1 + consumers;
+    std::vector<FleetHost> fleet = start_herd_fleet(redis, db++, keys, hosts, 1, o.herd_keys + 2);
+    std::this_thread::sleep_for(200ms);  // the builder's first announcement is up
+    std::vector<std::size_t> order;
+    for (unsigned h = 1; h < hosts; ++h) order.push_back(h);
+    const auto keys_ptx = fresh_ptx(ptx, "consumers only", o.herd_keys);
+    const auto result = testing::run_herd(fleet, order, keys_ptx, 15ms, std::chrono::seconds(600));
+    std::uint64_t on_consumers = 0;
+    for (unsigned h = 1; h < hosts; ++h) on_consumers += host_stat(fleet[h], "compiles");
+    std::printf("  %-22s %-8s %16.2f %17.0f ms (%llu on the consumers; asks taken %llu)%s\n",
+                ("1 builder + " + std::to_string(consumers)).c_str(), "not asked",
+                static_cast<double>(result.compiles) / o.herd_keys, result.last_served_ms,
+                static_cast<unsigned long long>(on_consumers),
+                static_cast<unsigned long long>(host_stat(fleet[0], "remote0.asks_taken")),
+                result.answered == consumers * o.herd_keys ? "" : " (some host was not served)");
   }
   // The compiling builder killed: host 0 asks alone, the others once its lease is taken.
   {

@@ -26,6 +26,7 @@
 #include <proto/digest.hpp>
 #include <proto/key.hpp>
 #include <tests/support/daemon_process.hpp>
+#include <tests/support/documented_acl.hpp>
 #include <tests/support/eventually.hpp>
 #include <tests/support/fleet_hosts.hpp>
 #include <tests/support/redis_server.hpp>
@@ -81,38 +82,6 @@ bool served(FleetHost& host, std::uint64_t seed) {
   const proto::Bytes bytes = (*found)->bytes();
   CHECK((bytes.size() == image.size() && std::equal(bytes.begin(), bytes.end(), image.begin())));
   return true;
-}
-
-// A file holding `password`, readable by its owner only (the daemon refuses one others may read).
-std::string password_file(const TempDir& dir, const std::string& name, const std::string& password) {
-  const std::string path = dir.file(name);
-  write_file(path, password + "\n");
-  ::chmod(path.c_str(), 0600);
-  return path;
-}
-
-// The words of the line of docs/operations.md that starts with `start`, as an operator pastes it
-// into redis-cli.
-std::vector<std::string> documented_line(const std::string& start) {
-  std::istringstream docs(read_file(std::string(JITCACHE_SOURCE_DIR) + "/docs/operations.md"));
-  for (std::string line; std::getline(docs, line);) {
-    if (line.rfind(start, 0) != 0) continue;
-    std::istringstream words(line);
-    std::vector<std::string> out;
-    for (std::string word; words >> word;) out.push_back(word);
-    return out;
-  }
-  FAIL("docs/operations.md has no line starting with \"" << start << "\"");
-  return {};
-}
-
-// The password an ACL SETUSER line gives its user (its ">password" rule).
-std::string acl_password(const std::vector<std::string>& words) {
-  for (const auto& word : words) {
-    if (word.size() > 1 && word[0] == '>') return word.substr(1);
-  }
-  FAIL("the ACL line sets no password");
-  return {};
 }
 
 }  // namespace

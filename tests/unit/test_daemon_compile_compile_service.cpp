@@ -323,3 +323,44 @@ TEST_CASE(
   CHECK_FALSE(h.service.compiles_links());
   CHECK(h.runner->calls() == 0);
 }
+
+namespace {
+
+// A gate that lets every compile through and keeps what it was told of the last one.
+class RecordingGate final : public CompileGate {
+ public:
+  std::optional<CompileOutcome> before_compile(const GateSubject& subject, const std::atomic<bool>&) override {
+    std::lock_guard lock(m_mutex);
+    key_id = subject.key_id;
+    arch = subject.arch;
+    driver_api = subject.driver_api;
+    driver_build = subject.driver_build;
+    options = subject.options;
+    ptx.assign(subject.ptx.begin(), subject.ptx.end());
+    return std::nullopt;
+  }
+  void after_compile(const jitcache::proto::Digest256&, const CompileOutcome&) override {}
+
+  std::mutex m_mutex;
+  jitcache::proto::Digest256 key_id{};
+  std::string arch, driver_build, options, ptx;
+  std::uint32_t driver_api = 0;
+};
+
+}  // namespace
+
+TEST_CASE("compile service: the gate is told the key's fields and the exact PTX it would compile") {
+  // A fleet consumer hands these to a builder (daemon/remote/ask_desk.hpp), which files the image
+  // under the key they make: a field left out or altered would make its ask name another key.
+  RecordingGate gate;
+  Harness h({.max_concurrent = 1});
+  h.service.set_gate(&gate);
+  h.submit("gated", Priority::interactive);
+  h.wait_for_outcomes(1);
+  std::lock_guard lock(gate.m_mutex);
+  CHECK(gate.key_id == key_of("gated"));
+  CHECK(gate.arch == "sm_90");
+  CHECK(gate.driver_api == 13000);
+  CHECK(gate.options == jitcache::proto::default_option_text());
+  CHECK(gate.ptx == tagged_ptx("gated"));
+}

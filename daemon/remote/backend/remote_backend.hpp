@@ -127,6 +127,9 @@ class RemoteBackend {
                                                                 Deadline /*deadline*/) {
     return common::make_error(common::ErrorCode::unsupported, name() + ": no queues");
   }
+  // Whether append and take_first work here (Redis), asked before anything is written that only a
+  // queue's reader would ever remove (a consumer's compile ask: an HTTP server would keep it).
+  virtual bool keeps_queues() const { return false; }
 
   // One round trip that needs the credentials (Redis AUTH + PING on every node it knows; HTTP HEAD
   // of <url prefix>/probe/ping, where 404 is success: not of the prefix itself, which a file server

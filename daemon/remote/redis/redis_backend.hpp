@@ -28,6 +28,7 @@ class RedisBackend : public RemoteBackend {
   virtual RedisCounters counters() const = 0;
   // counters() as redis.<name>: redis.moved, redis.asked, redis.slot_map_refreshes, ...
   std::vector<std::pair<std::string, std::uint64_t>> own_figures() const override;
+  bool keeps_queues() const override { return true; }
 };
 
 // A backend for `settings` (parse_redis_url, with the password filled in). It connects on first
