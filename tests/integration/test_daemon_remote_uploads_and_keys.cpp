@@ -234,7 +234,8 @@ TEST_CASE(
   // The read-only user is served it.
   FleetHost consumer = start_host({"--remote", as_consumer, "--remote-password-file", consumer_password,
                                    "--remote-trusted-keys", keys.public_path});
-  CHECK(served(consumer, 1));
+  // Eventually: on a loaded machine the first remote lookup may outlast remote_timeout (a miss).
+  CHECK(eventually([&] { return served(consumer, 1); }));
   CHECK(host_stat(consumer, "remote0.hits") == 1);
   CHECK(host_stat(consumer, "remote0.errors.forbidden") == 0);
 
