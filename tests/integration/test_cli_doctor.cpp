@@ -1,5 +1,5 @@
 // `jitcache doctor` as a user runs it: the real CLI against a real jitcached on set-ups that work
-// and on set-ups broken the ways issue 19 names — a socket others may write, a socket another uid
+// and on set-ups broken the ways operators break them — a socket others may write, a socket another uid
 // owns (planted), a daemon whose compile worker does not exist, a store on a nearly full disk (a
 // small tmpfs, tests/support/tmpfs_mount.hpp), no daemon behind the socket, no socket at all. Each
 // checks the finding (its severity, what it says and the fix), the exit status (0, 8 for a warning,

@@ -1,4 +1,4 @@
-// A planted socket (issue 14, docs/security.md "Whom the client trusts"), with real uids: without
+// A planted socket (docs/security.md "Whom the client trusts"), with real uids: without
 // XDG_RUNTIME_DIR and /run/user/<uid> (cron, su, batch jobs) the user daemon's socket is
 // /tmp/jitcache-<uid>/jitcached.sock, a directory anyone may create first. Here an attacker uid
 // creates it for a victim uid, runs a real jitcached there holding entries for the victim's keys and
