@@ -26,6 +26,7 @@
 #include <tests/support/sqlite_text_query.hpp>
 #include <tests/support/store_file_check.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 #include <tests/support/tmpfs_mount.hpp>
 
 using namespace jitcache;
@@ -80,7 +81,7 @@ struct DaemonOnSmallDisk {
   // Starts the daemon; false, with a visible skip, where the tmpfs could not be mounted.
   bool start() {
     if (!mount.mounted()) {
-      WARN("SKIPPED: " << mount.error());
+      JITCACHE_MARK_SKIPPED(mount.error());
       return false;
     }
     daemon.start();

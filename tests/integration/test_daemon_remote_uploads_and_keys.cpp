@@ -32,6 +32,7 @@
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using namespace jitcache::testing;
@@ -120,8 +121,7 @@ std::string acl_password(const std::vector<std::string>& words) {
 TEST_CASE("fleet uploads: an untrusted uid's PUT is kept in its own namespace and never uploaded, a trusted PUT is") {
   SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   RedisServer redis;
   FleetKeys keys;
