@@ -49,4 +49,6 @@ inline int skip_status(int catch_result) {
 
 }  // namespace jitcache::testing
 
-CATCH_REGISTER_LISTENER(jitcache::testing::SkipListener)
+// (Catch pastes the name into an identifier, so it must be unqualified.)
+using jitcache::testing::SkipListener;
+CATCH_REGISTER_LISTENER(SkipListener)
