@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include <proto/jit_options.hpp>
 #include <tests/support/fake_cache_port.hpp>
 
 using namespace jitcache;
