@@ -119,7 +119,7 @@ TEST_CASE("lookup policy: a daemon known to lack fast keys is asked by key only"
   CHECK(asked.fast_lookups_before_key == 0);
 }
 
-TEST_CASE("lookup policy: an entry found by fast key with another content digest is never the answer; the key is") {
+TEST_CASE("lookup policy: an entry found by fast key with another content digest is never the answer, the key is") {
   const Caller caller = GENERATE(Caller::load, Caller::link);
   const bool known = GENERATE(true, false);
   FakeCachePort port;
@@ -154,7 +154,7 @@ TEST_CASE(
   CHECK(asked.fast_lookups_before_key == 1);
 }
 
-TEST_CASE("lookup policy: on a fresh connection a miss sends HELLO; a daemon with fast keys makes it final") {
+TEST_CASE("lookup policy: on a fresh connection a miss sends HELLO, and a daemon with fast keys makes it final") {
   const Caller caller = GENERATE(Caller::load, Caller::link);
   FakeCachePort port;
   Asked asked;
