@@ -79,8 +79,8 @@ Declarations read_declarations(const std::string& text) {
     if (fields.size() == 3 && fields[0] == "not built") {
       out.not_built[fields[1]] = fields[2];
     } else if (fields.size() == 6) {
-      out.built[fields[0]] = Declaration{fields[0],        fields[1], fields[2], words(fields[3]),
-                                         words(fields[4]), fields[5]};
+      out.built[fields[0]] =
+          Declaration{fields[0], fields[1], fields[2], words(fields[3]), words(fields[4]), fields[5]};
     } else {
       FAIL("jitcache_modules.tsv: a line of " << fields.size() << " fields: " << line);
     }
@@ -150,7 +150,7 @@ std::string short_name(const std::string& module) {
 // What the declaration's two list columns should say: the jitcache modules it uses (short names),
 // and everything else it links (link options such as -Wl,--as-needed left out).
 std::pair<std::set<std::string>, std::set<std::string>> expected_lists(const Declaration& declaration,
-                                                                        const Declarations& all) {
+                                                                       const Declarations& all) {
   std::set<std::string> modules;
   std::set<std::string> libraries;
   for (const std::string& used : declaration.uses) {
@@ -270,10 +270,10 @@ TEST_CASE("architecture: the targets table of docs/architecture.md is the build'
 TEST_CASE("architecture: the targets check names the row, the column and both sides of each difference") {
   Declarations all;
   all.built["jitcache_common"] = {"jitcache_common", "STATIC", "common", {}, {}, "common/CMakeLists.txt"};
-  all.built["jitcache_proto"] = {"jitcache_proto",          "STATIC", "proto", {"jitcache_common"},
-                                 {"OpenSSL::Crypto", "-Wl,x"}, "proto/CMakeLists.txt"};
-  all.built["jitcache_daemon_store"] = {"jitcache_daemon_store", "STATIC", "daemon/store", {"jitcache_proto"}, {},
-                                        "daemon/CMakeLists.txt"};
+  all.built["jitcache_proto"] = {
+      "jitcache_proto", "STATIC", "proto", {"jitcache_common"}, {"OpenSSL::Crypto", "-Wl,x"}, "proto/CMakeLists.txt"};
+  all.built["jitcache_daemon_store"] = {"jitcache_daemon_store", "STATIC", "daemon/store",
+                                        {"jitcache_proto"},      {},       "daemon/CMakeLists.txt"};
   all.not_built["jitcache-compile"] = "no nvJitLink found";
 
   const std::string document =
