@@ -24,6 +24,28 @@
 # folders, changes.
 set(JITCACHE_CHECK_INCLUDES "${CMAKE_CURRENT_LIST_DIR}/check_includes.cmake")
 
+# Every jitcache_module() call is also written, at the end of the configure step, to
+# <build>/jitcache_modules.tsv: one line per target, tab-separated: name, kind, FOLDER, USES,
+# PRIVATE (each list space-separated, $<BUILD_INTERFACE:...> taken off) and the CMakeLists.txt that
+# declares it; then a line "not built<TAB>name<TAB>why" per jitcache_module_not_built() call.
+# tests/unit/test_build_architecture_targets.cpp compares it with docs/architecture.md's targets
+# table. Rationale: read from the build's own declarations, not from the CMake text, so that a
+# target declared under a condition or through a variable is seen as the build sees it.
+function(_jitcache_write_module_declarations)
+  get_property(lines GLOBAL PROPERTY JITCACHE_MODULE_DECLARATIONS)
+  get_property(not_built GLOBAL PROPERTY JITCACHE_MODULES_NOT_BUILT)
+  list(APPEND lines ${not_built})
+  list(JOIN lines "\n" text)
+  file(WRITE "${CMAKE_BINARY_DIR}/jitcache_modules.tsv" "${text}\n")
+endfunction()
+cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL _jitcache_write_module_declarations)
+
+# jitcache_module_not_built(<name> <why>): a target this configuration leaves out (jitcache-compile
+# without nvJitLink), so that the targets table may keep its row.
+function(jitcache_module_not_built name why)
+  set_property(GLOBAL APPEND PROPERTY JITCACHE_MODULES_NOT_BUILT "not built\t${name}\t${why}")
+endfunction()
+
 function(jitcache_module name kind)
   cmake_parse_arguments(PARSE_ARGV 2 arg "" "FOLDER" "SOURCES;USES;PRIVATE")
   if(arg_UNPARSED_ARGUMENTS OR NOT arg_FOLDER)
@@ -77,6 +99,17 @@ function(jitcache_module name kind)
     endif()
   endforeach()
   list(REMOVE_DUPLICATES allowed)
+
+  set(declared_uses "")
+  foreach(used IN LISTS arg_USES)
+    string(REGEX REPLACE "^\\$<BUILD_INTERFACE:(.*)>$" "\\1" used "${used}")
+    list(APPEND declared_uses "${used}")
+  endforeach()
+  list(JOIN declared_uses " " declared_uses)
+  list(JOIN arg_PRIVATE " " declared_private)
+  cmake_path(RELATIVE_PATH CMAKE_CURRENT_LIST_FILE BASE_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_VARIABLE declared_in)
+  set_property(GLOBAL APPEND PROPERTY JITCACHE_MODULE_DECLARATIONS
+    "${name}\t${kind}\t${arg_FOLDER}\t${declared_uses}\t${declared_private}\t${declared_in}")
   set_target_properties(${name} PROPERTIES JITCACHE_MODULE_FOLDERS "${allowed}" JITCACHE_MODULE_FOLDER "${arg_FOLDER}")
   if(kind STREQUAL "INTERFACE")
     return()  # nothing of it is built; the whole-tree check (tests/CMakeLists.txt) reads its headers

@@ -1,7 +1,7 @@
 -- 0006_drivers_of_entries: the drivers table holds exactly the drivers of the entries stored, kept so
 -- by triggers, so that it grows only with what the quotas bound (docs/security.md "Limits").
 -- Until 0005 every LOOKUP recorded its driver, found or not: made-up drivers of misses added a row
--- each and nothing ever deleted one (issue 14: 200 000 misses, 200 000 rows, a full disk).
+-- each and nothing ever deleted one (200 000 misses made 200 000 rows and filled a small disk).
 -- docs/entry-format.md describes the table.
 --
 -- Released migrations are never edited: a change is a new NNNN_name.sql file. This file runs inside

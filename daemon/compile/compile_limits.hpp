@@ -1,5 +1,5 @@
-// Per-compile limits on a worker process (issue 4: "limits on CPU time, wall time and memory per
-// compile, all configurable").
+// Per-compile limits on a worker process: CPU time, wall time and memory, each configurable
+// (docs/configuration.md), so that a PTX that makes the compiler spin or grow costs one worker, not the host.
 // Thread safety: plain value.
 #pragma once
 

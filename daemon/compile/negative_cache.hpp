@@ -1,5 +1,5 @@
 // Failed compiles remembered for a short time, so that N processes asking for one PTX that does not
-// compile get the compiler's log N times but run the compiler once (issue 4).
+// compile get the compiler's log N times but run the compiler once.
 //
 // Rationale for a TTL rather than "forever": a failure can depend on the host (a worker killed for
 // memory while the machine was loaded), and an operator who fixes a limit should not have to

@@ -2,7 +2,8 @@
 //
 // Both are tables keyed by the nvJitLink version (nvJitLinkVersion, reported by the worker), because
 // nvJitLink offers no query for either. A version missing from a table is "unknown", and the daemon
-// refuses rather than guesses (issue 4). Adding a toolkit means adding its rows here, checked
+// refuses rather than guesses: an entry compiled by a toolkit that misread the PTX would be
+// served to every client of its key. Adding a toolkit means adding its rows here, checked
 // against the real library: test_daemon_compile_toolkit_support.cpp compares the arch table with
 // what the linked nvJitLink accepts.
 // Thread safety: pure functions over constant tables.

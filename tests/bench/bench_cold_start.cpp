@@ -1,4 +1,4 @@
-// bench_cold_start: N processes that cold-start on one module at the same moment (issue 4 item 10).
+// bench_cold_start: N processes that cold-start on one module at the same moment.
 // With jitcached, the first of them asks the daemon to compile and the others join that compile
 // (single flight), so the host compiles once; without it, every process compiles for itself.
 //

@@ -1,7 +1,7 @@
 // bench_lookup_miss: what a miss costs, as LOOKUP misses per second of the real jitcached over its
 // Unix socket, for each way a client can look a missing key up: by fast key alone (libjitcache
-// since issue 15: a fast-key not_found is final), by key alone, and by fast key then by key (what a
-// miss took before issue 15). Beside each cell: the daemon's CPU time per miss and how many misses
+// since commit 817188c: a fast-key not_found is final), by key alone, and by fast key then by key (what a
+// miss took before it). Beside each cell: the daemon's CPU time per miss and how many misses
 // its STATS counted per miss, so a reader sees where the search ends and what it is counted as.
 // A program that prints figures (docs/benchmarks.md "The miss path"), not a timed test: it exits
 // non-zero only when a request fails or a missing key is found.

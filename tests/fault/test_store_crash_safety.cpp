@@ -1,4 +1,4 @@
-// Crash safety of the store (issue 5, item 4; LevelDB db/fault_injection_test.cc is the model): the
+// Crash safety of the store (LevelDB db/fault_injection_test.cc is the model): the
 // real jitcached is killed with SIGKILL at random moments while client threads PUT (new keys and
 // replacements) and LOOKUP, and restarted. After every restart the database file passes
 // PRAGMA quick_check, every image in it matches its checksum (hashed here, outside the daemon),

@@ -1,5 +1,5 @@
-// A full disk under the store (issue 5, item 5): the state dir is a tmpfs of its own, 8 MiB, nearly
-// filled by a filler file, and PUTs fill the rest. And (issue 14, item 3) LOOKUPs of made-up
+// A full disk under the store: the state dir is a tmpfs of its own, 8 MiB, nearly
+// filled by a filler file, and PUTs fill the rest. And LOOKUPs of made-up
 // drivers while the disk is full: what the failing usage flushes keep stays bounded. A PUT that does not fit fails with
 // the status no_space (PROTOCOL.md §3), LOOKUP, LIST and STATS keep working (across a daemon restart too), nothing
 // half-written is ever served or left in the file, and PUTs succeed again once the filler is deleted. Skips with a
@@ -26,6 +26,7 @@
 #include <tests/support/sqlite_text_query.hpp>
 #include <tests/support/store_file_check.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 #include <tests/support/tmpfs_mount.hpp>
 
 using namespace jitcache;
@@ -80,7 +81,7 @@ struct DaemonOnSmallDisk {
   // Starts the daemon; false, with a visible skip, where the tmpfs could not be mounted.
   bool start() {
     if (!mount.mounted()) {
-      WARN("SKIPPED: " << mount.error());
+      JITCACHE_MARK_SKIPPED(mount.error());
       return false;
     }
     daemon.start();

@@ -1,5 +1,5 @@
 // Images the daemon compiled (COMPILE, nvJitLink in a jitcache-compile worker) load on the real GPU
-// and compute right (issue 4 item 9): the first load of a PTX is compiled_by_daemon — no JIT in the
+// and compute right: the first load of a PTX is compiled_by_daemon — no JIT in the
 // process, no PUT — and the kernel's results are checked, for the small kernel and for all 65 CUB
 // kernels. A daemon that cannot compile here (no worker, no nvJitLink) fails these tests rather than
 // letting them pass as local compiles.

@@ -18,6 +18,7 @@
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache::testing;
 using namespace jitcache::testing::gpu;
@@ -80,8 +81,7 @@ void run_twice(const std::vector<std::string>& command, const std::string& expec
 void run_python_twice(const std::string& module, const std::string& script, const std::string& expect, bool jits,
                       std::vector<EnvChange> env = {}) {
   if (auto missing = missing_module(module)) {
-    WARN("SKIPPED: " << *missing);
-    return;
+    JITCACHE_SKIP(*missing);
   }
   TempDir caches("jitcache-gpu-caches");
   // The frameworks' own caches start empty and stay out of the user's home.

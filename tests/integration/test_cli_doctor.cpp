@@ -1,5 +1,5 @@
 // `jitcache doctor` as a user runs it: the real CLI against a real jitcached on set-ups that work
-// and on set-ups broken the ways issue 19 names — a socket others may write, a socket another uid
+// and on set-ups broken the ways operators break them — a socket others may write, a socket another uid
 // owns (planted), a daemon whose compile worker does not exist, a store on a nearly full disk (a
 // small tmpfs, tests/support/tmpfs_mount.hpp), no daemon behind the socket, no socket at all. Each
 // checks the finding (its severity, what it says and the fix), the exit status (0, 8 for a warning,
@@ -23,6 +23,7 @@
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 #include <tests/support/tmpfs_mount.hpp>
 
 namespace {
@@ -162,8 +163,7 @@ TEST_CASE("cli doctor: a healthy set-up is all ok, and without a driver the driv
 
 TEST_CASE("cli doctor: a socket everyone may write is a warning, one another uid owns an error, and it gets no byte") {
   if (::geteuid() != 0) {
-    WARN("SKIPPED: changing the socket's owner needs root");
-    return;
+    JITCACHE_SKIP("changing the socket's owner needs root");
   }
   TempDir dir("jitcache-doctor-socket");
   DaemonProcess daemon(dir, daemon_options(k_small_store));
@@ -223,8 +223,7 @@ TEST_CASE("cli doctor: a store on a nearly full disk is an error, and max_size b
     TempDir dir("jitcache-doctor-full");
     TmpfsMount mount{dir.file("store"), "16m"};
     if (!mount.mounted()) {
-      WARN("SKIPPED: " << mount.error());
-      return;
+      JITCACHE_SKIP(mount.error());
     }
     DaemonProcess daemon(dir, daemon_options({"--max-size", "1GiB"}, {{"JITCACHE_COMPILE", "false"}}));
     daemon.start();

@@ -22,6 +22,7 @@
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using namespace std::chrono_literals;
@@ -193,8 +194,7 @@ TEST_CASE(
     "explain: an untrusted caller is told the same whether or not another uid holds the key, its content or a miss") {
   testing::SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TempDir dir{"jitcache-explain-tenants"};
   ::chmod(dir.path().c_str(), 0755);

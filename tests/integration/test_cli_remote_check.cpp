@@ -23,6 +23,7 @@
 #include <tests/support/nginx_server.hpp>
 #include <tests/support/redis_server.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 namespace {
 
@@ -162,8 +163,7 @@ TEST_CASE("cli remote check: a read-only ACL user is reachable but not writable,
 
 TEST_CASE("cli remote check: nginx is writable but holds no lease, and its read-only location is not writable") {
   if (nginx_executable().empty()) {
-    WARN("skipped: no nginx installed (scripts/install-deps installs it)");
-    return;
+    JITCACHE_SKIP("no nginx installed (scripts/install-deps installs it)");
   }
   NginxOptions options;
   options.read_only_location = "/ro/";
@@ -205,8 +205,7 @@ TEST_CASE("cli remote check: without remotes status says so and is exit 0, and c
 
 TEST_CASE("cli remote check: an untrusted caller may see the status but its probe is refused") {
   if (::geteuid() != 0) {
-    WARN("skipped: a caller of another uid needs root to setuid to one");
-    return;
+    JITCACHE_SKIP("a caller of another uid needs root to setuid to one");
   }
   RedisServer redis;
   FleetKeys keys;

@@ -25,6 +25,7 @@
 #include <tests/support/fake_driver.hpp>
 #include <tests/support/sample_cubin.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 namespace fb = jitcache::client::fatbin;
 using jitcache::testing::ChildResult;
@@ -43,7 +44,8 @@ const std::string k_fake_driver = "13000/999.0.1";
 
 bool have_fixtures() {
   if (k_fixtures.empty()) {
-    WARN("SKIPPED: nvcc was not found when the tests were built, so there are no host binaries with device code");
+    JITCACHE_MARK_SKIPPED(
+        "nvcc was not found when the tests were built, so there are no host binaries with device code");
     return false;
   }
   return true;

@@ -34,6 +34,7 @@
 #include <tests/support/load_flow_fixture.hpp>
 #include <tests/support/store_plant.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using namespace jitcache::testing::load_flow;
@@ -479,8 +480,7 @@ TEST_CASE(
   CHECK(load_expecting((*cubin)->image.data(), CUDA_SUCCESS) == JITCACHE_OUTCOME_PASS_THROUGH);
 
   if (std::string(JITCACHE_FATBIN_FIXTURE_DIR).empty()) {
-    WARN("SKIPPED: no nvcc at build time, so no fat binary fixtures");
-    return;
+    JITCACHE_SKIP("no nvcc at build time, so no fat binary fixtures");
   }
   auto with_cubin = read_fixture("sm90_compute90_zstd");
   CHECK(load_expecting(with_cubin.data(), CUDA_SUCCESS) == JITCACHE_OUTCOME_PASS_THROUGH);

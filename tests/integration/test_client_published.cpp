@@ -26,6 +26,7 @@
 #include <tests/support/load_flow_fixture.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/seccomp_refusal.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using namespace jitcache::testing::load_flow;
@@ -157,8 +158,7 @@ TEST_CASE(
 TEST_CASE(
     "published: with chown refused, as the shipped unit's system-call filter refuses it, entries are still published and hit") {
   if (!testing::can_refuse_chown()) {
-    WARN("skipped: no chown system-call numbers known for this architecture");
-    return;
+    JITCACHE_SKIP("no chown system-call numbers known for this architecture");
   }
   // The filter is real: a child under it cannot chown even its own file to its own group.
   testing::TempDir scratch;
@@ -170,8 +170,7 @@ TEST_CASE(
     return ::chown(probe.c_str(), static_cast<uid_t>(-1), ::getegid()) != 0 && errno == EPERM ? 0 : 1;
   });
   if (probed == k_filter_refused) {
-    WARN("skipped: the kernel refused to install a seccomp filter here");
-    return;
+    JITCACHE_SKIP("the kernel refused to install a seccomp filter here");
   }
   REQUIRE(probed == 0);
 

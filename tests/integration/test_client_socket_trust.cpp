@@ -1,4 +1,4 @@
-// A planted socket (issue 14, docs/security.md "Whom the client trusts"), with real uids: without
+// A planted socket (docs/security.md "Whom the client trusts"), with real uids: without
 // XDG_RUNTIME_DIR and /run/user/<uid> (cron, su, batch jobs) the user daemon's socket is
 // /tmp/jitcache-<uid>/jitcached.sock, a directory anyone may create first. Here an attacker uid
 // creates it for a victim uid, runs a real jitcached there holding entries for the victim's keys and
@@ -36,6 +36,7 @@
 #include <tests/support/load_flow_fixture.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using namespace jitcache::testing::load_flow;
@@ -132,15 +133,13 @@ TEST_CASE(
     "socket trust: a daemon another uid runs at /tmp/jitcache-<uid> gets no byte from the CLI or libjitcache, nor serves one") {
   SystemUsers users("jcs");
   if (const std::string why = testing::why_cannot_setpriv_as(users); !why.empty()) {
-    WARN("SKIPPED: " << why);
-    return;
+    JITCACHE_SKIP(why);
   }
   const SystemUser& victim = users.a();
   const SystemUser& attacker = users.b();
   if (fs::exists("/run/user/" + std::to_string(victim.uid)) || fs::exists(common::k_system_socket_path)) {
-    WARN("SKIPPED: /run/user/" << victim.uid << " or " << common::k_system_socket_path
+    JITCACHE_SKIP("/run/user/" << victim.uid << " or " << common::k_system_socket_path
                                << " exists here, so the victim's default socket is not the /tmp fallback");
-    return;
   }
   const std::string planted_dir = "/tmp/jitcache-" + std::to_string(victim.uid);
   const std::string planted = planted_dir + "/jitcached.sock";

@@ -34,6 +34,7 @@
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using testing::DaemonOptions;
@@ -166,8 +167,7 @@ std::uint64_t wal_bytes(const DaemonProcess& daemon) {
 TEST_CASE("bundle tenants: an untrusted uid's own entries in a host-signed export are never imported as shared") {
   testing::SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TempDir keys{"jitcache-bt-keys"};
   ::chmod(keys.path().c_str(), 0777);
@@ -293,8 +293,7 @@ TEST_CASE("bundle tenants: bundle_max_decoded and bundle_decoded_per_uid bound t
   CHECK(stat_value(client, "bundle_entries_skipped") == 59);
 
   if (!users.available()) {
-    WARN("SKIPPED the per-uid part: " << users.why());
-    return;
+    JITCACHE_SKIP("the per-uid part: " << users.why());
   }
   // An untrusted uid: 60 MiB a bundle, 200 MiB an hour: the fourth is refused until the hour ends.
   for (std::uint64_t seed = 10; seed < 14; ++seed) {
@@ -356,7 +355,7 @@ TEST_CASE("bundle tenants: an operator's removal from the shared namespace stick
                                     proto::Status::forbidden, "trusted");
           }) == 0);
   } else {
-    WARN("SKIPPED the untrusted uid's part: " << users.why());
+    JITCACHE_MARK_SKIPPED("the untrusted uid's part: " << users.why());
   }
   // The operator lifts it: --restore-removed brings the entry back and forgets the removal.
   const auto restored = cli(daemon, {"--json", "import", "--restore-removed", bundle});
@@ -375,8 +374,7 @@ TEST_CASE("bundle tenants: an operator's removal from the shared namespace stick
 TEST_CASE("bundle tenants: the spool is granted before it is written: the caller's quota and the disk reserve") {
   testing::SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TempDir dir{"jitcache-bt-spool"};
   ::chmod(dir.path().c_str(), 0755);
@@ -423,8 +421,7 @@ TEST_CASE("bundle tenants: the daemon writes no bundle into a memfd or tmpfs, an
 
   std::string shm_dir = "/dev/shm/jitcache-bt-XXXXXX";
   if (::mkdtemp(shm_dir.data()) == nullptr) {
-    WARN("SKIPPED the tmpfs part: no /dev/shm");
-    return;
+    JITCACHE_SKIP("the tmpfs part: no /dev/shm");
   }
   const std::string in_memory = shm_dir + "/out.jcb";
   struct Cleanup {
@@ -438,8 +435,7 @@ TEST_CASE("bundle tenants: the daemon writes no bundle into a memfd or tmpfs, an
     common::UniqueFd probe(::open(in_memory.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
     REQUIRE(probe);
     if (!common::memory_backed_file_system(probe.get())) {
-      WARN("SKIPPED the tmpfs part: /dev/shm is not tmpfs here");
-      return;
+      JITCACHE_SKIP("the tmpfs part: /dev/shm is not tmpfs here");
     }
     // The daemon refuses the file itself, as it refused the memfd.
     auto into_tmpfs = client.export_bundle(proto::ExportBundleRequest{}, probe.get(), std::chrono::seconds(30));
@@ -460,8 +456,7 @@ TEST_CASE("bundle tenants: the daemon writes no bundle into a memfd or tmpfs, an
 TEST_CASE("bundle tenants: an export into a pipe nobody reads holds no snapshot and no other uid's bundle operation") {
   testing::SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TempDir dir{"jitcache-bt-stall"};
   ::chmod(dir.path().c_str(), 0755);

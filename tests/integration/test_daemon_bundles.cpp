@@ -30,6 +30,7 @@
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using testing::DaemonOptions;
@@ -232,8 +233,7 @@ TEST_CASE("bundles: a trusted caller imports an unsigned bundle into the shared 
 TEST_CASE("bundles: an untrusted caller's unsigned or unknown-signed bundle is refused for shared, taken with --own") {
   testing::SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TempDir keys{"jitcache-bundle-keys"};
   ::chmod(keys.path().c_str(), 0755);

@@ -22,6 +22,7 @@
 #include <tests/support/process_status.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using namespace std::chrono_literals;
@@ -121,8 +122,7 @@ TEST_CASE("compile limits: a PTX over compile_max_ptx is too_large, one within i
 TEST_CASE("compile limits: a uid beyond compile_queue_per_uid is busy, a join is not, and another uid gets through") {
   testing::SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TempDir dir("jitcache-compile-limits");
   ::chmod(dir.path().c_str(), 0755);
@@ -172,8 +172,7 @@ TEST_CASE("compile limits: a uid beyond compile_queue_per_uid is busy, a join is
 TEST_CASE("compile limits: one uid's queue of long compiles makes another uid's compile wait for none of them") {
   testing::SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TempDir dir("jitcache-compile-turns");
   ::chmod(dir.path().c_str(), 0755);

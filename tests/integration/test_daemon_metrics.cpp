@@ -25,6 +25,7 @@
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using testing::DaemonOptions;
@@ -334,7 +335,7 @@ TEST_CASE("metrics: a unix: address serves the metrics on a Unix socket of mode 
   CHECK(sample(reply->body, "jitcache_requests_total").has_value());
 
   if (!users.available()) {
-    WARN("group checks skipped: " << users.why());
+    JITCACHE_MARK_SKIPPED("the group checks: " << users.why());
   } else {
     struct stat main_socket {};
     REQUIRE(::stat(daemon.socket_path().c_str(), &main_socket) == 0);
@@ -355,8 +356,7 @@ TEST_CASE("metrics: a unix: address serves the metrics on a Unix socket of mode 
 TEST_CASE("metrics: bytes and entries by namespace name uids only with metrics_per_uid") {
   testing::SystemUsers users("jcp");
   if (!users.available()) {
-    WARN("skipped: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   const std::string uid = std::to_string(users.a().uid);
   for (const bool per_uid : {false, true}) {

@@ -33,6 +33,7 @@
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using namespace jitcache::testing;
@@ -89,8 +90,7 @@ bool served(FleetHost& host, std::uint64_t seed) {
 TEST_CASE("fleet uploads: an untrusted uid's PUT is kept in its own namespace and never uploaded, a trusted PUT is") {
   SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   RedisServer redis;
   FleetKeys keys;

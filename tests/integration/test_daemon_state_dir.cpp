@@ -1,4 +1,4 @@
-// The state directory's files under a running daemon (issue 14, item 10; docs/operations.md "State
+// The state directory's files under a running daemon (docs/operations.md "State
 // directory"): deleting jitcache.db and its -wal/-shm is noticed, logged and counted, and what is
 // written after it is in a new database that survives a restart, not in unlinked files; deleting
 // jitcached.lock does not let a second daemon onto the same store.

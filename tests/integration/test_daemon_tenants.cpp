@@ -25,6 +25,7 @@
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using client::transport::DaemonClient;
@@ -269,8 +270,7 @@ int attack_as_b(const DaemonProcess& daemon, uid_t a_uid, uid_t b_uid) {
 TEST_CASE("tenants: B's PUTs are invisible to A, and 10 000 crafted attempts by B never reach A's or shared entries") {
   SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TenantDaemon tenants(users, {"--report-quorum", "3", "--reports-per-minute", "30"});
   DaemonProcess& daemon = *tenants.daemon;
@@ -314,8 +314,7 @@ TEST_CASE("tenants: B's PUTs are invisible to A, and 10 000 crafted attempts by 
 TEST_CASE("tenants: a shared entry is hidden from each reporter at once and quarantined at report_quorum uids") {
   SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TenantDaemon tenants(users, {"--report-quorum", "2"});
   DaemonProcess& daemon = *tenants.daemon;
@@ -366,8 +365,7 @@ TEST_CASE("tenants: a shared entry is hidden from each reporter at once and quar
 TEST_CASE("tenants: a uid's namespace quota holds by evicting its own entries, and a larger image is refused") {
   SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TenantDaemon tenants(users, {"--namespace-quota", "1MiB", "--compression-level", "0"});
   DaemonProcess& daemon = *tenants.daemon;
@@ -413,8 +411,7 @@ TEST_CASE("tenants: a uid's namespace quota holds by evicting its own entries, a
 TEST_CASE("tenants: connections per uid are limited and another uid still connects") {
   SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TenantDaemon tenants(users, {"--max-connections-per-uid", "4"});
   DaemonProcess& daemon = *tenants.daemon;
@@ -465,8 +462,7 @@ TEST_CASE("tenants: connections per uid are limited and another uid still connec
 TEST_CASE("tenants: a trusted user's and a trusted group member's PUTs are shared, an untrusted one's are not") {
   SystemUsers users;
   if (!users.available()) {
-    WARN("SKIPPED: " << users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   auto put_as = [](const DaemonProcess& daemon, std::uint64_t seed) {
     return [&daemon, seed] {
@@ -503,8 +499,7 @@ TEST_CASE("tenants: a trusted user's and a trusted group member's PUTs are share
 TEST_CASE("tenants: the jitcache CLI run as B with setpriv lists only what B may see and removes none of A's") {
   SystemUsers users;
   if (const std::string why = testing::why_cannot_setpriv_as(users); !why.empty()) {
-    WARN("SKIPPED: " << why);
-    return;
+    JITCACHE_SKIP(why);
   }
   TenantDaemon tenants(users);
   DaemonProcess& daemon = *tenants.daemon;

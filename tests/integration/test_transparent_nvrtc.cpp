@@ -24,6 +24,7 @@
 #include <tests/support/nvrtc_program_run.hpp>
 #include <tests/support/system_users.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 #include <tests/support/transparent_check.hpp>
 
 using jitcache::testing::ChildResult;
@@ -143,8 +144,7 @@ TEST_CASE(
 TEST_CASE("transparent nvrtc: (g) two uids do not see each other's results") {
   SystemUsers users("jcn");
   if (!users.available()) {
-    WARN("skipped: " + users.why());
-    return;
+    JITCACHE_SKIP(users.why());
   }
   TempDir state("jitcache-nvrtc-tenants");
   ::chmod(state.path().c_str(), 0755);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian package under a real systemd (issue 14): the .deb built from this tree goes into a clean
+# The Debian package under a real systemd: the .deb built from this tree goes into a clean
 # Debian 12 root (debootstrap minbase with systemd and dbus, tests/packaging/cached_debian_root.sh)
 # booted by systemd-nspawn with systemd 252 as PID 1, installed by apt so that its Depends are all
 # that brings libraries in. Checks, each reported on its own and all of them run:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The container sidecar's shape (packaging/container, issue 7) without a container engine: jitcached
+# The container sidecar's shape (packaging/container) without a container engine: jitcached
 # runs as one unprivileged uid in a mount namespace of its own, its state on a mount only that
 # namespace has; each client runs as another uid in a mount namespace of its own. The two share
 # nothing but one directory made like the pod example's emptyDir volume (root-owned, mode 2777, the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks packaging/systemd without a running systemd: `systemd-analyze verify` (syntax, references,
 # the executable) and the exposure score of `systemd-analyze security --offline=yes`, which must be
-# at most 2.0 (issue 7). Usage: check_systemd_units.sh UNIT_DIR JITCACHED_PATH
+# at most 2.0 (docs/operations.md "Running as a service (systemd)"). Usage: check_systemd_units.sh UNIT_DIR JITCACHED_PATH
 set -euo pipefail
 units="$1"
 jitcached="$2"

@@ -33,6 +33,8 @@ class FakeCachePort final : public client::loader::CachePort {
       proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key;
   bool capabilities_known = false;                  // as on a pooled connection that sent HELLO already
   std::optional<proto::Status> lookup_fast_status;  // answer selector 2 with this error status
+  bool lookup_fast_fails = false;                   // selector 2 meets a dead daemon (reply_status 0)
+  std::optional<proto::Status> hello_status;        // answer HELLO with this error status
   // COMPILE's answer: `compiled` when there is an image for it, else `compile_kind` with a message.
   std::optional<Entry> compiled;
   client::transport::CompileAnswer::Kind compile_kind = client::transport::CompileAnswer::Kind::cannot_compile;
@@ -82,12 +84,14 @@ class FakeCachePort final : public client::loader::CachePort {
   common::Result<std::uint64_t> capabilities() override {
     if (connect_error) return *connect_error;
     if (!capabilities_known) ++hellos;
+    if (hello_status) return status_error(*hello_status, "HELLO refused");
     capabilities_known = true;
     return capability_bits;
   }
   common::Result<std::optional<FetchedImage>> lookup_fast(const proto::FastKey& fast_key,
                                                           client::transport::ImageDelivery) override {
     fast_lookups.push_back(fast_key);
+    if (lookup_fast_fails) return common::make_error(common::ErrorCode::unavailable, "the daemon hung up");
     if (lookup_fast_status) return status_error(*lookup_fast_status, "LOOKUP selector 2 refused");
     for (const Entry& entry : entries) {
       if (entry.content_fast && proto::fast_key_of(entry.key, *entry.content_fast) == fast_key) return {fetched(entry)};

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <tests/support/test_skip.hpp>
 
 namespace drv = jitcache::client::driver;
 
@@ -87,11 +88,10 @@ TEST_CASE("driver: a library without cuGetProcAddress is refused by name") {
 
 TEST_CASE("driver: the toolkit's stub libcuda is recognised as not a driver") {
   const char* stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
-  if (std::getenv("JITCACHE_TEST_NO_STUB") != nullptr) return;
+  if (std::getenv("JITCACHE_TEST_NO_STUB") != nullptr) JITCACHE_SKIP("JITCACHE_TEST_NO_STUB is set");
   auto opened = drv::open_driver(stub);
   if (opened.ok()) {
-    WARN("SKIPPED: " << stub << " behaved as a driver (a real driver is installed here?)");
-    return;
+    JITCACHE_SKIP(stub << " behaved as a driver (a real driver is installed here?)");
   }
   INFO(opened.error().message);
   CHECK((opened.error().message.find("stub") != std::string::npos ||

@@ -19,6 +19,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <tests/support/test_skip.hpp>
 #include <vector>
 
 namespace fb = jitcache::client::fatbin;
@@ -33,7 +34,7 @@ const std::string k_fixture_dir = JITCACHE_FATBIN_FIXTURE_DIR;
 // Fixtures need nvcc at build time; without it the tests that need them say so and stop.
 bool have_fixtures() {
   if (k_fixture_dir.empty()) {
-    WARN("SKIPPED: nvcc was not found when the tests were built, so there are no fat binary fixtures");
+    JITCACHE_MARK_SKIPPED("nvcc was not found when the tests were built, so there are no fat binary fixtures");
     return false;
   }
   return true;

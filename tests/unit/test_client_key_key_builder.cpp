@@ -1,6 +1,6 @@
 // The key builder (client/src/key/key_builder.hpp, image_source.hpp) against known answers: fixed
 // inputs from tests/data give exact key ids. The ids were computed by the code the builder replaced
-// (the load flow's, `jitcache warm`'s and `jitcache put`'s own key assembly, before issue 15), so a
+// (the load flow's, `jitcache warm`'s and `jitcache put`'s own key assembly, before commit 817188c), so a
 // change here is a change of every stored entry's key: bump proto::k_key_schema_version instead.
 #include <client/src/driver/driver_identity.hpp>
 #include <client/src/key/image_source.hpp>

@@ -19,6 +19,7 @@
 #include <common/unique_fd.hpp>
 
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using client::transport::check_socket_path;
@@ -108,8 +109,7 @@ TEST_CASE("daemon trust: a sticky world-writable directory passes only through a
   auto direct = listen_at(tmp + "/jitcached.sock");
   CHECK(check_socket_path(tmp + "/jitcached.sock", DaemonTrust::callers_own()));
   if (!root()) {
-    WARN("SKIPPED (the foreign-owned half): chown to another uid needs root (CI runs as root)");
-    return;
+    JITCACHE_SKIP("the foreign-owned half: chown to another uid needs root (CI runs as root)");
   }
   // What another uid plants in /tmp: its own directory, and its own socket in ours.
   const std::string planted = make_dir(tmp + "/jitcache-planted", 0755);
@@ -150,8 +150,7 @@ TEST_CASE("daemon trust: symbolic links on the path are followed, and the link a
   CHECK_THAT(refusal(dir.file("loop")), Catch::Contains("Too many levels of symbolic links"));
 
   if (!root()) {
-    WARN("SKIPPED (the foreign-owned link): lchown to another uid needs root (CI runs as root)");
-    return;
+    JITCACHE_SKIP("the foreign-owned link: lchown to another uid needs root (CI runs as root)");
   }
   // Another uid's link in a sticky directory: it chose where the path leads.
   const std::string tmp = make_dir(dir.file("tmp"), 01777);
@@ -196,8 +195,7 @@ TEST_CASE("daemon trust: JITCACHE_DAEMON_USER's names and uids are trusted besid
 TEST_CASE(
     "daemon trust: a process of an untrusted uid listening on a socket a trusted uid made is refused before a byte is sent") {
   if (!root()) {
-    WARN("SKIPPED: listening as another uid needs root (CI runs as root)");
-    return;
+    JITCACHE_SKIP("listening as another uid needs root (CI runs as root)");
   }
   TempDir dir("jitcache-trust");
   const std::string path = dir.file("jitcached.sock");
@@ -251,8 +249,7 @@ TEST_CASE("daemon trust: the default socket falls through an untrusted user sock
 TEST_CASE(
     "daemon trust: a system socket in a directory of a group the user is not in is named, with the group to join") {
   if (!root()) {
-    WARN("SKIPPED: acting as a uid outside the socket's group needs root (CI runs as root)");
-    return;
+    JITCACHE_SKIP("acting as a uid outside the socket's group needs root (CI runs as root)");
   }
   TempDir dir("jitcache-trust");
   ::chmod(dir.path().c_str(), 0755);

@@ -18,7 +18,7 @@ TEST_CASE("toml non-ASCII: bare text, keys, multi-line strings and text after a 
   CHECK(find_misplaced_non_ascii(" \xEF\xBB\xBB B") == 1u);               // the fuzzer's input
   CHECK(find_misplaced_non_ascii("\"cl\xC3\xA9\" = 1") == 3u);            // a quoted key
   CHECK(find_misplaced_non_ascii("[\"\xC3\xA9\"]") == 2u);                // a quoted table name
-  CHECK(find_misplaced_non_ascii("s = \"\"\"\\\n\xC2\xA7\"\"\"") == 9u);  // toml++ issue #190
+  CHECK(find_misplaced_non_ascii("s = \"\"\"\\\n\xC2\xA7\"\"\"") == 9u);  // after a line-ending backslash
   CHECK(find_misplaced_non_ascii("s = '''\xC3\xA9'''") == 7u);
   CHECK(find_misplaced_non_ascii("a = \"x\" \"\xC3\xA9\"") == 9u);  // a second string is no value
   CHECK(find_misplaced_non_ascii("a = b\"\xC3\xA9\"") == 6u);       // nor one after bare text

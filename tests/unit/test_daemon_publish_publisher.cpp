@@ -27,6 +27,7 @@
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/store_dir.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 #include <tests/support/tmpfs_mount.hpp>
 
 namespace {
@@ -299,8 +300,7 @@ TEST_CASE("publisher: a full file system is counted as a publish failure, never 
   const std::string mount_point = outer.file("tmpfs");
   testing::TmpfsMount tmpfs(mount_point, "64k");
   if (!tmpfs.mounted()) {
-    WARN("skipped: " << tmpfs.error());
-    return;
+    JITCACHE_SKIP(tmpfs.error());
   }
   Fixture f(PublishSettings{}, {}, mount_point + "/jitcached.sock.published");
   Entry big(15, 200'000);
@@ -350,8 +350,7 @@ TEST_CASE("published file: takes the directory's group (the socket's) and not th
   // files must carry 10010 or the application cannot read them. Root may give a file any group, so
   // only root can play both parts here.
   if (::geteuid() != 0) {
-    WARN("skipped: needs root to give the directory a group the test process is not running as");
-    return;
+    JITCACHE_SKIP("needs root to give the directory a group the test process is not running as");
   }
   testing::TempDir temp;
   const std::string dir = temp.file("jitcached.sock.published");

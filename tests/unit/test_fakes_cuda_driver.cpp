@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <tests/support/test_skip.hpp>
+
 #if defined(JITCACHE_FAKE_CUDA_DRIVER)
 
 #include <tests/support/fake_cuda_images.hpp>
@@ -793,7 +795,7 @@ TEST_CASE("fake cuda driver: many threads load, resolve and unload at once and e
 #else
 
 TEST_CASE("fake cuda driver: skipped where it is not built", "[fake_cuda]") {
-  WARN("SKIPPED: the fake CUDA driver needs the CUDA toolkit and nvJitLink at build time");
+  JITCACHE_MARK_SKIPPED("the fake CUDA driver needs the CUDA toolkit and nvJitLink at build time");
 }
 
 #endif

@@ -6,6 +6,8 @@
 // reach libcuda.
 #include <catch2/catch.hpp>
 
+#include <tests/support/test_skip.hpp>
+
 #if defined(JITCACHE_FAKE_CUDA_DRIVER)
 
 #include <tests/support/fake_cuda_handle.hpp>
@@ -424,7 +426,7 @@ TEST_CASE("fake cuda entry points: FAKE_CUDA_DEVICES makes a host of several dev
 #else
 
 TEST_CASE("fake cuda entry points: skipped where the fake is not built", "[fake_cuda]") {
-  WARN("SKIPPED: the fake CUDA driver needs the CUDA toolkit and nvJitLink at build time");
+  JITCACHE_MARK_SKIPPED("the fake CUDA driver needs the CUDA toolkit and nvJitLink at build time");
 }
 
 #endif

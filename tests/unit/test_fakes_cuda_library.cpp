@@ -5,6 +5,8 @@
 // once its caller's image changed or went away before cuLibraryUnload.
 #include <catch2/catch.hpp>
 
+#include <tests/support/test_skip.hpp>
+
 #if defined(JITCACHE_FAKE_CUDA_DRIVER)
 
 #include <tests/support/fake_cuda_handle.hpp>
@@ -417,7 +419,7 @@ TEST_CASE("fake cuda library: the load_library failure point fails the load call
 #else
 
 TEST_CASE("fake cuda library: skipped where the fake is not built", "[fake_cuda]") {
-  WARN("SKIPPED: the fake CUDA driver needs the CUDA toolkit and nvJitLink at build time");
+  JITCACHE_MARK_SKIPPED("the fake CUDA driver needs the CUDA toolkit and nvJitLink at build time");
 }
 
 #endif

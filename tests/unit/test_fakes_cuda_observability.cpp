@@ -4,6 +4,8 @@
 // compiles and the launches, from any number of threads.
 #include <catch2/catch.hpp>
 
+#include <tests/support/test_skip.hpp>
+
 #if defined(JITCACHE_FAKE_CUDA_DRIVER)
 
 #include <tests/support/fake_cuda_handle.hpp>
@@ -354,7 +356,7 @@ TEST_CASE(
 #else
 
 TEST_CASE("fake cuda observability: skipped where the fake is not built", "[fake_cuda]") {
-  WARN("SKIPPED: the fake CUDA driver needs the CUDA toolkit and nvJitLink at build time");
+  JITCACHE_MARK_SKIPPED("the fake CUDA driver needs the CUDA toolkit and nvJitLink at build time");
 }
 
 #endif

@@ -4,6 +4,8 @@
 // cuda_runtime_api.h gives them.
 #include <catch2/catch.hpp>
 
+#include <tests/support/test_skip.hpp>
+
 #if defined(JITCACHE_FAKE_CUDA_DRIVER) && defined(JITCACHE_FAKE_CUDART)
 
 #include <tests/support/fake_cuda_handle.hpp>
@@ -182,12 +184,10 @@ TEST_CASE("fake cudart: without a libcuda.so.1 to open, entry points are cudaErr
   // The check needs a process that has not loaded a libcuda.so.1 and cannot find one; where this one
   // has (the whole binary run at once) or the system has one (a GPU machine), there is nothing to see.
   if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) != nullptr) {
-    WARN("SKIPPED: this process has already loaded a libcuda.so.1");
-    return;
+    JITCACHE_SKIP("this process has already loaded a libcuda.so.1");
   }
   if (in_child([] { return dlopen("libcuda.so.1", RTLD_LAZY) != nullptr ? 1 : 0; }) != 0) {
-    WARN("SKIPPED: the dynamic linker finds a libcuda.so.1 on this machine");
-    return;
+    JITCACHE_SKIP("the dynamic linker finds a libcuda.so.1 on this machine");
   }
   const int outcome = in_child([] {
     void* handle = dlopen(JITCACHE_FAKE_CUDART, RTLD_NOW | RTLD_LOCAL);
@@ -207,7 +207,7 @@ TEST_CASE("fake cudart: without a libcuda.so.1 to open, entry points are cudaErr
 #else
 
 TEST_CASE("fake cudart: skipped where the fakes are not built", "[fake_cuda]") {
-  WARN("SKIPPED: the fake CUDA driver and cudart need the CUDA toolkit and nvJitLink at build time");
+  JITCACHE_MARK_SKIPPED("the fake CUDA driver and cudart need the CUDA toolkit and nvJitLink at build time");
 }
 
 #endif

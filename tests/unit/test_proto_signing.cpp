@@ -16,6 +16,7 @@
 #include <proto/signing_key_file.hpp>
 #include <tests/support/child_process.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
 using jitcache::testing::TempDir;
@@ -191,8 +192,7 @@ TEST_CASE("signing: a private key the group or others may read or write is refus
 
 TEST_CASE("signing: a private key owned by another user is refused") {
   if (::geteuid() != 0) {
-    WARN("SKIPPED: needs root to give a file to another user (CI runs as root)");
-    return;
+    JITCACHE_SKIP("needs root to give a file to another user (CI runs as root)");
   }
   TempDir dir;
   REQUIRE(proto::SigningKey::generate().write_pair(dir.file("k")).ok());
@@ -265,8 +265,7 @@ TEST_CASE("signing: garbage, an empty file, a key of the wrong half and files th
 TEST_CASE("signing: keys made by openssl genpkey are read, and the openssl command verifies our signatures") {
   const std::string openssl = find_program("openssl");
   if (openssl.empty()) {
-    WARN("SKIPPED: no openssl command on PATH (Debian package openssl, scripts/install-deps)");
-    return;
+    JITCACHE_SKIP("no openssl command on PATH (Debian package openssl, scripts/install-deps)");
   }
   TempDir dir;
   const std::string key_path = dir.file("o.key");

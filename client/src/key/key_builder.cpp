@@ -81,7 +81,7 @@ common::Result<BuiltKey> KeyBuilder::build(std::string_view ptx, const proto::Ca
   fields.options = options.text;
   BuiltKey key(std::move(fields), proto::Checksum128{}, ptx);
   // Rationale: the SHA-256 threads start first, so that they run while this thread computes the
-  // XXH3-128 (about 0.3 ms for a 3 MB module on the GPU host: docs/benchmarks.md, issue 15).
+  // XXH3-128 (about 0.3 ms for a 3 MB module on the GPU host: docs/benchmarks.md "The load path on the GPU host").
   if (digest == Digest::in_background) key.start_digest();
   key.m_content_fast = proto::xxh3_128(proto::as_bytes(ptx));
   JITCACHE_TRY(proto::validate_fast_key(key.fast_key()));

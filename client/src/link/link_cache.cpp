@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <client/src/loader/cached_image_check.hpp>
+#include <client/src/loader/lookup_policy.hpp>
 #include <proto/compile_messages.hpp>
 
 namespace jitcache::client::link {
@@ -42,30 +43,14 @@ common::Result<std::optional<transport::FetchedImage>> LinkCache::find(const Lin
   return checked(std::move(*fetched), key.fields);
 }
 
-// One LOOKUP, as the load flow makes it (client/src/loader/load_flow_lookup.cpp has the reasons):
-// by fast key unless the daemon is known to lack fast keys; an entry of another content is never
-// used (asked again by key); where the capabilities were not known, a miss or a refused selector 2
-// learns them.
+// One LOOKUP, as a module load makes it (loader/lookup_policy.hpp), timed as a whole with the
+// connect before it.
 common::Result<std::optional<transport::FetchedImage>> LinkCache::look_up(const LinkKey& key) {
   auto timer = m_record.step(&jitcache_load_info::ns_lookup);
   JITCACHE_TRY(m_port.connect());
-  const auto by_key = [&] { return m_port.lookup(key.fields, transport::ImageDelivery::bytes); };
-  const std::optional<std::uint64_t> known = m_port.known_capabilities();
-  if (known && (*known & proto::k_capability_fast_key) == 0) return by_key();
-  auto fetched = m_port.lookup_fast(key.fast(), transport::ImageDelivery::bytes);
-  if (fetched && fetched->has_value()) {
-    if ((*fetched)->info.key.content == key.fields.content) return fetched;
-    ++m_counters.fast_key_mismatches;
-    return by_key();
-  }
-  if (known) return fetched;
-  const bool refused =
-      !fetched && fetched.error().reply_status == static_cast<std::uint16_t>(proto::Status::bad_request);
-  if (!fetched && !refused) return fetched;
-  auto capabilities = m_port.capabilities();
-  if (!capabilities && capabilities.error().reply_status == 0) return capabilities.error();
-  if (capabilities && (*capabilities & proto::k_capability_fast_key) != 0) return fetched;
-  return by_key();
+  const loader::LookupAsk ask{key.fast(), [&key]() -> const proto::KeyFields& { return key.fields; },
+                              transport::ImageDelivery::bytes, nullptr};
+  return loader::look_up_entry(m_port, ask, m_counters);
 }
 
 common::Result<std::optional<transport::CompileAnswer>> LinkCache::compile(const LinkKey& key,

@@ -13,7 +13,7 @@
 //              content digest is ready, the same checks as a socket hit: loaded with no round trip,
 //              the hit noted for the daemon later; anything wrong with it → counted
 //              (published_rejects) and on to the LOOKUP
-//            LOOKUP (load_flow_lookup.cpp) → one round trip: by fast key where the daemon has fast
+//            LOOKUP (lookup_policy.hpp, as a link's) → one round trip: by fast key where the daemon has fast
 //              keys (HELLO capability bit 5), by key where it has not; an entry found by fast key
 //              is used only if its content digest is ours (else → by key, counted as
 //              fast_key_mismatches), and a fast-key miss is final
@@ -82,7 +82,7 @@ class LoadFlow {
   CUresult load_ptx(ImageTarget& target, const void* image, const CallerOptions& options, const key::PtxSource& source,
                     const driver::ComputeCapability& device);
   // The daemon's entry for this key: one LOOKUP where the daemon's capabilities allow
-  // (load_flow_lookup.cpp).
+  // (lookup_policy.hpp; load_flow_lookup.cpp).
   common::Result<std::optional<transport::FetchedImage>> look_up(LoadKey& key, transport::ImageDelivery delivery);
   // The hit path (also for an image the daemon compiled: `success` says which outcome a clean load
   // is); nullopt when the image must be rebuilt (damaged reply, or a bad image reported to the
