@@ -22,8 +22,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include <daemon/server/bundle_service.hpp>
-#include <daemon/server/compile_request.hpp>
+#include <daemon/ops/compile_request.hpp>
 #include <daemon/server/connection.hpp>
 #include <daemon/server/worker_loop.hpp>
 
@@ -44,14 +43,14 @@ constexpr std::chrono::milliseconds k_accept_pause{100};
 }  // namespace
 
 Server::Server(const config::Config& config, store::StoreSet stores, int listen_fd, stats::Counters& counters,
-               policy::TrustPolicy trust, CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks,
-               DescriptorPlan descriptors, SocketOwner socket_owner, BundleService* bundles)
+               policy::TrustPolicy trust, ops::CompileRequests* compile, publish::Publisher* publisher,
+               ServiceHooks hooks, DescriptorPlan descriptors, SocketOwner socket_owner, ops::BundleService* bundles)
     : m_config(config),
       m_store_maintenance(stores.maintenance),
       m_compile(compile),
       m_counters(counters),
       m_handler(stores, m_counters, config.max_frame_bytes, compile, publisher,
-                TenantPolicy{std::move(trust), config.reports_per_minute}, bundles != nullptr),
+                ops::TenantPolicy{std::move(trust), config.reports_per_minute}, bundles),
       m_uid_connections(config.max_connections_per_uid),
       m_listen_fd(listen_fd),
       m_socket_owner(socket_owner),
@@ -61,9 +60,6 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_drain_watch(m_accept_io),
       m_hooks(std::move(hooks)),
       m_watchdog_timer(m_accept_io),
-      m_writer(1),
-      m_maintenance(1),
-      m_bundle_lane(k_max_bundle_operations),
       // Rationale: each thread waits on the network for at most remote_timeout per lookup; eight
       // keep 200 misses a second flowing at a 20 ms round trip, and a slower remote queues misses
       // here, never hits (docs/operations.md "A fleet").
@@ -76,13 +72,8 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_accept_warnings(k_warning_interval),
       m_context{config,
                 m_handler,
-                compile,
                 m_counters,
-                m_writer,
-                m_maintenance,
-                bundles,
-                m_bundle_lane,
-                m_diagnosis,
+                m_lanes,
                 m_remote_lane.get(),
                 m_descriptors,
                 m_request_bytes,
@@ -103,10 +94,7 @@ Server::Worker::Worker(int listen_fd) : guard(boost::asio::make_work_guard(io)),
 }
 
 Server::~Server() {
-  m_writer.join();
-  m_maintenance.join();
-  m_bundle_lane.join();
-  m_diagnosis.join();
+  m_lanes.join();
   if (m_remote_lane) m_remote_lane->join();
   if (m_listen_fd >= 0) ::close(m_listen_fd);
 }
@@ -216,7 +204,7 @@ void Server::schedule_usage_flush() {
   m_flush_timer.expires_after(m_config.usage_flush_interval);
   m_flush_timer.async_wait([this](boost::system::error_code ec) {
     if (ec || m_context.draining.load()) return;
-    asio::post(m_writer, [this] {
+    asio::post(m_lanes.pool(ops::Lane::writer), [this] {
       if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
         spdlog::warn("could not write usage counters: {}", flushed.error().message);
       }
@@ -345,12 +333,9 @@ int Server::run() {
   m_accept_io.run();  // returns once draining is over: no accept, no timers, no connections left
   for (auto& worker : m_workers) worker->guard.reset();
   for (auto& t : threads) t.join();
-  m_writer.join();
   // A VERIFY in progress runs to its end (it has no cancellation): its reply is simply not sent.
-  m_maintenance.join();
   // So does a bundle export or import: an import's transaction commits or rolls back whole.
-  m_bundle_lane.join();
-  m_diagnosis.join();
+  m_lanes.join();
   if (m_remote_lane) m_remote_lane->join();  // each lookup there ends within remote_timeout
   if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
     spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);
