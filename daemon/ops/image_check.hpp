@@ -1,7 +1,7 @@
 // What a PUT may store: a whole cubin (a 64-bit little-endian CUDA ELF, e_machine 190) that the
-// driver would load on every GPU the key's arch stands for (issue 14: PTX text PUT as the "image"
-// was accepted into the shared namespace, and every client of that key was then served text for
-// cuModuleLoadData). The rules, and the cubin facts they rest on with their sources, are in
+// driver would load on every GPU the key's arch stands for (anything else, such as PTX text PUT as
+// the "image", would be stored in the shared namespace and served to every client of that key as
+// text for cuModuleLoadData). The rules, and the cubin facts they rest on with their sources, are in
 // docs/entry-format.md "What a PUT may store"; in short, for an image built for sm_XY (plain or
 // family) or sm_XYa and a key for sm_KL[a|f]:
 //   - same major (X = K) and the image's minor no higher (Y <= L): the driver's own rule for

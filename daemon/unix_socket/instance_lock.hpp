@@ -4,7 +4,7 @@
 //
 // The state directory is locked twice: the directory itself (opened O_RDONLY|O_DIRECTORY) and a
 // lock file in it that holds the pid. A lock file alone is missed by a second daemon once someone
-// deletes it (issue 14: `rm jitcached.lock`, and a second daemon ran on the live store); the
+// deletes it (after `rm jitcached.lock` a second daemon would run on the live store); the
 // directory cannot be deleted while it holds the store, and a new one is a new, empty state.
 // Rationale: both, not only the directory: the file keeps the pid for the refusal and for operators
 // (`kill $(cat jitcached.lock)`), and stays what older versions lock, so an older and a newer daemon
