@@ -34,7 +34,7 @@ enum class Lane {
   worker,
   writer,       // the one writer thread: every store write
   maintenance,  // one thread: long, mostly reads with short writes of its own (VERIFY)
-  diagnosis,    // one thread, never in front of a LOOKUP (EXPLAIN, MISSES: daemon/server/lane_gate.hpp)
+  diagnosis,    // one thread, never in front of a LOOKUP (EXPLAIN, MISSES: daemon/server/lanes.hpp)
   bundle,       // a thread per bundle operation admitted (k_max_bundle_operations)
 };
 std::string_view lane_name(Lane lane);
