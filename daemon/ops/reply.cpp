@@ -1,6 +1,10 @@
 #include <daemon/ops/reply.hpp>
 
+#include <daemon/ops/op_replies.hpp>
+
 #include <string>
+
+#include <spdlog/spdlog.h>
 
 #include <proto/status_codes.hpp>
 
@@ -22,5 +26,12 @@ Reply image_as_bytes(const Reply& reply) {
 }
 
 Status status_for(const common::Error& error) { return proto::status_for(error.code); }
+
+Reply failure(const common::Error& error, std::string_view context) {
+  const Status status = status_for(error);
+  if (status == Status::internal) spdlog::error("{}: {}", context, error.message);
+  if (status == Status::no_space) spdlog::warn("{}: the disk is full: {}", context, error.message);
+  return error_reply(status, error.message);
+}
 
 }  // namespace jitcache::daemon::ops

@@ -75,7 +75,9 @@ class RequestHandler {
   // write the shared namespace; everyone else writes the namespace of their uid.
   store::Visibility visibility_for(const policy::PeerCredentials& peer) const;
 
-  // The handlers of the op table's rows.
+  // The handlers of the op table's rows, each in a file of its own op: lookup_op.cpp, put_op.cpp,
+  // store_ops.cpp (STATS, LIST, REMOVE, GC, VERIFY), compile_op.cpp, report_failure_op.cpp,
+  // hit_note_op.cpp, remote_check_op.cpp, explain_ops.cpp, bundle_ops.cpp; HELLO and PING here.
   Reply hello(OpCall& call);
   Reply ping(OpCall& call);
   Reply lookup(OpCall& call);
