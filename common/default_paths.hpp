@@ -12,7 +12,7 @@ namespace jitcache::common {
 // /tmp/jitcache-<uid>/jitcached.sock. Rationale for keeping the /tmp fallback (cron, su, batch jobs
 // have no runtime dir): anyone may create /tmp/jitcache-<uid> first, so neither side takes it on
 // trust. The daemon refuses a socket directory it does not own or that others may write
-// (daemon/server/listening_socket.hpp); the client talks to a socket only when its whole path and
+// (daemon/unix_socket/listening_socket.hpp); the client talks to a socket only when its whole path and
 // its peer are trusted (client/src/transport/daemon_trust.hpp, docs/security.md "Whom the client
 // trusts").
 std::string user_socket_path();

@@ -13,7 +13,7 @@
 
 namespace jitcache::client::cli {
 
-// The reporter uid the daemon does not show (daemon/server/explain_request.hpp).
+// The reporter uid the daemon does not show (daemon/ops/explain_request.hpp).
 inline constexpr std::uint32_t k_uid_not_shown = 0xFFFFFFFFu;
 
 // "miss: key 0c5822...", then one finding per line. `title` names what was explained (a source

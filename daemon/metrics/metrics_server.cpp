@@ -96,7 +96,7 @@ common::Result<std::unique_ptr<MetricsServer>> MetricsServer::open(const config:
   std::unique_ptr<MetricsServer> server(new MetricsServer(std::move(render)));
   boost::system::error_code ec;
   if (address.is_unix()) {
-    auto listening = server::open_listening_socket(address.unix_path, unix_group);
+    auto listening = unix_socket::open_listening_socket(address.unix_path, unix_group);
     if (!listening) {
       return common::make_error(listening.error().code, "metrics socket: " + listening.error().message);
     }

@@ -2,7 +2,7 @@
 // own, answering GET /metrics with the Prometheus text format (content type
 // text/plain; version=0.0.4) and 404 to any other path. One request per connection. It listens on
 // a loopback TCP port or on a Unix socket (config/listen_address.hpp), the latter made as the main
-// socket is (server/listening_socket.hpp: mode 0660, the given group, a directory only the
+// socket is (daemon/unix_socket/listening_socket.hpp: mode 0660, the given group, a directory only the
 // daemon's user can write, an instance lock).
 //
 // Limits: a request (line and headers) of at most k_max_request_bytes and no body; the whole
@@ -43,7 +43,7 @@
 
 #include <common/result.hpp>
 #include <daemon/config/listen_address.hpp>
-#include <daemon/server/listening_socket.hpp>
+#include <daemon/unix_socket/listening_socket.hpp>
 
 namespace jitcache::daemon::metrics {
 
@@ -97,7 +97,7 @@ class MetricsServer {
   std::list<Connection*> m_connections;  // open ones, oldest first; the metrics thread only
   boost::asio::io_context m_io{1};
   boost::asio::basic_socket_acceptor<Protocol> m_acceptor;
-  std::optional<server::InstanceLock> m_unix_lock;  // a Unix socket's, held while it serves
+  std::optional<unix_socket::InstanceLock> m_unix_lock;  // a Unix socket's, held while it serves
   std::string m_host;
   std::uint16_t m_port = 0;
   std::string m_unix_path;

@@ -15,7 +15,7 @@ std::string driver_text(std::uint32_t api, const std::string& build) { return st
 
 }  // namespace
 
-Rejit::Rejit(store::Sources& sources, compile::CompileService& service, server::CompileStoreSink& sink,
+Rejit::Rejit(store::Sources& sources, compile::CompileService& service, compile_store::CompileStoreSink& sink,
              stats::Counters& counters, RejitSettings settings)
     : m_sources(sources),
       m_service(service),

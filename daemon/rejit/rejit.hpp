@@ -37,9 +37,9 @@
 #include <thread>
 
 #include <daemon/compile/compile_service.hpp>
+#include <daemon/compile_store/ask_watcher.hpp>
+#include <daemon/compile_store/compile_store_sink.hpp>
 #include <daemon/rejit/ask_tracker.hpp>
-#include <daemon/server/ask_watcher.hpp>
-#include <daemon/server/compile_store_sink.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/sources.hpp>
 
@@ -69,10 +69,10 @@ struct BatchResult {
   bool stopped = false;           // the daemon stopped it; compiles it had running were left
 };
 
-class Rejit final : public server::AskWatcher {
+class Rejit final : public compile_store::AskWatcher {
  public:
   // Reads the store's drivers (known from the start) and starts its thread.
-  Rejit(store::Sources& sources, compile::CompileService& service, server::CompileStoreSink& sink,
+  Rejit(store::Sources& sources, compile::CompileService& service, compile_store::CompileStoreSink& sink,
         stats::Counters& counters, RejitSettings settings);
   ~Rejit() override;
   Rejit(const Rejit&) = delete;
@@ -103,7 +103,7 @@ class Rejit final : public server::AskWatcher {
 
   store::Sources& m_sources;
   compile::CompileService& m_service;
-  server::CompileStoreSink& m_sink;
+  compile_store::CompileStoreSink& m_sink;
   stats::Counters& m_counters;
   const RejitSettings m_settings;
   AskTracker m_tracker;

@@ -13,12 +13,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include <daemon/compile/async_compile.hpp>
+#include <daemon/ops/op_call.hpp>
+#include <daemon/ops/op_table.hpp>
 #include <daemon/remote/defer_remote.hpp>
-#include <daemon/server/bundle_service.hpp>
-#include <daemon/server/compile_request.hpp>
 #include <daemon/server/descriptor_passing.hpp>
-#include <daemon/server/diagnosis_lane.hpp>
 #include <daemon/server/memory_return.hpp>
 #include <daemon/server/run_on.hpp>
 
@@ -27,6 +25,8 @@ namespace jitcache::daemon::server {
 namespace asio = boost::asio;
 using asio::awaitable;
 using asio::use_awaitable;
+using ops::error_reply;
+using ops::image_as_bytes;
 using proto::Status;
 using stats::Counters;
 
@@ -39,8 +39,8 @@ namespace {
 constexpr std::size_t k_retained_buffer_bytes = 64 << 10;
 }  // namespace
 
-Connection::Connection(Socket socket, Strand strand, ServerContext& context, policy::PeerCredentials peer)
-    : m_socket(std::move(socket)), m_strand(strand), m_timer(strand), m_context(context), m_peer(peer) {}
+Connection::Connection(Socket socket, Executor executor, ServerContext& context, policy::PeerCredentials peer)
+    : m_socket(std::move(socket)), m_executor(executor), m_timer(executor), m_context(context), m_peer(peer) {}
 
 void Connection::enter(Phase phase, Clock::duration budget) {
   m_phase = phase;
@@ -76,7 +76,7 @@ bool Connection::request_waiting() {
 }
 
 void Connection::close_if_idle() {
-  asio::post(m_strand, [self = shared_from_this()] {
+  asio::post(m_executor, [self = shared_from_this()] {
     if (self->m_phase != Phase::idle) return;
     if (self->m_requests_served > 0) {
       // Bytes already here are a request the client sent before it could know of the drain: the
@@ -94,7 +94,7 @@ void Connection::close_if_idle() {
 }
 
 void Connection::force_close() {
-  asio::post(m_strand, [self = shared_from_this()] { self->close(); });
+  asio::post(m_executor, [self = shared_from_this()] { self->close(); });
 }
 
 awaitable<void> Connection::watchdog() {
@@ -262,125 +262,64 @@ void Connection::release_payload() {
 
 awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   enter(Phase::processing, Clock::duration::max());
-  Reply reply;
+  ops::RequestHandler& handler = m_context.handler;
   // A descriptor goes to the request whose header says it carries one (PROTOCOL.md §2 "Header
   // flags"); taken by an op that has no use for it, it is closed when this request is done.
   common::UniqueFd descriptor;
   if ((header.flags & proto::k_flag_request_fd) != 0) descriptor = std::exchange(m_received_fd, {});
-  const bool bundle_op = header.op == proto::Op::export_bundle || header.op == proto::Op::import_bundle;
-  if (header.op == proto::Op::compile && m_context.compile != nullptr) {
-    reply = co_await compile();
-  } else if (bundle_op && m_context.bundles != nullptr) {
-    reply = co_await bundle(header.op, std::move(descriptor));
+  ops::OpCall call{header.op,        header.flags,         m_peer, m_payload, proto::Bytes(m_payload),
+                   m_payload_budget, std::move(descriptor)};
+  const ops::OpRow* row = ops::find_op(header.op);
+  handler.count_request();
+  Reply reply;
+  if (auto refused = handler.refusal(row, call)) {
+    reply = std::move(*refused);
   } else {
-    reply = co_await handle(header.op, header.flags);
+    reply = co_await run_row(*row, call);
   }
   // The reply owns what it sends (a LOOKUP's image is the store's buffer), so the request's bytes
   // and their budget go before the reply is written, however slowly the client reads; a large
   // request's memory goes back to the system (memory_return.hpp).
   release_payload();
   return_memory_after(static_cast<std::size_t>(header.payload_length));
-  co_return reply;
+  co_return handler.counted(std::move(reply));
 }
 
-awaitable<Reply> Connection::handle(proto::Op op, std::uint16_t flags) {
-  RequestHandler& handler = m_context.handler;
-  const proto::Bytes payload(m_payload);
-  const policy::PeerCredentials peer = m_peer;
-  auto work = [&handler, op, payload, peer, flags] { return handler.handle(op, payload, peer, flags); };
-  // Rationale: a read runs right here, on the worker thread that serves this connection: handing it
-  // to a pool and back cost two thread wake-ups per LOOKUP, more than the SQLite read itself
-  // (docs/benchmarks.md). The accept loop has its own thread, so a slow read never stalls accepting.
-  if (lane_for(op) == Lane::writer) co_return co_await run_on(m_context.writer.get_executor(), work);
-  if (lane_for(op) == Lane::maintenance) co_return co_await run_on(m_context.maintenance.get_executor(), work);
-  if (lane_for(op) == Lane::diagnosis) {
-    DiagnosisLane& lane = m_context.diagnosis;
-    if (!lane.try_enter(peer.uid)) {
-      Counters::add(m_context.counters.requests);
-      m_context.counters.count_error(Status::busy);
-      co_return error_reply(Status::busy, std::string(proto::op_name(op)) + ": uid " + std::to_string(peer.uid) +
-                                              " has " + std::to_string(DiagnosisLane::k_per_uid) +
-                                              " EXPLAIN or MISSES requests waiting, or the daemon has " +
-                                              std::to_string(DiagnosisLane::k_total) + "; try again");
+awaitable<Reply> Connection::run_row(const ops::OpRow& row, ops::OpCall& call) {
+  ops::RequestHandler& handler = m_context.handler;
+  if (row.async_handler != nullptr) co_return co_await (handler.*row.async_handler)(call);
+  auto work = [&handler, &row, &call] { return (handler.*row.handler)(call); };
+  if (row.lane == ops::Lane::worker) {
+    // Rationale: a worker-lane op runs right here, on the worker thread that read it: handing it to
+    // a pool and back cost two thread wake-ups per LOOKUP, more than the SQLite read itself
+    // (docs/benchmarks.md). The accept loop has its own thread, so a slow read never stalls
+    // accepting.
+    if (!row.asks_remotes || m_context.remote_lane == nullptr) co_return work();
+    // With a remote tier: answered here from the local store, or, where the remotes must be asked,
+    // on the remote lane, so a slow remote never holds this thread and its hits
+    // (remote/defer_remote.hpp). The scope ends before the coroutine suspends.
+    bool deferred = false;
+    Reply reply;
+    {
+      remote::DeferRemote scope;
+      reply = work();
+      deferred = scope.deferred();
     }
-    Reply reply = co_await run_on(lane.executor(), work);
-    lane.leave(peer.uid);
-    co_return reply;
+    if (!deferred) co_return reply;
+    co_return co_await run_on(m_context.remote_lane->get_executor(), work);
   }
-  if (op != proto::Op::lookup || m_context.remote_lane == nullptr) co_return work();
-  // A LOOKUP with a remote tier: answered here from the local store, or, where the remotes must be
-  // asked, on the remote lane, so a slow remote never holds this thread and its hits
-  // (remote/defer_remote.hpp). The scope ends before the coroutine suspends.
-  bool deferred = false;
-  Reply reply;
-  {
-    remote::DeferRemote scope;
-    reply = work();
-    deferred = scope.deferred();
+  LaneGate* gate = m_context.lanes.gate(row.lane);
+  if (gate != nullptr && !gate->try_enter(call.peer.uid)) {
+    const ops::LaneLimits limits = gate->limits();
+    co_return ops::error_reply(Status::busy, std::string(proto::op_name(row.op)) + ": uid " +
+                                                 std::to_string(call.peer.uid) + " has " +
+                                                 std::to_string(limits.per_uid) + " " + ops::ops_of_lane(row.lane) +
+                                                 " requests waiting or running, or the daemon has " +
+                                                 std::to_string(limits.total) + "; try again");
   }
-  if (!deferred) co_return reply;
-  co_return co_await run_on(m_context.remote_lane->get_executor(), work);
-}
-
-awaitable<Reply> Connection::bundle(proto::Op op, common::UniqueFd descriptor) {
-  const std::string name(proto::op_name(op));
-  if (!descriptor) {
-    co_return error_reply(Status::bad_request, name +
-                                                   " needs the bundle file as a descriptor on the request's first byte "
-                                                   "(header flag request_fd, PROTOCOL.md §2)");
-  }
-  BundleService& service = *m_context.bundles;
-  const BundleService::Begin begin = service.try_begin(m_peer.uid);
-  if (begin == BundleService::Begin::uid_busy) {
-    co_return error_reply(Status::busy, "uid " + std::to_string(m_peer.uid) +
-                                            " has a bundle export or import running; one at a time per uid");
-  }
-  if (begin == BundleService::Begin::all_busy) {
-    co_return error_reply(Status::busy, std::to_string(k_max_bundle_operations) +
-                                            " bundle exports or imports are running, the most at once: try again");
-  }
-  // Rationale: the bundle lane, not this worker: an export or import reads or writes a file of up
-  // to bundle_max_size, which would stall the worker's other connections. The lane has a thread for
-  // each operation try_begin admits, so one whose file stalls waits alone. Its bytes leave the
-  // connection's buffer, which the lane reads after this coroutine has moved on.
-  auto shared_fd = std::make_shared<common::UniqueFd>(std::move(descriptor));
-  auto work = [&service, op, payload = m_payload, peer = m_peer, shared_fd]() {
-    Reply reply = op == proto::Op::export_bundle ? service.export_bundle(payload, peer, shared_fd->get())
-                                                 : service.import_bundle(payload, peer, shared_fd->get());
-    service.end(peer.uid);
-    return reply;
-  };
-  Reply reply = co_await run_on(m_context.bundle_lane.get_executor(), std::move(work));
-  if (reply.status != Status::ok) m_context.counters.count_error(reply.status);
-  Counters::add(m_context.counters.requests);
+  Reply reply = co_await run_on(m_context.lanes.pool(row.lane).get_executor(), work);
+  if (gate != nullptr) gate->leave(call.peer.uid);
   co_return reply;
-}
-
-awaitable<Reply> Connection::compile() {
-  CompileRequests& requests = *m_context.compile;
-  // The request's bytes leave the connection: async_compile frees them once the service has taken
-  // what it keeps (a new compile's job copies the PTX; a join keeps nothing), so no request holds
-  // its source while it waits, which may be minutes. From then on the compile service's per-uid
-  // limits (compile_queue_per_uid, compile_bytes_per_uid) count what is held, not this budget.
-  std::vector<std::uint8_t> request = std::exchange(m_payload, {});
-  // Decoding, digesting and the store lookup run here, as a LOOKUP does; the compile itself runs on
-  // the service's threads while this coroutine is suspended, so the worker thread serves others.
-  // With a remote tier, the lookup here is the local store's alone (remote/defer_remote.hpp): the
-  // remotes are asked on the compile thread, by the fleet gate, before any compile.
-  auto step = [&] {
-    remote::DeferRemote local_only;
-    return requests.begin(request, m_context.handler.visibility_for(m_peer), m_peer);
-  }();
-  if (auto* reply = std::get_if<Reply>(&step)) co_return std::move(*reply);
-  const PendingCompile& pending = std::get<PendingCompile>(step);
-  m_payload_budget.reset();
-  // Rationale: nothing watches the socket while the compile runs, so a client that leaves is
-  // noticed only when its reply cannot be written: it cancels nothing, and the compile is stored
-  // for the next request (PROTOCOL.md §5 COMPILE).
-  compile::CompileResult result =
-      co_await compile::async_compile(requests.service(), pending.key_id, pending.input, pending.priority,
-                                      static_cast<std::uint32_t>(m_peer.uid), std::move(request), use_awaitable);
-  co_return requests.finish(pending, result);
 }
 
 awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const Reply& reply) {
@@ -471,7 +410,7 @@ Reply Connection::draining_reply() {
 
 awaitable<void> Connection::run() {
   auto self = shared_from_this();
-  asio::co_spawn(m_strand, watchdog(), asio::detached);
+  asio::co_spawn(m_executor, watchdog(), asio::detached);
   Counters::add(m_context.counters.connections);
   Counters::add(m_context.counters.connections_total);
 

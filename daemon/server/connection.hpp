@@ -1,9 +1,11 @@
-// One client connection: read a frame, run its request on the right pool, write the reply, repeat.
+// One client connection: read a frame, dispatch it by its op table row (daemon/ops/op_table.hpp),
+// write the reply, repeat. It knows no op by name.
 //
 // Deadlines (PROTOCOL.md §1): idle_timeout while waiting for the first byte of a request,
 // read_deadline from that byte until the frame is complete, write_deadline for the reply. A watchdog
-// coroutine on the same strand closes the socket when the current deadline passes, which ends the
-// pending read or write. Thread safety: everything runs on the connection's strand; close_if_idle()
+// coroutine on the same executor closes the socket when the current deadline passes, which ends the
+// pending read or write. Thread safety: everything runs on the io_context of the worker that
+// accepted the connection, which one thread runs (server.hpp), so no strand is needed; close_if_idle()
 // and force_close() may be called from any thread (they post to it).
 #pragma once
 
@@ -22,9 +24,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <common/unique_fd.hpp>
+#include <daemon/ops/op_call.hpp>
+#include <daemon/ops/op_table.hpp>
+#include <daemon/ops/reply.hpp>
 #include <daemon/policy/peer_credentials.hpp>
 #include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/server/sealed_image.hpp>
@@ -33,12 +37,17 @@
 
 namespace jitcache::daemon::server {
 
+using ops::Reply;
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Socket = boost::asio::local::stream_protocol::socket;
-  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+  // Rationale: the worker's io_context itself, not a strand over it: one thread runs it, so a strand
+  // serialised nothing and cost a lock and a queue per handler (docs/benchmarks.md "The hit path at
+  // the limit").
+  using Executor = boost::asio::io_context::executor_type;
 
-  Connection(Socket socket, Strand strand, ServerContext& context, policy::PeerCredentials peer);
+  Connection(Socket socket, Executor executor, ServerContext& context, policy::PeerCredentials peer);
 
   // Serves requests until the peer leaves, a deadline passes, or the server drains.
   boost::asio::awaitable<void> run();
@@ -63,11 +72,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::awaitable<bool> read_payload(std::uint64_t length);
   // Reads and drops a refused request's payload, by `read_by` (its read deadline).
   boost::asio::awaitable<bool> discard_payload(std::uint64_t length, Clock::time_point read_by);
+  // Every request goes through its op table row (daemon/ops/op_table.hpp): refused by the checks
+  // every op shares, or run by run_row, and counted.
   boost::asio::awaitable<Reply> dispatch(const proto::FrameHeader& header);
-  boost::asio::awaitable<Reply> handle(proto::Op op, std::uint16_t flags);
-  boost::asio::awaitable<Reply> compile();  // COMPILE: awaits the compile service
-  // EXPORT_BUNDLE, IMPORT_BUNDLE: on the bundle lane, with the file the request carried.
-  boost::asio::awaitable<Reply> bundle(proto::Op op, common::UniqueFd descriptor);
+  // Runs the row's handler where the row says: awaited, here on the worker, or on its lane within
+  // the lane's limits.
+  boost::asio::awaitable<Reply> run_row(const ops::OpRow& row, ops::OpCall& call);
   void release_payload();  // the request no longer needs its bytes
   boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply);
   // A LOOKUP hit whose image goes as a sealed memfd (PROTOCOL.md §4 "Images by descriptor").
@@ -87,7 +97,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Reply draining_reply();  // `unavailable`: past k_max_answers_while_draining
 
   Socket m_socket;
-  Strand m_strand;
+  Executor m_executor;
   boost::asio::steady_timer m_timer;
   ServerContext& m_context;
   policy::PeerCredentials m_peer;

@@ -18,12 +18,10 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include <daemon/server/bundle_service.hpp>
-#include <daemon/server/compile_request.hpp>
+#include <daemon/ops/compile_request.hpp>
 #include <daemon/server/connection.hpp>
 #include <daemon/server/worker_loop.hpp>
 
@@ -44,14 +42,14 @@ constexpr std::chrono::milliseconds k_accept_pause{100};
 }  // namespace
 
 Server::Server(const config::Config& config, store::StoreSet stores, int listen_fd, stats::Counters& counters,
-               policy::TrustPolicy trust, CompileRequests* compile, publish::Publisher* publisher, ServiceHooks hooks,
-               DescriptorPlan descriptors, SocketOwner socket_owner, BundleService* bundles)
+               policy::TrustPolicy trust, ops::CompileRequests* compile, publish::Publisher* publisher,
+               ServiceHooks hooks, DescriptorPlan descriptors, SocketOwner socket_owner, ops::BundleService* bundles)
     : m_config(config),
       m_store_maintenance(stores.maintenance),
       m_compile(compile),
       m_counters(counters),
       m_handler(stores, m_counters, config.max_frame_bytes, compile, publisher,
-                TenantPolicy{std::move(trust), config.reports_per_minute}, bundles != nullptr),
+                ops::TenantPolicy{std::move(trust), config.reports_per_minute}, bundles),
       m_uid_connections(config.max_connections_per_uid),
       m_listen_fd(listen_fd),
       m_socket_owner(socket_owner),
@@ -61,9 +59,6 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_drain_watch(m_accept_io),
       m_hooks(std::move(hooks)),
       m_watchdog_timer(m_accept_io),
-      m_writer(1),
-      m_maintenance(1),
-      m_bundle_lane(k_max_bundle_operations),
       // Rationale: each thread waits on the network for at most remote_timeout per lookup; eight
       // keep 200 misses a second flowing at a 20 ms round trip, and a slower remote queues misses
       // here, never hits (docs/operations.md "A fleet").
@@ -76,13 +71,8 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_accept_warnings(k_warning_interval),
       m_context{config,
                 m_handler,
-                compile,
                 m_counters,
-                m_writer,
-                m_maintenance,
-                bundles,
-                m_bundle_lane,
-                m_diagnosis,
+                m_lanes,
                 m_remote_lane.get(),
                 m_descriptors,
                 m_request_bytes,
@@ -103,10 +93,7 @@ Server::Worker::Worker(int listen_fd) : guard(boost::asio::make_work_guard(io)),
 }
 
 Server::~Server() {
-  m_writer.join();
-  m_maintenance.join();
-  m_bundle_lane.join();
-  m_diagnosis.join();
+  m_lanes.join();
   if (m_remote_lane) m_remote_lane->join();
   if (m_listen_fd >= 0) ::close(m_listen_fd);
 }
@@ -134,8 +121,8 @@ awaitable<void> Server::refuse_busy(asio::local::stream_protocol::socket socket,
 
 awaitable<void> Server::accept_loop(Worker& worker) {
   while (!m_context.draining.load()) {
-    auto strand = asio::make_strand(worker.io);
-    asio::local::stream_protocol::socket socket(strand);
+    auto executor = worker.io.get_executor();
+    asio::local::stream_protocol::socket socket(executor);
     boost::system::error_code ec;
     co_await worker.acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
     if (ec) {
@@ -154,7 +141,7 @@ awaitable<void> Server::accept_loop(Worker& worker) {
       co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
       continue;
     }
-    admit(std::move(socket), strand);
+    admit(std::move(socket), executor);
   }
 }
 
@@ -162,18 +149,18 @@ void Server::accept_backlog(Worker& worker) {
   boost::system::error_code ec;
   worker.acceptor.non_blocking(true, ec);
   while (!ec) {
-    auto strand = asio::make_strand(worker.io);
-    asio::local::stream_protocol::socket socket(strand);
+    auto executor = worker.io.get_executor();
+    asio::local::stream_protocol::socket socket(executor);
     worker.acceptor.accept(socket, ec);  // would_block once the backlog is empty
-    if (!ec) admit(std::move(socket), strand);
+    if (!ec) admit(std::move(socket), executor);
   }
 }
 
-void Server::admit(asio::local::stream_protocol::socket socket, asio::strand<asio::io_context::executor_type> strand) {
+void Server::admit(asio::local::stream_protocol::socket socket, asio::io_context::executor_type executor) {
   // Workers accept concurrently, so at the limit a few may each let one more in before the count
   // catches up; the limit protects file descriptors and memory, not an exact number.
   if (m_counters.connections.load() >= m_config.max_connections) {
-    asio::co_spawn(strand,
+    asio::co_spawn(executor,
                    refuse_busy(std::move(socket), "jitcached is at max_connections (" +
                                                       std::to_string(m_config.max_connections) + "); try again later"),
                    asio::detached);
@@ -188,17 +175,17 @@ void Server::admit(asio::local::stream_protocol::socket socket, asio::strand<asi
   if (!m_uid_connections.try_acquire(uid)) {
     Counters::add(m_counters.connections_refused_per_uid);
     spdlog::debug("refusing a connection of {}: at max_connections_per_uid", peer->describe());
-    asio::co_spawn(strand,
+    asio::co_spawn(executor,
                    refuse_busy(std::move(socket), "uid " + std::to_string(uid) + " has " +
                                                       std::to_string(m_uid_connections.limit()) +
                                                       " connections open (max_connections_per_uid); try again later"),
                    asio::detached);
     return;
   }
-  auto connection = std::make_shared<Connection>(std::move(socket), strand, m_context, std::move(*peer));
+  auto connection = std::make_shared<Connection>(std::move(socket), executor, m_context, std::move(*peer));
   track(connection);
   asio::co_spawn(
-      strand, [this, connection]() -> awaitable<void> { co_await connection->run(); },
+      executor, [this, connection]() -> awaitable<void> { co_await connection->run(); },
       [this, raw = connection.get(), uid](std::exception_ptr error) {
         untrack(raw);
         m_uid_connections.release(uid);
@@ -216,7 +203,7 @@ void Server::schedule_usage_flush() {
   m_flush_timer.expires_after(m_config.usage_flush_interval);
   m_flush_timer.async_wait([this](boost::system::error_code ec) {
     if (ec || m_context.draining.load()) return;
-    asio::post(m_writer, [this] {
+    asio::post(m_lanes.pool(ops::Lane::writer), [this] {
       if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
         spdlog::warn("could not write usage counters: {}", flushed.error().message);
       }
@@ -345,12 +332,9 @@ int Server::run() {
   m_accept_io.run();  // returns once draining is over: no accept, no timers, no connections left
   for (auto& worker : m_workers) worker->guard.reset();
   for (auto& t : threads) t.join();
-  m_writer.join();
   // A VERIFY in progress runs to its end (it has no cancellation): its reply is simply not sent.
-  m_maintenance.join();
   // So does a bundle export or import: an import's transaction commits or rolls back whole.
-  m_bundle_lane.join();
-  m_diagnosis.join();
+  m_lanes.join();
   if (m_remote_lane) m_remote_lane->join();  // each lookup there ends within remote_timeout
   if (auto flushed = m_store_maintenance.flush_usage(); !flushed) {
     spdlog::warn("could not write usage counters at shutdown: {}", flushed.error().message);

@@ -1,12 +1,13 @@
 // The daemon's event loop: accepts connections on the listening socket, runs one Connection
-// coroutine per client on its own strand, flushes usage counters periodically, and drains on
-// SIGTERM/SIGINT (stop accepting, answer what each client had already sent within drain_timeout,
-// flush, exit 0; PROTOCOL.md §1 "Restarts").
+// coroutine per client on the io_context of the worker that accepted it, flushes usage counters periodically, and
+// drains on SIGTERM/SIGINT (stop accepting, answer what each client had already sent within drain_timeout, flush, exit
+// 0; PROTOCOL.md §1 "Restarts").
 //
 // Threads: one runs signals and timers (m_accept_io) and never touches the store; `worker_threads`
 // each accept on the shared listening socket and serve what they accepted, with an io_context of
-// their own (socket I/O, deadlines, and the reads LOOKUP, LIST, STATS); one writer thread runs PUT,
-// REMOVE, REPORT_FAILURE, GC and usage flushes.
+// their own (socket I/O, deadlines, and the ops of the worker lane: LOOKUP, LIST, STATS, ...); the
+// other lanes of the op table (daemon/ops/op_table.hpp) have threads of their own (lanes.hpp): one
+// writer thread runs PUT, REMOVE, REPORT_FAILURE, GC and usage flushes.
 // Rationale: one io_context per thread keeps every step of a connection on one thread. A single
 // io_context run by several threads handed completions between them: at 1 client, 5 thread
 // wake-ups and 126 us of CPU per 4 KB LOOKUP, against 1 and 41 us this way (docs/benchmarks.md).
@@ -31,15 +32,14 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <daemon/config/config.hpp>
+#include <daemon/ops/request_handler.hpp>
 #include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/policy/uid_connection_counts.hpp>
 #include <daemon/server/descriptor_plan.hpp>
-#include <daemon/server/diagnosis_lane.hpp>
-#include <daemon/server/request_handler.hpp>
+#include <daemon/server/lanes.hpp>
 #include <daemon/server/server_context.hpp>
 #include <daemon/server/warning_throttle.hpp>
 #include <daemon/stats/counters.hpp>
@@ -48,8 +48,6 @@
 namespace jitcache::daemon::server {
 
 class Connection;
-class CompileRequests;
-class BundleService;
 
 // What the service manager hears from the server (startup/service_manager.hpp); empty: nothing.
 struct ServiceHooks {
@@ -79,9 +77,9 @@ class Server {
   // `descriptors`: how many memfds to keep (startup/descriptor_limit.hpp plans it from the limit;
   // config.max_connections must already be the plan's). `socket_owner`: who made `listen_fd`.
   Server(const config::Config& config, store::StoreSet stores, int listen_fd, stats::Counters& counters,
-         policy::TrustPolicy trust, CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
+         policy::TrustPolicy trust, ops::CompileRequests* compile = nullptr, publish::Publisher* publisher = nullptr,
          ServiceHooks hooks = {}, DescriptorPlan descriptors = {}, SocketOwner socket_owner = SocketOwner::daemon,
-         BundleService* bundles = nullptr);
+         ops::BundleService* bundles = nullptr);
   ~Server();
 
   // Serves until drained; returns the process exit status (0 after a clean drain).
@@ -91,8 +89,7 @@ class Server {
   struct Worker;
   boost::asio::awaitable<void> accept_loop(Worker& worker);
   // Serves an accepted connection, or refuses it over a connection limit.
-  void admit(boost::asio::local::stream_protocol::socket socket,
-             boost::asio::strand<boost::asio::io_context::executor_type> strand);
+  void admit(boost::asio::local::stream_protocol::socket socket, boost::asio::io_context::executor_type executor);
   // Draining a socket the daemon owns: takes the connections still queued in the backlog, which
   // closing the socket would reset, so that their first requests are served too.
   void accept_backlog(Worker& worker);
@@ -108,9 +105,9 @@ class Server {
 
   const config::Config& m_config;
   store::Maintenance& m_store_maintenance;  // the usage flushes; the handler serves from the rest
-  CompileRequests* m_compile;
+  ops::CompileRequests* m_compile;
   stats::Counters& m_counters;
-  RequestHandler m_handler;
+  ops::RequestHandler m_handler;
   policy::UidConnectionCounts m_uid_connections;
   boost::asio::io_context m_accept_io;
   // Rationale: every worker accepts on the shared listening socket itself and serves what it
@@ -133,11 +130,8 @@ class Server {
   ServiceHooks m_hooks;
   boost::asio::steady_timer m_watchdog_timer;
   std::vector<std::uint64_t> m_heartbeats_seen;
-  boost::asio::thread_pool m_writer;
-  boost::asio::thread_pool m_maintenance;                   // VERIFY (Lane::maintenance)
-  boost::asio::thread_pool m_bundle_lane;                   // EXPORT_BUNDLE, IMPORT_BUNDLE (bundle_service.hpp)
+  Lanes m_lanes;  // every lane but the workers' (daemon/ops/op_table.hpp), and the usage flushes (writer)
   std::unique_ptr<boost::asio::thread_pool> m_remote_lane;  // LOOKUPs that ask the remotes (with `remote`)
-  DiagnosisLane m_diagnosis;                                // EXPLAIN, MISSES (Lane::diagnosis)
   ImageDescriptors m_descriptors;
   policy::RequestBytesBudget m_request_bytes;
   WarningThrottle m_descriptor_warnings;

@@ -1,5 +1,5 @@
 // What every connection shares with the server: configuration, the request handler, counters, the
-// store's executors, the request bytes budget and the drain flag. Owned by Server; outlives every
+// lanes, the request bytes budget and the drain flag. Owned by Server; outlives every
 // connection.
 // Thread safety: all members are thread-safe or immutable after start-up.
 #pragma once
@@ -9,28 +9,20 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <daemon/config/config.hpp>
+#include <daemon/ops/request_handler.hpp>
 #include <daemon/policy/request_bytes_budget.hpp>
 #include <daemon/server/image_descriptors.hpp>
-#include <daemon/server/request_handler.hpp>
+#include <daemon/server/lanes.hpp>
 #include <daemon/server/warning_throttle.hpp>
 #include <daemon/stats/counters.hpp>
 
 namespace jitcache::daemon::server {
 
-class CompileRequests;
-class BundleService;
-class DiagnosisLane;
-
 struct ServerContext {
   const config::Config& config;
-  RequestHandler& handler;
-  CompileRequests* compile;  // null: the daemon cannot compile (COMPILE goes to the handler)
+  ops::RequestHandler& handler;
   stats::Counters& counters;
-  boost::asio::thread_pool& writer;
-  boost::asio::thread_pool& maintenance;
-  BundleService* bundles;                 // null: EXPORT_BUNDLE and IMPORT_BUNDLE are not offered
-  boost::asio::thread_pool& bundle_lane;  // where they run, one after another
-  DiagnosisLane& diagnosis;               // EXPLAIN and MISSES (diagnosis_lane.hpp)
+  Lanes& lanes;  // where each op runs (the op table's Lane) and its lane's limits
   // Where a LOOKUP that must ask the fleet's remotes runs (remote/defer_remote.hpp); null without
   // a remote tier.
   boost::asio::thread_pool* remote_lane;

@@ -25,10 +25,10 @@ namespace jitcache::daemon::startup {
 using common::ErrorCode;
 using common::make_error;
 
-common::Result<std::unique_ptr<server::BundleService>> make_bundle_service(const config::Config& config,
-                                                                           store::EntryTransfer& transfer,
-                                                                           stats::Counters& counters,
-                                                                           policy::TrustPolicy trust) {
+common::Result<std::unique_ptr<ops::BundleService>> make_bundle_service(const config::Config& config,
+                                                                        store::EntryTransfer& transfer,
+                                                                        stats::Counters& counters,
+                                                                        policy::TrustPolicy trust) {
   auto trusted = remote::TrustedKeys::load(split_commas(config.remote_trusted_keys));
   if (!trusted) return make_error(trusted.error().code, "remote_trusted_keys: " + trusted.error().message);
   std::optional<proto::SigningKey> signing;
@@ -37,7 +37,7 @@ common::Result<std::unique_ptr<server::BundleService>> make_bundle_service(const
     if (!key) return make_error(key.error().code, "remote_signing_key: " + key.error().message);
     signing.emplace(std::move(*key));
   }
-  server::BundleSettings settings;
+  ops::BundleSettings settings;
   settings.limits.max_bundle_bytes = config.bundle_max_size;
   settings.limits.max_entry_bytes = config.max_frame_bytes;
   settings.host = host_name();
@@ -46,8 +46,8 @@ common::Result<std::unique_ptr<server::BundleService>> make_bundle_service(const
   settings.max_decoded_bytes = config.bundle_max_decoded;
   settings.decoded_per_uid = config.bundle_decoded_per_uid;
   settings.namespace_quota = config.namespace_quota;
-  return std::make_unique<server::BundleService>(transfer, counters, std::move(trust), std::move(signing),
-                                                 std::move(*trusted), std::move(settings));
+  return std::make_unique<ops::BundleService>(transfer, counters, std::move(trust), std::move(signing),
+                                              std::move(*trusted), std::move(settings));
 }
 
 namespace {
@@ -86,7 +86,7 @@ std::optional<std::string> trailer_digest(int fd) {
 
 }  // namespace
 
-void import_bundles_at_start(const config::Config& config, server::BundleService& bundles) {
+void import_bundles_at_start(const config::Config& config, ops::BundleService& bundles) {
   if (config.import_dir.empty()) return;
   std::error_code ec;
   std::vector<std::filesystem::path> files;
@@ -113,7 +113,7 @@ void import_bundles_at_start(const config::Config& config, server::BundleService
     }
     // The operator's directory: no uid to charge, and only entries its signer's host had shared.
     auto imported = bundles.import_file(fd.get(), proto::ImportTarget::shared,
-                                        server::ImportCaller{false, store::k_shared_namespace, false});
+                                        ops::ImportCaller{false, store::k_shared_namespace, false});
     if (!imported) {
       spdlog::warn("import_dir: bundle {} skipped, nothing of it imported: {}", path.string(),
                    imported.error().message);

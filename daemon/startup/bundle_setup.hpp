@@ -9,18 +9,18 @@
 
 #include <common/result.hpp>
 #include <daemon/config/config.hpp>
+#include <daemon/ops/bundle_service.hpp>
 #include <daemon/policy/trust_policy.hpp>
-#include <daemon/server/bundle_service.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/entry_transfer.hpp>
 
 namespace jitcache::daemon::startup {
 
 // A key file that is wrong stops the start with the reason, as for the fleet.
-common::Result<std::unique_ptr<server::BundleService>> make_bundle_service(const config::Config& config,
-                                                                           store::EntryTransfer& transfer,
-                                                                           stats::Counters& counters,
-                                                                           policy::TrustPolicy trust);
+common::Result<std::unique_ptr<ops::BundleService>> make_bundle_service(const config::Config& config,
+                                                                        store::EntryTransfer& transfer,
+                                                                        stats::Counters& counters,
+                                                                        policy::TrustPolicy trust);
 
 // The file beside the state that remembers which bundles were imported (one digest a line).
 inline constexpr char k_imported_bundles_file[] = "imported-bundles";
@@ -28,6 +28,6 @@ inline constexpr char k_imported_bundles_file[] = "imported-bundles";
 // Imports every `*.jcb` of import_dir (in name order) not imported before into the shared
 // namespace; a bundle refused is logged with its reason and skipped, and the daemon starts all the
 // same. Never fails: a directory that cannot be read is logged.
-void import_bundles_at_start(const config::Config& config, server::BundleService& bundles);
+void import_bundles_at_start(const config::Config& config, ops::BundleService& bundles);
 
 }  // namespace jitcache::daemon::startup

@@ -58,15 +58,15 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
   auto path = std::make_unique<CompilePath>();
   path->runner = runner;
   path->toolkit = *toolkit;
-  path->sink = std::make_unique<server::CompileStoreSink>(store, counters, publisher);
-  server::CompileStoreSink& sink = *path->sink;
+  path->sink = std::make_unique<compile_store::CompileStoreSink>(store, counters, publisher);
+  compile_store::CompileStoreSink& sink = *path->sink;
   path->service = std::make_unique<compile::CompileService>(
       compile_service_config(config), *toolkit, runner,
       [&sink](const proto::Digest256& key_id, const compile::CompileOutcomePtr& outcome,
               const compile::CompileJob& job) { sink(key_id, outcome, job); },
       runner->linker());
   path->requests =
-      std::make_unique<server::CompileRequests>(store, counters, *path->service, sink, config.compile_max_ptx);
+      std::make_unique<ops::CompileRequests>(store, counters, *path->service, sink, config.compile_max_ptx);
   if (sources != nullptr && config.rejit_budget.count() > 0 && config.source_budget > 0) {
     path->rejit =
         std::make_unique<rejit::Rejit>(*sources, *path->service, sink, counters,

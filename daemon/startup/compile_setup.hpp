@@ -15,10 +15,10 @@
 #include <daemon/compile/compile_service.hpp>
 #include <daemon/compile/job_runner.hpp>
 #include <daemon/compile/toolkit_support.hpp>
+#include <daemon/compile_store/compile_store_sink.hpp>
 #include <daemon/config/config.hpp>
+#include <daemon/ops/compile_request.hpp>
 #include <daemon/rejit/rejit.hpp>
-#include <daemon/server/compile_request.hpp>
-#include <daemon/server/compile_store_sink.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/sources.hpp>
 #include <daemon/store/store.hpp>
@@ -36,9 +36,9 @@ struct CompilePath {
   // re-verification: daemon/remote/verify_sampler.hpp).
   std::shared_ptr<compile::JobRunner> runner;
   compile::ToolkitVersion toolkit;
-  std::unique_ptr<server::CompileStoreSink> sink;
+  std::unique_ptr<compile_store::CompileStoreSink> sink;
   std::unique_ptr<compile::CompileService> service;
-  std::unique_ptr<server::CompileRequests> requests;
+  std::unique_ptr<ops::CompileRequests> requests;
   // Null when rejit_budget is 0 or the store keeps no sources (daemon/rejit/rejit.hpp).
   std::unique_ptr<rejit::Rejit> rejit;
   // Stops what the fleet runs through this path (a builder's compiles of consumers' asks:

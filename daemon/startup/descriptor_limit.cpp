@@ -15,7 +15,7 @@ namespace {
 // Rationale: what the server opens after the plan is made, per thread: an io_context's epoll
 // descriptor, its eventfd and timerfd, the worker's duplicate of the listening socket, and its
 // SQLite read connection's database and WAL files; per compile: the worker's three pipes and its
-// pidfd; the diagnosis lane's read connection (database and WAL: server/diagnosis_lane.hpp); and a
+// pidfd; the diagnosis lane's read connection (database and WAL: daemon/server/lanes.hpp); and a
 // margin for the metrics endpoint, the log and SQLite's temporary files.
 constexpr std::uint64_t k_per_worker_thread = 6;
 constexpr std::uint64_t k_diagnosis_lane = 2;

@@ -13,8 +13,6 @@
 #include <daemon/policy/account_names.hpp>
 #include <daemon/publish/published_dir.hpp>
 #include <daemon/publish/publisher.hpp>
-#include <daemon/server/instance_lock.hpp>
-#include <daemon/server/listening_socket.hpp>
 #include <daemon/server/memory_return.hpp>
 #include <daemon/server/server.hpp>
 #include <daemon/startup/bundle_setup.hpp>
@@ -29,6 +27,8 @@
 #include <daemon/startup/service_manager.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <daemon/store/store_set.hpp>
+#include <daemon/unix_socket/instance_lock.hpp>
+#include <daemon/unix_socket/listening_socket.hpp>
 #include <proto/published_image.hpp>
 
 namespace jitcache::daemon::startup {
@@ -76,13 +76,13 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
     spdlog::info("trusted besides root and uid {}: users [{}], groups [{}]", ::geteuid(), config.trusted_users,
                  config.trusted_groups);
   }
-  must(server::make_directories(config.state_dir, 0700), "state directory");
-  auto state_lock = must(server::InstanceLock::acquire_directory(config.state_dir, "jitcached.lock",
-                                                                 "state directory " + config.state_dir),
+  must(unix_socket::make_directories(config.state_dir, 0700), "state directory");
+  auto state_lock = must(unix_socket::InstanceLock::acquire_directory(config.state_dir, "jitcached.lock",
+                                                                      "state directory " + config.state_dir),
                          "state directory");
   // Socket activation: systemd made the socket (its mode and group come from jitcached.socket) and
   // keeps it open across our restarts, so connections wait in its backlog instead of being refused.
-  std::optional<server::ListeningSocket> own_socket;
+  std::optional<unix_socket::ListeningSocket> own_socket;
   int listen_fd = -1;
   if (inherited) {
     listen_fd = inherited->fd;
@@ -91,13 +91,13 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   } else {
     std::optional<gid_t> socket_group;
     if (!config.socket_group.empty()) socket_group = must(policy::resolve_group(config.socket_group), "socket_group");
-    own_socket.emplace(must(server::open_listening_socket(config.socket_path, socket_group), "socket"));
+    own_socket.emplace(must(unix_socket::open_listening_socket(config.socket_path, socket_group), "socket"));
     listen_fd = own_socket->fd;
   }
 
   store::SqliteStoreOptions store_options;
   store_options.path = config.database_path();
-  // One per worker thread, and the diagnosis lane's (server/diagnosis_lane.hpp), so an EXPLAIN never
+  // One per worker thread, and the diagnosis lane's (daemon/server/lanes.hpp), so an EXPLAIN never
   // waits for, or keeps, a LOOKUP's read connection.
   store_options.reader_count = config.worker_threads + 1;
   store_options.hot_cache_bytes = config.hot_cache_size;
@@ -210,7 +210,7 @@ int run_daemon(int argc, char** argv) {
   if (config.foreground) {
     log_to_stderr(config.log_level);
   } else {
-    if (auto made = server::make_directories(config.state_dir, 0700); !made) {
+    if (auto made = unix_socket::make_directories(config.state_dir, 0700); !made) {
       std::fprintf(stderr, "jitcached: state directory: %s\n", made.error().message.c_str());
       return 1;
     }

@@ -1,5 +1,5 @@
 // Diagnosis: what the store can tell about a key beyond serving it, for EXPLAIN (`jitcache
-// explain`, daemon/server/explain_request.hpp) and MISSES: the entries of a key id or a content
+// explain`, daemon/ops/explain_request.hpp) and MISSES: the entries of a key id or a content
 // digest in every namespace, quarantined ones included, with their quarantine columns; and the
 // entries eviction removed lately (recent_evictions.hpp). near_entries reads only what the caller
 // may see (an untrusted uid: the shared namespace and its own); the evictions are filtered by the

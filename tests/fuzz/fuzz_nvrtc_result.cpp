@@ -1,5 +1,5 @@
 // libFuzzer target: the NVRTC result decoder (proto/nvrtc_result.hpp), which the daemon runs on
-// every PUT under an NVRTC key (daemon/server/image_check.hpp check_entry_image) and the client on
+// every PUT under an NVRTC key (daemon/ops/image_check.hpp check_entry_image) and the client on
 // every NVRTC hit, both on bytes a tenant wrote.
 //
 // Properties checked (abort() on violation, so the fuzzer reports the input):

@@ -193,7 +193,7 @@ inline void check_round_trip(Bytes payload, Decode&& decode, Encode&& encode) {
 
 inline const auto k_encode = [](const auto& message) { return encode(message); };
 
-// The daemon's side: one decoder per op, chosen by the header (daemon/server dispatch).
+// The daemon's side: one decoder per op, chosen by the header (the op table, daemon/ops/op_table.hpp).
 inline void check_request_decoder(Op op, Bytes payload) {
   switch (op) {
     case Op::hello: check_round_trip(payload, decode_hello_request, k_encode); return;

@@ -2,7 +2,7 @@
 // entries of one content in one uid's namespace (planted through SQLite, as that uid's PUTs would
 // leave them), a flood of EXPLAINs of that content from four connections leaves the LOOKUP p50 of
 // another connection near what it was without the flood. The flood's uid gets `busy` past 2
-// EXPLAINs waiting (server/diagnosis_lane.hpp). The real daemon with 2 worker threads.
+// EXPLAINs waiting (daemon/server/lanes.hpp). The real daemon with 2 worker threads.
 #include <catch2/catch.hpp>
 
 #include <sqlite3.h>

@@ -1,5 +1,5 @@
 // Cubins for tests, built byte by byte: a 64-bit little-endian CUDA ELF with the fields a PUT's
-// check reads (daemon/server/cubin_target.hpp) and the fake driver's loader checks
+// check reads (daemon/ops/cubin_target.hpp) and the fake driver's loader checks
 // (tests/fakes/fake_cuda/cubin_elf.hpp): an ELF header, the sections .shstrtab, optionally
 // .nv.compat and .note.nv.tkinfo, .text.kernel (pseudo-random bytes standing for machine code),
 // then the section table. Not a program a GPU could run; real cubins come from nvcc or nvJitLink.

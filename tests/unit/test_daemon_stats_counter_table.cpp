@@ -22,7 +22,7 @@
 
 #include <daemon/metrics/counter_families.hpp>
 #include <daemon/metrics/daemon_metrics.hpp>
-#include <daemon/server/request_handler.hpp>
+#include <daemon/ops/request_handler.hpp>
 #include <daemon/stats/counter_table.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <tests/support/markdown_tables.hpp>
@@ -511,8 +511,8 @@ struct DaemonParts {
   daemon::stats::Counters counters;
 
   std::map<std::string, std::uint64_t> stats_reply() {
-    daemon::server::RequestHandler handler{*store, counters, proto::k_default_max_frame_bytes};
-    const daemon::server::Reply reply =
+    daemon::ops::RequestHandler handler{*store, counters, proto::k_default_max_frame_bytes};
+    const daemon::ops::Reply reply =
         handler.handle(proto::Op::stats, {}, daemon::policy::PeerCredentials{::geteuid(), ::getegid(), 100, {}});
     REQUIRE(reply.status == proto::Status::ok);
     auto decoded = proto::decode_stats_reply(proto::Bytes(reply.payload));
@@ -520,8 +520,8 @@ struct DaemonParts {
     return as_map(decoded->values);
   }
   std::vector<std::string> stats_names() {
-    daemon::server::RequestHandler handler{*store, counters, proto::k_default_max_frame_bytes};
-    const daemon::server::Reply reply =
+    daemon::ops::RequestHandler handler{*store, counters, proto::k_default_max_frame_bytes};
+    const daemon::ops::Reply reply =
         handler.handle(proto::Op::stats, {}, daemon::policy::PeerCredentials{::geteuid(), ::getegid(), 100, {}});
     auto decoded = proto::decode_stats_reply(proto::Bytes(reply.payload));
     REQUIRE(decoded.ok());

@@ -341,3 +341,23 @@ TEST_CASE("key: a malformed driver id is refused with a message naming the part"
   REQUIRE_FALSE(long_build.ok());
   CHECK_THAT(long_build.error().message, Catch::Contains("more than 64"));
 }
+
+TEST_CASE("key: a canonical option text remembered by the thread does not let another spelling through") {
+  // check_options remembers the last canonical text of each thread (proto/key.cpp): a text that
+  // only shares a prefix or a length with it must still be canonicalised and refused.
+  KeyFields key = sample_key();
+  REQUIRE(validate_key(key).ok());
+  REQUIRE(validate_key(key).ok());
+  const std::string canonical = key.options;
+  key.options = canonical + ";";
+  CHECK_THAT(validation_message(key), Catch::StartsWith("options \""));
+  key.options = canonical;
+  key.options.back() = ' ';  // same length, not canonical
+  CHECK_FALSE(validate_key(key).ok());
+  key.options = canonical;
+  CHECK(validate_key(key).ok());
+  key.options = "opt=4";
+  CHECK_FALSE(validate_key(key).ok());
+  key.options = canonical;
+  CHECK(validate_key(key).ok());
+}
