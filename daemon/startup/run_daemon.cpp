@@ -130,7 +130,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   auto publisher = make_publisher(config, *store);
   counters.publishing.store(publisher != nullptr ? 1 : 0);
   // Before the server, which takes compile requests into the service, and destroyed after it.
-  auto compile_path = make_compile_path(config, serving, counters, publisher.get(), store.get());
+  auto compile_path = make_compile_path(config, serving, counters, publisher.get(), &store->sources());
   if (fleet) counters.fleet = fleet->tier.get();
   if (fleet && compile_path) attach_compile_path(*fleet, config, *compile_path, *store);
   if (fleet && !compile_path && config.remote_verify_sample > 0) {
@@ -138,7 +138,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   }
   // Bundles: before the server, which serves EXPORT_BUNDLE and IMPORT_BUNDLE through it, and the
   // bundles of import_dir before the first client connects, so its first load hits.
-  auto bundles = must(make_bundle_service(config, *store, counters, trust), "bundles");
+  auto bundles = must(make_bundle_service(config, store->transfer(), counters, trust), "bundles");
   import_bundles_at_start(config, *bundles);
   // After the store and the compile path have opened their files: what is left is shared out.
   const server::DescriptorPlan descriptors =
@@ -160,9 +160,9 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
       std::signal(SIGINT, SIG_IGN);
     }
   } ignore_late_stop_signals;
-  server::Server server(config, store::StoreSet(serving, *store, *store, *store, *store), listen_fd, counters,
-                        std::move(trust), compile_path ? compile_path->requests.get() : nullptr, publisher.get(),
-                        std::move(hooks), descriptors,
+  server::Server server(config, store::StoreSet(serving, *store, *store, *store, store->diagnosis()), listen_fd,
+                        counters, std::move(trust), compile_path ? compile_path->requests.get() : nullptr,
+                        publisher.get(), std::move(hooks), descriptors,
                         inherited ? server::SocketOwner::service_manager : server::SocketOwner::daemon, bundles.get());
   // Bound before readiness, so a port in use fails the start; scraped through the drain too, and
   // stopped after it (before the counters and the store it reads go).

@@ -1,4 +1,4 @@
-// The queries behind Diagnosis::near_entries (sqlite_store_diagnosis.cpp), named here so that a
+// The queries behind Diagnosis::near_entries (sqlite_diagnosis.cpp), named here so that a
 // test can hold their query plans: each must be an index probe and a walk of at most its LIMIT rows
 // (tests/unit/test_daemon_store_explain_plan.cpp).
 //

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <common/result.hpp>
+#include <daemon/store/store_faults.hpp>
 #include <utility>
 
 namespace jitcache::daemon::store {
@@ -78,6 +79,11 @@ void Statement::bind_blob(int index, proto::Bytes bytes) {
 Result<bool> Statement::step(std::string_view what) {
   sqlite3* db = sqlite3_db_handle(m_stmt);
   if (m_bind_rc != SQLITE_OK) return sqlite_error(nullptr, m_bind_rc, what);
+  if (m_faults != nullptr) {
+    if (auto fault = m_faults->before_step(sqlite3_sql(m_stmt))) {
+      return Error{fault->code, std::string(what) + ": " + fault->message};
+    }
+  }
   int rc = sqlite3_step(m_stmt);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -120,7 +126,7 @@ void Statement::reset() {
 
 // --- SqliteDb ---
 
-Result<SqliteDb> SqliteDb::open(const std::filesystem::path& path, OpenMode mode) {
+Result<SqliteDb> SqliteDb::open(const std::filesystem::path& path, OpenMode mode, StoreFaults* faults) {
   // Rationale: NOMUTEX (multi-thread mode) because a connection is only ever used by one thread at
   // a time (see the header); SQLite's per-connection mutex would be pure overhead.
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
@@ -133,14 +139,16 @@ Result<SqliteDb> SqliteDb::open(const std::filesystem::path& path, OpenMode mode
     return error;
   }
   sqlite3_extended_result_codes(db, 1);
-  return SqliteDb(db, path);
+  return SqliteDb(db, path, faults);
 }
 
-SqliteDb::SqliteDb(sqlite3* db, std::filesystem::path path) : m_db(db), m_path(std::move(path)) {}
+SqliteDb::SqliteDb(sqlite3* db, std::filesystem::path path, StoreFaults* faults)
+    : m_db(db), m_path(std::move(path)), m_faults(faults) {}
 
 SqliteDb::SqliteDb(SqliteDb&& other) noexcept
     : m_db(std::exchange(other.m_db, nullptr)),
       m_path(std::move(other.m_path)),
+      m_faults(other.m_faults),
       m_statements(std::move(other.m_statements)) {}
 
 SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
@@ -148,6 +156,7 @@ SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
     close();
     m_db = std::exchange(other.m_db, nullptr);
     m_path = std::move(other.m_path);
+    m_faults = other.m_faults;
     m_statements = std::move(other.m_statements);
   }
   return *this;
@@ -180,7 +189,7 @@ Result<StatementRef> SqliteDb::statement(std::string_view sql) {
     return common::make_error(ErrorCode::internal, "\"" + std::string(sql) + "\" is not exactly one SQL statement");
   }
   auto& slot = m_statements[std::string(sql)];
-  slot = std::make_unique<Statement>(stmt);
+  slot = std::make_unique<Statement>(stmt, m_faults);
   return StatementRef(slot.get());
 }
 

@@ -1,6 +1,8 @@
 // A thin RAII layer over the SQLite C API for the store: a connection (SqliteDb), its prepared
 // statements (Statement, cached per connection and handed out as StatementRef), a transaction
-// guard, and the one mapping from SQLite result codes to common::ErrorCode.
+// guard, and the one mapping from SQLite result codes to common::ErrorCode. Every statement step
+// asks the store's fault seam first when one is installed (store_faults.hpp): the one place below
+// every class of the store where a test makes SQLite fail.
 //
 // Thread safety: none inside. A SqliteDb and everything obtained from it belong to one thread at a
 // time; the store hands whole connections to threads (a reader pool, a mutex-guarded writer).
@@ -27,6 +29,8 @@ struct sqlite3_stmt;
 
 namespace jitcache::daemon::store {
 
+class StoreFaults;
+
 using common::Error;
 using common::Result;
 
@@ -41,7 +45,8 @@ Error sqlite_error(sqlite3* db, int rc, std::string_view what);
 
 class Statement {
  public:
-  explicit Statement(sqlite3_stmt* stmt) : m_stmt(stmt) {}
+  // `faults`: asked before every step (store_faults.hpp); null in the daemon.
+  Statement(sqlite3_stmt* stmt, StoreFaults* faults) : m_stmt(stmt), m_faults(faults) {}
   ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
@@ -73,6 +78,7 @@ class Statement {
 
  private:
   sqlite3_stmt* m_stmt;
+  StoreFaults* m_faults;
   int m_bind_rc = 0;
 };
 
@@ -103,7 +109,9 @@ enum class OpenMode {
 
 class SqliteDb {
  public:
-  static Result<SqliteDb> open(const std::filesystem::path& path, OpenMode mode);
+  // `faults`: the store's fault seam, asked before every statement step on this connection
+  // (store_faults.hpp); null in the daemon.
+  static Result<SqliteDb> open(const std::filesystem::path& path, OpenMode mode, StoreFaults* faults = nullptr);
 
   SqliteDb(SqliteDb&& other) noexcept;
   SqliteDb& operator=(SqliteDb&& other) noexcept;
@@ -113,6 +121,8 @@ class SqliteDb {
 
   sqlite3* handle() const { return m_db; }
   const std::filesystem::path& path() const { return m_path; }
+  // What open() was given: a connection opened beside this one (an export's) passes it on.
+  StoreFaults* faults() const { return m_faults; }
 
   // Runs one or more statements with no parameters (migrations, PRAGMAs, BEGIN/COMMIT).
   Result<void> exec(std::string_view sql, std::string_view what);
@@ -135,11 +145,12 @@ class SqliteDb {
   bool in_transaction() const;
 
  private:
-  SqliteDb(sqlite3* db, std::filesystem::path path);
+  SqliteDb(sqlite3* db, std::filesystem::path path, StoreFaults* faults);
   void close();
 
   sqlite3* m_db = nullptr;
   std::filesystem::path m_path;
+  StoreFaults* m_faults = nullptr;
   struct SqlHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view sql) const { return std::hash<std::string_view>{}(sql); }

@@ -1,7 +1,14 @@
-// SqliteStore: the store (store.hpp, and its maintenance, tenancy and publish-source interfaces) on
-// one SQLite file in WAL mode, with the schema from schema/ (docs/entry-format.md). Its files, one
-// concern each:
-//   sqlite_store.cpp             opening, the swap hooks, totals
+// SqliteStore: the store's entries (store.hpp, and its maintenance, tenancy and publish-source
+// interfaces) on one SQLite file in WAL mode, with the schema from schema/ (docs/entry-format.md).
+// Beside it, over the same database handle (store_handle.hpp), as LevelDB keeps VersionSet and
+// TableCache beside DBImpl, three classes of their own that it owns and hands out:
+//   sources()    SqliteSources, the kept sources and the hot set (sources.hpp, sqlite_sources.hpp)
+//   transfer()   SqliteEntryTransfer, bundles' exports and imports (entry_transfer.hpp)
+//   diagnosis()  SqliteDiagnosis, EXPLAIN's and MISSES' questions (diagnosis.hpp)
+// They share the handle's connections, writer mutex and recovery; what they need of the entries
+// (usage flushes, eviction, the hot image cache) SqliteStore gives them through EntryUpkeep
+// (entry_upkeep.hpp). Its own files, one concern each:
+//   sqlite_store.cpp             opening, the swap hooks, totals, the upkeep it does for the others
 //   sqlite_store_lookup.cpp      lookups: the row, the hot image cache, the verified image, misses
 //   sqlite_store_write.cpp       PUT and REMOVE
 //   sqlite_store_capacity.cpp    usage flushes, eviction, namespace quotas, GC
@@ -9,18 +16,17 @@
 //   sqlite_store_tenancy.cpp     bytes by namespace, failure reports
 //   sqlite_store_publish.cpp     the published images' questions, dropped rows
 //   sqlite_store_verify.cpp      VERIFY's integrity check and pages of images
-//   sqlite_store_diagnosis.cpp   EXPLAIN's entries near a key, the eviction ring
-//   sqlite_store_sources.cpp     kept sources, their budget, the hot set (sources.hpp)
-//   sqlite_store_transfer.cpp    bundles: exports and one-transaction imports (entry_transfer.hpp)
 //
-// Thread safety: every method may be called from any thread at once. Reads (lookup, list, totals,
-// ...) each borrow one of `reader_count` read-only connections, so they run in parallel and each
-// sees one consistent snapshot; when all are busy a call waits for one. Writes (put, remove,
-// report_failure, flush_usage, collect_garbage, eviction, deleting a corrupt entry) go through the
-// single writer connection under a mutex, one transaction at a time, so writers never fight over
-// SQLite's lock. Every call runs on the current database through RecoveringDatabase, which with
-// SqliteStoreOptions::recover replaces a corrupt or lost database while the store serves
-// (recovering_database.hpp). Calls block on disk I/O: keep them off the server's accept loop.
+// Thread safety: every method may be called from any thread at once, and so may those of the three
+// classes. Reads (lookup, list, totals, ...) each borrow one of `reader_count` read-only
+// connections, so they run in parallel and each sees one consistent snapshot; when all are busy a
+// call waits for one. Writes (put, remove, report_failure, flush_usage, collect_garbage, eviction,
+// deleting a corrupt entry, and the imports and kept sources of the classes beside it) go through
+// the single writer connection under the handle's writer mutex, one transaction at a time, so
+// writers never fight over SQLite's lock. Every call runs on the current database through
+// RecoveringDatabase, which with SqliteStoreOptions::recover replaces a corrupt or lost database
+// while the store serves (recovering_database.hpp). Calls block on disk I/O: keep them off the
+// server's accept loop. sources(), transfer() and diagnosis() live as long as the store.
 //
 // A lookup first reads the entries row; when the hot image cache (hot_image_cache.hpp) holds that
 // row's image for the row's checksum and size, it serves that without reading or hashing the blob.
@@ -41,44 +47,30 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 
-#include <daemon/store/diagnosis.hpp>
 #include <daemon/store/driver_log.hpp>
 #include <daemon/store/entry_row.hpp>
-#include <daemon/store/entry_transfer.hpp>
+#include <daemon/store/entry_upkeep.hpp>
 #include <daemon/store/eviction.hpp>
 #include <daemon/store/hot_image_cache.hpp>
 #include <daemon/store/maintenance.hpp>
 #include <daemon/store/publish_source.hpp>
 #include <daemon/store/recent_evictions.hpp>
-#include <daemon/store/recovering_database.hpp>
-#include <daemon/store/sources.hpp>
 #include <daemon/store/sqlite_db.hpp>
+#include <daemon/store/sqlite_diagnosis.hpp>
+#include <daemon/store/sqlite_entry_transfer.hpp>
+#include <daemon/store/sqlite_sources.hpp>
 #include <daemon/store/sqlite_store_options.hpp>
 #include <daemon/store/store.hpp>
+#include <daemon/store/store_handle.hpp>
 #include <daemon/store/tenancy.hpp>
 #include <daemon/store/usage_log.hpp>
 
 namespace jitcache::daemon::store {
 
-// A PUT's source made ready before the writer lock (sqlite_store_sources.cpp): compressed, or with
-// no data when a source of its content is kept already and only the entry's link is written.
-struct EncodedSource {
-  proto::Digest256 content_digest;
-  std::string worker_options;
-  std::uint64_t raw_size = 0;
-  Codec codec = Codec::zstd;
-  ImageBuffer data;
-};
-
-class SqliteStore final : public Store,
-                          public Maintenance,
-                          public Tenancy,
-                          public PublishSource,
-                          public Sources,
-                          public Diagnosis,
-                          public EntryTransfer {
+class SqliteStore final : public Store, public Maintenance, public Tenancy, public PublishSource, private EntryUpkeep {
  public:
   // Opens or creates the file, switches it to WAL, applies pending migrations (migrator.hpp), and
   // opens the readers. Errors: corrupt (not an SQLite database, not a jitcache one, or it fails
@@ -130,30 +122,20 @@ class SqliteStore final : public Store,
   Result<std::optional<proto::EntryInfo>> note_published_hit(const proto::Digest256& fast_key_id) override;
   void on_row_dropped(RowDropped listener) override;
 
-  // Diagnosis. near_entries probes the indexes by key id and by content digest (near_entries_sql.hpp);
-  // the evictions come from memory.
-  Result<std::vector<NearEntry>> near_entries(const proto::Digest256& key_id,
-                                              const std::optional<proto::Digest256>& content, const Visibility& who,
-                                              std::uint32_t caller_uid, unsigned limit) override;
-  std::vector<EvictedEntry> recent_evictions(std::size_t limit, const Visibility& who) override;
-  std::vector<EvictedEntry> evictions_of(const proto::Digest256& key_id) override;
-  // Sources.
-  Result<std::vector<HotEntry>> hot_set(const HotSetQuery& query) override;
-  Result<std::optional<std::vector<std::uint8_t>>> kept_source(const proto::Digest256& content_digest) override;
-  Result<bool> has_shared_entry(const proto::Digest256& key_id) override;
-  Result<std::vector<KnownDriver>> known_drivers() override;
-  Result<bool> has_entries_of(std::uint32_t driver_api, const std::string& driver_build,
-                              const std::string& arch) override;
-  // EntryTransfer.
-  Result<std::uint64_t> export_entries(const ExportFilter& filter,
-                                       const std::function<Result<void>(std::uint64_t)>& begin,
-                                       const std::function<Result<void>(const bundle::BundleEntry&)>& each) override;
-  Result<KeyPresence> presence(std::uint32_t namespace_id, const proto::Digest256& key_id) override;
-  Result<ImportCounts> import_entries(const ImportOptions& options,
-                                      const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) override;
+  // The classes beside the store, over its database handle (the header).
+  Sources& sources() { return m_sources; }
+  EntryTransfer& transfer() { return m_transfer; }
+  Diagnosis& diagnosis() { return m_diagnosis; }
 
  private:
   SqliteStore(std::unique_ptr<RecoveringDatabase> database, const SqliteStoreOptions& options);
+
+  // EntryUpkeep, for the classes beside the store; under the writer mutex.
+  Result<void> flush_usage_locked(StoreDatabase& db) override;
+  Result<void> make_room_locked(StoreDatabase& db, std::uint32_t namespace_id, std::uint64_t quota_bytes,
+                                std::uint64_t stored_bytes) override;
+  void rows_written_locked(std::span<const std::int64_t> rows,
+                           std::span<const proto::Digest256> shared_fast_key_ids) override;
 
   // A database swapped for another: every row id now names something else, and what was counted
   // in memory for the old file's rows is no use (recovering_database.hpp SwapHooks).
@@ -163,10 +145,9 @@ class SqliteStore final : public Store,
 
   // A lookup or a published hit served this entry: its hit and its driver's use, kept in memory.
   void note_served(const proto::EntryInfo& info);
-  // Under m_writer_mutex. Eviction writes the usage kept in memory first, so that an entry hit
-  // since the last flush is ordered by that hit, and drops the evicted rows' cached images.
-  // Images already handed out stay valid: they are shared_ptr buffers the reply owns.
-  Result<void> flush_usage_locked(StoreDatabase& db);
+  // Under the writer mutex. Eviction writes the usage kept in memory first (flush_usage_locked),
+  // so that an entry hit since the last flush is ordered by that hit, and drops the evicted rows'
+  // cached images. Images already handed out stay valid: they are shared_ptr buffers the reply owns.
   Result<EvictionResult> evict_locked(StoreDatabase& db, const EvictionRequest& request);
   // Makes room for `incoming_bytes` within an untrusted namespace's quota (namespace_quota.hpp).
   Result<void> evict_over_quota_locked(StoreDatabase& db, std::uint32_t namespace_id, std::uint64_t incoming_bytes);
@@ -175,13 +156,6 @@ class SqliteStore final : public Store,
   // (namespace_quota.hpp evict_from_namespace); evict_locked then takes the rest from everyone.
   Result<void> evict_own_first_locked(StoreDatabase& db, std::uint32_t namespace_id, std::uint64_t incoming_bytes);
   Result<Totals> totals_of(StoreDatabase& db);
-  // The PUT's source to keep, compressed before the writer lock; nullopt: none to keep (no source,
-  // not shared, no budget, or alone over the budget: counted as dropped).
-  std::optional<EncodedSource> encode_source(const PutInput& input);
-  // Under m_writer_mutex, after the entry's commit: keeps the source and links the entry to it,
-  // then drops the least valuable sources while over source_budget. Failures are logged.
-  void keep_source_locked(StoreDatabase& db, std::int64_t entry_id, const EncodedSource& source);
-  Result<void> trim_sources_locked(StoreDatabase& db);
 
   // The visible row the key id or fast key id names and its image, read in one snapshot; the image
   // verified. A miss says why.
@@ -192,23 +166,20 @@ class SqliteStore final : public Store,
   // Lets the hot image cache answer the next LOOKUP by this selector (hot_image_cache.hpp).
   void remember(bool by_fast_key, const proto::Digest256& id, const EntryRow& row, std::uint64_t ticket);
   bool discard_corrupt_entry(StoreDatabase& db, std::int64_t id, const proto::EntryInfo& info, std::string_view reason);
-  // Under m_writer_mutex, after the commit that replaced or deleted the row: drops its cached image
-  // and tells the RowDropped listener.
+  // Under the writer mutex, after the commit that replaced or deleted the row: drops its cached
+  // image and tells the RowDropped listener.
   void drop_row(std::int64_t id);
   // The first entries row `sql` selects with the parameters `bind` sets, read on a reader.
   Result<std::optional<EntryRow>> read_row(StoreDatabase& db, const std::string& sql,
                                            const std::function<void(Statement&)>& bind, const std::string& what);
 
-  std::unique_ptr<RecoveringDatabase> m_database;
-  std::mutex m_writer_mutex;
+  StoreHandle m_handle;
   UsageLog m_usage;
   DriverLog m_drivers;
   const EvictionPolicy m_policy;
   const int m_compression_level;
   const std::uint64_t m_namespace_quota;
   const unsigned m_report_quorum;
-  const std::uint64_t m_source_budget;
-  std::atomic<std::uint64_t> m_sources_dropped{0};
   std::atomic<std::uint64_t> m_corrupt_entries{0};
   std::atomic<std::uint64_t> m_quota_evictions{0};
   std::atomic<std::uint64_t> m_evictions{0};
@@ -216,7 +187,11 @@ class SqliteStore final : public Store,
   std::function<std::int64_t()> m_clock;
   HotImageCache m_hot;
   RecentEvictions m_recent_evictions;
-  RowDropped m_row_dropped;  // set and read under m_writer_mutex
+  RowDropped m_row_dropped;  // set and read under the writer mutex
+  // Last: they use the handle and the members above, and go first.
+  SqliteSources m_sources;
+  SqliteEntryTransfer m_transfer;
+  SqliteDiagnosis m_diagnosis;
 };
 
 }  // namespace jitcache::daemon::store

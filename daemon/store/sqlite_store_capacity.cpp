@@ -34,8 +34,9 @@ const std::string& flush_usage_sql() {
 }  // namespace
 
 Result<void> SqliteStore::flush_usage() {
-  return m_database->run_write([this](StoreDatabase& db) {
-    std::lock_guard lock(m_writer_mutex);
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::flush_usage));
+  return m_handle.run_write([this](StoreDatabase& db) {
+    std::lock_guard lock(m_handle.writer_mutex());
     return flush_usage_locked(db);
   });
 }
@@ -171,10 +172,11 @@ Result<EvictionResult> SqliteStore::evict_locked(StoreDatabase& db, const Evicti
 }
 
 Result<GcOutcome> SqliteStore::collect_garbage() {
-  return m_database->run_write([this](StoreDatabase& db) -> Result<GcOutcome> {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::collect_garbage));
+  return m_handle.run_write([this](StoreDatabase& db) -> Result<GcOutcome> {
     GcOutcome outcome;
     {
-      std::lock_guard lock(m_writer_mutex);
+      std::lock_guard lock(m_handle.writer_mutex());
       auto evicted = evict_locked(db, EvictionRequest{0, true});
       JITCACHE_TRY(evicted);
       outcome.evicted_entries = evicted->removed_ids.size();

@@ -53,6 +53,7 @@ bool position_less(const Position& a, const Position& b) {
 }  // namespace
 
 Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::list));
   if (query.limit < 1 || query.limit > proto::k_max_list_limit) {
     return make_error(ErrorCode::invalid_argument, "LIST limit " + std::to_string(query.limit) + " is not within 1.." +
                                                        std::to_string(proto::k_max_list_limit));
@@ -76,7 +77,7 @@ Result<ListPage> SqliteStore::list(const ListQuery& query, const Visibility& who
   if (query.stale_only) {
     JITCACHE_TRY(flush_usage());
   }
-  return m_database->run([&](StoreDatabase& db) -> Result<ListPage> {
+  return m_handle.run([&](StoreDatabase& db) -> Result<ListPage> {
     auto reader = db.readers.acquire();
     auto stmt =
         reader->statement(query.namespace_id ? std::string_view(k_list_namespace_sql) : std::string_view(k_list_sql));

@@ -51,8 +51,9 @@ constexpr char k_delete_corrupt_sql[] =
 }  // namespace
 
 Result<LookupOutcome> SqliteStore::lookup(const Selector& selector, const Visibility& who) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::lookup));
   if (const auto& driver = selector.driver()) m_drivers.record_asked(driver->api, driver->build, m_clock());
-  return m_database->run([&](StoreDatabase& db) -> Result<LookupOutcome> {
+  return m_handle.run([&](StoreDatabase& db) -> Result<LookupOutcome> {
     if (selector.kind() == Selector::Kind::key_id_prefix) return lookup_prefix(db, selector.prefix(), who);
     return read_verified(db, selector.kind(), selector.id(), who);
   });
@@ -160,7 +161,7 @@ Result<LookupOutcome> SqliteStore::lookup_prefix(StoreDatabase& db, const std::s
 bool SqliteStore::discard_corrupt_entry(StoreDatabase& db, std::int64_t id, const proto::EntryInfo& info,
                                         std::string_view reason) {
   const std::string entry = describe_entry(info.key_id, info.namespace_id);
-  std::lock_guard lock(m_writer_mutex);
+  std::lock_guard lock(m_handle.writer_mutex());
   auto stmt = db.writer.statement(k_delete_corrupt_sql);
   Result<void> deleted = stmt ? Result<void>() : Result<void>(stmt.error());
   if (deleted) {

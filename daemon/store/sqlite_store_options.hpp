@@ -13,6 +13,8 @@
 
 namespace jitcache::daemon::store {
 
+class StoreFaults;
+
 struct SqliteStoreOptions {
   std::filesystem::path path;  // the database file; its directory must exist
   unsigned reader_count = 4;   // read connections (at least 1)
@@ -52,6 +54,9 @@ struct SqliteStoreOptions {
   // Unix time in milliseconds for created_at_ms and last_used_at_ms; empty: the system clock.
   // Tests inject a fake one.
   std::function<std::int64_t()> clock;
+  // Tests only: where the store's calls and statements ask whether to fail (store_faults.hpp). Not
+  // owned; must outlive the store. Null (the daemon): nothing is asked.
+  StoreFaults* faults = nullptr;
 };
 
 }  // namespace jitcache::daemon::store

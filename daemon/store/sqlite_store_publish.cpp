@@ -26,7 +26,7 @@ const std::string k_published_hit_sql = std::string("SELECT ") + k_entry_columns
 }  // namespace
 
 void SqliteStore::on_row_dropped(RowDropped listener) {
-  std::lock_guard lock(m_writer_mutex);
+  std::lock_guard lock(m_handle.writer_mutex());
   m_row_dropped = std::move(listener);
 }
 
@@ -53,7 +53,8 @@ Result<std::optional<EntryRow>> SqliteStore::read_row(StoreDatabase& db, const s
 
 Result<std::optional<proto::EntryInfo>> SqliteStore::publishable_entry(std::int64_t row_id,
                                                                        const proto::Digest256& fast_key_id) {
-  return m_database->run([&](StoreDatabase& db) -> Result<std::optional<proto::EntryInfo>> {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::publishable_entry));
+  return m_handle.run([&](StoreDatabase& db) -> Result<std::optional<proto::EntryInfo>> {
     auto row = read_row(
         db, k_publishable_sql,
         [&](Statement& s) {
@@ -68,7 +69,8 @@ Result<std::optional<proto::EntryInfo>> SqliteStore::publishable_entry(std::int6
 }
 
 Result<std::optional<proto::EntryInfo>> SqliteStore::note_published_hit(const proto::Digest256& fast_key_id) {
-  return m_database->run([&](StoreDatabase& db) -> Result<std::optional<proto::EntryInfo>> {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::note_published_hit));
+  return m_handle.run([&](StoreDatabase& db) -> Result<std::optional<proto::EntryInfo>> {
     auto row = read_row(
         db, k_published_hit_sql, [&](Statement& s) { s.bind_blob(1, fast_key_id.bytes); },
         "noting a published hit of " + proto::to_hex(fast_key_id));

@@ -19,7 +19,8 @@ constexpr char k_namespace_totals_sql[] =
 }  // namespace
 
 Result<NamespaceTotals> SqliteStore::namespace_totals(unsigned top) {
-  return m_database->run([top](StoreDatabase& db) -> Result<NamespaceTotals> {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::namespace_totals));
+  return m_handle.run([top](StoreDatabase& db) -> Result<NamespaceTotals> {
     NamespaceTotals out;
     out.largest.push_back(NamespaceUsage{k_shared_namespace, 0, 0});
     auto reader = db.readers.acquire();
@@ -51,9 +52,10 @@ Result<NamespaceTotals> SqliteStore::namespace_totals(unsigned top) {
 
 Result<std::optional<ReportOutcome>> SqliteStore::report_failure(const proto::Digest256& key_id, const Visibility& who,
                                                                  const FailureReport& report) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::report_failure));
   const std::int64_t now = m_clock();
-  return m_database->run_write([&](StoreDatabase& db) -> Result<std::optional<ReportOutcome>> {
-    std::lock_guard lock(m_writer_mutex);
+  return m_handle.run_write([&](StoreDatabase& db) -> Result<std::optional<ReportOutcome>> {
+    std::lock_guard lock(m_handle.writer_mutex());
     auto quarantined = quarantine_entry(db.writer, key_id, who, report, now, m_report_quorum);
     JITCACHE_TRY(quarantined);
     if (!quarantined->has_value()) return std::optional<ReportOutcome>();

@@ -26,14 +26,16 @@ struct Damaged {
 }  // namespace
 
 Result<std::string> SqliteStore::integrity_check() {
-  return m_database->run([](StoreDatabase& db) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::integrity_check));
+  return m_handle.run([](StoreDatabase& db) {
     auto reader = db.readers.acquire();
     return run_integrity_pragma(*reader, IntegrityPragma::integrity_check);
   });
 }
 
 Result<VerifyBatch> SqliteStore::verify_entries(std::int64_t after_id, unsigned limit) {
-  return m_database->run([&](StoreDatabase& database) -> Result<VerifyBatch> {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::verify_entries));
+  return m_handle.run([&](StoreDatabase& database) -> Result<VerifyBatch> {
     VerifyBatch batch;
     batch.last_id = after_id;
     std::vector<Damaged> damaged;

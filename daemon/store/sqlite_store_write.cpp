@@ -43,7 +43,7 @@ constexpr char k_remove_sql[] =
     "DELETE FROM entries WHERE key_id >= ?1 AND key_id < ?2 AND (?3 = 1 OR (namespace = ?4 AND ?4 <> 0))"
     " RETURNING id, namespace, key_id";
 // Rationale: a removal from the shared namespace is remembered (schema/0011_removed_keys.sql), so
-// that no import brings the entry back (sqlite_store_transfer.cpp); a uid's own entries are its
+// that no import brings the entry back (sqlite_entry_transfer.cpp); a uid's own entries are its
 // business, and its imports may bring them back.
 constexpr char k_remember_removal_sql[] =
     "INSERT INTO removed_keys (key_id, removed_at_ms) VALUES (?1, ?2)"
@@ -52,6 +52,7 @@ constexpr char k_remember_removal_sql[] =
 }  // namespace
 
 Result<PutOutcome> SqliteStore::put(const PutInput& input) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::put));
   PutOutcome outcome;
   outcome.key_id = proto::key_id(input.key);
   const proto::Digest256 fast_key_id = proto::fast_key_id(proto::fast_key_of(input.key, input.content_fast));
@@ -79,9 +80,9 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
                                                 " bytes of entry, more than the namespace_quota of " +
                                                 std::to_string(m_namespace_quota) + " bytes per uid");
   }
-  const std::optional<EncodedSource> source = encode_source(input);
-  return m_database->run_write([&](StoreDatabase& db) -> Result<PutOutcome> {
-    std::lock_guard lock(m_writer_mutex);
+  const std::optional<EncodedSource> source = m_sources.encode(input);
+  return m_handle.run_write([&](StoreDatabase& db) -> Result<PutOutcome> {
+    std::lock_guard lock(m_handle.writer_mutex());
     if (quota_applies) {
       JITCACHE_TRY(evict_over_quota_locked(db, input.namespace_id, quota_charge(stored.size())));
     }
@@ -150,18 +151,19 @@ Result<PutOutcome> SqliteStore::put(const PutInput& input) {
     if (input.namespace_id == k_shared_namespace) m_hot.forget_selector(true, fast_key_id);
     outcome.replaced = existing.has_value();
     outcome.row_id = id;
-    if (source) keep_source_locked(db, id, *source);
+    if (source) m_sources.keep_locked(db, id, *source);
     return outcome;
   });
 }
 
 Result<std::uint32_t> SqliteStore::remove(const std::string& prefix, const Visibility& who) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::remove));
   auto range = key_id_range(prefix, proto::k_min_key_id_prefix_length);
   JITCACHE_TRY(range);
   const std::string what = "removing key id prefix " + prefix;
 
-  return m_database->run_write([&](StoreDatabase& db) -> Result<std::uint32_t> {
-    std::lock_guard lock(m_writer_mutex);
+  return m_handle.run_write([&](StoreDatabase& db) -> Result<std::uint32_t> {
+    std::lock_guard lock(m_handle.writer_mutex());
     auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
     JITCACHE_TRY(transaction);
     auto match = match_prefix(db.writer, PrefixScope::removable, *range, who, what);

@@ -7,6 +7,11 @@
 //   maintenance.hpp     eviction and GC, VERIFY, usage flushes (SqliteStore)
 //   tenancy.hpp         bytes by namespace, failure reports and quarantine (SqliteStore)
 //   publish_source.hpp  what the published images are made from (SqliteStore)
+//   diagnosis.hpp       EXPLAIN's and MISSES' questions (SqliteDiagnosis)
+//   sources.hpp         the PTX kept for the re-JIT (SqliteSources)
+//   entry_transfer.hpp  bundles' exports and imports (SqliteEntryTransfer)
+// The last three are classes of their own beside SqliteStore over its database handle
+// (sqlite_store.hpp, store_handle.hpp).
 //
 // Thread safety: every method may be called from any thread at any time, and may block on I/O (the
 // SQLite store serialises writes on one writer and serves reads from a pool, so reads never wait

@@ -27,7 +27,7 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
   }
   const PragmaOptions pragmas{options.busy_timeout, options.cache_size_kib, options.reader_mmap_bytes};
 
-  auto writer = SqliteDb::open(options.path, OpenMode::read_write_create);
+  auto writer = SqliteDb::open(options.path, OpenMode::read_write_create, options.faults);
   JITCACHE_TRY(writer);
   JITCACHE_TRY(apply_pragmas(*writer, ConnectionRole::writer, pragmas));
   if (options.quick_check_at_open || options.recover) {
@@ -47,7 +47,7 @@ Result<std::unique_ptr<StoreDatabase>> open_store_database(const SqliteStoreOpti
   // that a crashed writer left behind, and would fail where this one just works.
   std::vector<std::unique_ptr<SqliteDb>> readers;
   for (unsigned i = 0; i < options.reader_count; ++i) {
-    auto reader = SqliteDb::open(options.path, OpenMode::read_write);
+    auto reader = SqliteDb::open(options.path, OpenMode::read_write, options.faults);
     JITCACHE_TRY(reader);
     JITCACHE_TRY(apply_pragmas(*reader, ConnectionRole::reader, pragmas));
     readers.push_back(std::make_unique<SqliteDb>(std::move(*reader)));

@@ -1,7 +1,8 @@
 // StoreSet: the store's interfaces as one consumer that uses all of them (the request handler)
 // takes them. Each may be a different object: a tiered store serves (store.hpp) while the local
 // store it fronts does the maintenance, the tenancy and the publishing (docs/architecture.md "The
-// store"). A type that implements all five converts to a StoreSet of itself.
+// store"). A local store that implements the first four and hands out its Diagnosis (SqliteStore:
+// diagnosis()) converts to a StoreSet of itself.
 // Thread safety: references only; as the interfaces.
 #pragma once
 
@@ -24,12 +25,13 @@ struct StoreSet {
 
   StoreSet(Store& s, Maintenance& m, Tenancy& t, PublishSource& p, Diagnosis& d)
       : serving(s), maintenance(m), tenancy(t), publish_source(p), diagnosis(d) {}
-  template <class AllFive>
-  requires std::derived_from<AllFive, Store> && std::derived_from<AllFive, Maintenance> &&
-      std::derived_from<AllFive, Tenancy> && std::derived_from<AllFive, PublishSource> &&
-      std::derived_from<AllFive, Diagnosis>
-      StoreSet(AllFive& all)  // NOLINT(google-explicit-constructor): one object serving every role
-      : StoreSet(all, all, all, all, all) {}
+  template <class Local>
+  requires std::derived_from<Local, Store> && std::derived_from<Local, Maintenance> &&
+      std::derived_from<Local, Tenancy> && std::derived_from<Local, PublishSource> && requires(Local& local) {
+    { local.diagnosis() } -> std::convertible_to<Diagnosis&>;
+  }
+  StoreSet(Local& local)  // NOLINT(google-explicit-constructor): one store serving every role
+      : StoreSet(local, local, local, local, local.diagnosis()) {}
 };
 
 }  // namespace jitcache::daemon::store

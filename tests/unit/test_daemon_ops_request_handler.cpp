@@ -2,7 +2,7 @@
 // a real SqliteStore, with peers of any uid: the server cannot be connected to as another user in a
 // test, but the handler takes the peer's credentials as a value, so trust and visibility can be
 // checked here for uids other than ours. What it answers when the store fails is checked through a
-// FaultInjectingStore around the real one.
+// StoreFaultInjector under the real one.
 #include <catch2/catch.hpp>
 
 #include <sqlite3.h>
@@ -22,11 +22,11 @@
 #include <daemon/remote/remote_tier.hpp>
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/sqlite_store.hpp>
-#include <tests/support/fault_injecting_store.hpp>
 #include <tests/support/memory_backend.hpp>
 #include <tests/support/sample_cubin.hpp>
 #include <tests/support/sample_entries.hpp>
 #include <tests/support/store_dir.hpp>
+#include <tests/support/store_fault_injector.hpp>
 
 namespace {
 
@@ -41,9 +41,12 @@ using proto::Status;
 uid_t untrusted_uid() { return ::geteuid() == 0 ? 50001 : ::geteuid() + 1; }
 
 struct Fixture {
-  explicit Fixture(daemon::ops::TenantPolicy tenants = {})
-      : handler{*store, counters, proto::k_default_max_frame_bytes, nullptr, nullptr, std::move(tenants)} {}
+  // `faults`: under the store (testing::StoreFaultInjector), or none.
+  explicit Fixture(daemon::ops::TenantPolicy tenants = {}, daemon::store::StoreFaults* store_faults = nullptr)
+      : faults(store_faults), handler{*store,  counters, proto::k_default_max_frame_bytes,
+                                      nullptr, nullptr,  std::move(tenants)} {}
 
+  daemon::store::StoreFaults* faults = nullptr;
   testing::StoreDir dir{"jitcache-handler-test"};
   std::unique_ptr<daemon::store::SqliteStore> store = open();
   daemon::stats::Counters counters;
@@ -55,6 +58,7 @@ struct Fixture {
     daemon::store::SqliteStoreOptions options;
     options.path = dir.db();
     options.reader_count = 1;
+    options.faults = faults;
     auto opened = daemon::store::SqliteStore::open(options);
     REQUIRE(opened.ok());
     return std::move(*opened);
@@ -493,14 +497,13 @@ TEST_CASE("request handler: LOOKUP misses of made-up drivers add no rows to the 
 
 namespace {
 
-// The handler over a FaultInjectingStore around the fixture's real store.
+// The handler over the fixture's real store, with a StoreFaultInjector under it.
 struct FaultFixture {
-  Fixture real;
-  testing::FaultInjectingStore store{*real.store, real.dir.db()};
-  RequestHandler handler{store, real.counters, proto::k_default_max_frame_bytes};
+  testing::StoreFaultInjector faults;
+  Fixture real{{}, &faults};
 
   Reply call(Op op, const proto::Payload& payload, const PeerCredentials& peer, std::uint16_t flags = 0) {
-    return handler.handle(op, proto::Bytes(payload), peer, flags);
+    return real.handler.handle(op, proto::Bytes(payload), peer, flags);
   }
 };
 
@@ -532,25 +535,25 @@ TEST_CASE(
   const auto image = testing::sample_image(1, 1000);
   REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.real.trusted).status == Status::ok);
 
-  f.store.fail_nth(testing::StoreCall::lookup, 1, common::ErrorCode::unavailable);
+  f.faults.fail_nth(daemon::store::StoreCall::lookup, 1, common::ErrorCode::unavailable);
   CHECK(f.call(Op::lookup, lookup_by_key(1), f.real.untrusted).status == Status::unavailable);
-  f.store.fail_nth(testing::StoreCall::lookup, 1, common::ErrorCode::corrupt);
+  f.faults.fail_nth(daemon::store::StoreCall::lookup, 1, common::ErrorCode::corrupt);
   Reply corrupt = f.call(Op::lookup, lookup_by_fast_key(1), f.real.untrusted);
   CHECK(corrupt.status == Status::internal);
   CHECK_THAT(message_of(corrupt), Catch::Contains("injected fault"));
   CHECK(f.call(Op::lookup, lookup_by_key(1), f.real.untrusted).status == Status::ok);
 
-  f.store.fail_every(testing::StoreCall::put, common::ErrorCode::no_space);
+  f.faults.fail_every(daemon::store::StoreCall::put, common::ErrorCode::no_space);
   for (int i = 0; i < 2; ++i) {
     CHECK(f.call(Op::put, proto::encode(testing::sample_put(2, image)), f.real.trusted).status == Status::no_space);
   }
-  f.store.fail_nth(testing::StoreCall::report_failure, 1, common::ErrorCode::io);
+  f.faults.fail_nth(daemon::store::StoreCall::report_failure, 1, common::ErrorCode::io);
   CHECK(f.call(Op::report_failure, proto::encode(report_for(1)), f.real.trusted).status == Status::internal);
-  f.store.fail_nth(testing::StoreCall::collect_garbage, 1, common::ErrorCode::unavailable);
+  f.faults.fail_nth(daemon::store::StoreCall::collect_garbage, 1, common::ErrorCode::unavailable);
   CHECK(f.call(Op::gc, {}, f.real.trusted).status == Status::unavailable);
-  f.store.fail_nth(testing::StoreCall::totals, 1, common::ErrorCode::io);
+  f.faults.fail_nth(daemon::store::StoreCall::totals, 1, common::ErrorCode::io);
   CHECK(f.call(Op::stats, {}, f.real.trusted).status == Status::internal);
-  f.store.heal();
+  f.faults.heal();
 
   CHECK(f.real.stat("hits") == 1);
   CHECK(f.real.stat("misses") == 0);  // a failed LOOKUP is neither
@@ -560,7 +563,7 @@ TEST_CASE(
   CHECK(f.real.stat("errors.internal") == 3);
   CHECK(f.real.stat("errors.no_space") == 2);
   CHECK(f.real.stat("entries") == 1);
-  CHECK(f.store.calls(testing::StoreCall::lookup) == 3);
+  CHECK(f.faults.calls(daemon::store::StoreCall::lookup) == 3);
 }
 
 TEST_CASE("request handler: every LOOKUP ends the search, one hit or one miss whichever the selector") {
@@ -737,7 +740,7 @@ TEST_CASE(
   CHECK(f.call(Op::explain, proto::encode(invalid), f.real.untrusted).status == Status::bad_request);
   CHECK(f.call(Op::explain, proto::Payload{7}, f.real.untrusted).status == Status::bad_request);
   CHECK(f.call(Op::misses, proto::encode(proto::MissesRequest{0}), f.real.untrusted).status == Status::bad_request);
-  f.store.fail_nth(testing::StoreCall::near_entries, 1, common::ErrorCode::io);
+  f.faults.fail_nth(daemon::store::StoreCall::near_entries, 1, common::ErrorCode::io);
   CHECK(f.call(Op::explain, proto::encode(by_key), f.real.untrusted).status == Status::internal);
 
   Reply misses = f.call(Op::misses, proto::encode(proto::MissesRequest{10}), f.real.untrusted);
@@ -752,4 +755,32 @@ TEST_CASE(
   auto none = proto::decode_misses_reply(proto::Bytes(others.payload));
   REQUIRE(none.ok());
   CHECK(none->misses.empty());  // another uid's misses are not shown
+}
+
+TEST_CASE(
+    "request handler: an EXPLAIN whose store read fails half-way is an error, and LOOKUPs of the same key go on being "
+    "served") {
+  FaultFixture f;
+  const auto image = testing::sample_image(1, 1000);
+  REQUIRE(f.call(Op::put, proto::encode(testing::sample_put(1, image)), f.real.trusted).status == Status::ok);
+  const proto::ExplainRequest by_key{proto::ExplainSelector::key, testing::sample_key(1), {}};
+
+  // Every step of the queries for the entries near a key fails (daemon/store/sqlite_diagnosis.cpp).
+  f.faults.fail_every_step("(SELECT reported_at_ms FROM failure_reports", common::ErrorCode::io);
+  for (int i = 0; i < 3; ++i) {
+    Reply failed = f.call(Op::explain, proto::encode(by_key), f.real.untrusted);
+    CHECK(failed.status == Status::internal);
+    CHECK_THAT(message_of(failed), Catch::Contains("injected fault"));
+    CHECK(f.call(Op::lookup, lookup_by_key(1), f.real.untrusted).status == Status::ok);
+    CHECK(f.call(Op::lookup, lookup_by_fast_key(1), f.real.untrusted).status == Status::ok);
+  }
+  CHECK(f.faults.failed_steps() >= 3);
+  CHECK(f.real.stat("hits") == 6);
+  f.faults.heal();
+
+  Reply explained = f.call(Op::explain, proto::encode(by_key), f.real.untrusted);
+  REQUIRE(explained.status == Status::ok);
+  auto reply = proto::decode_explain_reply(proto::Bytes(explained.payload));
+  REQUIRE(reply.ok());
+  CHECK(reply->verdict == proto::ExplainVerdict::hit);
 }

@@ -50,7 +50,7 @@ TEST_CASE("evicted entries: an eviction by size is recorded with the entry's key
   }
   const std::int64_t evicting_put_at = clock.now->load();
   testing::put_ok(*store, testing::make_put(testing::make_key(4), testing::make_image(4, k_image_bytes)));
-  const std::vector<EvictedEntry> of_first = store->evictions_of(proto::key_id(first));
+  const std::vector<EvictedEntry> of_first = store->diagnosis().evictions_of(proto::key_id(first));
   REQUIRE(of_first.size() == 1);
   const EvictedEntry& evicted = of_first[0];
   CHECK(evicted.key == first);
@@ -59,7 +59,7 @@ TEST_CASE("evicted entries: an eviction by size is recorded with the entry's key
   CHECK(evicted.stored_bytes == k_image_bytes);
   CHECK(evicted.compile_time_us == 4'800'000);
   CHECK(evicted.evicted_at_ms == evicting_put_at);
-  const auto recent = store->recent_evictions(10, Visibility{0, false});
+  const auto recent = store->diagnosis().recent_evictions(10, Visibility{0, false});
   REQUIRE_FALSE(recent.empty());
   CHECK(recent.back().key_id == proto::key_id(first));  // newest first: the first went first
 }
@@ -77,14 +77,14 @@ TEST_CASE("evicted entries: a quota eviction says quota, and a uid sees only the
                     testing::make_put(testing::make_key(seed), testing::make_image(seed, k_image_bytes), k_uid));
     clock.advance(1000);
   }
-  const auto of_first = store->evictions_of(proto::key_id(first));
+  const auto of_first = store->diagnosis().evictions_of(proto::key_id(first));
   REQUIRE(of_first.size() == 1);
   CHECK(of_first[0].reason == EvictionReason::quota);
   CHECK(of_first[0].namespace_id == k_uid);
   // 300 kB over a 200 kB quota: down to 90% of it less the incoming image, so two went.
-  CHECK(store->recent_evictions(10, Visibility{k_uid, false}).size() == 2);
-  CHECK(store->recent_evictions(10, Visibility{k_uid + 1, false}).empty());
-  CHECK(store->recent_evictions(10, Visibility{0, true}).size() == 2);
+  CHECK(store->diagnosis().recent_evictions(10, Visibility{k_uid, false}).size() == 2);
+  CHECK(store->diagnosis().recent_evictions(10, Visibility{k_uid + 1, false}).empty());
+  CHECK(store->diagnosis().recent_evictions(10, Visibility{0, true}).size() == 2);
 }
 
 TEST_CASE("evicted entries: GC's eviction of a stale driver's entries says stale_driver") {
@@ -97,7 +97,7 @@ TEST_CASE("evicted entries: GC's eviction of a stale driver's entries says stale
   testing::put_ok(*store, testing::make_put(old_driver, testing::make_image(1, k_image_bytes)));
   clock.advance(48 * 3'600'000LL);
   REQUIRE(store->collect_garbage());
-  const auto evicted = store->evictions_of(proto::key_id(old_driver));
+  const auto evicted = store->diagnosis().evictions_of(proto::key_id(old_driver));
   REQUIRE(evicted.size() == 1);
   CHECK(evicted[0].reason == EvictionReason::stale_driver);
   CHECK(evicted[0].key.driver_build == "570.86.10");
@@ -121,7 +121,7 @@ TEST_CASE(
   report.reporter_uid = 0;
   REQUIRE(store->report_failure(proto::key_id(key), Visibility{0, true}, report));
 
-  auto near = store->near_entries(proto::key_id(key), key.content, Visibility{0, true}, 1000, 64);
+  auto near = store->diagnosis().near_entries(proto::key_id(key), key.content, Visibility{0, true}, 1000, 64);
   REQUIRE(near);
   REQUIRE(near->size() == 2);
   CHECK((*near)[0].info.key == key);  // the key's own first
@@ -131,7 +131,7 @@ TEST_CASE(
   CHECK((*near)[0].quarantine_detail == "no binary");
   CHECK((*near)[1].info.key == other_arch);
   CHECK((*near)[1].info.namespace_id == 1000);
-  auto by_id = store->near_entries(proto::key_id(other_arch), std::nullopt, Visibility{0, true}, 0, 64);
+  auto by_id = store->diagnosis().near_entries(proto::key_id(other_arch), std::nullopt, Visibility{0, true}, 0, 64);
   REQUIRE(by_id);
   REQUIRE(by_id->size() == 1);
   CHECK(by_id->front().info.key == other_arch);

@@ -124,17 +124,19 @@ TEST_CASE("explain plan: an untrusted caller's near entries come from the shared
   ExternalDb db(dir.db());
   for (int i = 0; i < 8; ++i) double_crowd(db);
 
-  auto untrusted = store->near_entries(proto::key_id(key), key.content, Visibility{k_asker, false}, k_asker, k_limit);
+  auto untrusted =
+      store->diagnosis().near_entries(proto::key_id(key), key.content, Visibility{k_asker, false}, k_asker, k_limit);
   REQUIRE(untrusted);
   REQUIRE(untrusted->size() == 2);
   CHECK((*untrusted)[0].info.namespace_id == 0);
   CHECK((*untrusted)[0].info.key.arch == "sm_80");
   CHECK((*untrusted)[1].info.namespace_id == k_asker);
-  auto by_id = store->near_entries(proto::key_id(key), std::nullopt, Visibility{k_asker, false}, k_asker, k_limit);
+  auto by_id =
+      store->diagnosis().near_entries(proto::key_id(key), std::nullopt, Visibility{k_asker, false}, k_asker, k_limit);
   REQUIRE(by_id);
   CHECK(by_id->empty());
 
-  auto trusted = store->near_entries(proto::key_id(key), key.content, Visibility{0, true}, 0, k_limit);
+  auto trusted = store->diagnosis().near_entries(proto::key_id(key), key.content, Visibility{0, true}, 0, k_limit);
   REQUIRE(trusted);
   CHECK(trusted->size() == k_limit);
   CHECK((*trusted)[0].info.key == key);  // the key's own first

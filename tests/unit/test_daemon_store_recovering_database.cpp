@@ -2,7 +2,7 @@
 // opened with `recover` reaches its file: a corrupt database, found at open or while serving, is set
 // aside under a time-stamped name and replaced by an empty one; files deleted or replaced under the
 // store are noticed before the next write. Some of these tests damage the file by hand, others
-// have a FaultInjectingStore damage it just before a chosen call.
+// have a StoreFaultInjector under the store damage it just before a chosen call.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include <daemon/store/set_aside.hpp>
-#include <tests/support/fault_injecting_store.hpp>
 #include <tests/support/store_damage.hpp>
 #include <tests/support/store_dir.hpp>
+#include <tests/support/store_fault_injector.hpp>
 #include <tests/support/store_fixtures.hpp>
 
 namespace {
@@ -32,9 +32,11 @@ SqliteStoreOptions options_for(const StoreDir& dir) {
   return options;
 }
 
-std::unique_ptr<SqliteStore> open_recovering(const StoreDir& dir) {
+// `faults`: a StoreFaultInjector under the store, or none.
+std::unique_ptr<SqliteStore> open_recovering(const StoreDir& dir, daemon::store::StoreFaults* faults = nullptr) {
   SqliteStoreOptions options = options_for(dir);
   options.recover = true;
+  options.faults = faults;
   auto store = SqliteStore::open(options);
   INFO((store ? std::string() : store.error().message));
   REQUIRE(store.ok());
@@ -261,11 +263,12 @@ TEST_CASE("recovering store: a database moved into its path under it is opened a
 TEST_CASE("recovering store: corruption met by the third lookup fails that lookup only, and a new database serves on") {
   StoreDir dir;
   const auto keys = fill(dir, 30);
-  auto real = open_recovering(dir);
-  FaultInjectingStore store(*real, dir.db());
+  StoreFaultInjector faults(dir.db());
+  auto opened = open_recovering(dir, &faults);
+  SqliteStore& store = *opened;
   std::vector<std::int64_t> dropped;
   store.on_row_dropped([&](std::int64_t row_id) { dropped.push_back(row_id); });
-  store.corrupt_before(StoreCall::lookup, 3);
+  faults.corrupt_before(StoreCall::lookup, 3);
 
   CHECK(lookup_ok(store, keys[0]).has_value());
   CHECK(lookup_ok(store, keys[1]).has_value());
@@ -285,15 +288,16 @@ TEST_CASE("recovering store: corruption met by the third lookup fails that looku
   auto found = lookup_ok(store, proto::key_id(make_key(103)));
   REQUIRE(found.has_value());
   CHECK(std::ranges::equal(*found->image, image));
-  CHECK(store.calls(StoreCall::lookup) == 5);
+  CHECK(faults.calls(StoreCall::lookup) == 5);
 }
 
 TEST_CASE("recovering store: an error the store did not meet itself resets nothing") {
   StoreDir dir;
   const auto keys = fill(dir, 3);
-  auto real = open_recovering(dir);
-  FaultInjectingStore store(*real, dir.db());
-  store.fail_nth(StoreCall::lookup, 1, common::ErrorCode::corrupt);
+  StoreFaultInjector faults(dir.db());
+  auto opened = open_recovering(dir, &faults);
+  SqliteStore& store = *opened;
+  faults.fail_nth(StoreCall::lookup, 1, common::ErrorCode::corrupt);
   auto injected = store.lookup(Selector::key_id(keys[0]), Visibility{});
   REQUIRE_FALSE(injected.ok());
   CHECK(injected.error().code == common::ErrorCode::corrupt);
@@ -305,11 +309,12 @@ TEST_CASE("recovering store: an error the store did not meet itself resets nothi
 TEST_CASE(
     "recovering store: files deleted just before a flush are noticed by that flush, which writes to the new database") {
   StoreDir dir;
-  auto real = open_recovering(dir);
-  FaultInjectingStore store(*real, dir.db());
+  StoreFaultInjector faults(dir.db());
+  auto opened = open_recovering(dir, &faults);
+  SqliteStore& store = *opened;
   const auto before = put_ok(store, make_put(make_key(1), make_image(1, 5000)));
   REQUIRE(lookup_ok(store, before).has_value());  // a hit to flush
-  store.delete_files_before(StoreCall::flush_usage, 1);
+  faults.delete_files_before(StoreCall::flush_usage, 1);
   REQUIRE(store.flush_usage().ok());
   auto totals = store.totals();
   REQUIRE(totals.ok());

@@ -63,7 +63,7 @@ daemon::store::Totals totals(SqliteStore& store) {
 }
 
 bool source_kept(SqliteStore& store, const std::vector<std::uint8_t>& source) {
-  auto kept = store.kept_source(proto::content_digest(proto::Bytes(source)));
+  auto kept = store.sources().kept_source(proto::content_digest(proto::Bytes(source)));
   REQUIRE(kept);
   if (!*kept) return false;
   CHECK(**kept == source);
@@ -71,7 +71,7 @@ bool source_kept(SqliteStore& store, const std::vector<std::uint8_t>& source) {
 }
 
 std::vector<std::string> hot_archs(SqliteStore& store, HotSetQuery query) {
-  auto hot = store.hot_set(query);
+  auto hot = store.sources().hot_set(query);
   INFO((hot ? std::string() : hot.error().message));
   REQUIRE(hot);
   std::vector<std::string> archs;
@@ -207,7 +207,7 @@ TEST_CASE("sources: the hot set is one driver's live shared entries with a kept 
   CHECK(hot_archs(*store, query) == std::vector<std::string>{"sm_90", "sm_86"});
   query = HotSetQuery{13000, "580.1", "sm_86", 10};
   CHECK(hot_archs(*store, query) == std::vector<std::string>{"sm_86"});
-  auto hot = store->hot_set(HotSetQuery{13000, "580.1", "sm_86", 10});
+  auto hot = store->sources().hot_set(HotSetQuery{13000, "580.1", "sm_86", 10});
   REQUIRE(hot);
   REQUIRE(hot->size() == 1);
   CHECK(hot->front().hits == 19);
@@ -215,16 +215,16 @@ TEST_CASE("sources: the hot set is one driver's live shared entries with a kept 
   CHECK(hot->front().content_fast == proto::xxh3_128(proto::Bytes(ptx)));
 
   // What the re-JIT asks besides: the drivers, most recently asked first, and entries by driver and arch.
-  auto drivers = store->known_drivers();
+  auto drivers = store->sources().known_drivers();
   REQUIRE(drivers);
   CHECK(drivers->size() == 2);
-  auto has = store->has_entries_of(13000, "580.1", "sm_86");
+  auto has = store->sources().has_entries_of(13000, "580.1", "sm_86");
   REQUIRE(has);
   CHECK(*has);
-  has = store->has_entries_of(13000, "580.1", "sm_100");
+  has = store->sources().has_entries_of(13000, "580.1", "sm_100");
   REQUIRE(has);
   CHECK_FALSE(*has);
-  auto shared = store->has_shared_entry(hot_key);
+  auto shared = store->sources().has_shared_entry(hot_key);
   REQUIRE(shared);
   CHECK(*shared);
 }

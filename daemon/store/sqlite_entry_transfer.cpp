@@ -1,12 +1,15 @@
-// SqliteStore's EntryTransfer: bundles' exports (one snapshot on a connection of their own) and
-// imports (one transaction on the writer).
-#include <daemon/store/sqlite_store.hpp>
+// SqliteEntryTransfer (sqlite_entry_transfer.hpp): bundles' exports (one snapshot on a connection
+// of their own) and imports (one transaction on the writer).
+#include <daemon/store/sqlite_entry_transfer.hpp>
 
 #include <spdlog/spdlog.h>
 #include <zstd.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <daemon/store/entry_row.hpp>
 #include <daemon/store/image_codec.hpp>
@@ -30,7 +33,7 @@ const std::string k_export_sql =
 const std::string k_export_key_sql =
     std::string("SELECT ") + k_entry_columns + k_export_filters + " AND key_id = ?6 ORDER BY namespace";
 
-// The source kept for an entry (sqlite_store_sources.cpp), if any.
+// The source kept for an entry (sqlite_sources.cpp), if any.
 constexpr char k_entry_source_sql[] =
     "SELECT s.codec, s.raw_size, s.data FROM entry_sources AS es JOIN sources AS s ON s.id = es.source_id"
     " WHERE es.entry_id = ?1";
@@ -135,16 +138,25 @@ Result<void> add_kept_source(SqliteDb& db, const EntryRow& row, bundle::BundleEn
 
 }  // namespace
 
-Result<std::uint64_t> SqliteStore::export_entries(const ExportFilter& filter,
-                                                  const std::function<Result<void>(std::uint64_t)>& begin,
-                                                  const std::function<Result<void>(const bundle::BundleEntry&)>& each) {
+SqliteEntryTransfer::SqliteEntryTransfer(StoreHandle& handle, EntryUpkeep& upkeep, std::uint64_t max_size_bytes,
+                                         std::uint64_t namespace_quota_bytes, std::function<std::int64_t()> clock)
+    : m_handle(handle),
+      m_upkeep(upkeep),
+      m_max_size_bytes(max_size_bytes),
+      m_namespace_quota(namespace_quota_bytes),
+      m_clock(std::move(clock)) {}
+
+Result<std::uint64_t> SqliteEntryTransfer::export_entries(
+    const ExportFilter& filter, const std::function<Result<void>(std::uint64_t)>& begin,
+    const std::function<Result<void>(const bundle::BundleEntry&)>& each) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::export_entries));
   ExportFilter sorted = filter;
   std::sort(sorted.key_ids.begin(), sorted.key_ids.end());
   sorted.key_ids.erase(std::unique(sorted.key_ids.begin(), sorted.key_ids.end()), sorted.key_ids.end());
-  return m_database->run([&](StoreDatabase& db) -> Result<std::uint64_t> {
+  return m_handle.run([&](StoreDatabase& db) -> Result<std::uint64_t> {
     // Rationale: a connection of its own, so an export of minutes holds none of the readers lookups
     // wait for; one deferred transaction, so the count and the entries come from one snapshot.
-    auto connection = SqliteDb::open(db.writer.path(), OpenMode::read_write);
+    auto connection = SqliteDb::open(db.writer.path(), OpenMode::read_write, db.writer.faults());
     JITCACHE_TRY(connection);
     JITCACHE_TRY(apply_pragmas(*connection, ConnectionRole::reader, PragmaOptions{}));
     auto transaction = Transaction::begin(*connection, TransactionKind::deferred, "exporting entries");
@@ -190,8 +202,9 @@ Result<std::uint64_t> SqliteStore::export_entries(const ExportFilter& filter,
   });
 }
 
-Result<KeyPresence> SqliteStore::presence(std::uint32_t namespace_id, const proto::Digest256& key_id) {
-  return m_database->run([&](StoreDatabase& db) -> Result<KeyPresence> {
+Result<KeyPresence> SqliteEntryTransfer::presence(std::uint32_t namespace_id, const proto::Digest256& key_id) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::presence));
+  return m_handle.run([&](StoreDatabase& db) -> Result<KeyPresence> {
     auto reader = db.readers.acquire();
     const std::string what = "looking up a bundle entry's key id";
     auto present = holds(*reader, key_id, namespace_id, what);
@@ -204,15 +217,16 @@ Result<KeyPresence> SqliteStore::presence(std::uint32_t namespace_id, const prot
   });
 }
 
-Result<ImportCounts> SqliteStore::import_entries(
+Result<ImportCounts> SqliteEntryTransfer::import_entries(
     const ImportOptions& options, const std::function<Result<std::optional<bundle::BundleEntry>>()>& next) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::import_entries));
   const std::uint32_t namespace_id = options.namespace_id;
   const std::uint64_t stored_bytes = options.stored_bytes;
   const std::string what = "importing a bundle into namespace " + std::to_string(namespace_id);
-  if (m_policy.max_size_bytes != 0 && stored_bytes > m_policy.max_size_bytes) {
+  if (m_max_size_bytes != 0 && stored_bytes > m_max_size_bytes) {
     return make_error(ErrorCode::too_large, what + ": its images take " + std::to_string(stored_bytes) +
                                                 " bytes, more than the store's max_size of " +
-                                                std::to_string(m_policy.max_size_bytes));
+                                                std::to_string(m_max_size_bytes));
   }
   const bool quota_applies = m_namespace_quota != 0 && namespace_id != k_shared_namespace;
   const std::uint64_t quota_bytes = stored_bytes + options.entry_count * k_entry_overhead_bytes;
@@ -222,15 +236,10 @@ Result<ImportCounts> SqliteStore::import_entries(
                                                 " per entry), more than the namespace_quota of " +
                                                 std::to_string(m_namespace_quota) + " bytes per uid");
   }
-  return m_database->run_write([&](StoreDatabase& db) -> Result<ImportCounts> {
-    std::lock_guard lock(m_writer_mutex);
+  return m_handle.run_write([&](StoreDatabase& db) -> Result<ImportCounts> {
+    std::lock_guard lock(m_handle.writer_mutex());
     // Room first, as a PUT makes it (sqlite_store_write.cpp): eviction commits on its own.
-    if (quota_applies) {
-      JITCACHE_TRY(evict_over_quota_locked(db, namespace_id, quota_bytes));
-    }
-    if (m_policy.max_size_bytes != 0) {
-      JITCACHE_TRY(evict_locked(db, EvictionRequest{stored_bytes, false}));
-    }
+    JITCACHE_TRY(m_upkeep.make_room_locked(db, namespace_id, quota_bytes, stored_bytes));
     auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
     JITCACHE_TRY(transaction);
     ImportCounts counts;
@@ -306,8 +315,7 @@ Result<ImportCounts> SqliteStore::import_entries(
     JITCACHE_TRY(transaction->commit(what));
     // As after a PUT: a reused row id's cached image is stale, and a LOOKUP by one of these fast
     // keys now serves the new shared row.
-    for (std::int64_t id : new_rows) drop_row(id);
-    for (const proto::Digest256& id : fast_key_ids) m_hot.forget_selector(true, id);
+    m_upkeep.rows_written_locked(new_rows, fast_key_ids);
     return counts;
   });
 }

@@ -1,4 +1,4 @@
-// SqliteStore's Diagnosis (diagnosis.hpp): the entries near a key for EXPLAIN, and the eviction
+// SqliteDiagnosis (sqlite_diagnosis.hpp): the entries near a key for EXPLAIN, and the eviction
 // ring.
 //
 // Rationale: every query here is an index probe followed by a walk of at most its LIMIT rows in
@@ -8,7 +8,7 @@
 // For an untrusted caller the namespaces it may not see are not read at all: what it is told cannot
 // depend on them (docs/security.md "EXPLAIN"). tests/unit/test_daemon_store_explain_plan.cpp holds
 // the plans and the step counts to this.
-#include <daemon/store/sqlite_store.hpp>
+#include <daemon/store/sqlite_diagnosis.hpp>
 
 #include <string>
 
@@ -47,11 +47,12 @@ const std::string k_near_content_in_namespace_sql =
     " FROM entries INDEXED BY entries_by_content_namespace WHERE content_digest = ?2 AND namespace = ?5"
     " AND key_id <> ?1 ORDER BY id LIMIT ?4";
 
-Result<std::vector<NearEntry>> SqliteStore::near_entries(const proto::Digest256& key_id,
-                                                         const std::optional<proto::Digest256>& content,
-                                                         const Visibility& who, std::uint32_t caller_uid,
-                                                         unsigned limit) {
-  return m_database->run([&](StoreDatabase& db) -> Result<std::vector<NearEntry>> {
+Result<std::vector<NearEntry>> SqliteDiagnosis::near_entries(const proto::Digest256& key_id,
+                                                             const std::optional<proto::Digest256>& content,
+                                                             const Visibility& who, std::uint32_t caller_uid,
+                                                             unsigned limit) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::near_entries));
+  return m_handle.run([&](StoreDatabase& db) -> Result<std::vector<NearEntry>> {
     auto reader = db.readers.acquire();
     std::vector<NearEntry> out;
     // One query's rows onto `out`, at most `rows` of them (its LIMIT).
@@ -116,12 +117,12 @@ Result<std::vector<NearEntry>> SqliteStore::near_entries(const proto::Digest256&
   });
 }
 
-std::vector<EvictedEntry> SqliteStore::recent_evictions(std::size_t limit, const Visibility& who) {
-  return m_recent_evictions.newest(limit, who.trusted, who.own_namespace);
+std::vector<EvictedEntry> SqliteDiagnosis::recent_evictions(std::size_t limit, const Visibility& who) {
+  return m_evictions.newest(limit, who.trusted, who.own_namespace);
 }
 
-std::vector<EvictedEntry> SqliteStore::evictions_of(const proto::Digest256& key_id) {
-  return m_recent_evictions.of_key(key_id);
+std::vector<EvictedEntry> SqliteDiagnosis::evictions_of(const proto::Digest256& key_id) {
+  return m_evictions.of_key(key_id);
 }
 
 }  // namespace jitcache::daemon::store

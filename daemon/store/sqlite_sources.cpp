@@ -1,12 +1,14 @@
-// SqliteStore's kept sources (sources.hpp, schema 0009): keeping a compiled entry's PTX after its
-// PUT, staying within source_budget, and reading the sources and the hot set back for the re-JIT.
-#include <daemon/store/sqlite_store.hpp>
+// SqliteSources (sqlite_sources.hpp): keeping a compiled entry's PTX after its PUT, staying within
+// source_budget, and reading the sources and the hot set back for the re-JIT.
+#include <daemon/store/sqlite_sources.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -61,14 +63,18 @@ void copy_blob(proto::Bytes blob, std::array<std::uint8_t, N>& out) {
 
 }  // namespace
 
-std::optional<EncodedSource> SqliteStore::encode_source(const PutInput& input) {
-  if (m_source_budget == 0 || input.source.empty() || input.namespace_id != k_shared_namespace) return std::nullopt;
+SqliteSources::SqliteSources(StoreHandle& handle, EntryUpkeep& upkeep, std::uint64_t budget,
+                             std::function<std::int64_t()> clock)
+    : m_handle(handle), m_upkeep(upkeep), m_budget(budget), m_clock(std::move(clock)) {}
+
+std::optional<EncodedSource> SqliteSources::encode(const PutInput& input) {
+  if (m_budget == 0 || input.source.empty() || input.namespace_id != k_shared_namespace) return std::nullopt;
   EncodedSource source;
   source.content_digest = input.key.content;
   source.worker_options = input.worker_options;
   source.raw_size = input.source.size();
   // Another entry of this content kept it already: only the link to it is written.
-  auto present = m_database->run([&](StoreDatabase& db) -> Result<bool> {
+  auto present = m_handle.run([&](StoreDatabase& db) -> Result<bool> {
     auto reader = db.readers.acquire();
     auto stmt = reader->statement(k_source_present_sql);
     JITCACHE_TRY(stmt);
@@ -85,17 +91,17 @@ std::optional<EncodedSource> SqliteStore::encode_source(const PutInput& input) {
   } else {
     source.data = std::move(encoded.compressed);
   }
-  if (source.data.size() > m_source_budget) {
+  if (source.data.size() > m_budget) {
     // Alone over the budget: kept, it would be the first dropped.
-    m_sources_dropped.fetch_add(1, std::memory_order_relaxed);
+    m_dropped.fetch_add(1, std::memory_order_relaxed);
     spdlog::debug("store: the source of {} takes {} bytes compressed, over source_budget ({}): not kept",
-                  proto::to_hex(input.key.content), source.data.size(), m_source_budget);
+                  proto::to_hex(input.key.content), source.data.size(), m_budget);
     return std::nullopt;
   }
   return source;
 }
 
-void SqliteStore::keep_source_locked(StoreDatabase& db, std::int64_t entry_id, const EncodedSource& source) {
+void SqliteSources::keep_locked(StoreDatabase& db, std::int64_t entry_id, const EncodedSource& source) {
   const std::string what = "keeping the source " + proto::to_hex(source.content_digest);
   auto keep = [&]() -> Result<bool> {
     auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
@@ -139,7 +145,7 @@ void SqliteStore::keep_source_locked(StoreDatabase& db, std::int64_t entry_id, c
       if (*row) bytes = (*stmt)->column_int64(0);
     }
     JITCACHE_TRY(transaction->commit(what));
-    return static_cast<std::uint64_t>(bytes) > m_source_budget;
+    return static_cast<std::uint64_t>(bytes) > m_budget;
   };
   // Rationale: a source that cannot be kept costs a later re-JIT, never the PUT that stored the
   // entry, which has committed already.
@@ -149,15 +155,15 @@ void SqliteStore::keep_source_locked(StoreDatabase& db, std::int64_t entry_id, c
     return;
   }
   if (*over) {
-    if (auto trimmed = trim_sources_locked(db); !trimmed) {
+    if (auto trimmed = trim_locked(db); !trimmed) {
       spdlog::warn("store: dropping sources to stay within source_budget: {}", trimmed.error().message);
     }
   }
 }
 
-Result<void> SqliteStore::trim_sources_locked(StoreDatabase& db) {
+Result<void> SqliteSources::trim_locked(StoreDatabase& db) {
   // The entries' last uses decide which sources go: write the ones kept in memory first.
-  if (auto flushed = flush_usage_locked(db); !flushed) {
+  if (auto flushed = m_upkeep.flush_usage_locked(db); !flushed) {
     spdlog::warn("store: usage not written before dropping sources: {}", flushed.error().message);
   }
   const std::string what = "dropping sources over source_budget";
@@ -175,7 +181,7 @@ Result<void> SqliteStore::trim_sources_locked(StoreDatabase& db) {
   {
     auto stmt = db.writer.statement(k_sources_by_value_sql);
     JITCACHE_TRY(stmt);
-    while (bytes > m_source_budget) {
+    while (bytes > m_budget) {
       auto row = (*stmt)->step(what);
       JITCACHE_TRY(row);
       if (!*row) break;
@@ -192,18 +198,24 @@ Result<void> SqliteStore::trim_sources_locked(StoreDatabase& db) {
     }
   }
   JITCACHE_TRY(transaction->commit(what));
-  m_sources_dropped.fetch_add(doomed.size(), std::memory_order_relaxed);
+  m_dropped.fetch_add(doomed.size(), std::memory_order_relaxed);
   if (!doomed.empty()) {
-    spdlog::debug("store: dropped {} sources to stay within source_budget ({} bytes)", doomed.size(), m_source_budget);
+    spdlog::debug("store: dropped {} sources to stay within source_budget ({} bytes)", doomed.size(), m_budget);
   }
   return {};
 }
 
-Result<std::vector<HotEntry>> SqliteStore::hot_set(const HotSetQuery& query) {
-  if (auto flushed = flush_usage(); !flushed) {
+Result<std::vector<HotEntry>> SqliteSources::hot_set(const HotSetQuery& query) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::hot_set));
+  // The hits decide the order: write the ones kept in memory first.
+  auto flushed = m_handle.run_write([this](StoreDatabase& db) {
+    std::lock_guard lock(m_handle.writer_mutex());
+    return m_upkeep.flush_usage_locked(db);
+  });
+  if (!flushed) {
     spdlog::warn("store: usage not written before ranking the hot set: {}", flushed.error().message);
   }
-  return m_database->run([&](StoreDatabase& db) -> Result<std::vector<HotEntry>> {
+  return m_handle.run([&](StoreDatabase& db) -> Result<std::vector<HotEntry>> {
     auto reader = db.readers.acquire();
     auto stmt = reader->statement(k_hot_set_sql);
     JITCACHE_TRY(stmt);
@@ -232,14 +244,15 @@ Result<std::vector<HotEntry>> SqliteStore::hot_set(const HotSetQuery& query) {
   });
 }
 
-Result<std::optional<std::vector<std::uint8_t>>> SqliteStore::kept_source(const proto::Digest256& content_digest) {
+Result<std::optional<std::vector<std::uint8_t>>> SqliteSources::kept_source(const proto::Digest256& content_digest) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::kept_source));
   struct Stored {
     std::int64_t id = 0;
     std::uint8_t codec = 0;
     std::uint64_t raw_size = 0;
     ImageBuffer data;
   };
-  auto read = m_database->run([&](StoreDatabase& db) -> Result<std::optional<Stored>> {
+  auto read = m_handle.run([&](StoreDatabase& db) -> Result<std::optional<Stored>> {
     auto reader = db.readers.acquire();
     auto stmt = reader->statement(k_read_source_sql);
     JITCACHE_TRY(stmt);
@@ -267,8 +280,8 @@ Result<std::optional<std::vector<std::uint8_t>>> SqliteStore::kept_source(const 
   }
   if (!damage.empty()) {
     spdlog::warn("store: the kept source {} is damaged ({}): deleted", proto::to_hex(content_digest), damage);
-    auto deleted = m_database->run_write([&](StoreDatabase& db) -> Result<void> {
-      std::lock_guard lock(m_writer_mutex);
+    auto deleted = m_handle.run_write([&](StoreDatabase& db) -> Result<void> {
+      std::lock_guard lock(m_handle.writer_mutex());
       for (const char* sql : {k_unlink_source_sql, k_delete_source_sql}) {
         auto stmt = db.writer.statement(sql);
         JITCACHE_TRY(stmt);
@@ -284,8 +297,9 @@ Result<std::optional<std::vector<std::uint8_t>>> SqliteStore::kept_source(const 
   return std::optional<std::vector<std::uint8_t>>(std::vector<std::uint8_t>(ptx.begin(), ptx.end()));
 }
 
-Result<bool> SqliteStore::has_shared_entry(const proto::Digest256& key_id) {
-  return m_database->run([&](StoreDatabase& db) -> Result<bool> {
+Result<bool> SqliteSources::has_shared_entry(const proto::Digest256& key_id) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::has_shared_entry));
+  return m_handle.run([&](StoreDatabase& db) -> Result<bool> {
     auto reader = db.readers.acquire();
     auto stmt = reader->statement(k_has_shared_entry_sql);
     JITCACHE_TRY(stmt);
@@ -294,8 +308,9 @@ Result<bool> SqliteStore::has_shared_entry(const proto::Digest256& key_id) {
   });
 }
 
-Result<std::vector<KnownDriver>> SqliteStore::known_drivers() {
-  return m_database->run([&](StoreDatabase& db) -> Result<std::vector<KnownDriver>> {
+Result<std::vector<KnownDriver>> SqliteSources::known_drivers() {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::known_drivers));
+  return m_handle.run([&](StoreDatabase& db) -> Result<std::vector<KnownDriver>> {
     auto reader = db.readers.acquire();
     auto stmt = reader->statement(k_known_drivers_sql);
     JITCACHE_TRY(stmt);
@@ -311,9 +326,10 @@ Result<std::vector<KnownDriver>> SqliteStore::known_drivers() {
   });
 }
 
-Result<bool> SqliteStore::has_entries_of(std::uint32_t driver_api, const std::string& driver_build,
-                                         const std::string& arch) {
-  return m_database->run([&](StoreDatabase& db) -> Result<bool> {
+Result<bool> SqliteSources::has_entries_of(std::uint32_t driver_api, const std::string& driver_build,
+                                           const std::string& arch) {
+  JITCACHE_TRY(m_handle.begin_call(StoreCall::has_entries_of));
+  return m_handle.run([&](StoreDatabase& db) -> Result<bool> {
     auto reader = db.readers.acquire();
     auto stmt = reader->statement(k_has_entries_of_sql);
     JITCACHE_TRY(stmt);
