@@ -43,7 +43,7 @@ namespace jitcache::daemon::remote {
 inline constexpr std::uint32_t k_ask_tenant = 0xFFFF'FFFFu;
 
 // The compile service's store sink registers each key before its compile (the sink files the
-// image under it: daemon/server/compile_store_sink.hpp); the desk registers an ask's key the same
+// image under it: daemon/compile_store/compile_store_sink.hpp); the desk registers an ask's key the same
 // way, through these.
 struct AskSinkRegistry {
   std::function<void(const proto::Digest256& key_id, const proto::KeyFields& key, const proto::Checksum128& fast)>

@@ -176,7 +176,7 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
 
 void attach_compile_path(Fleet& fleet, const config::Config& config, CompilePath& compile, store::Tenancy& tenancy) {
   compile.service->set_gate(fleet.gate.get());
-  server::CompileStoreSink& sink = *compile.sink;
+  compile_store::CompileStoreSink& sink = *compile.sink;
   fleet.asks->serve(*compile.service,
                     remote::AskSinkRegistry{[&sink](const proto::Digest256& key_id, const proto::KeyFields& key,
                                                     const proto::Checksum128& fast) { sink.expect(key_id, key, fast); },

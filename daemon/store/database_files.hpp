@@ -1,6 +1,6 @@
 // The files a store has open, by identity (device and inode), so that the daemon notices when its
-// database, -wal or -shm is deleted or replaced under it (issue 14: an operator deleted
-// jitcache.db and its -wal/-shm while jitcached ran; every PUT after that was acknowledged into the
+// database, -wal or -shm is deleted or replaced under it (an operator who deletes jitcache.db and
+// its -wal/-shm while jitcached runs would otherwise have every later PUT acknowledged into the
 // unlinked files and lost at the next start). SQLite keeps writing to the files it has open, so
 // only a look at the paths can tell.
 //

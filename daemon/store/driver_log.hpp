@@ -24,8 +24,8 @@ namespace jitcache::daemon::store {
 
 // Rationale: a host has a handful of drivers and a fleet's store a few dozen; 1 024 distinct drivers
 // asked for within one usage flush interval is only ever a client making them up, and 16 384 served
-// ones is more than any store holds entries of. Both bound what a failing flush keeps (issue 14: a
-// full disk, 200 000 made-up drivers, 11 -> 233 MB).
+// ones is more than any store holds entries of. Both bound what a failing flush keeps (on a full
+// disk, 200 000 made-up drivers grew the daemon from 11 to 233 MB before these bounds).
 inline constexpr std::size_t k_max_asked_drivers = 1024;
 inline constexpr std::size_t k_max_served_drivers = 16384;
 
