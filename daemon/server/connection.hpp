@@ -3,9 +3,8 @@
 //
 // Deadlines (PROTOCOL.md §1): idle_timeout while waiting for the first byte of a request,
 // read_deadline from that byte until the frame is complete, write_deadline for the reply. A watchdog
-// coroutine on the same executor closes the socket when the current deadline passes, which ends the
-// pending read or write. Thread safety: everything runs on the io_context of the worker that
-// accepted the connection, which one thread runs (server.hpp), so no strand is needed; close_if_idle()
+// coroutine on the same strand closes the socket when the current deadline passes, which ends the
+// pending read or write. Thread safety: everything runs on the connection's strand; close_if_idle()
 // and force_close() may be called from any thread (they post to it).
 #pragma once
 
@@ -24,6 +23,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 
 #include <common/unique_fd.hpp>
 #include <daemon/ops/op_call.hpp>
@@ -42,12 +42,9 @@ using ops::Reply;
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Socket = boost::asio::local::stream_protocol::socket;
-  // Rationale: the worker's io_context itself, not a strand over it: one thread runs it, so a strand
-  // serialised nothing and cost a lock and a queue per handler (docs/benchmarks.md "The hit path at
-  // the limit").
-  using Executor = boost::asio::io_context::executor_type;
+  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
 
-  Connection(Socket socket, Executor executor, ServerContext& context, policy::PeerCredentials peer);
+  Connection(Socket socket, Strand strand, ServerContext& context, policy::PeerCredentials peer);
 
   // Serves requests until the peer leaves, a deadline passes, or the server drains.
   boost::asio::awaitable<void> run();
@@ -97,7 +94,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Reply draining_reply();  // `unavailable`: past k_max_answers_while_draining
 
   Socket m_socket;
-  Executor m_executor;
+  Strand m_strand;
   boost::asio::steady_timer m_timer;
   ServerContext& m_context;
   policy::PeerCredentials m_peer;

@@ -157,7 +157,7 @@ TEST_CASE("fleet asks: no builder up, each consumer compiles for itself, once pe
   CHECK(sum_stat(fleet, 0, "remote0.asks_sent") == 0);
 }
 
-TEST_CASE("fleet asks: the documented ACLs let a consumer ask; a consumer on an ACL without asks compiles itself") {
+TEST_CASE("fleet asks: the documented ACLs let a consumer ask, and a consumer on an ACL without asks compiles itself") {
   RedisServer redis;
   const std::vector<std::string> consumer_acl = documented_line("ACL SETUSER jc-reader ");
   const std::vector<std::string> builder_acl = documented_line("ACL SETUSER jc-builder ");

@@ -203,7 +203,9 @@ TEST_CASE(
   const auto lookup_frame = frame(proto::Op::lookup, 9, lookup_payload);
   rest.insert(rest.end(), ping.begin(), ping.end());
   rest.insert(rest.end(), lookup_frame.begin(), lookup_frame.end());
-  REQUIRE(connection.send_raw(proto::Bytes(rest)));
+  if (!connection.send_raw(proto::Bytes(rest))) {
+    FAIL("the rest of the PUT was not taken; the daemon's log:\n" << testing::read_file(daemon.log_path()));
+  }
 
   for (std::uint32_t id : {7u, 8u, 9u}) {
     INFO("request " << id);
