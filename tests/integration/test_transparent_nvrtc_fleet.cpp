@@ -58,14 +58,27 @@ void alter_last_byte(const RedisServer& redis, const std::string& key) {
   redis.cli({"SETRANGE", key, std::to_string(last), byte.starts_with("A") ? "B" : "A"});
 }
 
+// A host of the test's fleet: remote lookups may take up to 1 s (the shared CI machine).
+FleetHost fleet_host(const std::string& url, const FleetKeys& keys, bool builder) {
+  return start_fleet_host(url, keys, builder, {"--remote-timeout", "1s"}, "warn");
+}
+
+// The program compiled on `builder` under the preload library, and its result uploaded.
+ChildResult compile_and_upload(FleetHost& builder, const Sources& sources) {
+  ChildResult built = run_program(compile_args(sources), run_env(builder.daemon->socket_path(), true));
+  REQUIRE(built.status == 0);
+  REQUIRE(eventually([&] { return host_stat(builder, "remote0.uploads") == 1; }, 20s));
+  return built;
+}
+
 }  // namespace
 
 TEST_CASE("nvrtc fleet: a builder's NVRTC result reaches a consumer host as a hit with identical outputs") {
   RedisServer redis;
   const std::string url = redis.url() + "/0";
   FleetKeys keys;
-  FleetHost builder = start_fleet_host(url, keys, /*builder=*/true, {"--remote-timeout", "1s"}, "warn");
-  FleetHost consumer = start_fleet_host(url, keys, /*builder=*/false, {"--remote-timeout", "1s"}, "warn");
+  FleetHost builder = fleet_host(url, keys, /*builder=*/true);
+  FleetHost consumer = fleet_host(url, keys, /*builder=*/false);
   Sources sources;
   TempDir none;
   const ChildResult plain = run_program(compile_args(sources), run_env(none.file("none.sock"), false));
@@ -91,12 +104,10 @@ TEST_CASE("nvrtc fleet: an NVRTC record altered in the remote is refused, and th
   RedisServer redis;
   const std::string url = redis.url() + "/0";
   FleetKeys keys;
-  FleetHost builder = start_fleet_host(url, keys, /*builder=*/true, {"--remote-timeout", "1s"}, "warn");
-  FleetHost consumer = start_fleet_host(url, keys, /*builder=*/false, {"--remote-timeout", "1s"}, "warn");
+  FleetHost builder = fleet_host(url, keys, /*builder=*/true);
+  FleetHost consumer = fleet_host(url, keys, /*builder=*/false);
   Sources sources;
-  const ChildResult built = run_program(compile_args(sources), run_env(builder.daemon->socket_path(), true));
-  REQUIRE(built.status == 0);
-  REQUIRE(eventually([&] { return host_stat(builder, "remote0.uploads") == 1; }, 20s));
+  const ChildResult built = compile_and_upload(builder, sources);
   for (const char* space : {"idx", "fk"}) {
     const auto records = redis_keys(redis, space);
     REQUIRE(records.size() == 1);
@@ -118,12 +129,10 @@ TEST_CASE("nvrtc fleet: a consumer that does not trust the builder's key refuses
   const std::string url = redis.url() + "/0";
   FleetKeys keys;
   FleetKeys other_keys("other");
-  FleetHost builder = start_fleet_host(url, keys, /*builder=*/true, {"--remote-timeout", "1s"}, "warn");
-  FleetHost stranger = start_fleet_host(url, other_keys, /*builder=*/false, {"--remote-timeout", "1s"}, "warn");
+  FleetHost builder = fleet_host(url, keys, /*builder=*/true);
+  FleetHost stranger = fleet_host(url, other_keys, /*builder=*/false);
   Sources sources;
-  const ChildResult built = run_program(compile_args(sources), run_env(builder.daemon->socket_path(), true));
-  REQUIRE(built.status == 0);
-  REQUIRE(eventually([&] { return host_stat(builder, "remote0.uploads") == 1; }, 20s));
+  const ChildResult built = compile_and_upload(builder, sources);
 
   const ChildResult served = run_program(compile_args(sources), run_env(stranger.daemon->socket_path(), true));
   CHECK(served.status == 0);
