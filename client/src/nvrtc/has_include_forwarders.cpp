@@ -38,7 +38,8 @@ HasIncludeForwarders::HasIncludeForwarders() {
 
 void HasIncludeForwarders::add(const IncludeDirectives& text) {
   for (const MacroCall& call : text.calls) {
-    if (call.definition >= 0) m_passing.push_back({&call, &text.definitions[static_cast<std::size_t>(call.definition)]});
+    if (call.definition >= 0)
+      m_passing.push_back({&call, &text.definitions[static_cast<std::size_t>(call.definition)]});
   }
   for (const MacroDefinition& definition : text.definitions) {
     if (!definition.alias.empty()) m_aliases.push_back(&definition);

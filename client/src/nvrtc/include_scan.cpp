@@ -131,8 +131,8 @@ class Scanner {
   };
 
   common::Result<void> scan_text(std::string_view raw, const std::string& directory) {
-    return scan_directives(directory, std::make_shared<const common::Result<IncludeDirectives>>(
-                                          parse_include_directives(raw)));
+    return scan_directives(directory,
+                           std::make_shared<const common::Result<IncludeDirectives>>(parse_include_directives(raw)));
   }
 
   common::Result<void> scan_directives(const std::string& directory,
