@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -43,7 +44,7 @@ class HasIncludeForwarders {
 
   bool learn(const std::string& macro, std::size_t index, bool variadic);
 
-  std::map<std::string, Forwarded> m_forwarders;
+  std::unordered_map<std::string, Forwarded> m_forwarders;
   // Calls in a definition's body that pass one of its parameters on, and one-identifier aliases:
   // all that settle() needs to look at.
   std::vector<std::pair<const MacroCall*, const MacroDefinition*>> m_passing;

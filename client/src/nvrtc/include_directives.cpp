@@ -10,21 +10,22 @@ common::Error unsupported(std::string message) {
   return common::make_error(common::ErrorCode::unsupported, std::move(message));
 }
 
-// The text with every backslash-newline removed, as the preprocessor's first phase does.
+// The text with every backslash-newline removed, as the preprocessor's first phase does. Copied in
+// runs between backslashes: one character at a time was a fifth of a first scan's time.
 std::string spliced(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
-      ++i;
-      continue;
-    }
-    if (text[i] == '\\' && i + 2 < text.size() && text[i + 1] == '\r' && text[i + 2] == '\n') {
-      i += 2;
-      continue;
-    }
-    out.push_back(text[i]);
+  std::size_t from = 0;
+  for (std::size_t at = text.find('\\'); at != std::string_view::npos; at = text.find('\\', at + 1)) {
+    std::size_t length = 0;
+    if (at + 1 < text.size() && text[at + 1] == '\n') length = 2;
+    if (at + 2 < text.size() && text[at + 1] == '\r' && text[at + 2] == '\n') length = 3;
+    if (length == 0) continue;
+    out.append(text.substr(from, at - from));
+    from = at + length;
+    at = from - 1;
   }
+  out.append(text.substr(from));
   return out;
 }
 
