@@ -8,6 +8,7 @@
 
 #include <client/src/nvrtc/include_scan.hpp>
 #include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
 
 using jitcache::client::nvrtc::included_names;
 using jitcache::client::nvrtc::IncludeScanInput;
@@ -105,7 +106,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "include scan: a forwarder defined in another header makes its calls probes; the file appearing changes the record") {
+    "include scan: a forwarder defined in another header makes its calls probes, and the file appearing changes the record") {
   TempDir dir;
   write(dir.file("inc/fwd.cuh"), "#define FWD(_X) __has_include(_X)\n");
   const std::string source = "#include <fwd.cuh>\n#if FWD(<optional.cuh>)\n#include <optional.cuh>\n#endif\n";
@@ -170,8 +171,7 @@ TEST_CASE("include scan: calls of macros that forward nothing are not probes, wh
 TEST_CASE("include scan: the CUDA C++ standard library's _CCCL_HAS_INCLUDE probes are followed, not refused") {
   const std::string cccl = "/usr/local/cuda/include/cccl";
   if (!std::filesystem::exists(cccl + "/cuda/std/__cccl/preprocessor.h")) {
-    WARN("skipped: no CUDA toolkit with CCCL headers at /usr/local/cuda/include");
-    return;
+    JITCACHE_SKIP("no CUDA toolkit with CCCL headers at /usr/local/cuda/include");
   }
   auto record =
       scan_includes({"kernel.cu", "#include <cuda/std/type_traits>\n", {}, {cccl, "/usr/local/cuda/include"}, {}});
