@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -39,18 +41,29 @@ double elapsed_ms(Clock::time_point since) {
 
 int main(int argc, char** argv) {
   std::string cuda_include = "/usr/local/cuda/include";
+  std::string source_file;
+  std::vector<std::string> include_paths;
   int repeat = 20;
   CLI::App app{"bench_nvrtc_scan: the include scan of a libcu++-heavy NVRTC compile, cold and warm"};
   app.add_option("--cuda-include", cuda_include, "the toolkit's include directory (its cccl/ is searched first)");
   app.add_option("--repeat", repeat, "warm scans after the first")->check(CLI::PositiveNumber);
+  app.add_option("--source", source_file, "scan this file instead of the built-in libcu++ source")
+      ->check(CLI::ExistingFile);
+  app.add_option("-I", include_paths, "more include paths, searched before the toolkit's");
   CLI11_PARSE(app, argc, argv);
+  std::string source = k_source;
+  if (!source_file.empty()) {
+    std::ifstream in(source_file, std::ios::binary);
+    source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  include_paths.push_back(cuda_include + "/cccl");
+  include_paths.push_back(cuda_include);
 
   const jitcache::bench::MachineInfo machine = jitcache::bench::read_machine_info();
   std::printf("machine: %s, %u of %u CPUs usable, load %.2f\n", machine.cpu_model.c_str(), machine.usable_cpus,
               machine.online_cpus, machine.load_average);
 
-  const jitcache::client::nvrtc::IncludeScanInput input{
-      "kernel.cu", k_source, {}, {cuda_include + "/cccl", cuda_include}, {}};
+  const jitcache::client::nvrtc::IncludeScanInput input{"kernel.cu", source, {}, include_paths, {}};
   auto started = Clock::now();
   const auto cold = jitcache::client::nvrtc::scan_includes(input);
   const double cold_ms = elapsed_ms(started);
