@@ -90,6 +90,12 @@ bool HasIncludeForwarders::settle() {
 common::Result<std::vector<std::string>> HasIncludeForwarders::probes(const IncludeDirectives& text) const {
   std::vector<std::string> names;
   for (const MacroCall& call : text.calls) {
+    // `APPLY(F)(<file>)`: a forwarder passed on by name probes where this scan cannot see.
+    for (const std::string& argument : call.arguments) {
+      if (call.macro == "defined" || m_forwarders.count(argument) == 0) continue;
+      return common::make_error(common::ErrorCode::unsupported, "\"" + written(call) + "\" passes on " + argument +
+                                                                    ", which applies __has_include to its argument");
+    }
     const auto found = m_forwarders.find(call.macro);
     if (found == m_forwarders.end()) continue;
     for (const auto& [index, variadic] : found->second) {
