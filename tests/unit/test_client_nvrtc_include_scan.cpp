@@ -182,3 +182,19 @@ TEST_CASE("include scan: the CUDA C++ standard library's _CCCL_HAS_INCLUDE probe
   // extended_data_types.h: #if _CCCL_HAS_INCLUDE(<cuda_fp16.h>) ...
   CHECK_THAT(record->text, Catch::Contains("/usr/local/cuda/include/cuda_fp16.h" + std::string(1, '\0') + "file "));
 }
+
+TEST_CASE(
+    "include scan: a probe in a #define's body is looked for from the directory of every file, where the macro may be used") {
+  TempDir dir;
+  // HAS_LOCAL is defined in lib/, used in app/: NVRTC looks for "local.cuh" from app/ first.
+  write(dir.file("inc/lib/defs.cuh"),
+        "#define FWD(x) __has_include(x)\n#define HAS_LOCAL FWD(\"local.cuh\")\n"
+        "#define HAS_DIRECT __has_include(\"direct.cuh\")\n");
+  write(dir.file("inc/app/use.cuh"), "#include \"../lib/defs.cuh\"\n#if HAS_LOCAL && HAS_DIRECT\n#endif\n");
+  auto record = scan_with(dir, "#include <app/use.cuh>\n");
+  REQUIRE(record);
+  for (const char* file : {"app/local.cuh", "app/direct.cuh"}) {
+    INFO(file);
+    CHECK_THAT(record->text, Catch::Contains(dir.file("inc/") + file + std::string(1, '\0') + "absent"));
+  }
+}

@@ -87,8 +87,8 @@ bool HasIncludeForwarders::settle() {
   return learned_any;
 }
 
-common::Result<std::vector<std::string>> HasIncludeForwarders::probes(const IncludeDirectives& text) const {
-  std::vector<std::string> names;
+common::Result<std::vector<ForwardedProbe>> HasIncludeForwarders::probes(const IncludeDirectives& text) const {
+  std::vector<ForwardedProbe> names;
   for (const MacroCall& call : text.calls) {
     // `APPLY(F)(<file>)`: a forwarder passed on by name probes where this scan cannot see.
     for (const std::string& argument : call.arguments) {
@@ -113,7 +113,7 @@ common::Result<std::vector<std::string>> HasIncludeForwarders::probes(const Incl
         return common::make_error(common::ErrorCode::unsupported,
                                   what + " names its file through a macro: \"" + written(call) + "\"");
       }
-      names.push_back(std::move(name));
+      names.push_back(ForwardedProbe{std::move(name), call.in_definition});
     }
   }
   return names;
@@ -126,7 +126,7 @@ common::Result<std::vector<std::string>> included_names_of(const IncludeDirectiv
   auto probed = forwarders.probes(text);
   JITCACHE_TRY(probed);
   std::vector<std::string> names = text.names;
-  names.insert(names.end(), probed->begin(), probed->end());
+  for (ForwardedProbe& probe : *probed) names.push_back(std::move(probe.name));
   return names;
 }
 

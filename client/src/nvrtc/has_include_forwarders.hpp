@@ -23,6 +23,13 @@
 
 namespace jitcache::client::nvrtc {
 
+// A file a call probes. One in a #define's body is searched for from the file that uses the macro,
+// which may lie in another directory: the scan looks for it from every directory it has seen.
+struct ForwardedProbe {
+  std::string name;
+  bool in_definition = false;
+};
+
 class HasIncludeForwarders {
  public:
   HasIncludeForwarders();
@@ -36,7 +43,7 @@ class HasIncludeForwarders {
 
   // The file names `text`'s calls of forwarders probe, in order; ErrorCode::unsupported with the
   // call when one's file cannot be named.
-  common::Result<std::vector<std::string>> probes(const IncludeDirectives& text) const;
+  common::Result<std::vector<ForwardedProbe>> probes(const IncludeDirectives& text) const;
 
  private:
   // Parameter index -> whether it is variadic (its argument runs to the end of the call).

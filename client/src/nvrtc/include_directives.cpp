@@ -99,7 +99,7 @@ std::vector<std::string> arguments_at(std::string_view text, std::size_t open) {
 bool is_has_include(std::string_view name) { return name == "__has_include" || name == "__has_include_next"; }
 
 // Every `NAME(...)` in a directive's expression or body, nested ones included.
-void collect_calls(std::string_view text, int definition, std::vector<MacroCall>& calls) {
+void collect_calls(std::string_view text, int definition, bool in_definition, std::vector<MacroCall>& calls) {
   for (std::size_t i = 0; i < text.size();) {
     const char c = text[i];
     if (c == '"' || c == '\'') {
@@ -114,11 +114,12 @@ void collect_calls(std::string_view text, int definition, std::vector<MacroCall>
       std::vector<std::string> arguments = arguments_at(text, open);
       bool named = false;
       for (const std::string& argument : arguments) named = named || !argument.empty();
-      // A literal __has_include is already among the names; `X()` cannot name a file.
-      if (!named || (is_has_include(name) && arguments.size() == 1 && !literal_file_name(arguments[0]).empty())) {
+      // A literal __has_include on an #if line is already among the names; `X()` cannot name a file.
+      if (!named || (!in_definition && is_has_include(name) && arguments.size() == 1 &&
+                     !literal_file_name(arguments[0]).empty())) {
         continue;
       }
-      calls.push_back(MacroCall{std::string(name), std::move(arguments), definition});
+      calls.push_back(MacroCall{std::string(name), std::move(arguments), definition, in_definition});
     } else {
       ++i;
     }
@@ -151,7 +152,7 @@ void parse_definition(std::string_view line, IncludeDirectives& out) {
   if (!definition.function_like) {
     // Only an alias can forward a probe; any other body's calls stand for themselves.
     if (body.empty() || identifier_at(body, 0) != body || std::isdigit(static_cast<unsigned char>(body[0])) != 0) {
-      collect_calls(body, -1, out.calls);
+      collect_calls(body, -1, true, out.calls);
       return;
     }
     definition.alias = std::string(body);
@@ -159,7 +160,7 @@ void parse_definition(std::string_view line, IncludeDirectives& out) {
     return;
   }
   const std::size_t first_call = out.calls.size();
-  collect_calls(body, static_cast<int>(out.definitions.size()), out.calls);
+  collect_calls(body, static_cast<int>(out.definitions.size()), true, out.calls);
   // Kept only when some call in the body passes a parameter on whole: the rest cannot forward.
   bool forwards = false;
   for (std::size_t i = first_call; i < out.calls.size() && !forwards; ++i) {
@@ -202,7 +203,7 @@ common::Result<IncludeDirectives> parse_include_directives(std::string_view raw)
         JITCACHE_TRY(name);
         out.names.push_back(std::move(*name));
       } else if (directive == "if" || directive == "elif") {
-        collect_calls(rest, -1, out.calls);
+        collect_calls(rest, -1, false, out.calls);
       } else if (directive == "define") {
         parse_definition(rest, out);
       }

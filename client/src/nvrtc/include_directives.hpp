@@ -23,6 +23,8 @@ struct MacroCall {
   std::string macro;
   std::vector<std::string> arguments;  // as written, blanks around each removed
   int definition = -1;                 // the #define (index in definitions) whose body holds it; -1: none
+  // In a #define's body: expanded, and so searched for, from whichever file uses the macro.
+  bool in_definition = false;
 };
 
 // A #define that may forward a probe: function-like, or object-like with one identifier as its body

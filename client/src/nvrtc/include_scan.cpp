@@ -183,7 +183,20 @@ class Scanner {
         const Scanned scanned = m_scanned[i];  // a copy: following may add to m_scanned
         auto probed = m_forwarders.probes(**scanned.directives);
         JITCACHE_TRY(probed);
-        for (const std::string& name : *probed) JITCACHE_TRY(follow(name, scanned.directory));
+        for (const ForwardedProbe& probe : *probed) {
+          JITCACHE_TRY(follow(probe.name, scanned.directory));
+          if (probe.in_definition && m_probes_in_definitions.insert(probe.name).second) {
+            m_names_in_definitions.push_back(probe.name);
+          }
+        }
+      }
+      // A probe in a #define's body is made where the macro is used, in any file of the compile
+      // (follow() remembers the pairs already walked, so this costs lookups only).
+      for (std::size_t i = 0; i < m_names_in_definitions.size(); ++i) {
+        for (std::size_t text = 0; text < m_scanned.size(); ++text) {
+          const std::string directory = m_scanned[text].directory;  // a copy: following may add to m_scanned
+          JITCACHE_TRY(follow(m_names_in_definitions[i], directory));
+        }
       }
     }
   }
@@ -236,6 +249,8 @@ class Scanner {
   std::unordered_set<std::string> m_followed;
   std::size_t m_bytes = 0;
   std::vector<Scanned> m_scanned;
+  std::unordered_set<std::string> m_probes_in_definitions;  // of m_names_in_definitions, for uniqueness
+  std::vector<std::string> m_names_in_definitions;
   HasIncludeForwarders m_forwarders;
 };
 
