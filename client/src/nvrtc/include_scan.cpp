@@ -54,8 +54,20 @@ struct FileFacts {
 // again. Rationale: CuPy compiles dozens of kernels at start-up, each with -I to the same headers;
 // reading and hashing them once per process, not once per compile, keeps a hit cheap.
 // Never destroyed: a compile on another thread may outlive static destruction at exit.
+struct Stamp {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  timespec modified{};
+  timespec changed{};
+  bool operator==(const Stamp& other) const {
+    return device == other.device && inode == other.inode && size == other.size &&
+           modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec &&
+           changed.tv_sec == other.changed.tv_sec && changed.tv_nsec == other.changed.tv_nsec;
+  }
+};
 struct Remembered {
-  std::string stamp;
+  Stamp stamp;
   FileFacts facts;
 };
 std::mutex& memory_mutex() {
@@ -67,11 +79,7 @@ std::unordered_map<std::string, Remembered>& memory() {
   return *known;
 }
 
-std::string stamp_of(const struct stat& st) {
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
-         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
-}
+Stamp stamp_of(const struct stat& st) { return Stamp{st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim}; }
 
 // Whether the file's last change lies more than two seconds back.
 bool settled(const struct stat& st) {
@@ -85,10 +93,11 @@ bool settled(const struct stat& st) {
 std::optional<std::string> content_of(const std::string& path, const struct stat& st) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
-  std::string content(static_cast<std::size_t>(st.st_size), '\0');
+  // One byte more than the stat said, so that the read that finds the end needs no reallocation.
+  std::string content(static_cast<std::size_t>(st.st_size) + 1, '\0');
   std::size_t have = 0;
   for (;;) {
-    if (have == content.size()) content.resize(content.size() + 4096);  // it grew since the stat
+    if (have == content.size()) content.resize(content.size() * 2);  // it grew since the stat
     const ssize_t got = ::read(fd, content.data() + have, content.size() - have);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
@@ -107,7 +116,7 @@ FileFacts facts_of(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return facts;
   facts.state = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? FileFacts::State::other : FileFacts::State::special;
   if (!S_ISREG(st.st_mode)) return facts;
-  const std::string stamp = stamp_of(st);
+  const Stamp stamp = stamp_of(st);
   {
     std::lock_guard lock(memory_mutex());
     if (auto it = memory().find(path); it != memory().end() && it->second.stamp == stamp) return it->second.facts;
