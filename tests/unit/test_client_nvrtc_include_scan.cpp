@@ -198,3 +198,16 @@ TEST_CASE(
     CHECK_THAT(record->text, Catch::Contains(dir.file("inc/") + file + std::string(1, '\0') + "absent"));
   }
 }
+
+TEST_CASE(
+    "include scan: every prefix of a text with unclosed calls, literals and definitions parses, read or refused") {
+  const std::string text =
+      "#define FWD(_X, ...) __has_include(_X)\n#define V(a...) FWD(a)\n#define ALIAS FWD\n"
+      "#if FWD(<a.h>) && V(\"b.h\", 1) && ALIAS(<c.h>) && X('\\'', \"\\\"(\") \\\n  && FWD((<d.h>))\n"
+      "#elif 0x1fULL + 1e5 > FWD(<e.h>\n#define BROKEN(x\n#define G(y) FWD(y) FWD(\n#include \"f.h\"\\\r\n";
+  for (std::size_t length = 0; length <= text.size(); ++length) {
+    INFO(text.substr(0, length));
+    auto names = included_names(std::string_view(text).substr(0, length));
+    if (!names) CHECK(names.error().code == ErrorCode::unsupported);
+  }
+}
