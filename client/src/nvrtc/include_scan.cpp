@@ -1,15 +1,19 @@
 #include <client/src/nvrtc/include_scan.hpp>
 
+#include <client/src/nvrtc/has_include_forwarders.hpp>
+#include <client/src/nvrtc/include_directives.hpp>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-#include <cctype>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <proto/digest.hpp>
 
@@ -35,47 +39,6 @@ std::string joined(const std::string& directory, const std::string& name) {
   return directory.back() == '/' ? directory + name : directory + "/" + name;
 }
 
-// The text with every backslash-newline removed, as the preprocessor's first phase does.
-std::string spliced(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
-      ++i;
-      continue;
-    }
-    if (text[i] == '\\' && i + 2 < text.size() && text[i + 1] == '\r' && text[i + 2] == '\n') {
-      i += 2;
-      continue;
-    }
-    out.push_back(text[i]);
-  }
-  return out;
-}
-
-std::size_t skip_blanks(std::string_view text, std::size_t at) {
-  while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
-  return at;
-}
-
-// The quoted or bracketed name at `at`, or an error: a name given through a macro.
-common::Result<std::string> name_at(std::string_view text, std::size_t at, std::string_view directive) {
-  if (at < text.size() && (text[at] == '"' || text[at] == '<')) {
-    const char close = text[at] == '"' ? '"' : '>';
-    const std::size_t end = text.find_first_of(std::string{close, '\n'}, at + 1);
-    if (end != std::string_view::npos && text[end] == close) return std::string(text.substr(at + 1, end - at - 1));
-  }
-  const std::size_t line_end = text.find('\n', at);
-  return unsupported(std::string(directive) + " names its file through a macro: \"" +
-                     std::string(text.substr(at, line_end == std::string_view::npos ? 40 : line_end - at)) + "\"");
-}
-
-bool word_at(std::string_view text, std::size_t at, std::string_view word) {
-  if (text.substr(at, word.size()) != word) return false;
-  const std::size_t after = at + word.size();
-  return after >= text.size() || !(std::isalnum(static_cast<unsigned char>(text[after])) != 0 || text[after] == '_');
-}
-
 // What a regular file on disk holds, as the record needs it: its SHA-256 and the names it includes.
 struct FileFacts {
   // other: a directory, or a file this process cannot read; special: a device, FIFO or socket,
@@ -83,7 +46,7 @@ struct FileFacts {
   enum class State { absent, file, other, special } state = State::absent;
   std::string digest_hex;
   std::size_t size = 0;
-  std::shared_ptr<const common::Result<std::vector<std::string>>> names;
+  std::shared_ptr<const common::Result<IncludeDirectives>> directives;
 };
 
 // The facts of files already read in this process, by path, each with the stat stamp it was read
@@ -91,8 +54,20 @@ struct FileFacts {
 // again. Rationale: CuPy compiles dozens of kernels at start-up, each with -I to the same headers;
 // reading and hashing them once per process, not once per compile, keeps a hit cheap.
 // Never destroyed: a compile on another thread may outlive static destruction at exit.
+struct Stamp {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  timespec modified{};
+  timespec changed{};
+  bool operator==(const Stamp& other) const {
+    return device == other.device && inode == other.inode && size == other.size &&
+           modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec &&
+           changed.tv_sec == other.changed.tv_sec && changed.tv_nsec == other.changed.tv_nsec;
+  }
+};
 struct Remembered {
-  std::string stamp;
+  Stamp stamp;
   FileFacts facts;
 };
 std::mutex& memory_mutex() {
@@ -104,11 +79,7 @@ std::unordered_map<std::string, Remembered>& memory() {
   return *known;
 }
 
-std::string stamp_of(const struct stat& st) {
-  return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ":" +
-         std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec);
-}
+Stamp stamp_of(const struct stat& st) { return Stamp{st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim}; }
 
 // Whether the file's last change lies more than two seconds back.
 bool settled(const struct stat& st) {
@@ -117,25 +88,47 @@ bool settled(const struct stat& st) {
   return now.tv_sec - st.st_ctim.tv_sec > 2;
 }
 
+// The whole file, read with as few calls as its size allows (an ifstream read through
+// istreambuf_iterator, one character at a time, was a third of a first scan's time).
+std::optional<std::string> content_of(const std::string& path, const struct stat& st) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  // One byte more than the stat said, so that the read that finds the end needs no reallocation.
+  std::string content(static_cast<std::size_t>(st.st_size) + 1, '\0');
+  std::size_t have = 0;
+  for (;;) {
+    if (have == content.size()) content.resize(content.size() * 2);  // it grew since the stat
+    const ssize_t got = ::read(fd, content.data() + have, content.size() - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      ::close(fd);
+      if (got < 0) return std::nullopt;
+      content.resize(have);
+      return content;
+    }
+    have += static_cast<std::size_t>(got);
+  }
+}
+
 FileFacts facts_of(const std::string& path) {
   FileFacts facts;
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return facts;
   facts.state = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? FileFacts::State::other : FileFacts::State::special;
   if (!S_ISREG(st.st_mode)) return facts;
-  const std::string stamp = stamp_of(st);
+  const Stamp stamp = stamp_of(st);
   {
     std::lock_guard lock(memory_mutex());
     if (auto it = memory().find(path); it != memory().end() && it->second.stamp == stamp) return it->second.facts;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return facts;  // there, but unreadable: NVRTC fails on it, and so it is keyed as "other"
-  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::optional<std::string> read = content_of(path, st);
+  if (!read) return facts;  // there, but unreadable: NVRTC fails on it, and so it is keyed as "other"
+  const std::string& content = *read;
   struct stat after {};
   facts.state = FileFacts::State::file;
   facts.digest_hex = proto::to_hex(proto::sha256(proto::as_bytes(content)));
   facts.size = content.size();
-  facts.names = std::make_shared<const common::Result<std::vector<std::string>>>(included_names(content));
+  facts.directives = std::make_shared<const common::Result<IncludeDirectives>>(parse_include_directives(content));
   // Remembered only when the file did not change while it was read, and its last change is old
   // enough that a second change could not share its timestamps (a file system's clock may tick in
   // milliseconds; ccache's direct mode refuses recently changed files for the same reason).
@@ -158,19 +151,73 @@ class Scanner {
     for (const std::string& file : m_input.pre_includes) JITCACHE_TRY(follow(file, main_directory));
     JITCACHE_TRY(scan_text(m_input.source, main_directory));
     for (const auto& [name, content] : m_input.headers) JITCACHE_TRY(scan_text(content, directory_of(name)));
+    JITCACHE_TRY(follow_forwarded_probes());
     return m_record;
   }
 
  private:
+  // A text whose names were followed, kept for the probes its calls of forwarders make.
+  struct Scanned {
+    std::string directory;
+    std::shared_ptr<const common::Result<IncludeDirectives>> directives;
+  };
+
   common::Result<void> scan_text(std::string_view raw, const std::string& directory) {
-    auto names = included_names(raw);
-    JITCACHE_TRY(names);
-    for (const std::string& name : *names) JITCACHE_TRY(follow(name, directory));
+    return scan_directives(directory,
+                           std::make_shared<const common::Result<IncludeDirectives>>(parse_include_directives(raw)));
+  }
+
+  common::Result<void> scan_directives(const std::string& directory,
+                                       std::shared_ptr<const common::Result<IncludeDirectives>> directives) {
+    const common::Result<IncludeDirectives>& parsed = *directives;
+    if (!parsed) return parsed.error();
+    m_scanned.push_back(Scanned{directory, directives});
+    m_forwarders.add(*parsed);
+    for (const std::string& name : parsed->names) JITCACHE_TRY(follow(name, directory));
     return {};
+  }
+
+  // The probes made through forwarding macros (client/src/nvrtc/has_include_forwarders.hpp), each
+  // followed as a direct __has_include is: a forwarder's definition and its calls may lie in any
+  // texts of the compile, and a file found may define or call more, so this goes round until a
+  // round finds no new text and no new forwarder.
+  common::Result<void> follow_forwarded_probes() {
+    std::size_t done = 0;  // texts whose probes were followed under what the forwarders are now
+    for (;;) {
+      const bool learned = m_forwarders.settle();
+      if (!learned && done == m_scanned.size()) return {};
+      const std::size_t from = learned ? 0 : done;
+      done = m_scanned.size();
+      for (std::size_t i = from; i < done; ++i) {
+        const Scanned scanned = m_scanned[i];  // a copy: following may add to m_scanned
+        auto probed = m_forwarders.probes(**scanned.directives);
+        JITCACHE_TRY(probed);
+        for (const ForwardedProbe& probe : *probed) {
+          JITCACHE_TRY(follow(probe.name, scanned.directory));
+          if (probe.in_definition && m_probes_in_definitions.insert(probe.name).second) {
+            m_names_in_definitions.push_back(probe.name);
+          }
+        }
+      }
+      // A probe in a #define's body is made where the macro is used, in any file of the compile
+      // (follow() remembers the pairs already walked, so this costs lookups only).
+      for (std::size_t i = 0; i < m_names_in_definitions.size(); ++i) {
+        for (std::size_t text = 0; text < m_scanned.size(); ++text) {
+          const std::string directory = m_scanned[text].directory;  // a copy: following may add to m_scanned
+          JITCACHE_TRY(follow(m_names_in_definitions[i], directory));
+        }
+      }
+    }
   }
 
   // Every place `name` may be found from a file in `directory`.
   common::Result<void> follow(const std::string& name, const std::string& directory) {
+    // Rationale: the headers of one directory include the same names over and over; each pair's
+    // candidates are the same paths, already visited.
+    std::string pair = directory;
+    pair.push_back('\0');
+    pair += name;
+    if (!m_followed.insert(std::move(pair)).second) return {};
     if (!name.empty() && name.front() == '/') return visit(name, true);
     if (!directory.empty()) JITCACHE_TRY(visit(joined(directory, name), true));
     JITCACHE_TRY(visit(name, true));
@@ -202,57 +249,26 @@ class Scanner {
                          std::to_string(k_max_bytes >> 20) + " MiB from disk");
     }
     if (!scan) return {};
-    const common::Result<std::vector<std::string>>& names = *found.names;
-    if (!names) return names.error();
-    const std::string directory = directory_of(path);
-    for (const std::string& name : *names) JITCACHE_TRY(follow(name, directory));
-    return {};
+    return scan_directives(directory_of(path), found.directives);
   }
 
   const IncludeScanInput& m_input;
   IncludeRecord m_record;
-  std::set<std::string> m_seen;
+  std::unordered_set<std::string> m_seen;
+  std::unordered_set<std::string> m_followed;
   std::size_t m_bytes = 0;
+  std::vector<Scanned> m_scanned;
+  std::unordered_set<std::string> m_probes_in_definitions;  // of m_names_in_definitions, for uniqueness
+  std::vector<std::string> m_names_in_definitions;
+  HasIncludeForwarders m_forwarders;
 };
 
 }  // namespace
 
-common::Result<std::vector<std::string>> included_names(std::string_view raw) {
-  const std::string text = spliced(raw);
-  std::vector<std::string> names;
-  std::size_t line = 0;
-  while (line < text.size()) {
-    const std::size_t end = std::min(text.find('\n', line), text.size());
-    std::size_t at = skip_blanks(text, line);
-    if (at < end && text[at] == '#') {
-      at = skip_blanks(text, at + 1);
-      for (std::string_view directive : {"include_next", "include", "import"}) {
-        if (!word_at(text, at, directive)) continue;
-        auto name = name_at(text, skip_blanks(text, at + directive.size()), "#" + std::string(directive));
-        JITCACHE_TRY(name);
-        names.push_back(std::move(*name));
-        break;
-      }
-    }
-    line = end + 1;
-  }
-  // __has_include anywhere (in #if, #elif, or a macro's body).
-  for (std::size_t at = text.find("__has_include"); at != std::string::npos; at = text.find("__has_include", at + 1)) {
-    std::size_t after = at + std::string_view("__has_include").size();
-    if (text.compare(after, 5, "_next") == 0) after += 5;
-    if (after < text.size() && (std::isalnum(static_cast<unsigned char>(text[after])) != 0 || text[after] == '_')) {
-      continue;  // another identifier that begins the same way
-    }
-    after = skip_blanks(text, after);
-    if (after >= text.size() || text[after] != '(') {
-      // `#ifdef __has_include`, `defined(__has_include)`: no file is named.
-      continue;
-    }
-    auto name = name_at(text, skip_blanks(text, after + 1), "__has_include");
-    JITCACHE_TRY(name);
-    names.push_back(std::move(*name));
-  }
-  return names;
+common::Result<std::vector<std::string>> included_names(std::string_view text) {
+  auto directives = parse_include_directives(text);
+  JITCACHE_TRY(directives);
+  return included_names_of(*directives);
 }
 
 common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input) { return Scanner(input).run(); }

@@ -6,6 +6,10 @@
 //   - every `#include`, `#include_next` and `__has_include(...)` in the source, in every header
 //     passed at create and, recursively, in every file found, whatever `#if` surrounds it (a
 //     directive in a comment counts too): a superset of what the preprocessor follows
+//   - every call, on an `#if`, `#elif` or `#define` line of any of those texts, of a macro that
+//     applies __has_include or __has_include_next to a parameter (libcu++'s `_CCCL_HAS_INCLUDE(_X)`,
+//     at any depth, client/src/nvrtc/has_include_forwarders.hpp): a literal `<file>` or `"file"`
+//     argument is probed as `__has_include(<file>)` is
 //   - for each, every place NVRTC may look (observed with strace on NVRTC 13.0, docs/cache-key.md):
 //     the including file's directory, the working directory, each -I/--include-path in order;
 //     an absolute name only as itself. Each candidate is recorded as absent, a regular file with
@@ -13,12 +17,17 @@
 //   - the paths NVRTC stats besides: the program's name and "__nv_nvrtc_builtin_header.h", relative
 //     to the working directory, and every --pre-include
 //
-// A file's digest and includes are remembered in the process under its stat stamp (device, inode,
-// size, mtime, ctime), so that the many compiles of one program read each header once; a file
-// changed since has another stamp and is read again.
+// A file's digest and what it says (includes, probes, macros that may forward a probe,
+// client/src/nvrtc/include_directives.hpp) are remembered in the process under its stat stamp
+// (device, inode, size, mtime, ctime), so that the many compiles of one program read and parse
+// each header once and later ones only stat the paths; a file changed since has another stamp and
+// is read again. Rationale for the stamp over a content digest as the key: the digest needs the
+// read this saves; the stamp cannot be set back by a user (ctime) and a file is remembered only
+// when its last change is over two seconds old, so two contents cannot share one stamp.
 //
-// An include whose file is named by a macro (`#include MACRO`, `__has_include(MACRO)`) cannot be
-// followed: the compile is NVRTC's own (ErrorCode::unsupported), as it is when a candidate is a
+// An include whose file is named by a macro (`#include MACRO`, `__has_include(MACRO)`, a
+// forwarder's `F(MACRO)`) cannot be followed: the compile is NVRTC's own (ErrorCode::unsupported,
+// the message names the call), as it is when a candidate is a
 // device, FIFO or socket (its content can change unseen) and beyond 20000 files or 512 MiB read.
 // Thread safety: reads the file system; the remembered facts are behind a mutex.
 #pragma once
@@ -47,8 +56,8 @@ struct IncludeRecord {
 
 common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input);
 
-// The file names a text includes, in order (exposed for tests): ErrorCode::unsupported when an
-// include names its file through a macro.
+// The file names a text includes or probes, in order, those through forwarders it defines itself
+// included (exposed for tests): ErrorCode::unsupported when one is named through a macro.
 common::Result<std::vector<std::string>> included_names(std::string_view text);
 
 }  // namespace jitcache::client::nvrtc

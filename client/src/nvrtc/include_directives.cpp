@@ -1,0 +1,227 @@
+#include <client/src/nvrtc/include_directives.hpp>
+
+#include <cctype>
+
+namespace jitcache::client::nvrtc {
+
+namespace {
+
+common::Error unsupported(std::string message) {
+  return common::make_error(common::ErrorCode::unsupported, std::move(message));
+}
+
+// The text with every backslash-newline removed, as the preprocessor's first phase does. Copied in
+// runs between backslashes: one character at a time was a fifth of a first scan's time.
+std::string spliced(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t from = 0;
+  for (std::size_t at = text.find('\\'); at != std::string_view::npos; at = text.find('\\', at + 1)) {
+    std::size_t length = 0;
+    if (at + 1 < text.size() && text[at + 1] == '\n') length = 2;
+    if (at + 2 < text.size() && text[at + 1] == '\r' && text[at + 2] == '\n') length = 3;
+    if (length == 0) continue;
+    out.append(text.substr(from, at - from));
+    from = at + length;
+    at = from - 1;
+  }
+  out.append(text.substr(from));
+  return out;
+}
+
+bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+std::size_t skip_blanks(std::string_view text, std::size_t at) {
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r')) ++at;
+  return at;
+}
+
+std::string_view trimmed(std::string_view text) {
+  const std::size_t begin = skip_blanks(text, 0);
+  std::size_t end = text.size();
+  while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t' || text[end - 1] == '\r')) --end;
+  return text.substr(begin, end - begin);
+}
+
+std::string_view identifier_at(std::string_view text, std::size_t at) {
+  std::size_t end = at;
+  while (end < text.size() && identifier_char(text[end])) ++end;
+  return text.substr(at, end - at);
+}
+
+// The quoted or bracketed name at `at`, or an error: a name given through a macro.
+common::Result<std::string> name_at(std::string_view text, std::size_t at, std::string_view directive) {
+  if (at < text.size() && (text[at] == '"' || text[at] == '<')) {
+    const char close = text[at] == '"' ? '"' : '>';
+    const std::size_t end = text.find_first_of(std::string{close, '\n'}, at + 1);
+    if (end != std::string_view::npos && text[end] == close) return std::string(text.substr(at + 1, end - at - 1));
+  }
+  const std::size_t line_end = text.find('\n', at);
+  return unsupported(std::string(directive) + " names its file through a macro: \"" +
+                     std::string(text.substr(at, line_end == std::string_view::npos ? 40 : line_end - at)) + "\"");
+}
+
+// Past the string or character literal that opens at `at`.
+std::size_t past_literal(std::string_view text, std::size_t at) {
+  const char quote = text[at];
+  std::size_t i = at + 1;
+  while (i < text.size() && text[i] != quote) i += text[i] == '\\' ? 2 : 1;
+  return std::min(i + 1, text.size());
+}
+
+// The arguments of the call whose '(' is at `open`, split at the commas outside nested parentheses
+// and literals. An unclosed call (the line ends first) gives what it has: a probe it may hide is then
+// refused, not missed.
+std::vector<std::string> arguments_at(std::string_view text, std::size_t open) {
+  std::vector<std::string> arguments;
+  int depth = 0;
+  std::size_t start = open + 1;
+  for (std::size_t i = open + 1; i < text.size();) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      i = past_literal(text, i);
+      continue;
+    }
+    if (c == '(') ++depth;
+    if ((c == ')' && depth == 0) || (c == ',' && depth == 0)) {
+      arguments.emplace_back(trimmed(text.substr(start, i - start)));
+      if (c == ')') return arguments;
+      start = i + 1;
+    } else if (c == ')') {
+      --depth;
+    }
+    ++i;
+  }
+  arguments.emplace_back(trimmed(text.substr(start)));
+  return arguments;
+}
+
+bool is_has_include(std::string_view name) { return name == "__has_include" || name == "__has_include_next"; }
+
+// Every `NAME(...)` in a directive's expression or body, nested ones included.
+void collect_calls(std::string_view text, int definition, bool in_definition, std::vector<MacroCall>& calls) {
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      i = past_literal(text, i);
+    } else if (std::isdigit(static_cast<unsigned char>(c)) != 0) {
+      while (i < text.size() && (identifier_char(text[i]) || text[i] == '.')) ++i;  // a number, 1e5 or 0x1fULL
+    } else if (identifier_char(c)) {
+      const std::string_view name = identifier_at(text, i);
+      i += name.size();
+      const std::size_t open = skip_blanks(text, i);
+      if (open >= text.size() || text[open] != '(') continue;
+      std::vector<std::string> arguments = arguments_at(text, open);
+      bool named = false;
+      for (const std::string& argument : arguments) named = named || !argument.empty();
+      // A literal __has_include on an #if line is already among the names; `X()` cannot name a file.
+      if (!named || (!in_definition && is_has_include(name) && arguments.size() == 1 &&
+                     !literal_file_name(arguments[0]).empty())) {
+        continue;
+      }
+      calls.push_back(MacroCall{std::string(name), std::move(arguments), definition, in_definition});
+    } else {
+      ++i;
+    }
+  }
+}
+
+// A #define line's macro, from just after the word "define".
+void parse_definition(std::string_view line, IncludeDirectives& out) {
+  std::size_t at = skip_blanks(line, 0);
+  MacroDefinition definition;
+  definition.name = std::string(identifier_at(line, at));
+  if (definition.name.empty()) return;
+  at += definition.name.size();
+  if (at < line.size() && line[at] == '(') {
+    definition.function_like = true;
+    const std::size_t close = line.find(')', at);
+    if (close == std::string_view::npos) return;
+    for (std::string& parameter : arguments_at(line.substr(0, close + 1), at)) {
+      if (parameter.size() >= 3 && parameter.compare(parameter.size() - 3, 3, "...") == 0) {
+        definition.variadic = true;
+        parameter.resize(parameter.size() - 3);
+        parameter = std::string(trimmed(parameter));
+        if (parameter.empty()) parameter = "__VA_ARGS__";
+      }
+      definition.parameters.push_back(std::move(parameter));
+    }
+    at = close + 1;
+  }
+  const std::string_view body = trimmed(line.substr(at));
+  if (!definition.function_like) {
+    // Only an alias can forward a probe; any other body's calls stand for themselves.
+    if (body.empty() || identifier_at(body, 0) != body || std::isdigit(static_cast<unsigned char>(body[0])) != 0) {
+      collect_calls(body, -1, true, out.calls);
+      return;
+    }
+    definition.alias = std::string(body);
+    out.definitions.push_back(std::move(definition));
+    return;
+  }
+  const std::size_t first_call = out.calls.size();
+  collect_calls(body, static_cast<int>(out.definitions.size()), true, out.calls);
+  // Kept only when some call in the body passes a parameter on whole: the rest cannot forward.
+  bool forwards = false;
+  for (std::size_t i = first_call; i < out.calls.size() && !forwards; ++i) {
+    for (const std::string& argument : out.calls[i].arguments) {
+      for (const std::string& parameter : definition.parameters) forwards = forwards || argument == parameter;
+    }
+  }
+  if (forwards) {
+    out.definitions.push_back(std::move(definition));
+    return;
+  }
+  for (std::size_t i = first_call; i < out.calls.size(); ++i) out.calls[i].definition = -1;
+}
+
+}  // namespace
+
+std::string literal_file_name(std::string_view argument) {
+  if (argument.size() < 3) return {};
+  const char open = argument.front();
+  const char close = argument.back();
+  if (!((open == '<' && close == '>') || (open == '"' && close == '"'))) return {};
+  const std::string_view name = argument.substr(1, argument.size() - 2);
+  if (name.find(close) != std::string_view::npos) return {};
+  return std::string(name);
+}
+
+common::Result<IncludeDirectives> parse_include_directives(std::string_view raw) {
+  const std::string text = spliced(raw);
+  IncludeDirectives out;
+  std::size_t line = 0;
+  while (line < text.size()) {
+    const std::size_t end = std::min(text.find('\n', line), text.size());
+    std::size_t at = skip_blanks(text, line);
+    if (at < end && text[at] == '#') {
+      at = skip_blanks(text, at + 1);
+      const std::string_view directive = identifier_at(std::string_view(text).substr(0, end), at);
+      const std::string_view rest = std::string_view(text).substr(at + directive.size(), end - at - directive.size());
+      if (directive == "include_next" || directive == "include" || directive == "import") {
+        auto name = name_at(text, skip_blanks(text, at + directive.size()), "#" + std::string(directive));
+        JITCACHE_TRY(name);
+        out.names.push_back(std::move(*name));
+      } else if (directive == "if" || directive == "elif") {
+        collect_calls(rest, -1, false, out.calls);
+      } else if (directive == "define") {
+        parse_definition(rest, out);
+      }
+    }
+    line = end + 1;
+  }
+  // __has_include with a literal name anywhere (a comment, a macro's body): a superset. One whose
+  // name is not literal is judged where it matters, on its directive's line, among the calls.
+  for (std::size_t at = text.find("__has_include"); at != std::string::npos; at = text.find("__has_include", at + 1)) {
+    std::size_t after = at + std::string_view("__has_include").size();
+    if (text.compare(after, 5, "_next") == 0) after += 5;
+    if (after < text.size() && identifier_char(text[after])) continue;  // another identifier that begins the same way
+    after = skip_blanks(text, after);
+    if (after >= text.size() || text[after] != '(') continue;  // `#ifdef __has_include`: no file is named
+    auto name = name_at(text, skip_blanks(text, after + 1), "__has_include");
+    if (name) out.names.push_back(std::move(*name));
+  }
+  return out;
+}
+
+}  // namespace jitcache::client::nvrtc
