@@ -105,6 +105,11 @@ class Counters {
   Counter compile_worker_ready{0};
   Counter compile_worker_probe_failed{0};
   Counter compile_nvjitlink_version{0};
+  // The NVRTC the administrator configured (compile_nvrtc_library, docs/compile-service.md
+  // "NVRTC"): its version as 1000 x major + 10 x minor once the worker opened it and reported its
+  // identity (0: none configured, or not usable), and 1 when one is configured and failed that probe.
+  Counter compile_nvrtc_version{0};
+  Counter compile_nvrtc_probe_failed{0};
   Counter publishing{0};
   // The directory whose filesystem holds the store (the database's), for the free-space figures
   // (store_space.hpp); set at start, before the server runs. Empty: not measured.
