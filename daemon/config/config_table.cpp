@@ -392,10 +392,11 @@ const std::array<ConfigKey, 66> k_config_key_table{{
      "`jitcache-compile` beside `jitcached` when it is there (a build tree), else "
      "`<libexecdir>/jitcache/jitcache-compile`"},
     {"compile_nvrtc_library", ValueKind::path,
-     "The NVRTC library (`libnvrtc.so.*`, an absolute path) for the NVRTC compiles the daemon runs itself, whose "
-     "results every uid shares (docs/compile-service.md \"NVRTC\"). Only the compile worker opens it, never the "
-     "daemon, and no caller can name another. One that the worker cannot open as NVRTC is logged and left unused "
-     "(STATS `compile_nvrtc_probe_failed`); the daemon serves without it. Empty: none.",
+     "The NVRTC library (`libnvrtc.so.*`, an absolute path) for NVRTC compiles the daemon runs itself: the compile "
+     "worker opens it at start-up and reports its version and identity (docs/compile-service.md \"NVRTC\"; STATS "
+     "`compile_nvrtc_version`). Only the worker opens it, never the daemon, and no caller can name another. One "
+     "that the worker cannot open as NVRTC is logged and left unused (STATS `compile_nvrtc_probe_failed`); the "
+     "daemon serves without it. Empty: none.",
      [](Config& c, std::string_view v) { return set_path(c.compile_nvrtc_library, v); },
      [](const Config& c) { return c.compile_nvrtc_library; }},
     {"source_budget", ValueKind::size,
