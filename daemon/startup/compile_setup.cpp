@@ -50,7 +50,7 @@ std::optional<proto::NvrtcIdentity> probe_configured_nvrtc(const config::Config&
                                        10ull * static_cast<unsigned>(identity->minor));
   spdlog::info("NVRTC compiles with {} (NVRTC {}.{}, library {}, builtins {})", library, identity->major,
                identity->minor, proto::to_hex(identity->library), proto::to_hex(identity->builtins));
-  return identity;
+  return *identity;
 }
 
 std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, store::Store& store,
