@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 
 #include <string>
+#include <vector>
 
 #include <daemon/compile/compile_runner.hpp>
 #include <proto/nvrtc_library_identity.hpp>
@@ -82,9 +83,14 @@ TEST_CASE("nvrtc library: the worker's identity line reads back only when whole"
   CHECK(read->minor == 0);
   CHECK(read->library.bytes[0] == 0xaa);
   CHECK(read->builtins.bytes[15] == 0);
-  for (const std::string& bad : {"NVRTC 13.0 " + hex, "NVRTC 13.0 " + hex + " " + hex + " ", "nvJitLink 13.0",
-                                 "NVRTC 13 " + hex + " " + hex, "NVRTC 13.0 " + hex + " " + std::string(31, 'a') + "g",
-                                 "NVRTC 0.0 " + hex + " " + hex, "NVRTC 13.0 " + hex + " " + std::string(31, 'a')}) {
+  const std::vector<std::string> bad_lines{"NVRTC 13.0 " + hex,
+                                           "NVRTC 13.0 " + hex + " " + hex + " ",
+                                           "nvJitLink 13.0",
+                                           "NVRTC 13 " + hex + " " + hex,
+                                           "NVRTC 13.0 " + hex + " " + std::string(31, 'a') + "g",
+                                           "NVRTC 0.0 " + hex + " " + hex,
+                                           "NVRTC 13.0 " + hex + " " + std::string(31, 'a')};
+  for (const std::string& bad : bad_lines) {
     CAPTURE(bad);
     CHECK_FALSE(parse_nvrtc_identity_line(bad));
   }
@@ -96,7 +102,9 @@ TEST_CASE(
   const auto expected = identity_in_this_process();
   {
     TempDir state;
-    DaemonProcess daemon(state, DaemonOptions{.extra_args = {"--compile-nvrtc-library", JITCACHE_NVRTC_LIBRARY}});
+    DaemonOptions options;
+    options.extra_args = {"--compile-nvrtc-library", JITCACHE_NVRTC_LIBRARY};
+    DaemonProcess daemon(state, options);
     daemon.start();
     auto client = daemon.client();
     CHECK(stat_value(client, "compile_nvrtc_version") ==
@@ -106,8 +114,9 @@ TEST_CASE(
   }
   {
     TempDir state;
-    DaemonProcess daemon(state,
-                         DaemonOptions{.extra_args = {"--compile-nvrtc-library", c_library()}, .log_level = "info"});
+    DaemonOptions options;
+    options.extra_args = {"--compile-nvrtc-library", c_library()};
+    DaemonProcess daemon(state, options);
     daemon.start();
     auto client = daemon.client();
     CHECK(stat_value(client, "compile_nvrtc_probe_failed") == 1);
