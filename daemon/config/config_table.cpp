@@ -118,7 +118,7 @@ Result<void> set_eviction_policy(std::string& target, std::string_view value) {
   return {};
 }
 
-const std::array<ConfigKey, 66> k_config_key_table{{
+const std::array<ConfigKey, 67> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
