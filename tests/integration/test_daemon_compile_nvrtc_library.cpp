@@ -97,8 +97,8 @@ TEST_CASE("nvrtc library: the worker's identity line reads back only when whole"
 }
 
 TEST_CASE(
-    "nvrtc library: the daemon configured with NVRTC reports its version; with a library that is not "
-    "NVRTC it logs why, serves on and still compiles PTX") {
+    "nvrtc library: the daemon configured with NVRTC reports its version, and with a library that is not "
+    "NVRTC it logs why and serves on, its compile worker ready") {
   const auto expected = identity_in_this_process();
   {
     TempDir state;
