@@ -2,9 +2,10 @@
 //
 // jitcached starts one per compile with only its two pipes, under CPU, memory and wall-time limits,
 // so a PTX that crashes or hangs the compiler takes down this process and never the daemon. It
-// never opens the store. Usage: `jitcache-compile` (job on stdin, reply on stdout) or
+// never opens the store. Usage: `jitcache-compile` (job on stdin, reply on stdout),
 // `jitcache-compile --version` (prints "nvJitLink X.Y", then the library's build as a link's key
-// names it: "13000 nvjitlink-13.0-98806736").
+// names it: "13000 nvjitlink-13.0-98806736") or `jitcache-compile --nvrtc-identity PATH` (opens the
+// configured NVRTC and prints its identity: compile_worker/nvrtc_library.hpp).
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include <daemon/compile/worker_protocol.hpp>
 #include <daemon/compile_worker/nvjitlink_compile.hpp>
+#include <daemon/compile_worker/nvrtc_library.hpp>
 #include <daemon/compile_worker/stdio_pipes.hpp>
 
 namespace {
@@ -69,8 +71,19 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (argc == 3 && std::strcmp(argv[1], "--nvrtc-identity") == 0) {
+    auto identity = worker::configured_nvrtc_identity(argv[2]);
+    if (!identity) {
+      std::fprintf(stderr, "jitcache-compile: %s\n", identity.error().message.c_str());
+      return compile::k_exit_bad_job;
+    }
+    std::printf("%s\n", worker::nvrtc_identity_line(*identity).c_str());
+    return 0;
+  }
   if (argc != 1) {
-    std::fprintf(stderr, "usage: jitcache-compile [--version]  (a job on stdin, the reply on stdout)\n");
+    std::fprintf(stderr,
+                 "usage: jitcache-compile [--version | --nvrtc-identity LIBRARY]  (a job on stdin, the reply on "
+                 "stdout)\n");
     return compile::k_exit_bad_job;
   }
   try {

@@ -42,8 +42,11 @@ enum class Op : std::uint16_t {
   // (k_flag_request_fd).
   export_bundle = 16,
   import_bundle = 17,
+  // needs k_capability_nvrtc_note: an NVRTC compile the cache could not serve, and why
+  // (nvrtc_note_messages.hpp)
+  nvrtc_note = 18,
 };
-inline constexpr std::array<NamedValue<Op>, 18> k_ops{{
+inline constexpr std::array<NamedValue<Op>, 19> k_ops{{
     {Op::none, "NONE"},
     {Op::hello, "HELLO"},
     {Op::ping, "PING"},
@@ -62,6 +65,7 @@ inline constexpr std::array<NamedValue<Op>, 18> k_ops{{
     {Op::misses, "MISSES"},
     {Op::export_bundle, "EXPORT_BUNDLE"},
     {Op::import_bundle, "IMPORT_BUNDLE"},
+    {Op::nvrtc_note, "NVRTC_NOTE"},
 }};
 
 enum class Status : std::uint16_t {
@@ -119,7 +123,9 @@ inline constexpr std::uint64_t k_capability_remote_check = 1ull << 10;
 inline constexpr std::uint64_t k_capability_explain = 1ull << 11;
 // EXPORT_BUNDLE (op 16) and IMPORT_BUNDLE (op 17), and the request flag k_flag_request_fd.
 inline constexpr std::uint64_t k_capability_bundles = 1ull << 12;
-inline constexpr std::array<NamedValue<std::uint64_t>, 12> k_capabilities{{
+// NVRTC_NOTE (op 18): the daemon counts the NVRTC compiles its clients could not cache, by reason.
+inline constexpr std::uint64_t k_capability_nvrtc_note = 1ull << 13;
+inline constexpr std::array<NamedValue<std::uint64_t>, 13> k_capabilities{{
     {k_capability_store, "store"},
     {k_capability_compile, "compile"},
     {k_capability_report_failure, "report_failure"},
@@ -132,6 +138,7 @@ inline constexpr std::array<NamedValue<std::uint64_t>, 12> k_capabilities{{
     {k_capability_remote_check, "remote_check"},
     {k_capability_explain, "explain"},
     {k_capability_bundles, "bundles"},
+    {k_capability_nvrtc_note, "nvrtc_note"},
 }};
 // Bit numbers once announced and never to be given another meaning.
 inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};
@@ -152,7 +159,7 @@ inline constexpr std::array<NamedValue<std::uint16_t>, 2> k_header_flags{{
 
 std::string_view op_name(Op op);         // "LOOKUP"; "unknown" outside k_ops
 std::string_view status_name(Status s);  // "not_found"; "unknown" outside k_statuses
-bool is_implemented_op(Op op);           // v1 implements HELLO..IMPORT_BUNDLE
+bool is_implemented_op(Op op);           // v1 implements HELLO..NVRTC_NOTE
 bool is_known_op(std::uint16_t value);   // numbered in the table, implemented or reserved
 
 struct FrameHeader {

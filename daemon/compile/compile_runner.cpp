@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <string_view>
 #include <utility>
@@ -191,6 +192,53 @@ common::Result<ToolkitVersion> CompileRunner::probe_toolkit() {
     }
   }
   return version;
+}
+
+common::Result<proto::NvrtcIdentity> CompileRunner::probe_nvrtc(const std::string& library) {
+  const auto deadline = Clock::now() + k_probe_timeout;
+  auto process = WorkerProcess::spawn(m_worker_path, {"--nvrtc-identity", library}, m_limits);
+  JITCACHE_TRY(process);
+  const std::atomic<bool> never{false};
+  const Exchange result = exchange(*process, {}, deadline, never, k_max_probe_output);
+  const std::string text(result.stdout_bytes.begin(), result.stdout_bytes.end());
+  if (result.end != Exchange::End::exited || !result.status.exited || result.status.code != 0) {
+    return common::make_error(common::ErrorCode::unavailable,
+                              with_stderr("the compile worker could not open it", result.stderr_head));
+  }
+  auto identity = parse_nvrtc_identity_line(text.substr(0, text.find('\n')));
+  if (!identity) {
+    return common::make_error(common::ErrorCode::unavailable,
+                              "the compile worker's answer does not read (\"" + text.substr(0, 120) + "\")");
+  }
+  return *identity;
+}
+
+std::optional<proto::NvrtcIdentity> parse_nvrtc_identity_line(std::string_view line) {
+  constexpr std::string_view k_prefix = "NVRTC ";
+  if (!line.starts_with(k_prefix)) return std::nullopt;
+  line.remove_prefix(k_prefix.size());
+  proto::NvrtcIdentity identity;
+  const char* at = line.data();
+  const char* end = line.data() + line.size();
+  auto parsed = std::from_chars(at, end, identity.major);
+  if (parsed.ec != std::errc() || parsed.ptr == end || *parsed.ptr != '.' || identity.major <= 0) return std::nullopt;
+  parsed = std::from_chars(parsed.ptr + 1, end, identity.minor);
+  if (parsed.ec != std::errc() || identity.minor < 0) return std::nullopt;
+  std::string_view rest(parsed.ptr, static_cast<std::size_t>(end - parsed.ptr));
+  for (proto::Checksum128* digest : {&identity.library, &identity.builtins}) {
+    if (rest.size() < 33 || rest.front() != ' ') return std::nullopt;
+    for (std::size_t i = 0; i < digest->bytes.size(); ++i) {
+      unsigned value = 0;
+      const char* hex = rest.data() + 1 + 2 * i;
+      if (std::from_chars(hex, hex + 2, value, 16).ec != std::errc() ||
+          !std::isxdigit(static_cast<unsigned char>(hex[1])))
+        return std::nullopt;
+      digest->bytes[i] = static_cast<std::uint8_t>(value);
+    }
+    rest.remove_prefix(33);
+  }
+  if (!rest.empty()) return std::nullopt;
+  return identity;
 }
 
 }  // namespace jitcache::daemon::compile

@@ -12,9 +12,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <common/result.hpp>
 #include <proto/key.hpp>
+#include <proto/nvrtc_key.hpp>
 
 #include <daemon/compile/compile_limits.hpp>
 #include <daemon/compile/job_runner.hpp>
@@ -43,6 +45,12 @@ class CompileRunner final : public JobRunner {
   // probe's second line; nullopt when the worker printed none: the daemon then compiles no links.
   const std::optional<proto::DriverId>& linker() const { return m_linker; }
 
+  // Runs `jitcache-compile --nvrtc-identity LIBRARY`: the worker opens the NVRTC the administrator
+  // configured (compile_nvrtc_library; the daemon never opens it) and reports its identity as an
+  // NVRTC key names it (proto/nvrtc_library_identity.hpp). An Error, with what the worker said, when
+  // the library cannot be loaded, is not NVRTC, or its files cannot be read.
+  common::Result<proto::NvrtcIdentity> probe_nvrtc(const std::string& library);
+
   const std::string& worker_path() const { return m_worker_path; }
   const CompileLimits& limits() const { return m_limits; }
 
@@ -53,5 +61,9 @@ class CompileRunner final : public JobRunner {
   std::unique_ptr<SpareWorkers> m_spares;
   WorkerReaper m_reaper;  // last: destroyed first, so every worker is reaped before the runner goes
 };
+
+// "NVRTC 13.0 <32 hex> <32 hex>", the line `--nvrtc-identity` prints (compile_worker/nvrtc_library.hpp);
+// nullopt when it does not read exactly so.
+std::optional<proto::NvrtcIdentity> parse_nvrtc_identity_line(std::string_view line);
 
 }  // namespace jitcache::daemon::compile

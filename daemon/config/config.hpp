@@ -109,6 +109,9 @@ struct Config {
   std::uint64_t compile_memory = 4ull << 30;              // RLIMIT_AS; 0: unlimited
   std::chrono::milliseconds compile_failure_ttl{60'000};  // 0: failures are not remembered
   std::string compile_worker;                             // empty: compile::default_worker_path()
+  // The NVRTC the daemon's own NVRTC compiles use (docs/compile-service.md "NVRTC"); only the
+  // compile worker opens it. Empty: none.
+  std::string compile_nvrtc_library;
 
   // The fleet tier (docs/operations.md "A fleet"): remotes, comma-separated URLs; empty: none.
   std::string remote;

@@ -118,7 +118,7 @@ Result<void> set_eviction_policy(std::string& target, std::string_view value) {
   return {};
 }
 
-const std::array<ConfigKey, 66> k_config_key_table{{
+const std::array<ConfigKey, 67> k_config_key_table{{
     {"config", ValueKind::path, "TOML file to read before the environment and flags.",
      [](Config& c, std::string_view v) { return set_path(c.config_file, v); },
      [](const Config& c) { return c.config_file; },
@@ -391,6 +391,14 @@ const std::array<ConfigKey, 66> k_config_key_table{{
      [](const Config& c) { return c.compile_worker; },
      "`jitcache-compile` beside `jitcached` when it is there (a build tree), else "
      "`<libexecdir>/jitcache/jitcache-compile`"},
+    {"compile_nvrtc_library", ValueKind::path,
+     "The NVRTC library (`libnvrtc.so.*`, an absolute path) for NVRTC compiles the daemon runs itself: the compile "
+     "worker opens it at start-up and reports its version and identity (docs/compile-service.md \"NVRTC\"; STATS "
+     "`compile_nvrtc_version`). Only the worker opens it, never the daemon, and no caller can name another. One "
+     "that the worker cannot open as NVRTC is logged and left unused (STATS `compile_nvrtc_probe_failed`); the "
+     "daemon serves without it. Empty: none.",
+     [](Config& c, std::string_view v) { return set_path(c.compile_nvrtc_library, v); },
+     [](const Config& c) { return c.compile_nvrtc_library; }},
     {"source_budget", ValueKind::size,
      "Most bytes (zstd-compressed) of the PTX kept for the entries the daemon compiled itself, one copy per "
      "distinct source, so that it can compile them again without a client (the re-JIT after a driver upgrade: "

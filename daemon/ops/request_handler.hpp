@@ -77,7 +77,8 @@ class RequestHandler {
 
   // The handlers of the op table's rows, each in a file of its own op: lookup_op.cpp, put_op.cpp,
   // store_ops.cpp (STATS, LIST, REMOVE, GC, VERIFY), compile_op.cpp, report_failure_op.cpp,
-  // hit_note_op.cpp, remote_check_op.cpp, explain_ops.cpp, bundle_ops.cpp; HELLO and PING here.
+  // hit_note_op.cpp, remote_check_op.cpp, explain_ops.cpp, bundle_ops.cpp, nvrtc_note_op.cpp; HELLO and PING
+  // here.
   Reply hello(OpCall& call);
   Reply ping(OpCall& call);
   Reply lookup(OpCall& call);
@@ -95,6 +96,7 @@ class RequestHandler {
   Reply misses(OpCall& call);
   Reply export_bundle(OpCall& call);
   Reply import_bundle(OpCall& call);
+  Reply nvrtc_note(OpCall& call);
 
  private:
   store::StoreSet m_stores;

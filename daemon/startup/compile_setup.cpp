@@ -35,11 +35,32 @@ compile::CompileServiceConfig compile_service_config(const config::Config& confi
   return service;
 }
 
+std::optional<proto::NvrtcIdentity> probe_configured_nvrtc(const config::Config& config, compile::CompileRunner& runner,
+                                                           stats::Counters& counters) {
+  const std::string& library = config.compile_nvrtc_library;
+  if (library.empty()) return std::nullopt;
+  auto identity = runner.probe_nvrtc(library);
+  if (!identity) {
+    counters.compile_nvrtc_probe_failed.store(1);
+    spdlog::error("compile_nvrtc_library {} is not used: {}; the daemon runs no NVRTC compiles itself", library,
+                  identity.error().message);
+    return std::nullopt;
+  }
+  counters.compile_nvrtc_version.store(1000ull * static_cast<unsigned>(identity->major) +
+                                       10ull * static_cast<unsigned>(identity->minor));
+  spdlog::info("NVRTC compiles with {} (NVRTC {}.{}, library {}, builtins {})", library, identity->major,
+               identity->minor, proto::to_hex(identity->library), proto::to_hex(identity->builtins));
+  return *identity;
+}
+
 std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, store::Store& store,
                                                stats::Counters& counters, publish::Publisher* publisher,
                                                store::Sources* sources) {
   if (!config.compile) {
     spdlog::info("compiling is turned off (compile = false): clients JIT misses with their own driver");
+    if (!config.compile_nvrtc_library.empty()) {
+      spdlog::warn("compile_nvrtc_library {} is not used: compiling is turned off", config.compile_nvrtc_library);
+    }
     return nullptr;
   }
   const std::string worker = config.compile_worker.empty() ? compile::default_worker_path() : config.compile_worker;
@@ -50,6 +71,7 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
     spdlog::warn(
         "cannot compile: the compile worker {} failed its probe ({}); clients JIT misses with their own driver", worker,
         toolkit.error().message);
+    if (!config.compile_nvrtc_library.empty()) counters.compile_nvrtc_probe_failed.store(1);
     return nullptr;
   }
   runner->keep_spares(config.compile_spare_workers);
@@ -58,6 +80,7 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
   auto path = std::make_unique<CompilePath>();
   path->runner = runner;
   path->toolkit = *toolkit;
+  path->nvrtc = probe_configured_nvrtc(config, *runner, counters);
   path->sink = std::make_unique<compile_store::CompileStoreSink>(store, counters, publisher);
   compile_store::CompileStoreSink& sink = *path->sink;
   path->service = std::make_unique<compile::CompileService>(

@@ -83,13 +83,21 @@ class Counters {
   // EXPLAIN requests answered.
   Counter explains{0};
   // NVRTC compiles (keys whose options are "compiler=nvrtc", docs/cache-key.md "NVRTC compiles"):
-  // the same figures as above for those keys alone, which are counted there too (nvrtc_figures.hpp).
+  // the same figures as above for those keys alone, which are counted there too, and the compiles
+  // clients told the daemon they could not cache, by reason (NVRTC_NOTE; nvrtc_figures.hpp).
   Counter nvrtc_hits{0};
   Counter nvrtc_misses{0};
   Counter nvrtc_misses_quarantined{0};
   Counter nvrtc_misses_corrupt{0};
   Counter nvrtc_puts{0};
   Counter nvrtc_compile_microseconds_saved{0};
+  Counter nvrtc_uncached_side_effect_option{0};
+  Counter nvrtc_uncached_unknown_option{0};
+  Counter nvrtc_uncached_unnamed_include{0};
+  Counter nvrtc_uncached_unreadable_library{0};
+  Counter nvrtc_uncached_compiled_before{0};
+  Counter nvrtc_uncached_not_stored{0};
+  Counter nvrtc_uncached_internal_error{0};
   // The set-up, as `jitcache doctor` checks it (docs/cli.md "doctor"); gauges set once at start
   // (daemon/startup/): whether the compile worker passed its start-up probe, or failed it with
   // compiling turned on (both 0: compile = false), the worker's nvJitLink as 1000 x major + 10 x
@@ -97,6 +105,11 @@ class Counters {
   Counter compile_worker_ready{0};
   Counter compile_worker_probe_failed{0};
   Counter compile_nvjitlink_version{0};
+  // The NVRTC the administrator configured (compile_nvrtc_library, docs/compile-service.md
+  // "NVRTC"): its version as 1000 x major + 10 x minor once the worker opened it and reported its
+  // identity (0: none configured, or not usable), and 1 when one is configured and failed that probe.
+  Counter compile_nvrtc_version{0};
+  Counter compile_nvrtc_probe_failed{0};
   Counter publishing{0};
   // The directory whose filesystem holds the store (the database's), for the free-space figures
   // (store_space.hpp); set at start, before the server runs. Empty: not measured.

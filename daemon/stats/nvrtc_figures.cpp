@@ -21,4 +21,18 @@ void count_nvrtc_put(Counters& counters, std::string_view options) {
   if (proto::is_nvrtc_option_text(options)) Counters::add(counters.nvrtc_puts);
 }
 
+Counters::Counter& nvrtc_uncached_counter(Counters& counters, proto::NvrtcUncachedReason reason) {
+  using enum proto::NvrtcUncachedReason;
+  switch (reason) {
+    case side_effect_option: return counters.nvrtc_uncached_side_effect_option;
+    case unknown_option: return counters.nvrtc_uncached_unknown_option;
+    case unnamed_include: return counters.nvrtc_uncached_unnamed_include;
+    case unreadable_library: return counters.nvrtc_uncached_unreadable_library;
+    case compiled_before: return counters.nvrtc_uncached_compiled_before;
+    case not_stored: return counters.nvrtc_uncached_not_stored;
+    case internal_error: return counters.nvrtc_uncached_internal_error;
+  }
+  return counters.nvrtc_uncached_internal_error;
+}
+
 }  // namespace jitcache::daemon::stats

@@ -1,7 +1,8 @@
 // The NVRTC share of the daemon's figures (Counters' nvrtc_* fields, docs/operations.md "Metrics"):
 // a LOOKUP, HIT_NOTE or PUT of a key whose options are "compiler=nvrtc" (proto/jit_options.hpp) is
 // counted here as well as in the figures of every load, with the same vocabulary (hits, misses by
-// reason, puts, compile time saved).
+// reason, puts, compile time saved); the compiles clients could not cache arrive as NVRTC_NOTE
+// (proto/nvrtc_note_messages.hpp), one counter per reason.
 // Thread safety: atomic additions; call from any thread.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
+#include <proto/nvrtc_note_messages.hpp>
 
 namespace jitcache::daemon::stats {
 
@@ -17,5 +19,8 @@ namespace jitcache::daemon::stats {
 void count_nvrtc_hit(Counters& counters, std::string_view options, std::uint64_t compile_time_us);
 void count_nvrtc_miss(Counters& counters, std::string_view options, store::MissReason reason);
 void count_nvrtc_put(Counters& counters, std::string_view options);
+
+// The counter of one reason.
+Counters::Counter& nvrtc_uncached_counter(Counters& counters, proto::NvrtcUncachedReason reason);
 
 }  // namespace jitcache::daemon::stats

@@ -20,6 +20,7 @@
 #include <proto/explain_messages.hpp>
 #include <proto/jit_options.hpp>
 #include <proto/messages.hpp>
+#include <proto/nvrtc_note_messages.hpp>
 #include <proto/nvrtc_result.hpp>
 #include <proto/published_image.hpp>
 #include <proto/remote_check_messages.hpp>
@@ -312,6 +313,7 @@ std::vector<SeedMessage> seed_messages() {
            "sm_90a", 13000, "580.159.04", 1'700'000'000'000, {sample_entry(0).key_id, sample_entry(1).key_id}})},
       {"import_bundle_request_shared", Op::import_bundle, encode(ImportBundleRequest{ImportTarget::shared})},
       {"import_bundle_request_own", Op::import_bundle, encode(ImportBundleRequest{ImportTarget::own})},
+      {"nvrtc_note_request", Op::nvrtc_note, encode(NvrtcNoteRequest{NvrtcUncachedReason::unnamed_include})},
       // Not a frame's payload but a file clients read (PROTOCOL.md §8); the reply decoders see it.
       {"published_image", Op::hit_note, encode_published_image(by_fast_key.fast_key, sample_entry(0), Bytes(image))},
       // Replies with status ok pass the request header check, so their payloads reach the reply

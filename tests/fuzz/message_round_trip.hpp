@@ -13,6 +13,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
+#include <proto/nvrtc_note_messages.hpp>
 #include <proto/published_image.hpp>
 #include <proto/remote_check_messages.hpp>
 #include <proto/wire.hpp>
@@ -104,6 +105,7 @@ inline bool same(const CompileErrorReply& a, const CompileErrorReply& b) {
   return a.message == b.message && a.log == b.log;
 }
 inline bool same(const HitNoteRequest& a, const HitNoteRequest& b) { return a.fast_key == b.fast_key; }
+inline bool same(const NvrtcNoteRequest& a, const NvrtcNoteRequest& b) { return a.reason == b.reason; }
 inline bool same(const PublishedImage& a, const PublishedImage& b) {
   return a.fast_key == b.fast_key && same(a.reply, b.reply);
 }
@@ -218,6 +220,7 @@ inline void check_request_decoder(Op op, Bytes payload) {
     case Op::misses: check_round_trip(payload, decode_misses_request, k_encode); return;
     case Op::export_bundle: check_round_trip(payload, decode_export_bundle_request, k_encode); return;
     case Op::import_bundle: check_round_trip(payload, decode_import_bundle_request, k_encode); return;
+    case Op::nvrtc_note: check_round_trip(payload, decode_nvrtc_note_request, k_encode); return;
     default:
       // Unknown and reserved ops are answered bad_request without looking at the payload.
       if (is_implemented_op(op)) fail("an implemented op has no request decoder here");

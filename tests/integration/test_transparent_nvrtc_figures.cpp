@@ -2,7 +2,7 @@
 // program (g) (tests/programs/nvrtc_compile.c) compiles under libjitcache-preload.so with the
 // toolkit's real NVRTC against the real daemon, and STATS, `jitcache stats` and /metrics (on a Unix
 // socket) count its hits, misses, PUTs and compile time saved apart from the loads' (they are counted
-// there too).
+// there too), and the compiles it could not cache by the reason it sent (NVRTC_NOTE).
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -71,9 +71,15 @@ TEST_CASE(
   CHECK(stat_value(client, "hits") == 1);
   CHECK(stat_value(client, "puts") == 1);
 
-  // A compile the cache cannot key (an option with side effects) is NVRTC's own: no LOOKUP, no figure.
+  // Two compiles the cache cannot key, each for its reason: an option with side effects, and an
+  // option the table lacks. Neither sends a LOOKUP; each sends its reason (NVRTC_NOTE).
   const ChildResult timed = run_program(compile_args(sources, {"--time=" + state.file("time.csv")}), env);
   CHECK(timed.status == 0);
+  const ChildResult unknown = run_program(compile_args(sources, {"--an-option-nvrtc-lacks"}), env);
+  CHECK_THAT(unknown.output, Catch::Contains("compile=5"));  // NVRTC's own answer: NVRTC_ERROR_INVALID_OPTION
+  CHECK(stat_value(client, "nvrtc_uncached_side_effect_option") == 1);
+  CHECK(stat_value(client, "nvrtc_uncached_unknown_option") == 1);
+  CHECK(stat_value(client, "nvrtc_uncached_unnamed_include") == 0);
   CHECK(stat_value(client, "nvrtc_misses") == 1);
   CHECK(stat_value(client, "nvrtc_hits") == 1);
   CHECK(stat_value(client, "entries") == 1);
@@ -86,6 +92,9 @@ TEST_CASE(
   CHECK(sample(scrape->body, "jitcache_nvrtc_puts_total") == "1");
   CHECK(sample(scrape->body, "jitcache_nvrtc_lookup_misses_total{reason=\"corrupt\"}") == "0");
   CHECK(sample(scrape->body, "jitcache_lookup_hits_total") == "1");
+  CHECK(sample(scrape->body, "jitcache_nvrtc_uncached_total{reason=\"side_effect_option\"}") == "1");
+  CHECK(sample(scrape->body, "jitcache_nvrtc_uncached_total{reason=\"unknown_option\"}") == "1");
+  CHECK(sample(scrape->body, "jitcache_nvrtc_uncached_total{reason=\"compiled_before\"}") == "0");
 
   // `jitcache stats` shows them under their STATS names.
   const ChildResult shown =
@@ -94,4 +103,21 @@ TEST_CASE(
   REQUIRE(shown.status == 0);
   CHECK(shown_value(shown.output, "nvrtc_hits") == "1");
   CHECK(shown_value(shown.output, "nvrtc_puts") == "1");
+  CHECK(shown_value(shown.output, "nvrtc_uncached_side_effect_option") == "1");
+}
+
+TEST_CASE("nvrtc figures: a note with a reason outside the table is bad_request and counts nothing") {
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  for (const std::uint8_t reason : {std::uint8_t{0}, std::uint8_t{8}, std::uint8_t{255}}) {
+    auto noted = client.nvrtc_note(static_cast<jitcache::proto::NvrtcUncachedReason>(reason));
+    REQUIRE_FALSE(noted);
+    CHECK(noted.error().reply_status == static_cast<std::uint16_t>(jitcache::proto::Status::bad_request));
+  }
+  REQUIRE(client.nvrtc_note(jitcache::proto::NvrtcUncachedReason::compiled_before));
+  CHECK(stat_value(client, "nvrtc_uncached_compiled_before") == 1);
+  CHECK(stat_value(client, "nvrtc_uncached_internal_error") == 0);
+  CHECK(stat_value(client, "nvrtc_misses") == 0);
 }

@@ -49,6 +49,7 @@ class FakeCachePort final : public client::loader::CachePort {
   std::vector<proto::PutRequest> puts;                // their images are views into the caller's buffer:
   std::vector<std::vector<std::uint8_t>> put_images;  // copies, one per PUT
   std::vector<proto::ReportFailureRequest> reports;
+  std::vector<proto::NvrtcUncachedReason> nvrtc_notes;
   std::vector<proto::FastKey> hit_notes;
 
   static FetchedImage fetched(const Entry& entry) {
@@ -126,6 +127,10 @@ class FakeCachePort final : public client::loader::CachePort {
   }
   common::Result<void> report_failure(const proto::ReportFailureRequest& request) override {
     reports.push_back(request);
+    return {};
+  }
+  common::Result<void> note_nvrtc_uncached(proto::NvrtcUncachedReason reason) override {
+    nvrtc_notes.push_back(reason);
     return {};
   }
 

@@ -160,7 +160,8 @@ TEST_CASE("op table: HELLO announces the capability bits of the rows this daemon
   CHECK(handler.capabilities() == expected);
   CHECK(expected == (proto::k_capability_store | proto::k_capability_report_failure | proto::k_capability_fast_key |
                      proto::k_capability_image_fd | proto::k_capability_gc | proto::k_capability_verify |
-                     proto::k_capability_hit_note | proto::k_capability_remote_check | proto::k_capability_explain));
+                     proto::k_capability_hit_note | proto::k_capability_remote_check | proto::k_capability_explain |
+                     proto::k_capability_nvrtc_note));
 
   proto::HelloRequest hello;
   const proto::Payload payload = proto::encode(hello);

@@ -122,6 +122,9 @@ const std::vector<std::string> k_stats_names_before{
     "compile_worker_ready",
     "compile_worker_probe_failed",
     "compile_nvjitlink_version",
+    // Added with the daemon's own NVRTC (compile_nvrtc_library).
+    "compile_nvrtc_version",
+    "compile_nvrtc_probe_failed",
     "publishing",
     "store_free_bytes",
     "store_filesystem_bytes",
@@ -135,6 +138,13 @@ const std::vector<std::string> k_stats_names_before{
     "nvrtc_puts",
     "nvrtc_compile_seconds_saved",
     "nvrtc_compile_microseconds_saved",
+    "nvrtc_uncached_side_effect_option",
+    "nvrtc_uncached_unknown_option",
+    "nvrtc_uncached_unnamed_include",
+    "nvrtc_uncached_unreadable_library",
+    "nvrtc_uncached_compiled_before",
+    "nvrtc_uncached_not_stored",
+    "nvrtc_uncached_internal_error",
     // Added with the re-JIT (daemon/rejit/).
     "rejit_batches",
     "rejit_compiled",
@@ -280,6 +290,9 @@ const std::vector<std::pair<std::string, std::string>> k_metric_families_added{
     {"jitcache_nvrtc_lookup_misses_total", "counter"},
     {"jitcache_nvrtc_puts_total", "counter"},
     {"jitcache_nvrtc_compile_seconds_saved_total", "counter"},
+    {"jitcache_nvrtc_uncached_total", "counter"},
+    {"jitcache_compile_nvrtc_version", "gauge"},
+    {"jitcache_compile_nvrtc_probe_failed", "gauge"},
 };
 
 // Every source a row can read, owned, so a test can give each field a value of its own.

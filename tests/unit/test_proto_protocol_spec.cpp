@@ -1,9 +1,10 @@
 // proto/PROTOCOL.md against the code: every numbered value of the protocol (ops, statuses, header
 // flags, capability bits, LOOKUP selectors, load stages, report outcomes, compile priorities and
 // origins, link input kinds, image codecs, REMOTE_CHECK's breaker states, probe answers and lease
-// support, EXPLAIN's selectors, verdicts and reasons, eviction causes and miss kinds) is in the document's table for
-// it, with the same number and name, and the document has no number the code lacks; every enumerator of those enums is
-// in its code table; and every "PROTOCOL.md §N" a file of the repository cites names a section that exists.
+// support, EXPLAIN's selectors, verdicts and reasons, eviction causes, miss kinds and NVRTC uncached reasons) is in the
+// document's table for it, with the same number and name, and the document has no number the code lacks; every
+// enumerator of those enums is in its code table; and every "PROTOCOL.md §N" a file of the repository cites names a
+// section that exists.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
+#include <proto/nvrtc_note_messages.hpp>
 #include <proto/remote_check_messages.hpp>
 #include <proto/wire.hpp>
 
@@ -100,6 +102,7 @@ std::vector<Vocabulary> vocabularies() {
       {"Eviction causes", numbered(k_eviction_causes), {}},
       {"Miss kinds", numbered(k_miss_kinds), {}},
       {"Import targets", numbered(k_import_targets), {}},
+      {"NVRTC uncached reasons", numbered(k_nvrtc_uncached_reasons), {}},
   };
 }
 
@@ -211,6 +214,8 @@ TEST_CASE(
   check_covers(enumerators(explain, "EvictionCause"), numbered(k_eviction_causes));
   check_covers(enumerators(explain, "MissKind"), numbered(k_miss_kinds));
   check_covers(enumerators(source_file("proto/bundle_messages.hpp"), "ImportTarget"), numbered(k_import_targets));
+  check_covers(enumerators(source_file("proto/nvrtc_note_messages.hpp"), "NvrtcUncachedReason"),
+               numbered(k_nvrtc_uncached_reasons));
 }
 
 TEST_CASE("protocol spec: the name tables give the names the code prints") {

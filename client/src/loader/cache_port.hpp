@@ -53,6 +53,9 @@ class CachePort {
                                                            std::chrono::milliseconds wait) = 0;
   virtual common::Result<void> put(const proto::PutRequest& request) = 0;
   virtual common::Result<void> report_failure(const proto::ReportFailureRequest& request) = 0;
+  // NVRTC_NOTE: an NVRTC compile that was NVRTC's own, for the daemon to count; sent only when the
+  // daemon offers it (proto::k_capability_nvrtc_note). Nothing the caller waits on depends on it.
+  virtual common::Result<void> note_nvrtc_uncached(proto::NvrtcUncachedReason reason) = 0;
 };
 
 }  // namespace jitcache::client::loader

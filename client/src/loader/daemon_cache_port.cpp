@@ -113,4 +113,15 @@ common::Result<void> DaemonCachePort::report_failure(const proto::ReportFailureR
   return {};
 }
 
+common::Result<void> DaemonCachePort::note_nvrtc_uncached(proto::NvrtcUncachedReason reason) {
+  auto capabilities = this->capabilities();
+  JITCACHE_TRY(capabilities);
+  if ((*capabilities & proto::k_capability_nvrtc_note) == 0) return {};
+  auto& held = lease();
+  JITCACHE_TRY(held);
+  auto noted = held->client().nvrtc_note(reason);
+  if (!noted) return failed(noted.error());
+  return {};
+}
+
 }  // namespace jitcache::client::loader

@@ -43,6 +43,7 @@ class DaemonCachePort final : public CachePort {
                                                    std::chrono::milliseconds wait) override;
   common::Result<void> put(const proto::PutRequest& request) override;
   common::Result<void> report_failure(const proto::ReportFailureRequest& request) override;
+  common::Result<void> note_nvrtc_uncached(proto::NvrtcUncachedReason reason) override;
 
  private:
   // The load's connection, or the error that stands for it (a failed connect, a dropped connection).

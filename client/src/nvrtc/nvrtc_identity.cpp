@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 #include <string>
 
 #include <client/src/nvrtc/compile_lock.hpp>
+#include <proto/nvrtc_library_identity.hpp>
 
 namespace jitcache::client::nvrtc {
 
@@ -23,29 +23,6 @@ namespace {
 
 common::Error unsupported(std::string message) {
   return common::make_error(common::ErrorCode::unsupported, std::move(message));
-}
-
-common::Result<proto::NvrtcIdentity> identify(const void* real_function, int (*version)(int*, int*)) {
-  Dl_info info{};
-  if (::dladdr(real_function, &info) == 0 || info.dli_fname == nullptr || info.dli_fname[0] == '\0') {
-    return unsupported("the library holding NVRTC's functions cannot be named (dladdr)");
-  }
-  proto::NvrtcIdentity identity;
-  if (version == nullptr || version(&identity.major, &identity.minor) != 0 || identity.major <= 0) {
-    return unsupported("nvrtcVersion gives no version");
-  }
-  const std::string library = info.dli_fname;
-  auto library_digest = file_digest(library);
-  JITCACHE_TRY(library_digest);
-  identity.library = *library_digest;
-  const std::size_t slash = library.rfind('/');
-  const std::string directory = slash == std::string::npos ? "." : library.substr(0, slash);
-  const std::string builtins =
-      directory + "/libnvrtc-builtins.so." + std::to_string(identity.major) + "." + std::to_string(identity.minor);
-  auto builtins_digest = file_digest(builtins);
-  JITCACHE_TRY(builtins_digest);
-  identity.builtins = *builtins_digest;
-  return identity;
 }
 
 // What identifies the file's bytes without reading them (nvrtc_identity.hpp).
@@ -105,27 +82,23 @@ common::Result<proto::Checksum128> file_digest(const std::string& path) {
     ::close(fd);
     return unsupported(path + " is not a regular file");
   }
-  if (st.st_size == 0) {
-    ::close(fd);
-    return proto::xxh3_128({});
-  }
   const std::string stamp = stamp_of(path, st);
   const std::string memory = remembered_path(stamp);
-  if (auto known = remembered(memory, stamp)) {
+  if (auto known = st.st_size == 0 ? std::nullopt : remembered(memory, stamp)) {
     ::close(fd);
     return *known;
   }
-  void* mapped = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  auto digest = proto::mapped_descriptor_xxh3(fd, static_cast<std::size_t>(st.st_size), path);
   ::close(fd);
-  if (mapped == MAP_FAILED) return unsupported(path + " cannot be mapped");
-  const proto::Checksum128 digest =
-      proto::xxh3_128(proto::Bytes(static_cast<const std::uint8_t*>(mapped), static_cast<std::size_t>(st.st_size)));
-  ::munmap(mapped, static_cast<std::size_t>(st.st_size));
-  remember(memory, stamp, digest, st);
-  return digest;
+  JITCACHE_TRY(digest);
+  remember(memory, stamp, *digest, st);
+  return *digest;
 }
 
 common::Result<proto::NvrtcIdentity> nvrtc_identity(const void* real_function, int (*version)(int*, int*)) {
+  const auto identify = [](const void* function, int (*asked)(int*, int*)) {
+    return proto::nvrtc_library_identity(function, asked, file_digest);
+  };
   Dl_info info{};
   if (::dladdr(real_function, &info) == 0) return identify(real_function, version);
   static std::mutex mutex;

@@ -12,6 +12,7 @@
 #include <client/src/nvrtc/include_scan.hpp>
 #include <client/src/nvrtc/nvrtc_identity.hpp>
 #include <proto/nvrtc_key.hpp>
+#include <proto/nvrtc_options.hpp>
 
 namespace jitcache::client::nvrtc {
 
@@ -28,6 +29,18 @@ CUresult recorded_result(nvrtcResult result) { return result == NVRTC_SUCCESS ? 
 std::uint64_t micros_since(std::chrono::steady_clock::time_point start) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+// Why options could not be keyed: a side-effect option if any is one, else an option the table
+// lacks (or a malformed array).
+proto::NvrtcUncachedReason option_reason(int count, const char* const* options) {
+  for (int i = 0; options != nullptr && i < count; ++i) {
+    if (options[i] != nullptr &&
+        proto::classify_nvrtc_option(options[i]).kind == proto::NvrtcOptionClass::side_effect) {
+      return proto::NvrtcUncachedReason::side_effect_option;
+    }
+  }
+  return proto::NvrtcUncachedReason::unknown_option;
 }
 
 std::string working_directory() {
@@ -61,11 +74,14 @@ nvrtcResult NvrtcProgram::compile(const NvrtcEntryPoints& real, int count, const
   std::lock_guard lock(m_mutex);
   loader::LoadRecord record;
   nvrtcResult result = NVRTC_SUCCESS;
+  m_uncached.reset();
+  m_daemon_down = false;
   if (m_compiled) {
     // A second compile of one program: NVRTC's own, and the program is NVRTC's from here on.
     m_served.reset();
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason("nvrtcCompileProgram, uncacheable: the program was compiled before");
+    m_uncached = proto::NvrtcUncachedReason::compiled_before;
     result = real.compile(m_real, count, options);
   } else {
     try {
@@ -74,10 +90,12 @@ nvrtcResult NvrtcProgram::compile(const NvrtcEntryPoints& real, int count, const
       m_served.reset();
       record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
       record.reason(std::string("internal error in the cache (") + error.what() + "): compiled without it");
+      m_uncached = proto::NvrtcUncachedReason::internal_error;
       result = real.compile(m_real, count, options);
     }
   }
   m_compiled = true;
+  if (m_uncached) note_uncached(env, *m_uncached);
   if (result != NVRTC_SUCCESS) record.append_reason("; nvrtcCompileProgram returned " + std::to_string(result));
   env.counters.count_outcome(record.outcome());
   record.finish(recorded_result(result));
@@ -87,22 +105,27 @@ nvrtcResult NvrtcProgram::compile(const NvrtcEntryPoints& real, int count, const
 
 nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count, const char* const* options,
                                         const link::LinkEnvironment& env, loader::LoadRecord& record) {
-  const auto uncached = [&](const std::string& why) {
+  const auto uncached = [&](const std::string& why, proto::NvrtcUncachedReason reason) {
+    m_uncached = reason;
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason("nvrtcCompileProgram, uncacheable: " + why);
     return real.compile(m_real, count, options);
   };
-  if (env.settings.disabled) return uncached("caching is disabled (" + env.settings.disabled_by + ")");
+  if (env.settings.disabled) {
+    record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
+    record.reason("nvrtcCompileProgram, uncacheable: caching is disabled (" + env.settings.disabled_by + ")");
+    return real.compile(m_real, count, options);
+  }
   proto::NvrtcCompileInput input;
   {
     auto timer = record.step(&jitcache_load_info::ns_key);
     auto canonical = proto::canonicalize_nvrtc_options(count, options);
-    if (!canonical) return uncached(canonical.error().message);
+    if (!canonical) return uncached(canonical.error().message, option_reason(count, options));
     auto identity = nvrtc_identity(reinterpret_cast<const void*>(real.compile),
                                    reinterpret_cast<int (*)(int*, int*)>(real.version));
-    if (!identity) return uncached(identity.error().message);
+    if (!identity) return uncached(identity.error().message, proto::NvrtcUncachedReason::unreadable_library);
     auto included = scan_includes({m_name, m_source, m_headers, canonical->include_paths, canonical->pre_includes});
-    if (!included) return uncached(included.error().message);
+    if (!included) return uncached(included.error().message, proto::NvrtcUncachedReason::unnamed_include);
     input.identity = *identity;
     input.name = m_name;
     input.source = m_source;
@@ -113,7 +136,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     if (input.options.debug_info) input.working_directory = working_directory();
   }
   auto built = proto::nvrtc_key(input);
-  if (!built) return uncached(built.error().message);
+  if (!built) return uncached(built.error().message, proto::NvrtcUncachedReason::unknown_option);
   const proto::KeyFields* key = &built->fields;
   record.key(proto::to_hex(proto::key_id(*key)), key->arch);
 
@@ -136,6 +159,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     if (!found) {
       if (found.error().reply_status == 0) {
         daemon_down = true;
+        m_daemon_down = true;
         daemon_failed(found.error());
         return false;
       }
@@ -179,6 +203,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
   if (result != NVRTC_SUCCESS && result != NVRTC_ERROR_COMPILATION) {
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.append_reason("; not stored: NVRTC failed for a reason other than the source");
+    m_uncached = proto::NvrtcUncachedReason::not_stored;
     return result;
   }
   const std::vector<std::uint8_t> image = proto::encode_nvrtc_result(answers_of(real, result));
@@ -198,6 +223,14 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     record.append_reason("a miss: compiled with NVRTC; storing it failed: " + stored.error().message);
   }
   return result;
+}
+
+void NvrtcProgram::note_uncached(const link::LinkEnvironment& env, proto::NvrtcUncachedReason reason) {
+  // A daemon found absent during this compile is not asked again (it is in back-off); the note is
+  // a figure, so its failure changes nothing for the program.
+  if (env.settings.disabled || m_daemon_down) return;
+  if (auto connected = env.cache.connect(); !connected) return;
+  (void)env.cache.note_nvrtc_uncached(reason);
 }
 
 proto::NvrtcResult NvrtcProgram::answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const {

@@ -29,6 +29,7 @@
 #include <client/src/link/link_environment.hpp>
 #include <client/src/loader/load_record.hpp>
 #include <client/src/nvrtc/nvrtc_entry_points.hpp>
+#include <proto/nvrtc_note_messages.hpp>
 #include <proto/nvrtc_result.hpp>
 
 namespace jitcache::client::nvrtc {
@@ -51,6 +52,8 @@ class NvrtcProgram {
   nvrtcResult compile_keyed(const NvrtcEntryPoints& real, int count, const char* const* options,
                             const link::LinkEnvironment& env, loader::LoadRecord& record);
   proto::NvrtcResult answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const;
+  // Tells the daemon (NVRTC_NOTE) that this compile was NVRTC's own, and why.
+  void note_uncached(const link::LinkEnvironment& env, proto::NvrtcUncachedReason reason);
 
   mutable std::mutex m_mutex;
   nvrtcProgram m_real;
@@ -60,6 +63,9 @@ class NvrtcProgram {
   std::vector<std::string> m_expressions;
   bool m_compiled = false;
   std::optional<proto::NvrtcResult> m_served;
+  // The last compile was NVRTC's own, for this reason (told to the daemon after it).
+  std::optional<proto::NvrtcUncachedReason> m_uncached;
+  bool m_daemon_down = false;  // the last compile found the daemon unusable
 };
 
 }  // namespace jitcache::client::nvrtc

@@ -231,6 +231,11 @@ Result<void> DaemonClient::hit_note(const proto::FastKey& fast_key) {
   return {};
 }
 
+Result<void> DaemonClient::nvrtc_note(proto::NvrtcUncachedReason reason) {
+  JITCACHE_TRY(ok_reply(Op::nvrtc_note, proto::encode(proto::NvrtcNoteRequest{reason})));
+  return {};
+}
+
 Result<proto::PutReply> DaemonClient::put(const proto::PutRequest& request) {
   const proto::Payload trailer = proto::encode_put_request_trailer(request);
   auto reply = ok_reply(Op::put, proto::encode_put_request_head(request), request.image, Bytes(trailer));

@@ -24,6 +24,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
+#include <proto/nvrtc_note_messages.hpp>
 #include <proto/remote_check_messages.hpp>
 
 namespace jitcache::client::transport {
@@ -116,6 +117,9 @@ class DaemonClient {
   // HIT_NOTE (op 12): tells the daemon that the published copy of the entry with this fast key
   // was loaded; ok once the daemon has counted it.
   Result<void> hit_note(const proto::FastKey& fast_key);
+  // NVRTC_NOTE: an NVRTC compile this client could not cache, and why. Send it only to a daemon
+  // whose HELLO set proto::k_capability_nvrtc_note.
+  Result<void> nvrtc_note(proto::NvrtcUncachedReason reason);
 
   // COMPILE, waiting up to `timeout` for the answer (a compile takes seconds). Send it only to a
   // daemon whose HELLO set proto::k_capability_compile.
