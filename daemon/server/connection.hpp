@@ -72,11 +72,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Every request goes through its op table row (daemon/ops/op_table.hpp): refused by the checks
   // every op shares, or run by run_row, and counted.
   boost::asio::awaitable<Reply> dispatch(const proto::FrameHeader& header);
+  // The same for a request whose row runs right here on the worker without awaiting (LOOKUP, PING,
+  // STATS, ...): answered with no coroutine frame and no turn of the event loop. Empty: the row
+  // needs dispatch() (another lane, an awaited handler, the remotes).
+  std::optional<Reply> dispatch_here(const proto::FrameHeader& header);
+  ops::OpCall make_call(const proto::FrameHeader& header);
+  Reply finish(const proto::FrameHeader& header, Reply reply);  // after the handler: bytes released, counted
   // Runs the row's handler where the row says: awaited, here on the worker, or on its lane within
   // the lane's limits.
   boost::asio::awaitable<Reply> run_row(const ops::OpRow& row, ops::OpCall& call);
   void release_payload();  // the request no longer needs its bytes
-  boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply);
+  // Writes the reply, of which the first `already_sent` bytes went out through send_reply_now().
+  boost::asio::awaitable<bool> write_reply(const proto::FrameHeader& request, const Reply& reply,
+                                           std::size_t already_sent = 0);
+  // One non-blocking send of a reply whose image goes as bytes (send_now.hpp): how many bytes the
+  // socket took (all: done; fewer: write_reply sends the rest), or empty when the peer is gone.
+  std::optional<std::size_t> send_reply_now(const proto::FrameHeader& request, const Reply& reply);
   // A LOOKUP hit whose image goes as a sealed memfd (PROTOCOL.md §4 "Images by descriptor").
   boost::asio::awaitable<bool> write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,
                                                      const SealedImage& sealed);
@@ -91,6 +102,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t take_buffered(std::uint8_t* out, std::size_t size);
   // Reads what has arrived, at least one byte, behind the buffered bytes; false when the peer left.
   boost::asio::awaitable<bool> read_more();
+  // One read without waiting behind the buffered bytes, unless the socket is known to be empty
+  // (m_input_drained); what it finds is buffered. Errors and the peer's leaving are left for
+  // read_more() to meet again.
+  void read_now();
+  // A request whose whole frame (header and a payload up to the input buffer) is buffered, after
+  // read_now() when it is not: taken here, with no coroutine and no wait. false: read_request()
+  // takes it (nothing or part of a frame here, a larger payload, or a header to refuse).
+  bool take_request_now(proto::FrameHeader& header);
+  void enter_idle();       // waiting for a request: the idle deadline, or the drain's grace
   Reply draining_reply();  // `unavailable`: past k_max_answers_while_draining
 
   Socket m_socket;
@@ -114,6 +134,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t m_input_end = 0;
   // A descriptor received with the input (SCM_RIGHTS) that no request has taken yet.
   common::UniqueFd m_received_fd;
+  // The last read found the socket empty and the event loop has not run since: no readiness edge
+  // for newer bytes can have been taken by the reactor yet, so read_more() waits for readiness
+  // without first trying a read that would fail (EAGAIN). Every co_await of an Asio operation
+  // (which may run the loop) clears it first.
+  // Rationale: Asio's reactor is edge-triggered, and an edge that comes while no read or wait is
+  // pending is consumed without one; only a read since the last turn of the loop proves that the
+  // next edge is still to come. The failed read was 0.38 recvmsg per 4 KB hit at 8 clients
+  // (docs/benchmarks.md "One turn per request").
+  bool m_input_drained = false;
 };
 
 }  // namespace jitcache::daemon::server
