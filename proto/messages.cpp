@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <common/result.hpp>
 #include <proto/request_fields.hpp>
@@ -12,7 +13,7 @@
 #define JC_READ(var, expr)                        \
   auto var##_result = (expr);                     \
   if (!var##_result) return var##_result.error(); \
-  auto var = *var##_result
+  auto var = std::move(*var##_result) /* moved, not copied: a decoded string is one allocation */
 
 namespace jitcache::proto {
 
