@@ -40,8 +40,8 @@ namespace {
 constexpr std::size_t k_retained_buffer_bytes = 64 << 10;
 }  // namespace
 
-Connection::Connection(Socket socket, Strand strand, ServerContext& context, policy::PeerCredentials peer)
-    : m_socket(std::move(socket)), m_strand(strand), m_timer(strand), m_context(context), m_peer(peer) {}
+Connection::Connection(Socket socket, Executor executor, ServerContext& context, policy::PeerCredentials peer)
+    : m_socket(std::move(socket)), m_executor(executor), m_timer(executor), m_context(context), m_peer(peer) {}
 
 void Connection::enter(Phase phase, Clock::duration budget) {
   m_phase = phase;
@@ -77,7 +77,7 @@ bool Connection::request_waiting() {
 }
 
 void Connection::close_if_idle() {
-  asio::post(m_strand, [self = shared_from_this()] {
+  asio::post(m_executor, [self = shared_from_this()] {
     if (self->m_phase != Phase::idle) return;
     if (self->m_requests_served > 0) {
       // Bytes already here are a request the client sent before it could know of the drain: the
@@ -95,11 +95,10 @@ void Connection::close_if_idle() {
 }
 
 void Connection::force_close() {
-  asio::post(m_strand, [self = shared_from_this()] { self->close(); });
+  asio::post(m_executor, [self = shared_from_this()] { self->close(); });
 }
 
-awaitable<void> Connection::watchdog() {
-  auto self = shared_from_this();
+awaitable<void> Connection::watchdog([[maybe_unused]] std::shared_ptr<Connection> self) {
   while (m_socket.is_open()) {
     boost::system::error_code ec;
     co_await m_timer.async_wait(asio::redirect_error(use_awaitable, ec));
@@ -519,7 +518,7 @@ Reply Connection::draining_reply() {
 
 awaitable<void> Connection::run() {
   auto self = shared_from_this();
-  asio::co_spawn(m_strand, watchdog(), asio::detached);
+  asio::co_spawn(m_executor, watchdog(self), asio::detached);
   Counters::add(m_context.counters.connections);
   Counters::add(m_context.counters.connections_total);
 

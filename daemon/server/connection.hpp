@@ -3,9 +3,11 @@
 //
 // Deadlines (PROTOCOL.md §1): idle_timeout while waiting for the first byte of a request,
 // read_deadline from that byte until the frame is complete, write_deadline for the reply. A watchdog
-// coroutine on the same strand closes the socket when the current deadline passes, which ends the
-// pending read or write. Thread safety: everything runs on the connection's strand; close_if_idle()
-// and force_close() may be called from any thread (they post to it).
+// coroutine on the same executor closes the socket when the current deadline passes, which ends the
+// pending read or write. Thread safety: everything runs on the io_context of the worker that
+// accepted the connection, which one thread runs (server.hpp), so a connection's handlers never run
+// at once and no strand is needed; close_if_idle() and force_close() may be called from any thread
+// (they post to it).
 #pragma once
 
 // Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
@@ -23,7 +25,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 
 #include <common/unique_fd.hpp>
 #include <daemon/ops/op_call.hpp>
@@ -42,9 +43,13 @@ using ops::Reply;
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Socket = boost::asio::local::stream_protocol::socket;
-  using Strand = boost::asio::strand<boost::asio::io_context::executor_type>;
+  // Rationale: the worker's io_context itself, not a strand over it: one thread runs it, so a strand
+  // serialised nothing, and it cost a lock, a queue and, too large for any_io_executor's inline
+  // storage, a heap allocation each time the executor was copied: 6 per 4 KB LOOKUP hit
+  // (docs/benchmarks.md "One turn per request").
+  using Executor = boost::asio::io_context::executor_type;
 
-  Connection(Socket socket, Strand strand, ServerContext& context, policy::PeerCredentials peer);
+  Connection(Socket socket, Executor executor, ServerContext& context, policy::PeerCredentials peer);
 
   // Serves requests until the peer leaves, a deadline passes, or the server drains.
   boost::asio::awaitable<void> run();
@@ -59,7 +64,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   enum class Phase { idle, reading, processing, writing };
   using Clock = std::chrono::steady_clock;
 
-  boost::asio::awaitable<void> watchdog();
+  // `self` keeps the connection alive from the moment the coroutine is made, not from its first
+  // step: a connection whose run() ends before the watchdog's first step (a peer that closed at
+  // once) was freed under it, and the watchdog then waited on a freed timer.
+  boost::asio::awaitable<void> watchdog(std::shared_ptr<Connection> self);
   // false when the connection must end (peer gone, deadline, or an unreadable header answered). A
   // request over the request bytes budget is answered `busy` here and the next one read.
   boost::asio::awaitable<bool> read_request(proto::FrameHeader& header);
@@ -114,7 +122,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Reply draining_reply();  // `unavailable`: past k_max_answers_while_draining
 
   Socket m_socket;
-  Strand m_strand;
+  Executor m_executor;
   boost::asio::steady_timer m_timer;
   ServerContext& m_context;
   policy::PeerCredentials m_peer;
