@@ -151,9 +151,9 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
     hooks.watchdog_interval = *interval;
   }
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
-  // Made before the server and destroyed after it: a SIGTERM or SIGINT sent again while the server
-  // winds down or the store closes does not kill the daemon (late_stop_signals.hpp).
-  server::LateStopSignals late_stop_signals;
+  // Before the server: a SIGTERM or SIGINT sent again while the server winds down or the store
+  // closes does not kill the daemon (late_stop_signals.hpp).
+  server::hold_stop_signals_until_exit();
   server::Server server(config, store::StoreSet(serving, *store, *store, *store, store->diagnosis()), listen_fd,
                         counters, std::move(trust), compile_path ? compile_path->requests.get() : nullptr,
                         publisher.get(), std::move(hooks), descriptors,
