@@ -528,7 +528,19 @@ awaitable<void> Connection::run() {
   // handles every case (docs/benchmarks.md "One turn per request").
   while (keep_serving()) {
     proto::FrameHeader header;
-    if (!take_request_now(header) && !co_await read_request(header)) break;
+    if (!take_request_now(header)) {
+      if (buffered() == 0 && m_input_drained) {
+        // Between two requests with the socket seen empty: the wait for the next one is done here,
+        // in this frame, not in read_request()'s and read_more()'s (two coroutine frames a hit).
+        enter_idle();
+        m_input_drained = false;
+        boost::system::error_code ec;
+        co_await m_socket.async_wait(Socket::wait_read, asio::redirect_error(use_awaitable, ec));
+        if (ec) break;
+        continue;
+      }
+      if (!co_await read_request(header)) break;
+    }
     const auto started = Clock::now();
     const bool draining = m_context.draining.load();
     const bool turn_away = draining && m_answers_while_draining >= k_max_answers_while_draining;
