@@ -43,9 +43,9 @@ constexpr std::size_t k_retained_buffer_bytes = 64 << 10;
 Connection::Connection(Socket socket, Executor executor, ServerContext& context, policy::PeerCredentials peer)
     : m_socket(std::move(socket)), m_executor(executor), m_timer(executor), m_context(context), m_peer(peer) {}
 
-void Connection::enter(Phase phase, Clock::duration budget) {
+void Connection::enter(Phase phase, Clock::duration budget, Clock::time_point now) {
   m_phase = phase;
-  m_deadline = budget == Clock::duration::max() ? Clock::time_point::max() : Clock::now() + budget;
+  m_deadline = budget == Clock::duration::max() ? Clock::time_point::max() : now + budget;
   // Rationale: moving the timer cancels the watchdog's wait and wakes it, so only a deadline earlier
   // than the pending expiry moves it; a later one is picked up when the watchdog wakes. That is one
   // wake-up per request instead of one per phase.
@@ -191,11 +191,12 @@ bool Connection::take_request_now(proto::FrameHeader& header) {
   return true;
 }
 
-void Connection::enter_idle() {
+void Connection::enter_idle(Clock::time_point now) {
   // Draining, only a connection that has not been served yet reads, and only within the grace.
-  enter(Phase::idle, m_context.draining.load()
-                         ? std::chrono::duration_cast<Clock::duration>(k_first_request_grace)
-                         : std::chrono::duration_cast<Clock::duration>(m_context.config.idle_timeout));
+  enter(Phase::idle,
+        m_context.draining.load() ? std::chrono::duration_cast<Clock::duration>(k_first_request_grace)
+                                  : std::chrono::duration_cast<Clock::duration>(m_context.config.idle_timeout),
+        now);
 }
 
 awaitable<bool> Connection::read_request(proto::FrameHeader& header) {
@@ -526,13 +527,17 @@ awaitable<void> Connection::run() {
   // answered and written with no coroutine frame, no Asio operation and no turn of the event loop;
   // the connection then waits for readiness once. Everything else takes the awaited path, which
   // handles every case (docs/benchmarks.md "One turn per request").
+  std::optional<Clock::time_point> answered_at;  // when the last reply was written
   while (keep_serving()) {
     proto::FrameHeader header;
     if (!take_request_now(header)) {
       if (buffered() == 0 && m_input_drained) {
         // Between two requests with the socket seen empty: the wait for the next one is done here,
         // in this frame, not in read_request()'s and read_more()'s (two coroutine frames a hit).
-        enter_idle();
+        // Rationale: from when the last reply was written, read for its latency just before: the
+        // clock is read twice per request, not three times (docs/benchmarks.md "One turn per request").
+        enter_idle(answered_at.value_or(Clock::now()));
+        answered_at.reset();
         m_input_drained = false;
         boost::system::error_code ec;
         co_await m_socket.async_wait(Socket::wait_read, asio::redirect_error(use_awaitable, ec));
@@ -563,8 +568,9 @@ awaitable<void> Connection::run() {
     const std::size_t frame_bytes =
         proto::k_header_size + reply.payload.size() + (reply.image ? reply.image->size() : 0);
     if ((reply.image_by_descriptor || sent < frame_bytes) && !co_await write_reply(header, reply, sent)) break;
+    answered_at = Clock::now();
     m_context.counters.latency.record(header.op,
-                                      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
+                                      std::chrono::duration_cast<std::chrono::microseconds>(*answered_at - started));
     ++m_requests_served;
     if (draining) ++m_answers_while_draining;
     if (turn_away) break;

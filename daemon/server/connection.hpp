@@ -99,7 +99,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A LOOKUP hit whose image goes as a sealed memfd (PROTOCOL.md §4 "Images by descriptor").
   boost::asio::awaitable<bool> write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,
                                                      const SealedImage& sealed);
-  void enter(Phase phase, Clock::duration budget);
+  // `now`: the time the budget runs from, when the caller has just read the clock.
+  void enter(Phase phase, Clock::duration budget, Clock::time_point now = Clock::now());
   void close();
   // Whether run() reads another request: always until the drain, then only what was already sent.
   bool keep_serving();
@@ -118,7 +119,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // read_now() when it is not: taken here, with no coroutine and no wait. false: read_request()
   // takes it (nothing or part of a frame here, a larger payload, or a header to refuse).
   bool take_request_now(proto::FrameHeader& header);
-  void enter_idle();       // waiting for a request: the idle deadline, or the drain's grace
+  // Waiting for a request: the idle deadline, or the drain's grace.
+  void enter_idle(Clock::time_point now = Clock::now());
   Reply draining_reply();  // `unavailable`: past k_max_answers_while_draining
 
   Socket m_socket;
