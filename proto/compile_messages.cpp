@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <common/result.hpp>
+#include <utility>
 #include <vector>
 
 namespace jitcache::proto {
@@ -22,7 +23,7 @@ common::Result<T> finish(ByteReader& r, T value, std::string_view what) {
 #define JC_READ(var, expr)                        \
   auto var##_result = (expr);                     \
   if (!var##_result) return var##_result.error(); \
-  auto var = *var##_result
+  auto var = std::move(*var##_result) /* moved, not copied: a decoded string is one allocation */
 
 KeyFields key_of(const CompileRequest& request, const Digest256& content) {
   KeyFields key;

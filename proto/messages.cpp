@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <common/result.hpp>
 #include <proto/request_fields.hpp>
@@ -12,7 +13,7 @@
 #define JC_READ(var, expr)                        \
   auto var##_result = (expr);                     \
   if (!var##_result) return var##_result.error(); \
-  auto var = *var##_result
+  auto var = std::move(*var##_result) /* moved, not copied: a decoded string is one allocation */
 
 namespace jitcache::proto {
 
@@ -266,8 +267,23 @@ common::Result<LookupRequest> decode_lookup_request(Bytes payload) {
   return finish(r, std::move(m), "LOOKUP");
 }
 
+namespace {
+// At least the bytes encode_entry_info() writes (its strings may be cut shorter).
+// Rationale: reserved up front, a LOOKUP hit's reply head is one allocation; grown byte by byte it
+// was a chain of doublings, a tenth of the daemon's own CPU per 4 KB hit in malloc, copies and
+// vector inserts (docs/benchmarks.md "One turn per request").
+std::size_t entry_info_size(const EntryInfo& info) {
+  constexpr std::size_t digests = 32 + 32 + 16;           // key_id, key.content, checksum
+  constexpr std::size_t numbers = 2 + 4 + 4 + 1 + 8 * 7;  // schema, api, namespace, codec, 7 x 64 bits
+  constexpr std::size_t string_lengths = 2 * 4;           // arch, driver_build, options, producer
+  return digests + numbers + string_lengths + info.key.arch.size() + info.key.driver_build.size() +
+         info.key.options.size() + info.producer.size();
+}
+}  // namespace
+
 Payload encode_lookup_reply_head(const EntryInfo& info, std::uint32_t image_size) {
   Payload out;
+  out.reserve(entry_info_size(info) + 4);
   ByteWriter w(out);
   encode_entry_info(w, info);
   w.blob32_length(image_size);
@@ -285,10 +301,12 @@ common::Result<LookupReply> decode_lookup_reply(Bytes payload) {
 }
 
 Payload encode(const LookupReplyByDescriptor& m) {
-  return encode_with(m, [](ByteWriter& w, const LookupReplyByDescriptor& l) {
-    encode_entry_info(w, l.info);
-    w.u64(l.image_size);
-  });
+  Payload out;
+  out.reserve(entry_info_size(m.info) + 8);
+  ByteWriter w(out);
+  encode_entry_info(w, m.info);
+  w.u64(m.image_size);
+  return out;
 }
 
 common::Result<LookupReplyByDescriptor> decode_lookup_reply_by_descriptor(Bytes payload) {

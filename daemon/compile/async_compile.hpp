@@ -5,7 +5,7 @@
 //   if (!result) ...;            // a malformed request (ErrorCode::invalid_argument)
 //   const CompileOutcome& outcome = **result;
 //
-// The completion runs on the handler's associated executor (the connection's strand), never on a
+// The completion runs on the handler's associated executor (the connection's worker), never on a
 // compile thread, and the outcome is shared with the compile's other waiters (read-only). A waiter
 // whose client went away still gets its completion; it just has nobody to answer. input.ptx must
 // stay valid until the operation is initiated (with use_awaitable: until the co_await starts);

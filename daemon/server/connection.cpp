@@ -19,6 +19,7 @@
 #include <daemon/server/descriptor_passing.hpp>
 #include <daemon/server/memory_return.hpp>
 #include <daemon/server/run_on.hpp>
+#include <daemon/server/send_now.hpp>
 
 namespace jitcache::daemon::server {
 
@@ -39,12 +40,12 @@ namespace {
 constexpr std::size_t k_retained_buffer_bytes = 64 << 10;
 }  // namespace
 
-Connection::Connection(Socket socket, Strand strand, ServerContext& context, policy::PeerCredentials peer)
-    : m_socket(std::move(socket)), m_strand(strand), m_timer(strand), m_context(context), m_peer(peer) {}
+Connection::Connection(Socket socket, Executor executor, ServerContext& context, policy::PeerCredentials peer)
+    : m_socket(std::move(socket)), m_executor(executor), m_timer(executor), m_context(context), m_peer(peer) {}
 
-void Connection::enter(Phase phase, Clock::duration budget) {
+void Connection::enter(Phase phase, Clock::duration budget, Clock::time_point now) {
   m_phase = phase;
-  m_deadline = budget == Clock::duration::max() ? Clock::time_point::max() : Clock::now() + budget;
+  m_deadline = budget == Clock::duration::max() ? Clock::time_point::max() : now + budget;
   // Rationale: moving the timer cancels the watchdog's wait and wakes it, so only a deadline earlier
   // than the pending expiry moves it; a later one is picked up when the watchdog wakes. That is one
   // wake-up per request instead of one per phase.
@@ -76,7 +77,7 @@ bool Connection::request_waiting() {
 }
 
 void Connection::close_if_idle() {
-  asio::post(m_strand, [self = shared_from_this()] {
+  asio::post(m_executor, [self = shared_from_this()] {
     if (self->m_phase != Phase::idle) return;
     if (self->m_requests_served > 0) {
       // Bytes already here are a request the client sent before it could know of the drain: the
@@ -94,11 +95,10 @@ void Connection::close_if_idle() {
 }
 
 void Connection::force_close() {
-  asio::post(m_strand, [self = shared_from_this()] { self->close(); });
+  asio::post(m_executor, [self = shared_from_this()] { self->close(); });
 }
 
-awaitable<void> Connection::watchdog() {
-  auto self = shared_from_this();
+awaitable<void> Connection::watchdog([[maybe_unused]] std::shared_ptr<Connection> self) {
   while (m_socket.is_open()) {
     boost::system::error_code ec;
     co_await m_timer.async_wait(asio::redirect_error(use_awaitable, ec));
@@ -134,30 +134,76 @@ awaitable<bool> Connection::read_more() {
   // byte (header flag request_fd: a bundle file) is received; a plain read would have the kernel
   // close it. Tried first without waiting, as Asio's own reads are.
   for (;;) {
-    auto got = receive_with_descriptor(m_socket.native_handle(), std::span<std::uint8_t>(m_input.data() + m_input_end,
-                                                                                         m_input.size() - m_input_end));
-    if (got) {
-      if (got->bytes == 0) co_return false;
-      m_input_end += got->bytes;
-      // A newer descriptor replaces one no request took.
-      if (got->fd) m_received_fd = std::move(got->fd);
-      co_return true;
+    if (!m_input_drained) {
+      const std::size_t space = m_input.size() - m_input_end;
+      auto got = receive_with_descriptor(m_socket.native_handle(),
+                                         std::span<std::uint8_t>(m_input.data() + m_input_end, space));
+      if (got) {
+        if (got->bytes == 0) co_return false;
+        m_input_end += got->bytes;
+        // A read shorter than the room emptied the socket, unless a descriptor ended it early.
+        m_input_drained = got->bytes < space && !got->fd;
+        // A newer descriptor replaces one no request took.
+        if (got->fd) m_received_fd = std::move(got->fd);
+        co_return true;
+      }
+      if (got.error().code != common::ErrorCode::unavailable) co_return false;
     }
-    if (got.error().code != common::ErrorCode::unavailable) co_return false;
+    m_input_drained = false;
     boost::system::error_code ec;
     co_await m_socket.async_wait(Socket::wait_read, asio::redirect_error(use_awaitable, ec));
     if (ec) co_return false;
   }
 }
 
+void Connection::read_now() {
+  if (m_input_drained) return;
+  if (m_input_end == m_input.size()) {
+    std::copy(m_input.data() + m_input_begin, m_input.data() + m_input_end, m_input.data());
+    m_input_end -= m_input_begin;
+    m_input_begin = 0;
+  }
+  const std::size_t space = m_input.size() - m_input_end;
+  if (space == 0) return;
+  auto got =
+      receive_with_descriptor(m_socket.native_handle(), std::span<std::uint8_t>(m_input.data() + m_input_end, space));
+  if (!got) {
+    m_input_drained = got.error().code == common::ErrorCode::unavailable;
+    return;
+  }
+  m_input_end += got->bytes;
+  m_input_drained = got->bytes > 0 && got->bytes < space && !got->fd;
+  if (got->fd) m_received_fd = std::move(got->fd);
+}
+
+bool Connection::take_request_now(proto::FrameHeader& header) {
+  proto::HeaderBytes raw{};
+  if (buffered() < raw.size()) read_now();
+  if (buffered() < raw.size()) return false;
+  std::copy_n(m_input.data() + m_input_begin, raw.size(), raw.data());
+  // A header to refuse, or a payload not here whole, is read_request()'s (which reads the header
+  // again from the buffer).
+  if (proto::check_request_header(raw, m_context.config.max_frame_bytes, header)) return false;
+  if (header.payload_length > buffered() - raw.size()) return false;
+  take_buffered(nullptr, raw.size());
+  m_payload.resize(static_cast<std::size_t>(header.payload_length));
+  take_buffered(m_payload.data(), m_payload.size());
+  return true;
+}
+
+void Connection::enter_idle(Clock::time_point now) {
+  // Draining, only a connection that has not been served yet reads, and only within the grace.
+  enter(Phase::idle,
+        m_context.draining.load() ? std::chrono::duration_cast<Clock::duration>(k_first_request_grace)
+                                  : std::chrono::duration_cast<Clock::duration>(m_context.config.idle_timeout),
+        now);
+}
+
 awaitable<bool> Connection::read_request(proto::FrameHeader& header) {
   for (;;) {
     proto::HeaderBytes raw{};
 
-    // Draining, only a connection that has not been served yet reads, and only within the grace.
-    enter(Phase::idle, m_context.draining.load()
-                           ? std::chrono::duration_cast<Clock::duration>(k_first_request_grace)
-                           : std::chrono::duration_cast<Clock::duration>(m_context.config.idle_timeout));
+    enter_idle();
     // The peer left, or the idle deadline closed the socket.
     if (buffered() == 0 && !co_await read_more()) co_return false;
 
@@ -230,6 +276,7 @@ awaitable<bool> Connection::read_payload(std::uint64_t length) {
     m_payload.resize(next);
     have += take_buffered(m_payload.data() + have, next - have);
     if (have < next) {
+      m_input_drained = false;
       co_await asio::async_read(m_socket, asio::buffer(m_payload.data() + have, next - have),
                                 asio::redirect_error(use_awaitable, ec));
       if (ec) co_return false;
@@ -247,6 +294,7 @@ awaitable<bool> Connection::discard_payload(std::uint64_t length, Clock::time_po
   const std::uint64_t from_buffer =
       take_buffered(nullptr, static_cast<std::size_t>(std::min<std::uint64_t>(length, buffered())));
   for (std::uint64_t left = length - from_buffer; left > 0;) {
+    m_input_drained = false;
     const std::size_t step = static_cast<std::size_t>(std::min<std::uint64_t>(left, m_payload.size()));
     co_await asio::async_read(m_socket, asio::buffer(m_payload.data(), step), asio::redirect_error(use_awaitable, ec));
     if (ec) co_return false;
@@ -260,15 +308,48 @@ void Connection::release_payload() {
   if (m_payload.capacity() > k_retained_buffer_bytes) std::vector<std::uint8_t>().swap(m_payload);
 }
 
-awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
-  enter(Phase::processing, Clock::duration::max());
-  ops::RequestHandler& handler = m_context.handler;
+ops::OpCall Connection::make_call(const proto::FrameHeader& header) {
   // A descriptor goes to the request whose header says it carries one (PROTOCOL.md §2 "Header
   // flags"); taken by an op that has no use for it, it is closed when this request is done.
   common::UniqueFd descriptor;
   if ((header.flags & proto::k_flag_request_fd) != 0) descriptor = std::exchange(m_received_fd, {});
-  ops::OpCall call{header.op,        header.flags,         m_peer, m_payload, proto::Bytes(m_payload),
-                   m_payload_budget, std::move(descriptor)};
+  return ops::OpCall{header.op,        header.flags,         m_peer, m_payload, proto::Bytes(m_payload),
+                     m_payload_budget, std::move(descriptor)};
+}
+
+Reply Connection::finish(const proto::FrameHeader& header, Reply reply) {
+  // The reply owns what it sends (a LOOKUP's image is the store's buffer), so the request's bytes
+  // and their budget go before the reply is written, however slowly the client reads; a large
+  // request's memory goes back to the system (memory_return.hpp).
+  release_payload();
+  return_memory_after(static_cast<std::size_t>(header.payload_length));
+  return m_context.handler.counted(std::move(reply));
+}
+
+std::optional<Reply> Connection::dispatch_here(const proto::FrameHeader& header) {
+  const ops::OpRow* row = ops::find_op(header.op);
+  if (row != nullptr && (row->async_handler != nullptr || row->lane != ops::Lane::worker ||
+                         (row->asks_remotes && m_context.remote_lane != nullptr))) {
+    return std::nullopt;
+  }
+  enter(Phase::processing, Clock::duration::max());
+  ops::RequestHandler& handler = m_context.handler;
+  ops::OpCall call = make_call(header);
+  handler.count_request();
+  Reply reply;
+  if (auto refused = handler.refusal(row, call)) {
+    reply = std::move(*refused);
+  } else {
+    reply = (handler.*row->handler)(call);
+  }
+  return finish(header, std::move(reply));
+}
+
+awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
+  m_input_drained = false;  // the handler may wait: the event loop runs
+  enter(Phase::processing, Clock::duration::max());
+  ops::RequestHandler& handler = m_context.handler;
+  ops::OpCall call = make_call(header);
   const ops::OpRow* row = ops::find_op(header.op);
   handler.count_request();
   Reply reply;
@@ -277,12 +358,7 @@ awaitable<Reply> Connection::dispatch(const proto::FrameHeader& header) {
   } else {
     reply = co_await run_row(*row, call);
   }
-  // The reply owns what it sends (a LOOKUP's image is the store's buffer), so the request's bytes
-  // and their budget go before the reply is written, however slowly the client reads; a large
-  // request's memory goes back to the system (memory_return.hpp).
-  release_payload();
-  return_memory_after(static_cast<std::size_t>(header.payload_length));
-  co_return handler.counted(std::move(reply));
+  co_return finish(header, std::move(reply));
 }
 
 awaitable<Reply> Connection::run_row(const ops::OpRow& row, ops::OpCall& call) {
@@ -322,7 +398,41 @@ awaitable<Reply> Connection::run_row(const ops::OpRow& row, ops::OpCall& call) {
   co_return reply;
 }
 
-awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const Reply& reply) {
+namespace {
+// The reply's frame as it goes out when its image goes as bytes: header, payload, image.
+std::array<asio::const_buffer, 3> reply_buffers(const proto::HeaderBytes& raw, const Reply& reply) {
+  return {asio::buffer(raw), asio::buffer(reply.payload),
+          reply.image ? asio::buffer(*reply.image) : asio::const_buffer()};
+}
+
+proto::HeaderBytes reply_header(const proto::FrameHeader& request, const Reply& reply) {
+  proto::FrameHeader header;
+  header.op = request.op;
+  header.status = reply.status;
+  header.request_id = request.request_id;
+  header.payload_length = reply.payload.size() + (reply.image ? reply.image->size() : 0);
+  return proto::encode_header(header);
+}
+}  // namespace
+
+std::optional<std::size_t> Connection::send_reply_now(const proto::FrameHeader& request, const Reply& reply) {
+  const proto::HeaderBytes raw = reply_header(request, reply);
+  const auto buffers = reply_buffers(raw, reply);
+  std::array<iovec, 3> parts{};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    parts[i] = iovec{const_cast<void*>(buffers[i].data()), buffers[i].size()};
+  }
+  auto sent = send_now(m_socket.native_handle(), parts);
+  if (!sent) {
+    spdlog::debug("reply to {} not delivered: {}", m_peer.describe(), sent.error().message);
+    return std::nullopt;
+  }
+  return *sent;
+}
+
+awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const Reply& reply,
+                                        std::size_t already_sent) {
+  m_input_drained = false;  // waiting to write runs the event loop
   enter(Phase::writing, m_context.config.write_deadline);
   if (reply.image_by_descriptor) {
     auto sealed = m_context.descriptors.get(reply.image);
@@ -340,16 +450,14 @@ awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const
     const Reply as_bytes = image_as_bytes(reply);
     co_return co_await write_reply(request, as_bytes);
   }
-  proto::FrameHeader header;
-  header.op = request.op;
-  header.status = reply.status;
-  header.request_id = request.request_id;
-  header.payload_length = reply.payload.size() + (reply.image ? reply.image->size() : 0);
-  const proto::HeaderBytes raw = proto::encode_header(header);
-
+  const proto::HeaderBytes raw = reply_header(request, reply);
   // Scatter-gather: the image goes from the store's buffer to the socket without another copy.
-  std::array<asio::const_buffer, 3> buffers{asio::buffer(raw), asio::buffer(reply.payload),
-                                            reply.image ? asio::buffer(*reply.image) : asio::const_buffer()};
+  auto buffers = reply_buffers(raw, reply);
+  for (auto& buffer : buffers) {  // what send_reply_now() sent already
+    const std::size_t skip = std::min(already_sent, buffer.size());
+    buffer += skip;
+    already_sent -= skip;
+  }
   boost::system::error_code ec;
   co_await asio::async_write(m_socket, buffers, asio::redirect_error(use_awaitable, ec));
   if (ec) {
@@ -361,6 +469,7 @@ awaitable<bool> Connection::write_reply(const proto::FrameHeader& request, const
 
 awaitable<bool> Connection::write_with_descriptor(const proto::FrameHeader& request, const Reply& reply,
                                                   const SealedImage& sealed) {
+  m_input_drained = false;
   proto::FrameHeader header;
   header.op = request.op;
   header.status = reply.status;
@@ -410,13 +519,33 @@ Reply Connection::draining_reply() {
 
 awaitable<void> Connection::run() {
   auto self = shared_from_this();
-  asio::co_spawn(m_strand, watchdog(), asio::detached);
+  asio::co_spawn(m_executor, watchdog(self), asio::detached);
   Counters::add(m_context.counters.connections);
   Counters::add(m_context.counters.connections_total);
 
+  // Rationale: a small request that is here whole and runs on this thread (a LOOKUP hit) is read,
+  // answered and written with no coroutine frame, no Asio operation and no turn of the event loop;
+  // the connection then waits for readiness once. Everything else takes the awaited path, which
+  // handles every case (docs/benchmarks.md "One turn per request").
+  std::optional<Clock::time_point> answered_at;  // when the last reply was written
   while (keep_serving()) {
     proto::FrameHeader header;
-    if (!co_await read_request(header)) break;
+    if (!take_request_now(header)) {
+      if (buffered() == 0 && m_input_drained) {
+        // Between two requests with the socket seen empty: the wait for the next one is done here,
+        // in this frame, not in read_request()'s and read_more()'s (two coroutine frames a hit).
+        // Rationale: from when the last reply was written, read for its latency just before: the
+        // clock is read twice per request, not three times (docs/benchmarks.md "One turn per request").
+        enter_idle(answered_at.value_or(Clock::now()));
+        answered_at.reset();
+        m_input_drained = false;
+        boost::system::error_code ec;
+        co_await m_socket.async_wait(Socket::wait_read, asio::redirect_error(use_awaitable, ec));
+        if (ec) break;
+        continue;
+      }
+      if (!co_await read_request(header)) break;
+    }
     const auto started = Clock::now();
     const bool draining = m_context.draining.load();
     const bool turn_away = draining && m_answers_while_draining >= k_max_answers_while_draining;
@@ -425,12 +554,23 @@ awaitable<void> Connection::run() {
     Reply reply;
     if (turn_away) {
       reply = draining_reply();
+    } else if (auto here = dispatch_here(header)) {
+      reply = std::move(*here);
     } else {
       reply = co_await dispatch(header);
     }
-    if (!co_await write_reply(header, reply)) break;
+    std::size_t sent = 0;
+    if (!reply.image_by_descriptor) {
+      const auto now = send_reply_now(header, reply);
+      if (!now) break;
+      sent = *now;
+    }
+    const std::size_t frame_bytes =
+        proto::k_header_size + reply.payload.size() + (reply.image ? reply.image->size() : 0);
+    if ((reply.image_by_descriptor || sent < frame_bytes) && !co_await write_reply(header, reply, sent)) break;
+    answered_at = Clock::now();
     m_context.counters.latency.record(header.op,
-                                      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started));
+                                      std::chrono::duration_cast<std::chrono::microseconds>(*answered_at - started));
     ++m_requests_served;
     if (draining) ++m_answers_while_draining;
     if (turn_away) break;

@@ -1,5 +1,5 @@
 // run_on(pool, fn): from a connection's coroutine, run fn on another executor (the store's reader
-// pool or its single writer) and resume the coroutine on its own strand with fn's result. This is how
+// pool or its single writer) and resume the coroutine on its own executor with fn's result. This is how
 // store work stays off the I/O threads that run the accept loop.
 // Thread safety: fn runs on the pool; the coroutine resumes on its own executor.
 #pragma once

@@ -18,7 +18,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
@@ -122,8 +121,8 @@ awaitable<void> Server::refuse_busy(asio::local::stream_protocol::socket socket,
 
 awaitable<void> Server::accept_loop(Worker& worker) {
   while (!m_context.draining.load()) {
-    auto strand = asio::make_strand(worker.io);
-    asio::local::stream_protocol::socket socket(strand);
+    auto executor = worker.io.get_executor();
+    asio::local::stream_protocol::socket socket(executor);
     boost::system::error_code ec;
     co_await worker.acceptor.async_accept(socket, asio::redirect_error(use_awaitable, ec));
     if (ec) {
@@ -142,7 +141,7 @@ awaitable<void> Server::accept_loop(Worker& worker) {
       co_await pause.async_wait(asio::redirect_error(use_awaitable, ec));
       continue;
     }
-    admit(std::move(socket), strand);
+    admit(std::move(socket), executor);
   }
 }
 
@@ -150,18 +149,18 @@ void Server::accept_backlog(Worker& worker) {
   boost::system::error_code ec;
   worker.acceptor.non_blocking(true, ec);
   while (!ec) {
-    auto strand = asio::make_strand(worker.io);
-    asio::local::stream_protocol::socket socket(strand);
+    auto executor = worker.io.get_executor();
+    asio::local::stream_protocol::socket socket(executor);
     worker.acceptor.accept(socket, ec);  // would_block once the backlog is empty
-    if (!ec) admit(std::move(socket), strand);
+    if (!ec) admit(std::move(socket), executor);
   }
 }
 
-void Server::admit(asio::local::stream_protocol::socket socket, asio::strand<asio::io_context::executor_type> strand) {
+void Server::admit(asio::local::stream_protocol::socket socket, asio::io_context::executor_type executor) {
   // Workers accept concurrently, so at the limit a few may each let one more in before the count
   // catches up; the limit protects file descriptors and memory, not an exact number.
   if (m_counters.connections.load() >= m_config.max_connections) {
-    asio::co_spawn(strand,
+    asio::co_spawn(executor,
                    refuse_busy(std::move(socket), "jitcached is at max_connections (" +
                                                       std::to_string(m_config.max_connections) + "); try again later"),
                    asio::detached);
@@ -176,17 +175,17 @@ void Server::admit(asio::local::stream_protocol::socket socket, asio::strand<asi
   if (!m_uid_connections.try_acquire(uid)) {
     Counters::add(m_counters.connections_refused_per_uid);
     spdlog::debug("refusing a connection of {}: at max_connections_per_uid", peer->describe());
-    asio::co_spawn(strand,
+    asio::co_spawn(executor,
                    refuse_busy(std::move(socket), "uid " + std::to_string(uid) + " has " +
                                                       std::to_string(m_uid_connections.limit()) +
                                                       " connections open (max_connections_per_uid); try again later"),
                    asio::detached);
     return;
   }
-  auto connection = std::make_shared<Connection>(std::move(socket), strand, m_context, std::move(*peer));
+  auto connection = std::make_shared<Connection>(std::move(socket), executor, m_context, std::move(*peer));
   track(connection);
   asio::co_spawn(
-      strand, [this, connection]() -> awaitable<void> { co_await connection->run(); },
+      executor, [this, connection]() -> awaitable<void> { co_await connection->run(); },
       [this, raw = connection.get(), uid](std::exception_ptr error) {
         untrack(raw);
         m_uid_connections.release(uid);

@@ -1,7 +1,7 @@
 // The daemon's event loop: accepts connections on the listening socket, runs one Connection
-// coroutine per client on its own strand, flushes usage counters periodically, and drains on
-// SIGTERM/SIGINT (stop accepting, answer what each client had already sent within drain_timeout,
-// flush, exit 0; PROTOCOL.md §1 "Restarts").
+// coroutine per client on the io_context of the worker that accepted it, flushes usage counters periodically, and
+// drains on SIGTERM/SIGINT (stop accepting, answer what each client had already sent within drain_timeout, flush, exit
+// 0; PROTOCOL.md §1 "Restarts").
 //
 // Threads: one runs signals and timers (m_accept_io) and never touches the store; `worker_threads`
 // each accept on the shared listening socket and serve what they accepted, with an io_context of
@@ -32,7 +32,6 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <daemon/config/config.hpp>
@@ -90,8 +89,7 @@ class Server {
   struct Worker;
   boost::asio::awaitable<void> accept_loop(Worker& worker);
   // Serves an accepted connection, or refuses it over a connection limit.
-  void admit(boost::asio::local::stream_protocol::socket socket,
-             boost::asio::strand<boost::asio::io_context::executor_type> strand);
+  void admit(boost::asio::local::stream_protocol::socket socket, boost::asio::io_context::executor_type executor);
   // Draining a socket the daemon owns: takes the connections still queued in the backlog, which
   // closing the socket would reset, so that their first requests are served too.
   void accept_backlog(Worker& worker);

@@ -13,6 +13,7 @@
 #include <daemon/policy/account_names.hpp>
 #include <daemon/publish/published_dir.hpp>
 #include <daemon/publish/publisher.hpp>
+#include <daemon/server/late_stop_signals.hpp>
 #include <daemon/server/memory_return.hpp>
 #include <daemon/server/server.hpp>
 #include <daemon/startup/bundle_setup.hpp>
@@ -150,16 +151,9 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
     hooks.watchdog_interval = *interval;
   }
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
-  // Destroyed right after the server: once the server's signal set is gone, a SIGTERM or SIGINT
-  // sent again (a second `kill`, an impatient supervisor) would take the default action and kill
-  // the daemon with 128+15 while it closes its store and joins its threads; the drain it asked for
-  // is over by then, so further ones are ignored.
-  struct IgnoreLateStopSignals {
-    ~IgnoreLateStopSignals() {
-      std::signal(SIGTERM, SIG_IGN);
-      std::signal(SIGINT, SIG_IGN);
-    }
-  } ignore_late_stop_signals;
+  // Before the server: a SIGTERM or SIGINT sent again while the server winds down or the store
+  // closes does not kill the daemon (late_stop_signals.hpp).
+  server::hold_stop_signals_until_exit();
   server::Server server(config, store::StoreSet(serving, *store, *store, *store, store->diagnosis()), listen_fd,
                         counters, std::move(trust), compile_path ? compile_path->requests.get() : nullptr,
                         publisher.get(), std::move(hooks), descriptors,

@@ -7,14 +7,15 @@ namespace jitcache::bench {
 
 namespace {
 
-// The targets of docs/benchmarks.md "The hit path at the limit": a 4 KB LOOKUP at least as fast as
-// a Redis GET of the same bytes, at 8 and at 64 clients, for at most twice Redis's CPU per GET.
+// The targets of docs/benchmarks.md "LOOKUP vs Redis GET": a 4 KB LOOKUP 1.2 times as fast as a
+// Redis GET of the same bytes, at 8 and at 64 clients, for at most 1.2 times Redis's CPU per GET
+// (before: 1.0 and 2 times).
 constexpr std::size_t k_small_image = 4096;
 constexpr std::size_t k_medium_image = 194560;
 constexpr unsigned k_few_clients = 8;
 constexpr unsigned k_many_clients = 64;
-constexpr double k_min_throughput_ratio = 1.0;
-constexpr double k_max_cpu_ratio = 2.0;
+constexpr double k_min_throughput_ratio = 1.2;
+constexpr double k_max_cpu_ratio = 1.2;
 constexpr double k_max_p99_us = 2000.0;
 
 const CellFigures* find_cell(const std::vector<CellFigures>& cells, std::size_t size, unsigned clients) {
@@ -40,8 +41,8 @@ std::vector<TargetCheck> check_lookup_targets(const std::vector<CellFigures>& ce
 
   for (const unsigned clients : {k_few_clients, k_many_clients}) {
     const std::string cell_name = "4 KB, " + std::to_string(clients) + " clients";
-    TargetCheck throughput{"LOOKUP throughput >= 1.0x Redis GET, " + cell_name, std::nullopt, "-"};
-    TargetCheck cpu{"daemon CPU per LOOKUP <= 2x Redis's per GET, " + cell_name, std::nullopt, "-"};
+    TargetCheck throughput{"LOOKUP throughput >= 1.2x Redis GET, " + cell_name, std::nullopt, "-"};
+    TargetCheck cpu{"daemon CPU per LOOKUP <= 1.2x Redis's per GET, " + cell_name, std::nullopt, "-"};
     if (const auto* cell = find_cell(cells, k_small_image, clients);
         cell != nullptr && usable(cell->jitcache) && cell->redis && usable(*cell->redis)) {
       if (const auto ratio = cell->throughput_ratio()) {

@@ -271,6 +271,15 @@ TEST_CASE("messages: a LOOKUP reply head followed by the image bytes decodes wit
   CHECK(decoded->image.data() == payload.data() + payload.size() - image.size());
 }
 
+TEST_CASE("messages: a LOOKUP reply head, by bytes or by descriptor, is encoded into one allocation of its size") {
+  // The daemon encodes one per hit: grown as it is written, it cost a chain of reallocations.
+  const EntryInfo info = sample_entry(5);
+  const Payload head = encode_lookup_reply_head(info, 4096);
+  CHECK(head.capacity() == head.size());
+  const Payload by_descriptor = encode(LookupReplyByDescriptor{info, 1 << 20});
+  CHECK(by_descriptor.capacity() == by_descriptor.size());
+}
+
 TEST_CASE("messages: a LOOKUP reply with an empty image round-trips") {
   EntryInfo info = sample_entry(4);
   auto decoded = decode_lookup_reply(encode_lookup_reply_head(info, 0));
