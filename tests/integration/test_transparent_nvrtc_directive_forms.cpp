@@ -1,0 +1,78 @@
+// Every spelling of an include that NVRTC follows is in the include record (docs/cache-key.md "Files
+// read from disk"): a comment between `#` and `include` or before the `#`, the digraph `%:`, a form
+// feed after the `#`, a comment between `__has_include` and its parenthesis. NVRTC 13.0 reads the
+// header in each (tests/programs/nvrtc_compile.c prints its answers), so a header changed between two
+// runs must give the new output, never the answer stored for the old header: a key without the
+// header would serve that answer to every program of the same source and options, another uid's
+// included when the entry is shared.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <tests/support/child_process.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/nvrtc_program_run.hpp>
+#include <tests/support/temp_dir.hpp>
+#include <tests/support/transparent_check.hpp>
+
+using jitcache::testing::ChildResult;
+using jitcache::testing::DaemonProcess;
+using jitcache::testing::stat_value;
+using jitcache::testing::TempDir;
+using jitcache::testing::nvrtc::run_program;
+using jitcache::testing::nvrtc::write;
+using jitcache::testing::transparent::run_env;
+
+namespace {
+
+struct Form {
+  const char* what;
+  const char* source;                 // reads `value.cuh` from its -I directory, which defines VALUE
+  bool first_without_header = false;  // the first run has no value.cuh at all
+};
+
+// Each compiles with NVRTC 13.0 and uses the header's VALUE (checked below against the plain run).
+const std::vector<Form> k_forms = {
+    {"a comment between # and include", "#/* x */include \"value.cuh\"\n"},
+    {"a comment before the #", "/* x */ #include \"value.cuh\"\n"},
+    {"a comment that ends on the directive's line", "/* one\n   two */ #include \"value.cuh\"\n"},
+    {"the digraph %:", "%:include \"value.cuh\"\n"},
+    {"a form feed after the #", "#\finclude \"value.cuh\"\n"},
+    {"a comment between __has_include and its (",
+     "#if __has_include /* x */ (\"value.cuh\")\n#define VALUE 7\n#else\n#define VALUE 5\n#endif\n", true},
+};
+
+}  // namespace
+
+TEST_CASE("transparent nvrtc: (g) a header included through any spelling NVRTC follows is in the key") {
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  for (const Form& form : k_forms) {
+    INFO(form.what);
+    TempDir dir;
+    const std::string kernel = dir.file("kernel.cu");
+    const std::string include_dir = dir.file("include");
+    write(kernel, std::string(form.source) + "extern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+    const std::vector<std::string> args = {kernel, "-", "-I" + include_dir, "-arch=sm_90"};
+    const auto cached = [&] { return run_program(args, run_env(daemon.socket_path(), true)); };
+    const auto plain = [&] { return run_program(args, run_env(state.file("none.sock"), false)); };
+
+    std::filesystem::create_directories(include_dir);
+    if (!form.first_without_header) write(include_dir + "/value.cuh", "#define VALUE 41\n");
+    const ChildResult first = cached();
+    REQUIRE(first.status == 0);
+    REQUIRE_THAT(first.output, Catch::Contains("compile=0"));
+
+    write(include_dir + "/value.cuh", "#define VALUE 42\n");
+    const ChildResult changed_plain = plain();
+    REQUIRE(changed_plain.output != first.output);  // NVRTC reads the header in this form
+    const ChildResult changed = cached();
+    CHECK(changed.output == changed_plain.output);
+  }
+  CHECK(stat_value(client, "hits") == 0);
+}
