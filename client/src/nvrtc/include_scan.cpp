@@ -53,9 +53,76 @@ std::string spliced(std::string_view text) {
   return out;
 }
 
+// Blanks within a line: NVRTC 13.0 takes a form feed or vertical tab after the `#` as a space too
+// (tests/integration/test_transparent_nvrtc_directive_forms.cpp).
 std::size_t skip_blanks(std::string_view text, std::size_t at) {
-  while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+  while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\f' || text[at] == '\v')) ++at;
   return at;
+}
+
+// The end of the string or character literal that opens at `at` (the index after its closing
+// quote), or the end of its line when it is not closed there. A raw string literal (R"d( ... )d")
+// ends at its own delimiter.
+std::size_t literal_end(std::string_view text, std::size_t at) {
+  const char quote = text[at];
+  if (quote == '"' && at > 0 && text[at - 1] == 'R') {
+    const std::size_t open = text.find('(', at + 1);
+    if (open != std::string_view::npos && open - at - 1 <= 16) {
+      const std::string close = ")" + std::string(text.substr(at + 1, open - at - 1)) + "\"";
+      const std::size_t end = text.find(close, open + 1);
+      if (end != std::string_view::npos) return end + close.size();
+    }
+  }
+  for (std::size_t i = at + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == quote || text[i] == '\n') {
+      return text[i] == quote ? i + 1 : i;
+    }
+  }
+  return text.size();
+}
+
+// The text with every comment replaced by one space, as the preprocessor's third phase does; a
+// comment's newlines are kept, so a directive after `/* ... */` on its line still begins the line
+// as NVRTC sees it. String and character literals are kept as they are (a "/*" in one opens no
+// comment). Rationale: NVRTC takes a comment as a blank anywhere in a directive (`#/* */include`,
+// `/* */ #include`, `__has_include /* */ (...)`), and an include it follows that the record lacks
+// would let a changed header be served the old answer.
+std::string decommented(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"' || c == '\'') {
+      // A digit separator (1'000) is no character literal.
+      if (c == '\'' && i > 0 && std::isxdigit(static_cast<unsigned char>(text[i - 1])) != 0) {
+        out.push_back(c);
+        ++i;
+        continue;
+      }
+      const std::size_t end = literal_end(text, i);
+      out.append(text.substr(i, end - i));
+      i = end;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      const std::size_t end = std::min(text.find('\n', i), text.size());
+      out.push_back(' ');
+      i = end;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const std::size_t close = text.find("*/", i + 2);
+      const std::size_t end = close == std::string_view::npos ? text.size() : close + 2;
+      out.push_back(' ');
+      for (std::size_t k = i; k < end; ++k) {
+        if (text[k] == '\n') out.push_back('\n');
+      }
+      i = end;
+    } else {
+      out.push_back(c);
+      ++i;
+    }
+  }
+  return out;
 }
 
 // The quoted or bracketed name at `at`, or an error: a name given through a macro.
@@ -217,15 +284,18 @@ class Scanner {
 
 }  // namespace
 
-common::Result<std::vector<std::string>> included_names(std::string_view raw) {
-  const std::string text = spliced(raw);
-  std::vector<std::string> names;
+namespace {
+
+// The names of `text`'s directives and __has_include, appended to `names`.
+common::Result<void> add_included_names(const std::string& text, std::vector<std::string>& names) {
   std::size_t line = 0;
   while (line < text.size()) {
     const std::size_t end = std::min(text.find('\n', line), text.size());
     std::size_t at = skip_blanks(text, line);
-    if (at < end && text[at] == '#') {
-      at = skip_blanks(text, at + 1);
+    // `%:` is the digraph of `#`, which NVRTC 13.0 takes as one.
+    const std::size_t hash = at < end && text[at] == '#' ? 1 : (text.compare(at, 2, "%:") == 0 ? 2 : 0);
+    if (at < end && hash != 0) {
+      at = skip_blanks(text, at + hash);
       for (std::string_view directive : {"include_next", "include", "import"}) {
         if (!word_at(text, at, directive)) continue;
         auto name = name_at(text, skip_blanks(text, at + directive.size()), "#" + std::string(directive));
@@ -252,7 +322,24 @@ common::Result<std::vector<std::string>> included_names(std::string_view raw) {
     JITCACHE_TRY(name);
     names.push_back(std::move(*name));
   }
-  return names;
+  return {};
+}
+
+}  // namespace
+
+common::Result<std::vector<std::string>> included_names(std::string_view raw) {
+  const std::string text = spliced(raw);
+  std::vector<std::string> names;
+  // The text as written (a directive in a comment counts too: a superset), then the text as NVRTC
+  // reads it, comments made blanks; each name once, where it was first found.
+  JITCACHE_TRY(add_included_names(text, names));
+  JITCACHE_TRY(add_included_names(decommented(text), names));
+  std::vector<std::string> unique;
+  std::set<std::string> seen;
+  for (std::string& name : names) {
+    if (seen.insert(name).second) unique.push_back(std::move(name));
+  }
+  return unique;
 }
 
 common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input) { return Scanner(input).run(); }
