@@ -61,4 +61,5 @@ TEST_CASE("nvrtc fleet: an entry an operator removed on a consumer is not fetche
   CHECK(after.output == built.output);              // NVRTC's own answer
   CHECK(host_stat(consumer, "remote0.hits") == 1);  // the remote's copy was not taken again
   CHECK(host_stat(consumer, "nvrtc_hits") == 1);    // only the first run's
+  CHECK(host_stat(consumer, "nvrtc_puts") == 1);    // compiled here and stored by root, as usual
 }
