@@ -76,3 +76,44 @@ TEST_CASE("transparent nvrtc: (g) a header included through any spelling NVRTC f
   }
   CHECK(stat_value(client, "hits") == 0);
 }
+
+// NVRTC 13.0 takes `-I=DIR` as DIR, and trims the blanks around an include path (`-I DIR`, `-IDIR `,
+// `--include-path=DIR `): the directory the cache probes must be the one NVRTC searches, or the
+// compile must be NVRTC's own.
+TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks is searched where NVRTC searches") {
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  for (const std::string& spelling : {std::string("-I="), std::string("-I "), std::string("-I  ")}) {
+    for (const bool trailing_blank : {false, true}) {
+      TempDir dir;
+      const std::string include_dir = dir.file("include");
+      const std::string option = spelling + include_dir + (trailing_blank ? " " : "");
+      INFO("option \"" << option << "\"");
+      write(dir.file("kernel.cu"), "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+      const std::vector<std::string> args = {dir.file("kernel.cu"), "-", option, "-arch=sm_90"};
+      write(include_dir + "/value.cuh", "#define VALUE 41\n");
+      const ChildResult first = run_program(args, run_env(daemon.socket_path(), true));
+      REQUIRE(first.status == 0);
+      REQUIRE_THAT(first.output, Catch::Contains("compile=0"));  // NVRTC found the header
+      write(include_dir + "/value.cuh", "#define VALUE 42\n");
+      const ChildResult changed_plain = run_program(args, run_env(state.file("none.sock"), false));
+      REQUIRE(changed_plain.output != first.output);
+      CHECK(run_program(args, run_env(daemon.socket_path(), true)).output == changed_plain.output);
+    }
+  }
+  {
+    TempDir dir;
+    const std::string include_dir = dir.file("include");
+    write(dir.file("kernel.cu"), "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+    const std::vector<std::string> args = {dir.file("kernel.cu"), "-", "--include-path=" + include_dir + " ",
+                                           "-arch=sm_90"};
+    write(include_dir + "/value.cuh", "#define VALUE 41\n");
+    REQUIRE(run_program(args, run_env(daemon.socket_path(), true)).status == 0);
+    write(include_dir + "/value.cuh", "#define VALUE 42\n");
+    const ChildResult changed_plain = run_program(args, run_env(state.file("none.sock"), false));
+    CHECK(run_program(args, run_env(daemon.socket_path(), true)).output == changed_plain.output);
+  }
+  CHECK(stat_value(client, "hits") == 0);
+}
