@@ -117,3 +117,29 @@ TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks 
   }
   CHECK(stat_value(client, "hits") == 0);
 }
+
+// NVRTC 13.0 looks for an include whose name has no suffix (`<foo>`, `"cuda/std/type_traits"`) as
+// the name, then as the name with ".stdh" (EDG's include suffixes; strace -e stat of the program),
+// in each place it searches: a `foo.stdh` that appears in an earlier -I directory shadows the `foo`
+// of a later one.
+TEST_CASE("transparent nvrtc: (g) an include without a suffix found as NAME.stdh in an earlier -I is a miss") {
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  TempDir dir;
+  const std::string early = dir.file("early");
+  const std::string late = dir.file("late");
+  std::filesystem::create_directories(early);
+  write(dir.file("kernel.cu"), "#include <value>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+  write(late + "/value", "#define VALUE 41\n");
+  const std::vector<std::string> args = {dir.file("kernel.cu"), "-", "-I" + early, "-I" + late, "-arch=sm_90"};
+  const ChildResult first = run_program(args, run_env(daemon.socket_path(), true));
+  REQUIRE(first.status == 0);
+  REQUIRE_THAT(first.output, Catch::Contains("compile=0"));
+  write(early + "/value.stdh", "#define VALUE 42\n");
+  const ChildResult shadowed_plain = run_program(args, run_env(state.file("none.sock"), false));
+  REQUIRE(shadowed_plain.output != first.output);  // NVRTC reads early/value.stdh
+  CHECK(run_program(args, run_env(daemon.socket_path(), true)).output == shadowed_plain.output);
+  CHECK(stat_value(client, "hits") == 0);
+}
