@@ -238,10 +238,22 @@ class Scanner {
 
   // Every place `name` may be found from a file in `directory`.
   common::Result<void> follow(const std::string& name, const std::string& directory) {
-    if (!name.empty() && name.front() == '/') return visit(name, true);
-    if (!directory.empty()) JITCACHE_TRY(visit(joined(directory, name), true));
-    JITCACHE_TRY(visit(name, true));
-    for (const std::string& path : m_input.include_paths) JITCACHE_TRY(visit(joined(path, name), true));
+    if (!name.empty() && name.front() == '/') return visit_named(name);
+    if (!directory.empty()) JITCACHE_TRY(visit_named(joined(directory, name)));
+    JITCACHE_TRY(visit_named(name));
+    for (const std::string& path : m_input.include_paths) JITCACHE_TRY(visit_named(joined(path, name)));
+    return {};
+  }
+
+  // One place an include may be found. NVRTC 13.0 (EDG's include suffixes) looks for a name whose
+  // last part has no suffix (`<value>`, `<cuda/std/type_traits>`) also as the name with ".stdh",
+  // right after the name itself, in each place it searches (strace -e stat; tests/integration/
+  // test_transparent_nvrtc_directive_forms.cpp): so a NAME.stdh there can shadow a later NAME.
+  common::Result<void> visit_named(const std::string& path) {
+    JITCACHE_TRY(visit(path, true));
+    const std::size_t slash = path.rfind('/');
+    const std::size_t last = slash == std::string::npos ? 0 : slash + 1;
+    if (last < path.size() && path.find('.', last) == std::string::npos) JITCACHE_TRY(visit(path + ".stdh", true));
     return {};
   }
 
