@@ -1,6 +1,9 @@
 #include <client/src/nvrtc/include_directives.hpp>
 
 #include <cctype>
+#include <unordered_set>
+
+#include <client/src/nvrtc/source_text.hpp>
 
 namespace jitcache::client::nvrtc {
 
@@ -10,36 +13,21 @@ common::Error unsupported(std::string message) {
   return common::make_error(common::ErrorCode::unsupported, std::move(message));
 }
 
-// The text with every backslash-newline removed, as the preprocessor's first phase does. Copied in
-// runs between backslashes: one character at a time was a fifth of a first scan's time.
-std::string spliced(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  std::size_t from = 0;
-  for (std::size_t at = text.find('\\'); at != std::string_view::npos; at = text.find('\\', at + 1)) {
-    std::size_t length = 0;
-    if (at + 1 < text.size() && text[at + 1] == '\n') length = 2;
-    if (at + 2 < text.size() && text[at + 1] == '\r' && text[at + 2] == '\n') length = 3;
-    if (length == 0) continue;
-    out.append(text.substr(from, at - from));
-    from = at + length;
-    at = from - 1;
-  }
-  out.append(text.substr(from));
-  return out;
-}
-
 bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
+// Blanks within a line: NVRTC 13.0 takes a form feed or vertical tab as a space, after the `#` too
+// (tests/integration/test_transparent_nvrtc_directive_forms.cpp).
+bool blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+
 std::size_t skip_blanks(std::string_view text, std::size_t at) {
-  while (at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\r')) ++at;
+  while (at < text.size() && blank(text[at])) ++at;
   return at;
 }
 
 std::string_view trimmed(std::string_view text) {
   const std::size_t begin = skip_blanks(text, 0);
   std::size_t end = text.size();
-  while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t' || text[end - 1] == '\r')) --end;
+  while (end > begin && blank(text[end - 1])) --end;
   return text.substr(begin, end - begin);
 }
 
@@ -175,6 +163,48 @@ void parse_definition(std::string_view line, IncludeDirectives& out) {
   for (std::size_t i = first_call; i < out.calls.size(); ++i) out.calls[i].definition = -1;
 }
 
+// The directives of `text`'s lines into `out`: with `everything`, the include names, the calls on
+// #if and #elif lines and the macros defined; without, the include names only. A line that begins
+// with `#` or its digraph `%:` (NVRTC 13.0 takes it as one) is a directive.
+common::Result<void> parse_lines(std::string_view text, bool everything, IncludeDirectives& out) {
+  std::size_t line = 0;
+  while (line < text.size()) {
+    const std::size_t end = std::min(text.find('\n', line), text.size());
+    std::size_t at = skip_blanks(text, line);
+    const std::size_t hash = at >= end ? 0 : text[at] == '#' ? 1 : text.compare(at, 2, "%:") == 0 ? 2 : 0;
+    if (hash != 0) {
+      at = skip_blanks(text, at + hash);
+      const std::string_view directive = identifier_at(text.substr(0, end), at);
+      const std::string_view rest = text.substr(at + directive.size(), end - at - directive.size());
+      if (directive == "include_next" || directive == "include" || directive == "import") {
+        auto name = name_at(text, skip_blanks(text, at + directive.size()), "#" + std::string(directive));
+        JITCACHE_TRY(name);
+        out.names.push_back(std::move(*name));
+      } else if (everything && (directive == "if" || directive == "elif")) {
+        collect_calls(rest, -1, false, out.calls);
+      } else if (everything && directive == "define") {
+        parse_definition(rest, out);
+      }
+    }
+    line = end + 1;
+  }
+  return {};
+}
+
+// __has_include with a literal name anywhere (a macro's body, a comment): a superset. One whose
+// name is not literal is judged where it matters, on its directive's line, among the calls.
+void add_has_include_names(std::string_view text, std::vector<std::string>& names) {
+  for (std::size_t at = text.find("__has_include"); at != std::string::npos; at = text.find("__has_include", at + 1)) {
+    std::size_t after = at + std::string_view("__has_include").size();
+    if (text.compare(after, 5, "_next") == 0) after += 5;
+    if (after < text.size() && identifier_char(text[after])) continue;  // another identifier that begins the same way
+    after = skip_blanks(text, after);
+    if (after >= text.size() || text[after] != '(') continue;  // `#ifdef __has_include`: no file is named
+    auto name = name_at(text, skip_blanks(text, after + 1), "__has_include");
+    if (name) names.push_back(std::move(*name));
+  }
+}
+
 }  // namespace
 
 std::string literal_file_name(std::string_view argument) {
@@ -190,37 +220,29 @@ std::string literal_file_name(std::string_view argument) {
 common::Result<IncludeDirectives> parse_include_directives(std::string_view raw) {
   const std::string text = spliced(raw);
   IncludeDirectives out;
-  std::size_t line = 0;
-  while (line < text.size()) {
-    const std::size_t end = std::min(text.find('\n', line), text.size());
-    std::size_t at = skip_blanks(text, line);
-    if (at < end && text[at] == '#') {
-      at = skip_blanks(text, at + 1);
-      const std::string_view directive = identifier_at(std::string_view(text).substr(0, end), at);
-      const std::string_view rest = std::string_view(text).substr(at + directive.size(), end - at - directive.size());
-      if (directive == "include_next" || directive == "include" || directive == "import") {
-        auto name = name_at(text, skip_blanks(text, at + directive.size()), "#" + std::string(directive));
-        JITCACHE_TRY(name);
-        out.names.push_back(std::move(*name));
-      } else if (directive == "if" || directive == "elif") {
-        collect_calls(rest, -1, false, out.calls);
-      } else if (directive == "define") {
-        parse_definition(rest, out);
-      }
+  // The text as the preprocessor reads it, comments made blanks: every directive, call and macro.
+  const std::string read = decommented(text);
+  JITCACHE_TRY(parse_lines(read, true, out));
+  add_has_include_names(read, out.names);
+  // The text as written too, for names only (a directive in a comment counts: a superset, and a
+  // guard should a literal be taken for a comment). A name given through a macro is judged above,
+  // where comments are blanks: here it is a directive in a comment, or one `#include /* */ "a.h"`
+  // spells with a comment before its name, and is skipped.
+  IncludeDirectives written;
+  static_cast<void>(parse_lines(text, false, written));
+  add_has_include_names(text, written.names);
+  // Each name once, where it was first found (the scan follows each name anyway, at a cost).
+  std::vector<std::string> names;
+  names.reserve(out.names.size() + written.names.size());  // so that the views into it stay valid
+  std::unordered_set<std::string_view> seen;
+  for (std::vector<std::string>* list : {&out.names, &written.names}) {
+    for (std::string& name : *list) {
+      if (seen.count(name) != 0) continue;
+      names.push_back(std::move(name));
+      seen.insert(names.back());
     }
-    line = end + 1;
   }
-  // __has_include with a literal name anywhere (a comment, a macro's body): a superset. One whose
-  // name is not literal is judged where it matters, on its directive's line, among the calls.
-  for (std::size_t at = text.find("__has_include"); at != std::string::npos; at = text.find("__has_include", at + 1)) {
-    std::size_t after = at + std::string_view("__has_include").size();
-    if (text.compare(after, 5, "_next") == 0) after += 5;
-    if (after < text.size() && identifier_char(text[after])) continue;  // another identifier that begins the same way
-    after = skip_blanks(text, after);
-    if (after >= text.size() || text[after] != '(') continue;  // `#ifdef __has_include`: no file is named
-    auto name = name_at(text, skip_blanks(text, after + 1), "__has_include");
-    if (name) out.names.push_back(std::move(*name));
-  }
+  out.names = std::move(names);
   return out;
 }
 

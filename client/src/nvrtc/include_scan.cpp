@@ -218,10 +218,23 @@ class Scanner {
     pair.push_back('\0');
     pair += name;
     if (!m_followed.insert(std::move(pair)).second) return {};
-    if (!name.empty() && name.front() == '/') return visit(name, true);
-    if (!directory.empty()) JITCACHE_TRY(visit(joined(directory, name), true));
-    JITCACHE_TRY(visit(name, true));
-    for (const std::string& path : m_input.include_paths) JITCACHE_TRY(visit(joined(path, name), true));
+    // A name whose last part has no suffix is looked for as NAME.stdh too, in each place.
+    const std::size_t last_part = name.rfind('/') + 1;  // 0 when there is no slash
+    const bool suffixless = last_part < name.size() && name.find('.', last_part) == std::string::npos;
+    if (!name.empty() && name.front() == '/') return visit_named(name, suffixless);
+    if (!directory.empty()) JITCACHE_TRY(visit_named(joined(directory, name), suffixless));
+    JITCACHE_TRY(visit_named(name, suffixless));
+    for (const std::string& path : m_input.include_paths) JITCACHE_TRY(visit_named(joined(path, name), suffixless));
+    return {};
+  }
+
+  // One place an include may be found. NVRTC 13.0 (EDG's include suffixes) looks for a name whose
+  // last part has no suffix (`<value>`, `<cuda/std/type_traits>`) also as the name with ".stdh",
+  // right after the name itself, in each place it searches (strace -e stat; tests/integration/
+  // test_transparent_nvrtc_directive_forms.cpp): so a NAME.stdh there can shadow a later NAME.
+  common::Result<void> visit_named(const std::string& path, bool suffixless) {
+    JITCACHE_TRY(visit(path, true));
+    if (suffixless) JITCACHE_TRY(visit(path + ".stdh", true));
     return {};
   }
 

@@ -1,6 +1,7 @@
 // The identity of the NVRTC a program called (docs/cache-key.md "NVRTC compiles"): nvrtcVersion and
 // the XXH3-128 of the library file holding `real_function` (dladdr) and of the libnvrtc-builtins
-// beside it, "libnvrtc-builtins.so.<major>.<minor>" in the same directory: NVRTC 13.0 opens that
+// beside it, "libnvrtc-builtins.so.<major>.<minor>" in the same directory (for the toolkit's
+// alternative libnvrtc.alt.so.<major>, "libnvrtc-builtins.alt.so.<major>.<minor>"): NVRTC 13.0 opens that
 // file by its full path on its first compile (observed with strace, docs/cache-key.md), whatever
 // LD_LIBRARY_PATH says. Hashed once per process and library (proto/nvrtc_key.hpp says why XXH3),
 // and remembered across processes in this uid's private directory (compile_lock.hpp) under the
