@@ -16,7 +16,9 @@ TEST_CASE("include forms: a comment, the digraph %: or a form feed around a dire
   for (const char* text :
        {"#/* c */include \"a.h\"\n", "/* c */ #include \"a.h\"\n", "/* one\n two */ #include \"a.h\"\n",
         "%:include \"a.h\"\n", "%: include \"a.h\"\n", "#\finclude \"a.h\"\n", "\v#\vinclude \"a.h\"\n",
-        "#if __has_include /* c */ (\"a.h\")\n#endif\n", "// c\n#/**/include/**/\"a.h\"\n"}) {
+        "#if __has_include /* c */ (\"a.h\")\n#endif\n", "// c\n#/**/include/**/\"a.h\"\n",
+        "#include /* c */ \"a.h\" // d\n",
+        "#define F(x) __has_include(x)\n#if F /* c */ (\"a.h\") // \"b.h\"\n#endif\n"}) {
     INFO(text);
     auto names = included_names(text);
     REQUIRE(names);

@@ -9,7 +9,7 @@
 using jitcache::proto::classify_nvrtc_option;
 using Class = jitcache::proto::NvrtcOptionClass;
 
-TEST_CASE("nvrtc include path spelling: -IDIR and -I=DIR name DIR; a blank anywhere is not understood") {
+TEST_CASE("nvrtc include path spelling: -IDIR and -I=DIR name DIR, and a blank anywhere is not understood") {
   for (const char* option : {"-Iinc", "-I=inc", "--include-path=inc"}) {
     INFO(option);
     const auto info = classify_nvrtc_option(option);

@@ -1,5 +1,7 @@
 #include <client/src/nvrtc/include_directives.hpp>
 
+#include <string.h>
+
 #include <cctype>
 #include <unordered_set>
 
@@ -13,7 +15,11 @@ common::Error unsupported(std::string message) {
   return common::make_error(common::ErrorCode::unsupported, std::move(message));
 }
 
-bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+// ASCII, as NVRTC's identifiers in directives are; std::isalnum is a call per character (a tenth of
+// a first scan's parse).
+bool identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
 
 // Blanks within a line: NVRTC 13.0 takes a form feed or vertical tab as a space, after the `#` too
 // (tests/integration/test_transparent_nvrtc_directive_forms.cpp).
@@ -41,8 +47,9 @@ std::string_view identifier_at(std::string_view text, std::size_t at) {
 common::Result<std::string> name_at(std::string_view text, std::size_t at, std::string_view directive) {
   if (at < text.size() && (text[at] == '"' || text[at] == '<')) {
     const char close = text[at] == '"' ? '"' : '>';
-    const std::size_t end = text.find_first_of(std::string{close, '\n'}, at + 1);
-    if (end != std::string_view::npos && text[end] == close) return std::string(text.substr(at + 1, end - at - 1));
+    std::size_t end = at + 1;
+    while (end < text.size() && text[end] != close && text[end] != '\n') ++end;
+    if (end < text.size() && text[end] == close) return std::string(text.substr(at + 1, end - at - 1));
   }
   const std::size_t line_end = text.find('\n', at);
   return unsupported(std::string(directive) + " names its file through a macro: \"" +
@@ -163,30 +170,50 @@ void parse_definition(std::string_view line, IncludeDirectives& out) {
   for (std::size_t i = first_call; i < out.calls.size(); ++i) out.calls[i].definition = -1;
 }
 
-// The directives of `text`'s lines into `out`: with `everything`, the include names, the calls on
-// #if and #elif lines and the macros defined; without, the include names only. A line that begins
-// with `#` or its digraph `%:` (NVRTC 13.0 takes it as one) is a directive.
-common::Result<void> parse_lines(std::string_view text, bool everything, IncludeDirectives& out) {
-  std::size_t line = 0;
-  while (line < text.size()) {
-    const std::size_t end = std::min(text.find('\n', line), text.size());
-    std::size_t at = skip_blanks(text, line);
-    const std::size_t hash = at >= end ? 0 : text[at] == '#' ? 1 : text.compare(at, 2, "%:") == 0 ? 2 : 0;
-    if (hash != 0) {
-      at = skip_blanks(text, at + hash);
-      const std::string_view directive = identifier_at(text.substr(0, end), at);
-      const std::string_view rest = text.substr(at + directive.size(), end - at - directive.size());
-      if (directive == "include_next" || directive == "include" || directive == "import") {
-        auto name = name_at(text, skip_blanks(text, at + directive.size()), "#" + std::string(directive));
-        JITCACHE_TRY(name);
-        out.names.push_back(std::move(*name));
-      } else if (everything && (directive == "if" || directive == "elif")) {
-        collect_calls(rest, -1, false, out.calls);
-      } else if (everything && directive == "define") {
-        parse_definition(rest, out);
-      }
+// The directive whose `#` (or its digraph `%:`, which NVRTC 13.0 takes as one) ends just before
+// `at`, on the line that ends at `end`, into `out`: with `everything`, the include names, the calls
+// on #if and #elif lines and the macros defined; without, the include names only.
+common::Result<void> parse_directive(std::string_view text, std::size_t at, std::size_t end, bool everything,
+                                     IncludeDirectives& out) {
+  at = skip_blanks(text, at);
+  const std::string_view directive = identifier_at(text.substr(0, end), at);
+  const std::string_view rest = text.substr(at + directive.size(), end - at - directive.size());
+  if (directive == "include_next" || directive == "include" || directive == "import") {
+    auto name = name_at(text, skip_blanks(text, at + directive.size()), "#" + std::string(directive));
+    JITCACHE_TRY(name);
+    out.names.push_back(std::move(*name));
+  } else if (everything && (directive == "if" || directive == "elif")) {
+    collect_calls(rest, -1, false, out.calls);
+  } else if (everything && directive == "define") {
+    parse_definition(rest, out);
+  }
+  return {};
+}
+
+std::size_t line_end(std::string_view text, std::size_t at) { return std::min(text.find('\n', at), text.size()); }
+
+// Whether only blanks precede `at` on its line.
+bool begins_line(std::string_view text, std::size_t at) {
+  while (at > 0 && blank(text[at - 1])) --at;
+  return at == 0 || text[at - 1] == '\n';
+}
+
+// Every directive of `text` in order, given to `parse` as (just after its `#` or `%:`, its line's
+// end). Found from each `#` and `%:` (memchr and memmem) that only blanks precede on its line: a
+// line-by-line walk cost a call per line.
+template <typename Parse>
+common::Result<void> for_each_directive(std::string_view text, Parse parse) {
+  std::size_t hash = text.find('#');
+  std::size_t digraph = text.find("%:");
+  while (hash != std::string_view::npos || digraph != std::string_view::npos) {
+    const bool is_hash = digraph == std::string_view::npos || (hash != std::string_view::npos && hash < digraph);
+    const std::size_t at = is_hash ? hash : digraph;
+    if (begins_line(text, at)) JITCACHE_TRY(parse(at + (is_hash ? 1 : 2), line_end(text, at)));
+    if (is_hash) {
+      hash = text.find('#', at + 1);
+    } else {
+      digraph = text.find("%:", at + 2);
     }
-    line = end + 1;
   }
   return {};
 }
@@ -194,8 +221,16 @@ common::Result<void> parse_lines(std::string_view text, bool everything, Include
 // __has_include with a literal name anywhere (a macro's body, a comment): a superset. One whose
 // name is not literal is judged where it matters, on its directive's line, among the calls.
 void add_has_include_names(std::string_view text, std::vector<std::string>& names) {
-  for (std::size_t at = text.find("__has_include"); at != std::string::npos; at = text.find("__has_include", at + 1)) {
-    std::size_t after = at + std::string_view("__has_include").size();
+  constexpr std::string_view word = "__has_include";
+  // memmem, not string_view::find, which stops at every '_' (libcu++ is full of them) to compare.
+  const auto find = [&](std::size_t from) -> std::size_t {
+    if (from >= text.size()) return std::string_view::npos;
+    const void* found = ::memmem(text.data() + from, text.size() - from, word.data(), word.size());
+    return found == nullptr ? std::string_view::npos
+                            : static_cast<std::size_t>(static_cast<const char*>(found) - text.data());
+  };
+  for (std::size_t at = find(0); at != std::string_view::npos; at = find(at + 1)) {
+    std::size_t after = at + word.size();
     if (text.compare(after, 5, "_next") == 0) after += 5;
     if (after < text.size() && identifier_char(text[after])) continue;  // another identifier that begins the same way
     after = skip_blanks(text, after);
@@ -222,14 +257,19 @@ common::Result<IncludeDirectives> parse_include_directives(std::string_view raw)
   IncludeDirectives out;
   // The text as the preprocessor reads it, comments made blanks: every directive, call and macro.
   const std::string read = decommented(text);
-  JITCACHE_TRY(parse_lines(read, true, out));
+  JITCACHE_TRY(for_each_directive(read, [&](std::size_t at, std::size_t end) {
+    return parse_directive(read, at, end, true, out);
+  }));
   add_has_include_names(read, out.names);
   // The text as written too, for names only (a directive in a comment counts: a superset, and a
   // guard should a literal be taken for a comment). A name given through a macro is judged above,
   // where comments are blanks: here it is a directive in a comment, or one `#include /* */ "a.h"`
   // spells with a comment before its name, and is skipped.
   IncludeDirectives written;
-  static_cast<void>(parse_lines(text, false, written));
+  static_cast<void>(for_each_directive(text, [&](std::size_t at, std::size_t end) -> common::Result<void> {
+    static_cast<void>(parse_directive(text, at, end, false, written));
+    return {};
+  }));
   add_has_include_names(text, written.names);
   // Each name once, where it was first found (the scan follows each name anyway, at a cost).
   std::vector<std::string> names;

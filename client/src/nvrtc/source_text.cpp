@@ -54,13 +54,26 @@ std::string spliced(std::string_view text) {
   return out;
 }
 
-// Copied in runs between the characters that may open a literal or a comment, as spliced() copies.
+// Copied in runs between the characters that may open a literal or a comment, each found with
+// memchr: a loop over the characters (or string_view::find_first_of, which calls memchr once per
+// character) took most of a first scan's time.
 std::string decommented(std::string_view text) {
   std::string out;
   out.reserve(text.size());
+  // The next '"', '\'' and '/' at or after the last place looked; found again only once passed.
+  std::size_t next_of[3] = {0, 0, 0};
+  bool known[3] = {false, false, false};
+  const char openers[3] = {'"', '\'', '/'};
   std::size_t i = 0;
   while (i < text.size()) {
-    const std::size_t next = std::min(text.find_first_of("\"'/", i), text.size());
+    std::size_t next = text.size();
+    for (int k = 0; k < 3; ++k) {
+      if (!known[k] || next_of[k] < i) {
+        next_of[k] = std::min(text.find(openers[k], i), text.size());
+        known[k] = true;
+      }
+      next = std::min(next, next_of[k]);
+    }
     out.append(text.substr(i, next - i));
     i = next;
     if (i >= text.size()) break;
