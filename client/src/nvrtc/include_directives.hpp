@@ -5,7 +5,9 @@
 // disk"): the function-like macros whose body passes a parameter on to another macro, and every
 // macro call on an `#if`, `#elif` or `#define` line. Which macros forward is known only once every
 // text of a compile has been read, so the texts are parsed one by one (and remembered per file)
-// and resolved together (client/src/nvrtc/has_include_forwarders.hpp).
+// and resolved together (client/src/nvrtc/has_include_forwarders.hpp). A text is read as NVRTC's
+// preprocessor reads it, comments as blanks (client/src/nvrtc/source_text.hpp), and its include
+// names as written too.
 // Thread safety: pure functions.
 #pragma once
 
