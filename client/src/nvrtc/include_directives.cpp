@@ -240,6 +240,23 @@ void add_has_include_names(std::string_view text, std::vector<std::string>& name
   }
 }
 
+// The first of __DATE__, __TIME__, __TIMESTAMP__ written in `text` as an identifier of its own.
+std::string time_macro_in(std::string_view text) {
+  for (std::string_view macro : {"__DATE__", "__TIME__", "__TIMESTAMP__"}) {
+    for (const char* found = nullptr; text.size() >= macro.size();) {
+      found = static_cast<const char*>(::memmem(text.data(), text.size(), macro.data(), macro.size()));
+      if (found == nullptr) break;
+      const std::size_t at = static_cast<std::size_t>(found - text.data());
+      const std::size_t end = at + macro.size();
+      if ((at == 0 || !identifier_char(text[at - 1])) && (end == text.size() || !identifier_char(text[end]))) {
+        return std::string(macro);
+      }
+      text.remove_prefix(at + 1);
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string literal_file_name(std::string_view argument) {
@@ -283,6 +300,7 @@ common::Result<IncludeDirectives> parse_include_directives(std::string_view raw)
     }
   }
   out.names = std::move(names);
+  out.time_macro = time_macro_in(text);
   return out;
 }
 

@@ -43,6 +43,9 @@ struct IncludeDirectives {
   std::vector<std::string> names;  // #include, #include_next, #import, __has_include with a literal name
   std::vector<MacroDefinition> definitions;
   std::vector<MacroCall> calls;
+  // The first of __DATE__, __TIME__ and __TIMESTAMP__ the text names, anywhere (a comment too, as
+  // ccache's direct mode looks); empty when none. A compile that expands one is not repeatable.
+  std::string time_macro;
 };
 
 // ErrorCode::unsupported when an #include names its file through a macro.

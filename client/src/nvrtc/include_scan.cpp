@@ -149,8 +149,10 @@ class Scanner {
     JITCACHE_TRY(visit("__nv_nvrtc_builtin_header.h", false));
     const std::string main_directory = directory_of(m_input.name);
     for (const std::string& file : m_input.pre_includes) JITCACHE_TRY(follow(file, main_directory));
-    JITCACHE_TRY(scan_text(m_input.source, main_directory));
-    for (const auto& [name, content] : m_input.headers) JITCACHE_TRY(scan_text(content, directory_of(name)));
+    JITCACHE_TRY(scan_text(m_input.source, main_directory, "the source"));
+    for (const auto& [name, content] : m_input.headers) {
+      JITCACHE_TRY(scan_text(content, directory_of(name), "the header \"" + name + "\" passed at create"));
+    }
     JITCACHE_TRY(follow_forwarded_probes());
     return m_record;
   }
@@ -162,15 +164,23 @@ class Scanner {
     std::shared_ptr<const common::Result<IncludeDirectives>> directives;
   };
 
-  common::Result<void> scan_text(std::string_view raw, const std::string& directory) {
+  common::Result<void> scan_text(std::string_view raw, const std::string& directory, const std::string& what) {
     return scan_directives(directory,
-                           std::make_shared<const common::Result<IncludeDirectives>>(parse_include_directives(raw)));
+                           std::make_shared<const common::Result<IncludeDirectives>>(parse_include_directives(raw)),
+                           what);
   }
 
   common::Result<void> scan_directives(const std::string& directory,
-                                       std::shared_ptr<const common::Result<IncludeDirectives>> directives) {
+                                       std::shared_ptr<const common::Result<IncludeDirectives>> directives,
+                                       const std::string& what) {
     const common::Result<IncludeDirectives>& parsed = *directives;
     if (!parsed) return parsed.error();
+    // Its output changes with the clock: a stored answer would give every later program the date
+    // of the first compile (ccache's direct mode declines such a compile the same way).
+    if (!parsed->time_macro.empty()) {
+      return unsupported(what + ", which the compile may read, uses " + parsed->time_macro +
+                         ": the output changes with the clock");
+    }
     m_scanned.push_back(Scanned{directory, directives});
     m_forwarders.add(*parsed);
     for (const std::string& name : parsed->names) JITCACHE_TRY(follow(name, directory));
@@ -262,7 +272,7 @@ class Scanner {
                          std::to_string(k_max_bytes >> 20) + " MiB from disk");
     }
     if (!scan) return {};
-    return scan_directives(directory_of(path), found.directives);
+    return scan_directives(directory_of(path), found.directives, path);
   }
 
   const IncludeScanInput& m_input;
