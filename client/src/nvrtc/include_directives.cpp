@@ -179,9 +179,11 @@ common::Result<void> parse_directive(std::string_view text, std::size_t at, std:
   const std::string_view directive = identifier_at(text.substr(0, end), at);
   const std::string_view rest = text.substr(at + directive.size(), end - at - directive.size());
   if (directive == "include_next" || directive == "include" || directive == "import") {
-    auto name = name_at(text, skip_blanks(text, at + directive.size()), "#" + std::string(directive));
+    const std::size_t open = skip_blanks(text, at + directive.size());
+    auto name = name_at(text, open, "#" + std::string(directive));
     JITCACHE_TRY(name);
     out.names.push_back(std::move(*name));
+    out.bracketed.push_back(text[open] == '<');
   } else if (everything && (directive == "if" || directive == "elif")) {
     collect_calls(rest, -1, false, out.calls);
   } else if (everything && directive == "define") {
@@ -220,7 +222,7 @@ common::Result<void> for_each_directive(std::string_view text, Parse parse) {
 
 // __has_include with a literal name anywhere (a macro's body, a comment): a superset. One whose
 // name is not literal is judged where it matters, on its directive's line, among the calls.
-void add_has_include_names(std::string_view text, std::vector<std::string>& names) {
+void add_has_include_names(std::string_view text, IncludeDirectives& out) {
   constexpr std::string_view word = "__has_include";
   // memmem, not string_view::find, which stops at every '_' (libcu++ is full of them) to compare.
   const auto find = [&](std::size_t from) -> std::size_t {
@@ -235,8 +237,11 @@ void add_has_include_names(std::string_view text, std::vector<std::string>& name
     if (after < text.size() && identifier_char(text[after])) continue;  // another identifier that begins the same way
     after = skip_blanks(text, after);
     if (after >= text.size() || text[after] != '(') continue;  // `#ifdef __has_include`: no file is named
-    auto name = name_at(text, skip_blanks(text, after + 1), "__has_include");
-    if (name) names.push_back(std::move(*name));
+    const std::size_t open = skip_blanks(text, after + 1);
+    auto name = name_at(text, open, "__has_include");
+    if (!name) continue;
+    out.names.push_back(std::move(*name));
+    out.bracketed.push_back(text[open] == '<');
   }
 }
 
@@ -277,7 +282,7 @@ common::Result<IncludeDirectives> parse_include_directives(std::string_view raw)
   JITCACHE_TRY(for_each_directive(read, [&](std::size_t at, std::size_t end) {
     return parse_directive(read, at, end, true, out);
   }));
-  add_has_include_names(read, out.names);
+  add_has_include_names(read, out);
   // The text as written too, for names only (a directive in a comment counts: a superset, and a
   // guard should a literal be taken for a comment). A name given through a macro is judged above,
   // where comments are blanks: here it is a directive in a comment, or one `#include /* */ "a.h"`
@@ -287,18 +292,20 @@ common::Result<IncludeDirectives> parse_include_directives(std::string_view raw)
     static_cast<void>(parse_directive(text, at, end, false, written));
     return {};
   }));
-  add_has_include_names(text, written.names);
-  // Each name once, where it was first found (the scan follows each name anyway, at a cost).
+  add_has_include_names(text, written);
+  // Each name once in each spelling, where it was first found (the scan follows each anyway, at a
+  // cost).
   std::vector<std::string> names;
-  names.reserve(out.names.size() + written.names.size());  // so that the views into it stay valid
-  std::unordered_set<std::string_view> seen;
-  for (std::vector<std::string>* list : {&out.names, &written.names}) {
-    for (std::string& name : *list) {
-      if (seen.count(name) != 0) continue;
-      names.push_back(std::move(name));
-      seen.insert(names.back());
+  std::vector<bool> bracketed;
+  std::unordered_set<std::string> seen;
+  for (IncludeDirectives* list : {&out, &written}) {
+    for (std::size_t i = 0; i < list->names.size(); ++i) {
+      if (!seen.insert((list->bracketed[i] ? "<" : "\"") + list->names[i]).second) continue;
+      names.push_back(std::move(list->names[i]));
+      bracketed.push_back(list->bracketed[i]);
     }
   }
+  out.bracketed = std::move(bracketed);
   out.names = std::move(names);
   out.time_macro = time_macro_in(text);
   return out;

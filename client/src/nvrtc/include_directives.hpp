@@ -41,6 +41,8 @@ struct MacroDefinition {
 
 struct IncludeDirectives {
   std::vector<std::string> names;  // #include, #include_next, #import, __has_include with a literal name
+  // Per names[i]: written `<name>`, which NVRTC looks for in the include paths only.
+  std::vector<bool> bracketed;
   std::vector<MacroDefinition> definitions;
   std::vector<MacroCall> calls;
   // The first of __DATE__, __TIME__ and __TIMESTAMP__ the text names, anywhere (a comment too, as
