@@ -208,6 +208,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     ++env.counters.put_failures;
     record.append_reason("a miss: compiled with NVRTC; storing it failed: " + stored.error().message);
   }
+  if (!lock.unavailable().empty()) record.append_reason("; " + lock.unavailable());
   return result;
 }
 
