@@ -13,6 +13,10 @@ std::optional<std::string> memory_backed_file_system(int fd) {
     case TMPFS_MAGIC: return "tmpfs or a memfd";
     case RAMFS_MAGIC: return "ramfs";
     case HUGETLBFS_MAGIC: return "hugetlbfs";
+    // Its upper layer may be any of those, and fstatfs names only the overlay: any user can mount
+    // an overlay on a tmpfs in a user namespace of its own (Linux 5.11+), so one is taken as memory
+    // (tests/integration/test_daemon_bundle_overlay_export.cpp).
+    case OVERLAYFS_SUPER_MAGIC: return "overlayfs, whose upper layer may be tmpfs";
     default: return std::nullopt;
   }
 }

@@ -32,8 +32,14 @@ common::Result<NvrtcIdentity> nvrtc_library_identity(const void* nvrtc_function,
   identity.library = *library_digest;
   const std::size_t slash = library.rfind('/');
   const std::string directory = slash == std::string::npos ? "." : library.substr(0, slash);
-  const std::string builtins =
-      directory + "/libnvrtc-builtins.so." + std::to_string(identity.major) + "." + std::to_string(identity.minor);
+  // The variant's builtins: libnvrtc.alt.so.13 opens libnvrtc-builtins.alt.so.13.0 (strace, as
+  // docs/cache-key.md says), so the text between "libnvrtc" and ".so" names both.
+  const std::string base = library.substr(slash == std::string::npos ? 0 : slash + 1);
+  const std::size_t so = base.find(".so");
+  const std::string variant =
+      base.starts_with("libnvrtc") && so != std::string::npos && so >= 8 ? base.substr(8, so - 8) : std::string();
+  const std::string builtins = directory + "/libnvrtc-builtins" + variant + ".so." + std::to_string(identity.major) +
+                               "." + std::to_string(identity.minor);
   auto builtins_digest = digest(builtins);
   JITCACHE_TRY(builtins_digest);
   identity.builtins = *builtins_digest;

@@ -5,7 +5,8 @@
 // "NVRTC"). Two NVRTCs with one identity give one key, so this is the only place that says what
 // the identity covers: nvrtcVersion, the XXH3-128 of the library file that holds `nvrtc_function`
 // (named by dladdr, as the dynamic loader opened it), and of "libnvrtc-builtins.so.<major>.<minor>"
-// in the same directory, which NVRTC 13.0 opens by that full path at its first compile (observed
+// in the same directory (for the toolkit's alternative libnvrtc.alt.so.<major>,
+// "libnvrtc-builtins.alt.so.<major>.<minor>"), which NVRTC 13.0 opens by that full path at its first compile (observed
 // with strace, docs/cache-key.md).
 // Errors: ErrorCode::unsupported when the library cannot be named, read, or asked its version.
 // Thread safety: pure, apart from the reads of the two files.

@@ -150,9 +150,27 @@ std::string arch_field_of(std::string_view value) {
 
 }  // namespace
 
+namespace {
+
+// Whether a path option's value is one the cache names as NVRTC does. NVRTC 13.0 trims the blanks
+// around an include path (`-I dir`, `-Idir `, `--include-path=dir ` all search "dir"); a value with
+// a blank anywhere is not understood here, so the compile is NVRTC's own rather than probed in a
+// directory NVRTC does not search (tests/integration/test_transparent_nvrtc_directive_forms.cpp).
+bool plain_path(std::string_view value) {
+  return !value.empty() && value.find_first_of(" \t\n\r\f\v") == std::string_view::npos;
+}
+
+}  // namespace
+
 NvrtcOptionInfo classify_nvrtc_option(std::string_view option) {
-  // -I<dir>, -D<macro>, -U<macro>: the value is glued to the flag.
-  if (option.starts_with("-I") && option.size() > 2) return {Class::include_path, std::string(option.substr(2))};
+  // -I<dir>, -D<macro>, -U<macro>: the value is glued to the flag. NVRTC 13.0 takes -I=<dir> as
+  // -I<dir>.
+  if (option.starts_with("-I") && option.size() > 2) {
+    std::string_view value = option.substr(2);
+    if (value.front() == '=') value.remove_prefix(1);
+    if (!plain_path(value)) return {Class::unknown, {}};
+    return {Class::include_path, std::string(value)};
+  }
   if ((option.starts_with("-D") || option.starts_with("-U")) && option.size() > 2) return {Class::keyed, {}};
   const std::size_t equals = option.find('=');
   const std::string_view name = option.substr(0, equals);
@@ -160,7 +178,7 @@ NvrtcOptionInfo classify_nvrtc_option(std::string_view option) {
   for (const Spelling& spelling : k_spellings) {
     if (spelling.name != name) continue;
     // A path option without its value ("-include" "file" as two strings) is not understood here.
-    if ((spelling.kind == Class::include_path || spelling.kind == Class::pre_include) && value.empty()) {
+    if ((spelling.kind == Class::include_path || spelling.kind == Class::pre_include) && !plain_path(value)) {
       return {Class::unknown, {}};
     }
     return {spelling.kind, value};

@@ -1,5 +1,6 @@
 #include <daemon/bundle/byte_source.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +26,12 @@ common::Result<FdSource> FdSource::open(int fd) {
   if (::fstat(fd, &st) != 0) return make_error(ErrorCode::io, std::string("fstat: ") + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) {
     return make_error(ErrorCode::invalid_argument, "a bundle must be a regular file (not a pipe, socket or device)");
+  }
+  // The caller's descriptor, the caller's mistake: a file opened for writing only, or with O_PATH,
+  // reads nothing, and a failing read would be answered as the daemon's own failure (`internal`).
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_PATH) != 0 || (flags & O_ACCMODE) == O_WRONLY) {
+    return make_error(ErrorCode::invalid_argument, "a bundle must be a regular file open for reading");
   }
   return FdSource(fd, static_cast<std::uint64_t>(st.st_size));
 }

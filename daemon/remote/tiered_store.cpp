@@ -28,6 +28,7 @@ common::Result<store::LookupOutcome> TieredStore::lookup(const Selector& selecto
   if (std::get<store::Miss>(*local).reason != store::MissReason::not_found) return local;
   if (selector.kind() == Selector::Kind::key_id_prefix) return local;  // `jitcache get`: what is here
   if (DeferRemote::defer_here()) return local;  // a worker thread: the remote lane asks (defer_remote.hpp)
+  if (selector.kind() == Selector::Kind::key_id && removed_by_operator(selector.id())) return local;
   const ExpectedKey expected{selector.kind() == Selector::Kind::key_id ? ExpectedKey::Kind::key_id
                                                                        : ExpectedKey::Kind::fast_key_id,
                              selector.id()};
@@ -39,8 +40,21 @@ common::Result<store::LookupOutcome> TieredStore::lookup(const Selector& selecto
   return serve_fetched(selector, who, std::move(*fetched));
 }
 
+bool TieredStore::removed_by_operator(const proto::Digest256& key_id) {
+  if (m_removals == nullptr) return false;
+  auto presence = m_removals->presence(store::k_shared_namespace, key_id);
+  if (!presence || *presence != store::KeyPresence::removed) return false;
+  spdlog::debug("key_id={}: not taken from the remotes: an operator removed it from the shared namespace",
+                proto::to_hex(key_id));
+  return true;
+}
+
 common::Result<store::LookupOutcome> TieredStore::serve_fetched(const Selector& selector, const store::Visibility& who,
                                                                 Fetched fetched) {
+  // Asked by fast key, the key id is known only now (asked by key, lookup() looked before asking).
+  if (removed_by_operator(proto::key_id(fetched.record.key))) {
+    return store::LookupOutcome(store::Miss{store::MissReason::not_found});
+  }
   store::PutInput input;
   input.key = fetched.record.key;
   input.namespace_id = store::k_shared_namespace;

@@ -9,7 +9,9 @@
 //
 // A local entry that is quarantined or was just found corrupt is a miss here too, without asking
 // the remotes: the fleet's copy is most likely the same image (a sampled re-verification or a
-// REPORT_FAILURE decides about it here, not a second download).
+// REPORT_FAILURE decides about it here, not a second download). A key an operator removed from the
+// shared namespace (REMOVE by a trusted caller) is not taken from a remote either, as no bundle
+// import takes it (docs/security.md "Bundles"): the remote's copy is the bytes the operator removed.
 //
 // Thread safety: as Store; lookups that go remote block for at most remote_timeout.
 #pragma once
@@ -17,6 +19,7 @@
 #include <daemon/remote/healer.hpp>
 #include <daemon/remote/remote_tier.hpp>
 #include <daemon/remote/verify_sampler.hpp>
+#include <daemon/store/entry_transfer.hpp>
 #include <daemon/store/store.hpp>
 
 namespace jitcache::daemon::remote {
@@ -31,6 +34,8 @@ class TieredStore final : public store::Store {
   void set_sampler(VerifySampler* sampler) { m_sampler = sampler; }
   // Set before serving starts: offered this builder's local hits and a consumer's remote misses.
   void set_healer(Healer* healer) { m_healer = healer; }
+  // Set before serving starts: tells which keys an operator removed from the shared namespace.
+  void set_removals(store::EntryTransfer* removals) { m_removals = removals; }
 
   common::Result<store::LookupOutcome> lookup(const store::Selector& selector, const store::Visibility& who) override;
   common::Result<store::PutOutcome> put(const store::PutInput& input) override;
@@ -43,6 +48,8 @@ class TieredStore final : public store::Store {
   common::Result<store::Totals> totals() override { return m_local.totals(); }
 
  private:
+  // Whether an operator removed the key from the shared namespace (a store error: not known, so no).
+  bool removed_by_operator(const proto::Digest256& key_id);
   // The remote's entry stored locally and served from the local store.
   common::Result<store::LookupOutcome> serve_fetched(const store::Selector& selector, const store::Visibility& who,
                                                      Fetched fetched);
@@ -51,6 +58,7 @@ class TieredStore final : public store::Store {
   RemoteTier& m_tier;
   VerifySampler* m_sampler;
   Healer* m_healer = nullptr;
+  store::EntryTransfer* m_removals = nullptr;
 };
 
 // The local producer of an entry a remote served: its builder's producer and who signed it

@@ -102,7 +102,8 @@ Result<std::vector<std::string>> split_remote_urls(const std::string& text) {
   return urls;
 }
 
-Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::Store& local) {
+Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::Store& local,
+                                          store::EntryTransfer& removals) {
   auto urls = split_remote_urls(config.remote);
   JITCACHE_TRY(urls);
   if (urls->empty()) return std::unique_ptr<Fleet>();
@@ -156,6 +157,7 @@ Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::S
   fleet->gate = std::make_unique<remote::FleetGate>(*fleet->tier, *fleet->store, fleet->asks.get());
   fleet->healer = std::make_unique<remote::Healer>(*fleet->tier, local, config.remote_heal_rate);
   fleet->store->set_healer(fleet->healer.get());
+  fleet->store->set_removals(&removals);
   remote::RemoteTier& tier = *fleet->tier;
   for (std::size_t i = 0; i < tier.remote_count(); ++i) {
     const auto deadline = remote::Clock::now() + std::chrono::milliseconds(1000);

@@ -20,6 +20,7 @@
 #include <daemon/remote/tiered_store.hpp>
 #include <daemon/remote/verify_sampler.hpp>
 #include <daemon/startup/compile_setup.hpp>
+#include <daemon/store/entry_transfer.hpp>
 #include <daemon/store/store.hpp>
 #include <daemon/store/tenancy.hpp>
 
@@ -54,7 +55,9 @@ common::Result<std::vector<std::string>> split_remote_urls(const std::string& te
 common::Result<std::string> read_remote_password(const std::string& path);
 
 // Null when `remote` is empty.
-common::Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::Store& local);
+// `removals`: the local store's record of the keys an operator removed, which no remote brings back.
+common::Result<std::unique_ptr<Fleet>> make_fleet(const config::Config& config, store::Store& local,
+                                                  store::EntryTransfer& removals);
 
 // Once the compile path exists: fleet single flight, a builder's compiles of consumers' asks, and
 // the sampled re-verification (which quarantines through `tenancy`).

@@ -125,7 +125,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
   counters.store_directory = config.state_dir;
   // The fleet tier in front of the local store, when `remote` is set: what the server and the
   // compile path serve from and store into. Before them, and destroyed after them.
-  auto fleet = must(make_fleet(config, *store), "remote");
+  auto fleet = must(make_fleet(config, *store, store->transfer()), "remote");
   store::Store& serving = fleet ? static_cast<store::Store&>(*fleet->store) : *store;
   // Before the compile path and the server, which offer it entries, and destroyed after them.
   auto publisher = make_publisher(config, *store);

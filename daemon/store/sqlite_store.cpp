@@ -81,6 +81,9 @@ Result<void> SqliteStore::make_room_locked(StoreDatabase& db, std::uint32_t name
     JITCACHE_TRY(evict_over_quota_locked(db, namespace_id, quota_bytes));
   }
   if (m_policy.max_size_bytes != 0) {
+    // An untrusted uid's size pressure is paid with its own entries first, by import as by PUT
+    // (sqlite_store_write.cpp; tests/unit/test_daemon_store_import_own_first.cpp).
+    if (namespace_id != k_shared_namespace) JITCACHE_TRY(evict_own_first_locked(db, namespace_id, stored_bytes));
     JITCACHE_TRY(evict_locked(db, EvictionRequest{stored_bytes, false}));
   }
   return {};

@@ -128,7 +128,7 @@ Result<void> SqliteStore::evict_own_first_locked(StoreDatabase& db, std::uint32_
   JITCACHE_TRY(bytes);
   if (!over_limit(m_policy, *bytes, incoming_bytes)) return {};
   JITCACHE_TRY(flush_usage_locked(db));
-  const std::string what = "evicting namespace " + std::to_string(namespace_id) + "'s own entries for its PUT";
+  const std::string what = "evicting namespace " + std::to_string(namespace_id) + "'s own entries for its write";
   auto transaction = Transaction::begin(db.writer, TransactionKind::immediate, what);
   JITCACHE_TRY(transaction);
   const std::uint64_t target = low_water_bytes(m_policy.max_size_bytes);
@@ -141,7 +141,7 @@ Result<void> SqliteStore::evict_own_first_locked(StoreDatabase& db, std::uint32_
   m_recent_evictions.record(result->evicted, m_clock());
   m_evictions.fetch_add(result->removed_ids.size(), std::memory_order_relaxed);
   m_evicted_bytes.fetch_add(result->removed_bytes, std::memory_order_relaxed);
-  spdlog::info("store: namespace {} put over max_size: evicted {} of its own entries ({} bytes stored)", namespace_id,
+  spdlog::info("store: namespace {} wrote over max_size: evicted {} of its own entries ({} bytes stored)", namespace_id,
                result->removed_ids.size(), result->removed_bytes);
   return {};
 }

@@ -11,11 +11,14 @@
 
 namespace jitcache::client::nvrtc {
 
-std::string private_directory() {
+std::string private_directory_path() {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  const std::string directory = runtime != nullptr && runtime[0] == '/'
-                                    ? std::string(runtime) + "/jitcache-nvrtc"
-                                    : "/tmp/jitcache-nvrtc-" + std::to_string(::getuid());
+  return runtime != nullptr && runtime[0] == '/' ? std::string(runtime) + "/jitcache-nvrtc"
+                                                 : "/tmp/jitcache-nvrtc-" + std::to_string(::getuid());
+}
+
+std::string private_directory() {
+  const std::string directory = private_directory_path();
   ::mkdir(directory.c_str(), 0700);
   struct stat st {};
   if (::lstat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() ||
@@ -27,7 +30,12 @@ std::string private_directory() {
 
 CompileLock::CompileLock(const std::string& key_id_hex, std::chrono::milliseconds wait) {
   const std::string directory = private_directory();
-  if (directory.empty()) return;
+  if (directory.empty()) {
+    m_unavailable = "no single flight: " + private_directory_path() +
+                    " is not a directory this uid owns and only it may write (another uid may have made it; "
+                    "set XDG_RUNTIME_DIR, docs/transparent.md \"Single flight\")";
+    return;
+  }
   const std::string path = directory + "/" + key_id_hex + ".lock";
   m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (m_fd < 0) return;

@@ -24,6 +24,9 @@ namespace jitcache::client::nvrtc {
 // else may write.
 std::string private_directory();
 
+// The directory private_directory() takes, whether or not it is fit.
+std::string private_directory_path();
+
 class CompileLock {
  public:
   // Takes the lock of `key_id_hex`, waiting at most `wait` for another holder.
@@ -35,11 +38,15 @@ class CompileLock {
   bool held() const { return m_held; }
   // Whether another process held it when this one asked: its result may be stored by now.
   bool waited() const { return m_waited; }
+  // Why there is no single flight, for the process report; empty when there is. Said, not kept
+  // silent: another uid that made /tmp/jitcache-nvrtc-<uid> first turns it off for this uid.
+  const std::string& unavailable() const { return m_unavailable; }
 
  private:
   int m_fd = -1;
   bool m_held = false;
   bool m_waited = false;
+  std::string m_unavailable;
 };
 
 }  // namespace jitcache::client::nvrtc

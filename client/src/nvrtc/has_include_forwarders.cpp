@@ -113,7 +113,8 @@ common::Result<std::vector<ForwardedProbe>> HasIncludeForwarders::probes(const I
         return common::make_error(common::ErrorCode::unsupported,
                                   what + " names its file through a macro: \"" + written(call) + "\"");
       }
-      names.push_back(ForwardedProbe{std::move(name), call.in_definition});
+      const bool bracketed = argument->front() == '<';
+      names.push_back(ForwardedProbe{std::move(name), call.in_definition, bracketed});
     }
   }
   return names;

@@ -28,6 +28,7 @@ namespace jitcache::client::nvrtc {
 struct ForwardedProbe {
   std::string name;
   bool in_definition = false;
+  bool bracketed = false;  // `<name>`: looked for in the include paths only
 };
 
 class HasIncludeForwarders {

@@ -5,7 +5,9 @@
 // disk"): the function-like macros whose body passes a parameter on to another macro, and every
 // macro call on an `#if`, `#elif` or `#define` line. Which macros forward is known only once every
 // text of a compile has been read, so the texts are parsed one by one (and remembered per file)
-// and resolved together (client/src/nvrtc/has_include_forwarders.hpp).
+// and resolved together (client/src/nvrtc/has_include_forwarders.hpp). A text is read as NVRTC's
+// preprocessor reads it, comments as blanks (client/src/nvrtc/source_text.hpp), and its include
+// names as written too.
 // Thread safety: pure functions.
 #pragma once
 
@@ -39,8 +41,13 @@ struct MacroDefinition {
 
 struct IncludeDirectives {
   std::vector<std::string> names;  // #include, #include_next, #import, __has_include with a literal name
+  // Per names[i]: written `<name>`, which NVRTC looks for in the include paths only.
+  std::vector<bool> bracketed;
   std::vector<MacroDefinition> definitions;
   std::vector<MacroCall> calls;
+  // The first of __DATE__, __TIME__ and __TIMESTAMP__ the text names, anywhere (a comment too, as
+  // ccache's direct mode looks); empty when none. A compile that expands one is not repeatable.
+  std::string time_macro;
 };
 
 // ErrorCode::unsupported when an #include names its file through a macro.

@@ -148,9 +148,11 @@ class Scanner {
     JITCACHE_TRY(visit(m_input.name, false));
     JITCACHE_TRY(visit("__nv_nvrtc_builtin_header.h", false));
     const std::string main_directory = directory_of(m_input.name);
-    for (const std::string& file : m_input.pre_includes) JITCACHE_TRY(follow(file, main_directory));
-    JITCACHE_TRY(scan_text(m_input.source, main_directory));
-    for (const auto& [name, content] : m_input.headers) JITCACHE_TRY(scan_text(content, directory_of(name)));
+    for (const std::string& file : m_input.pre_includes) JITCACHE_TRY(follow(file, main_directory, false, true));
+    JITCACHE_TRY(scan_text(m_input.source, main_directory, "the source"));
+    for (const auto& [name, content] : m_input.headers) {
+      JITCACHE_TRY(scan_text(content, directory_of(name), "the header \"" + name + "\" passed at create"));
+    }
     JITCACHE_TRY(follow_forwarded_probes());
     return m_record;
   }
@@ -159,21 +161,32 @@ class Scanner {
   // A text whose names were followed, kept for the probes its calls of forwarders make.
   struct Scanned {
     std::string directory;
+    bool in_memory = false;  // the source or a header passed at create, not a file on disk
     std::shared_ptr<const common::Result<IncludeDirectives>> directives;
   };
 
-  common::Result<void> scan_text(std::string_view raw, const std::string& directory) {
+  common::Result<void> scan_text(std::string_view raw, const std::string& directory, const std::string& what) {
     return scan_directives(directory,
-                           std::make_shared<const common::Result<IncludeDirectives>>(parse_include_directives(raw)));
+                           std::make_shared<const common::Result<IncludeDirectives>>(parse_include_directives(raw)),
+                           what, true);
   }
 
   common::Result<void> scan_directives(const std::string& directory,
-                                       std::shared_ptr<const common::Result<IncludeDirectives>> directives) {
+                                       std::shared_ptr<const common::Result<IncludeDirectives>> directives,
+                                       const std::string& what, bool in_memory) {
     const common::Result<IncludeDirectives>& parsed = *directives;
     if (!parsed) return parsed.error();
-    m_scanned.push_back(Scanned{directory, directives});
+    // Its output changes with the clock: a stored answer would give every later program the date
+    // of the first compile (ccache's direct mode declines such a compile the same way).
+    if (!parsed->time_macro.empty()) {
+      return unsupported(what + ", which the compile may read, uses " + parsed->time_macro +
+                         ": the output changes with the clock");
+    }
+    m_scanned.push_back(Scanned{directory, in_memory, directives});
     m_forwarders.add(*parsed);
-    for (const std::string& name : parsed->names) JITCACHE_TRY(follow(name, directory));
+    for (std::size_t i = 0; i < parsed->names.size(); ++i) {
+      JITCACHE_TRY(follow(parsed->names[i], directory, parsed->bracketed[i], in_memory));
+    }
     return {};
   }
 
@@ -193,8 +206,8 @@ class Scanner {
         auto probed = m_forwarders.probes(**scanned.directives);
         JITCACHE_TRY(probed);
         for (const ForwardedProbe& probe : *probed) {
-          JITCACHE_TRY(follow(probe.name, scanned.directory));
-          if (probe.in_definition && m_probes_in_definitions.insert(probe.name).second) {
+          JITCACHE_TRY(follow(probe.name, scanned.directory, probe.bracketed, scanned.in_memory));
+          if (probe.in_definition && !probe.bracketed && m_probes_in_definitions.insert(probe.name).second) {
             m_names_in_definitions.push_back(probe.name);
           }
         }
@@ -203,25 +216,43 @@ class Scanner {
       // (follow() remembers the pairs already walked, so this costs lookups only).
       for (std::size_t i = 0; i < m_names_in_definitions.size(); ++i) {
         for (std::size_t text = 0; text < m_scanned.size(); ++text) {
-          const std::string directory = m_scanned[text].directory;  // a copy: following may add to m_scanned
-          JITCACHE_TRY(follow(m_names_in_definitions[i], directory));
+          const Scanned from = m_scanned[text];  // a copy: following may add to m_scanned
+          JITCACHE_TRY(follow(m_names_in_definitions[i], from.directory, false, from.in_memory));
         }
       }
     }
   }
 
-  // Every place `name` may be found from a file in `directory`.
-  common::Result<void> follow(const std::string& name, const std::string& directory) {
+  // Every place `name` may be found from a text in `directory`. NVRTC 13.0 looks for a quoted name
+  // in the including file's directory, then in each include path; for one in the source (and, as
+  // a superset, in a header passed at create) in the working directory too; for a bracketed name in
+  // the include paths only (strace -e stat,openat, docs/cache-key.md "Files read from disk").
+  // Probing more than it does would let whoever can write such a place (/tmp as the working
+  // directory) plant a FIFO there and turn the cache off for compiles that never look there.
+  common::Result<void> follow(const std::string& name, const std::string& directory, bool bracketed, bool in_memory) {
     // Rationale: the headers of one directory include the same names over and over; each pair's
     // candidates are the same paths, already visited.
-    std::string pair = directory;
-    pair.push_back('\0');
+    std::string pair = bracketed ? std::string() : directory;
+    pair.push_back(bracketed ? '<' : in_memory ? 'm' : '"');
     pair += name;
     if (!m_followed.insert(std::move(pair)).second) return {};
-    if (!name.empty() && name.front() == '/') return visit(name, true);
-    if (!directory.empty()) JITCACHE_TRY(visit(joined(directory, name), true));
-    JITCACHE_TRY(visit(name, true));
-    for (const std::string& path : m_input.include_paths) JITCACHE_TRY(visit(joined(path, name), true));
+    // A name whose last part has no suffix is looked for as NAME.stdh too, in each place.
+    const std::size_t last_part = name.rfind('/') + 1;  // 0 when there is no slash
+    const bool suffixless = last_part < name.size() && name.find('.', last_part) == std::string::npos;
+    if (!name.empty() && name.front() == '/') return visit_named(name, suffixless);
+    if (!bracketed && !directory.empty()) JITCACHE_TRY(visit_named(joined(directory, name), suffixless));
+    if (!bracketed && (in_memory || directory.empty())) JITCACHE_TRY(visit_named(name, suffixless));
+    for (const std::string& path : m_input.include_paths) JITCACHE_TRY(visit_named(joined(path, name), suffixless));
+    return {};
+  }
+
+  // One place an include may be found. NVRTC 13.0 (EDG's include suffixes) looks for a name whose
+  // last part has no suffix (`<value>`, `<cuda/std/type_traits>`) also as the name with ".stdh",
+  // right after the name itself, in each place it searches (strace -e stat; tests/integration/
+  // test_transparent_nvrtc_directive_forms.cpp): so a NAME.stdh there can shadow a later NAME.
+  common::Result<void> visit_named(const std::string& path, bool suffixless) {
+    JITCACHE_TRY(visit(path, true));
+    if (suffixless) JITCACHE_TRY(visit(path + ".stdh", true));
     return {};
   }
 
@@ -249,7 +280,7 @@ class Scanner {
                          std::to_string(k_max_bytes >> 20) + " MiB from disk");
     }
     if (!scan) return {};
-    return scan_directives(directory_of(path), found.directives);
+    return scan_directives(directory_of(path), found.directives, path, false);
   }
 
   const IncludeScanInput& m_input;

@@ -5,14 +5,17 @@
 //
 //   - every `#include`, `#include_next` and `__has_include(...)` in the source, in every header
 //     passed at create and, recursively, in every file found, whatever `#if` surrounds it (a
-//     directive in a comment counts too): a superset of what the preprocessor follows
+//     directive in a comment counts too): a superset of what the preprocessor follows, in every
+//     spelling NVRTC follows (comments as blanks, `%:` for `#`, form feed and vertical tab as
+//     blanks: client/src/nvrtc/source_text.hpp)
 //   - every call, on an `#if`, `#elif` or `#define` line of any of those texts, of a macro that
 //     applies __has_include or __has_include_next to a parameter (libcu++'s `_CCCL_HAS_INCLUDE(_X)`,
 //     at any depth, client/src/nvrtc/has_include_forwarders.hpp): a literal `<file>` or `"file"`
 //     argument is probed as `__has_include(<file>)` is
 //   - for each, every place NVRTC may look (observed with strace on NVRTC 13.0, docs/cache-key.md):
 //     the including file's directory, the working directory, each -I/--include-path in order;
-//     an absolute name only as itself. Each candidate is recorded as absent, a regular file with
+//     an absolute name only as itself; a name whose last part has no suffix also as NAME.stdh,
+//     right after NAME, in each place. Each candidate is recorded as absent, a regular file with
 //     its SHA-256, or something else; every regular file found is scanned in turn
 //   - the paths NVRTC stats besides: the program's name and "__nv_nvrtc_builtin_header.h", relative
 //     to the working directory, and every --pre-include

@@ -206,6 +206,17 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     m_uncached = proto::NvrtcUncachedReason::not_stored;
     return result;
   }
+  // The key names the disk as the scan before the compile found it; NVRTC read it again as it
+  // compiled. A header that appeared or changed in between (while this process looked up, waited for
+  // the lock or compiled) would store this output under the key of a disk without it, for every
+  // later program whose disk is as it was: so the disk is scanned again, and the answer is stored
+  // only when the record is the same (tests/integration/test_transparent_nvrtc_read_during_compile.cpp).
+  auto rescanned =
+      scan_includes({m_name, m_source, m_headers, input.options.include_paths, input.options.pre_includes});
+  if (!rescanned || rescanned->text != input.include_record) {
+    record.append_reason("; not stored: a file the compile may read changed while it compiled");
+    return result;
+  }
   const std::vector<std::uint8_t> image = proto::encode_nvrtc_result(answers_of(real, result));
   auto timer = record.step(&jitcache_load_info::ns_put);
   proto::PutRequest request;
@@ -222,6 +233,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     ++env.counters.put_failures;
     record.append_reason("a miss: compiled with NVRTC; storing it failed: " + stored.error().message);
   }
+  if (!lock.unavailable().empty()) record.append_reason("; " + lock.unavailable());
   return result;
 }
 
