@@ -225,7 +225,7 @@ TEST_CASE(
   CHECK(daemon.stop() == 0);
 }
 
-TEST_CASE("restarts: stop signals sent again and again while the daemon winds down do not kill it; it exits 0") {
+TEST_CASE("restarts: stop signals sent again and again while the daemon winds down do not kill it: it exits 0") {
   // A second SIGTERM (an impatient supervisor, a test's stop after its own kill) that came while
   // the server was being destroyed met the default action, restored with the server's signal set,
   // and the daemon died of it (128 + 15) before it had closed its store.
