@@ -7,9 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include <client/src/transport/owned_socket.hpp>
 
 using jitcache::client::transport::descriptor_floor;
+using jitcache::client::transport::descriptor_table_size;
 using jitcache::client::transport::OwnedSocket;
 
 namespace {
@@ -25,6 +30,31 @@ TEST_CASE("owned socket: it lives at or above the floor, never at 0-2, and the l
   CHECK(socket.raw() > 2);
   CHECK_FALSE(is_open(low));
   CHECK(socket.verified() == socket.raw());
+}
+
+TEST_CASE("owned socket: in a process with threads the socket never grows the descriptor table") {
+  // A second thread shares the table: growing it now would wait for an RCU grace period (6-15 ms).
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool done = false;
+  std::thread other([&] {
+    std::unique_lock lock(mutex);
+    wake.wait(lock, [&] { return done; });
+  });
+  const int table_before = descriptor_table_size();
+  OwnedSocket socket = OwnedSocket::adopt(new_socket());
+  const int table_after = descriptor_table_size();
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  wake.notify_all();
+  other.join();
+  REQUIRE(table_before > 0);
+  CHECK(table_after == table_before);
+  CHECK(socket.raw() > 2);
+  CHECK(socket.raw() < table_before);
+  CHECK(socket.raw() >= descriptor_floor());
 }
 
 TEST_CASE("owned socket: a number the program closed and reopened is forgotten and the program's file stays open") {

@@ -8,15 +8,56 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <string_view>
 
 namespace jitcache::client::transport {
 
+namespace {
+
+// The table every process starts with holds 64 descriptors (the kernel's NR_OPEN_DEFAULT on a
+// 64-bit machine: docs/driver-facts.md §9); a table of unknown size is taken to be that one.
+constexpr int k_initial_table_size = 64;
+
+}  // namespace
+
+int descriptor_table_size() {
+  const int fd = ::open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[4096];
+  std::size_t size = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, text + size, sizeof(text) - size);
+    if (n > 0 && (size += static_cast<std::size_t>(n)) < sizeof(text)) continue;
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  ::close(fd);
+  const std::string_view status(text, size);
+  constexpr std::string_view k_field = "\nFDSize:";
+  const std::size_t at = status.find(k_field);
+  if (at == std::string_view::npos) return 0;
+  const char* first = status.data() + at + k_field.size();
+  const char* last = status.data() + status.size();
+  while (first < last && (*first == ' ' || *first == '\t')) ++first;
+  int table = 0;
+  if (std::from_chars(first, last, table).ec != std::errc() || table <= 0) return 0;
+  return table;
+}
+
 int descriptor_floor() {
+  long long floor = k_descriptor_floor;
   rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return k_descriptor_floor;
-  // Half the limit leaves the program the low half; never below 3 (the standard streams).
-  const auto half = static_cast<long long>(limit.rlim_cur / 2);
-  return static_cast<int>(std::max<long long>(3, std::min<long long>(k_descriptor_floor, half)));
+  // Half the limit leaves the program the low half.
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    floor = std::min<long long>(floor, static_cast<long long>(limit.rlim_cur / 2));
+  }
+  // Within the table the process has now, in its upper quarter: never a number that grows it.
+  const int table = descriptor_table_size();
+  floor = std::min<long long>(floor, (table > 0 ? table : k_initial_table_size) * 3LL / 4);
+  // Never 0-2 (the standard streams).
+  return static_cast<int>(std::max<long long>(3, floor));
 }
 
 OwnedSocket OwnedSocket::adopt(int fd) {

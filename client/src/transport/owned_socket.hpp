@@ -11,7 +11,11 @@
 // free number; keeping the library's sockets high (F_DUPFD_CLOEXEC to k_descriptor_floor, or
 // half of RLIMIT_NOFILE's soft limit when that is lower) means the program's reopened numbers
 // rarely meet them at all, and they are never 0-2, which a program that closed its standard
-// streams expects its next open() to get back.
+// streams expects its next open() to get back. The floor also stays in the upper quarter of the
+// descriptor table the process has now, never above it: a number past the table's end makes the
+// kernel grow the table, and in a process with more than one thread (every CUDA program: the
+// driver starts its own) growing it waits for an RCU grace period, 6-15 ms
+// (docs/driver-facts.md §9).
 // The check and the use are two system calls: another thread of the program could close and
 // reuse the number between them. Nothing a process can do closes that window (the kernel has no
 // "close if this inode"); the check removes every case in which the program had reused the number
@@ -63,5 +67,7 @@ class OwnedSocket {
 
 // The lowest descriptor number this library moves its sockets to in this process (see above).
 int descriptor_floor();
+// The size of this process's descriptor table now (FDSize in /proc/self/status); 0 when unknown.
+int descriptor_table_size();
 
 }  // namespace jitcache::client::transport
