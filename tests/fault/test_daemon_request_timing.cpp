@@ -1,0 +1,323 @@
+// Hostile timing at the socket: whatever the moment a client's bytes arrive relative to the daemon's
+// reads (with the request in the same instant as connect, one byte at a time, split at every
+// position of a frame, pipelined, half-closed, with descriptors or out-of-band bytes), the daemon
+// answers every complete request at once and never waits for an event that is not coming
+// (daemon/server/connection.hpp, m_input_drained). The idle timeout here is long, so a request left
+// unread shows as a missing answer, not as a slow one.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <common/descriptor_send.hpp>
+#include <proto/messages.hpp>
+#include <proto/wire.hpp>
+
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/sample_entries.hpp>
+#include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
+
+using namespace jitcache;
+using testing::DaemonOptions;
+using testing::DaemonProcess;
+using testing::TempDir;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// Far longer than any answer takes: a request the daemon failed to read waits this long.
+const std::vector<std::string> k_long_idle{"--idle-timeout", "30s", "--read-deadline", "30s"};
+// How long a complete request may take to be answered on a loaded 2-core machine.
+constexpr auto k_prompt = std::chrono::seconds(3);
+
+int connect_raw(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  path.copy(addr.sun_path, sizeof(addr.sun_path) - 1);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  return fd;
+}
+
+struct Fd {
+  int fd;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() { ::close(fd); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+};
+
+void send_all(int fd, const std::uint8_t* data, std::size_t size, int flags = 0) {
+  while (size > 0) {
+    const ssize_t n = ::send(fd, data, size, flags | MSG_NOSIGNAL);
+    REQUIRE(n > 0);
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+std::vector<std::uint8_t> frame(proto::Op op, std::uint32_t id, const proto::Payload& payload = {},
+                                std::uint16_t flags = 0) {
+  proto::FrameHeader h;
+  h.op = op;
+  h.flags = flags;
+  h.request_id = id;
+  h.payload_length = payload.size();
+  const auto raw = proto::encode_header(h);
+  std::vector<std::uint8_t> out(raw.begin(), raw.end());
+  out.insert(out.end(), payload.begin(), payload.end());
+  return out;
+}
+
+std::vector<std::uint8_t> lookup_frame(std::uint32_t id, std::uint64_t seed) {
+  proto::LookupRequest request;
+  request.key = testing::sample_key(seed);
+  return frame(proto::Op::lookup, id, proto::encode(request));
+}
+
+// Reads exactly `size` bytes by `deadline`; false on EOF, error or time out.
+bool read_exact(int fd, std::uint8_t* out, std::size_t size, Clock::time_point deadline) {
+  while (size > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left < 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left) + 1) <= 0) return false;
+    const ssize_t n = ::recv(fd, out, size, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n <= 0) return false;
+    out += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+struct Answer {
+  proto::FrameHeader header;
+  std::vector<std::uint8_t> payload;
+};
+
+std::optional<Answer> read_answer(int fd, Clock::time_point deadline) {
+  proto::HeaderBytes raw{};
+  if (!read_exact(fd, raw.data(), raw.size(), deadline)) return std::nullopt;
+  auto header = proto::decode_reply_header(raw, 64 << 20);
+  REQUIRE(header);
+  Answer answer{*header, std::vector<std::uint8_t>(header->payload_length)};
+  if (!read_exact(fd, answer.payload.data(), answer.payload.size(), deadline)) return std::nullopt;
+  return answer;
+}
+
+// True when the daemon closes the connection (EOF or reset) by `deadline`, reading what comes before.
+bool closed_by(int fd, Clock::time_point deadline) {
+  std::uint8_t buffer[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left < 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left) + 1) <= 0) return false;
+    const ssize_t n = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) return true;
+  }
+}
+
+// Answers to `ids`, in order, each promptly.
+void expect_answers(int fd, const std::vector<std::uint32_t>& ids) {
+  for (const std::uint32_t id : ids) {
+    auto answer = read_answer(fd, Clock::now() + k_prompt);
+    INFO("request id " << id);
+    REQUIRE(answer);
+    CHECK(answer->header.request_id == id);
+  }
+}
+
+struct Fixture {
+  TempDir dir;
+  DaemonProcess daemon;
+  std::uint64_t seed = 7;
+  explicit Fixture(std::vector<std::string> args = k_long_idle) : daemon(dir, DaemonOptions{std::move(args)}) {
+    daemon.start();
+    auto client = daemon.client();
+    const auto image = testing::sample_image(seed, 4096);
+    REQUIRE(client.put(testing::sample_put(seed, image)));
+  }
+};
+
+double percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<std::size_t>(p * static_cast<double>(values.size())))];
+}
+
+std::size_t open_descriptors(pid_t pid) {
+  std::size_t count = 0;
+  for ([[maybe_unused]] const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("request timing: 1500 fresh connections that write at once, in every split, are each answered at once") {
+  Fixture f;
+  std::mt19937 random(std::random_device{}());
+  const auto seed = random();
+  random.seed(seed);
+  INFO("random seed " << seed);
+  const auto lookup = lookup_frame(1, f.seed);
+  std::vector<double> latencies;
+  for (int i = 0; i < 1500; ++i) {
+    const auto started = Clock::now();
+    Fd c(connect_raw(f.daemon.socket_path()));
+    // Most write the whole frame at once; others split it at a random byte after a random pause,
+    // so that the second part lands before, during or after the daemon's first read.
+    if (i % 3 == 0) {
+      send_all(c.fd, lookup.data(), lookup.size());
+    } else {
+      const std::size_t cut = 1 + random() % (lookup.size() - 1);
+      send_all(c.fd, lookup.data(), cut);
+      if (i % 3 == 2) std::this_thread::sleep_for(std::chrono::microseconds(random() % 300));
+      send_all(c.fd, lookup.data() + cut, lookup.size() - cut);
+    }
+    auto answer = read_answer(c.fd, Clock::now() + k_prompt);
+    INFO("connection " << i);
+    REQUIRE(answer);
+    REQUIRE(answer->header.status == proto::Status::ok);
+    latencies.push_back(std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+  }
+  std::printf("fresh connection, connect to first LOOKUP hit answered (ms): p50 %.3f p99 %.3f max %.3f\n",
+              percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 1.0));
+}
+
+TEST_CASE("request timing: pipelined requests split at every byte, with and without a pause, are all answered") {
+  Fixture f;
+  std::vector<std::uint8_t> stream;
+  for (const auto& part : {frame(proto::Op::ping, 1), lookup_frame(2, f.seed), frame(proto::Op::ping, 3)}) {
+    stream.insert(stream.end(), part.begin(), part.end());
+  }
+  for (const int pause_us : {0, 200}) {
+    for (std::size_t cut = 1; cut < stream.size(); ++cut) {
+      INFO("cut at byte " << cut << ", pause " << pause_us << " us");
+      Fd c(connect_raw(f.daemon.socket_path()));
+      send_all(c.fd, stream.data(), cut);
+      if (pause_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+      send_all(c.fd, stream.data() + cut, stream.size() - cut);
+      expect_answers(c.fd, {1, 2, 3});
+    }
+  }
+}
+
+TEST_CASE("request timing: requests sent one byte at a time with random gaps are answered as each completes") {
+  Fixture f;
+  std::mt19937 random(std::random_device{}());
+  const auto seed = random();
+  random.seed(seed);
+  INFO("random seed " << seed);
+  for (int round = 0; round < 6; ++round) {
+    Fd c(connect_raw(f.daemon.socket_path()));
+    for (std::uint32_t id = 1; id <= 3; ++id) {
+      const auto bytes = id == 2 ? lookup_frame(id, f.seed) : frame(proto::Op::ping, id);
+      for (const std::uint8_t byte : bytes) {
+        send_all(c.fd, &byte, 1);
+        const auto gap = random() % 4;  // none, a yield, or a short sleep
+        if (gap == 1) std::this_thread::yield();
+        if (gap >= 2) std::this_thread::sleep_for(std::chrono::microseconds(random() % 400));
+      }
+      expect_answers(c.fd, {id});
+    }
+  }
+}
+
+TEST_CASE("request timing: many requests in one write, and a half-close right after them, are all answered") {
+  Fixture f;
+  std::vector<std::uint8_t> stream;
+  std::vector<std::uint32_t> ids;
+  for (std::uint32_t id = 1; id <= 200; ++id) {
+    const auto part = id % 2 == 0 ? lookup_frame(id, f.seed) : frame(proto::Op::ping, id);
+    stream.insert(stream.end(), part.begin(), part.end());
+    ids.push_back(id);
+  }
+  SECTION("kept open") {
+    Fd c(connect_raw(f.daemon.socket_path()));
+    send_all(c.fd, stream.data(), stream.size());
+    expect_answers(c.fd, ids);
+  }
+  SECTION("half-closed") {
+    Fd c(connect_raw(f.daemon.socket_path()));
+    send_all(c.fd, stream.data(), stream.size());
+    REQUIRE(::shutdown(c.fd, SHUT_WR) == 0);
+    expect_answers(c.fd, ids);
+    CHECK(closed_by(c.fd, Clock::now() + k_prompt));
+  }
+}
+
+TEST_CASE("request timing: descriptors sent with no op or the wrong op are closed, and the requests answered") {
+  Fixture f;
+  const std::size_t before = open_descriptors(f.daemon.pid());
+  const int spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  REQUIRE(spare >= 0);
+  for (int round = 0; round < 50; ++round) {
+    Fd c(connect_raw(f.daemon.socket_path()));
+    // A PING without the flag that says a descriptor comes, one with it, a LOOKUP with it, and a
+    // descriptor on a byte in the middle of a header.
+    const auto ping = frame(proto::Op::ping, 1);
+    REQUIRE(common::send_bytes_with_descriptor(c.fd, proto::Bytes(ping), spare, 0) == static_cast<ssize_t>(ping.size()));
+    const auto flagged = frame(proto::Op::ping, 2, {}, proto::k_flag_request_fd);
+    REQUIRE(common::send_bytes_with_descriptor(c.fd, proto::Bytes(flagged), spare, 0) ==
+            static_cast<ssize_t>(flagged.size()));
+    proto::LookupRequest request;
+    request.key = testing::sample_key(f.seed);
+    const auto lookup = frame(proto::Op::lookup, 3, proto::encode(request), proto::k_flag_request_fd);
+    REQUIRE(common::send_bytes_with_descriptor(c.fd, proto::Bytes(lookup), spare, 0) ==
+            static_cast<ssize_t>(lookup.size()));
+    const auto last = frame(proto::Op::ping, 4);
+    send_all(c.fd, last.data(), 10);
+    REQUIRE(common::send_bytes_with_descriptor(c.fd, proto::Bytes(last).subspan(10, 1), spare, 0) == 1);
+    send_all(c.fd, last.data() + 11, last.size() - 11);
+    expect_answers(c.fd, {1, 2, 3, 4});
+  }
+  ::close(spare);
+  // Every descriptor sent came back closed (a few of the daemon's own come and go: allow those).
+  CHECK(open_descriptors(f.daemon.pid()) <= before + 4);
+}
+
+TEST_CASE("request timing: out-of-band bytes between pipelined requests never leave a request unread") {
+  // MSG_OOB on a Unix stream socket: a read stops at the out-of-band mark with bytes still behind
+  // it, so a short read does not prove the socket empty.
+  Fixture f;
+  for (int round = 0; round < 5; ++round) {
+    Fd c(connect_raw(f.daemon.socket_path()));
+    const auto first = frame(proto::Op::ping, 1);
+    const auto second = frame(proto::Op::ping, 2);
+    send_all(c.fd, first.data(), first.size());
+    const std::uint8_t junk = 0x55;
+    if (::send(c.fd, &junk, 1, MSG_OOB | MSG_NOSIGNAL) != 1) JITCACHE_SKIP("this kernel has no MSG_OOB on Unix sockets");
+    send_all(c.fd, second.data(), second.size());
+    // Either both are answered, or the daemon refuses the connection at once; never a wait until
+    // the idle timeout.
+    const auto deadline = Clock::now() + k_prompt;
+    auto one = read_answer(c.fd, deadline);
+    if (one && one->header.request_id == 1) {
+      auto two = read_answer(c.fd, deadline);
+      if (two) {
+        CHECK(two->header.request_id == 2);
+        continue;
+      }
+    }
+    CHECK(closed_by(c.fd, deadline));
+  }
+}
