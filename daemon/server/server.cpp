@@ -252,7 +252,10 @@ void Server::schedule_watchdog() {
 }
 
 void Server::begin_drain(int signal_number) {
-  spdlog::info("received {}: draining ({} connections, at most {} ms)", signal_number == SIGINT ? "SIGINT" : signal_number == SIGHUP ? "SIGHUP" : "SIGTERM",
+  spdlog::info("received {}: draining ({} connections, at most {} ms)",
+               signal_number == SIGINT   ? "SIGINT"
+               : signal_number == SIGHUP ? "SIGHUP"
+                                         : "SIGTERM",
                m_counters.connections.load(), m_config.drain_timeout.count());
   if (m_hooks.stopping) m_hooks.stopping();
   m_watchdog_timer.cancel();

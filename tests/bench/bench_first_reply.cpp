@@ -50,8 +50,8 @@ double percentile(std::vector<double> values, double p) {
 }
 
 void print_row(const char* what, const std::vector<double>& us) {
-  std::printf("  %-44s p50 %8.1f  p90 %8.1f  p99 %8.1f  max %8.1f us\n", what, percentile(us, 0.5),
-              percentile(us, 0.9), percentile(us, 0.99), percentile(us, 1.0));
+  std::printf("  %-44s p50 %8.1f  p90 %8.1f  p99 %8.1f  max %8.1f us\n", what, percentile(us, 0.5), percentile(us, 0.9),
+              percentile(us, 0.99), percentile(us, 1.0));
 }
 
 std::vector<std::uint8_t> lookup_frame() {

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -278,7 +278,8 @@ TEST_CASE("request timing: descriptors sent with no op or the wrong op are close
     // A PING without the flag that says a descriptor comes, one with it, a LOOKUP with it, and a
     // descriptor on a byte in the middle of a header.
     const auto ping = frame(proto::Op::ping, 1);
-    REQUIRE(common::send_bytes_with_descriptor(c.fd, proto::Bytes(ping), spare, 0) == static_cast<ssize_t>(ping.size()));
+    REQUIRE(common::send_bytes_with_descriptor(c.fd, proto::Bytes(ping), spare, 0) ==
+            static_cast<ssize_t>(ping.size()));
     const auto flagged = frame(proto::Op::ping, 2, {}, proto::k_flag_request_fd);
     REQUIRE(common::send_bytes_with_descriptor(c.fd, proto::Bytes(flagged), spare, 0) ==
             static_cast<ssize_t>(flagged.size()));
