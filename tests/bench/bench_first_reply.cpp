@@ -63,8 +63,9 @@ std::vector<std::uint8_t> lookup_frame() {
   h.request_id = 1;
   h.payload_length = payload.size();
   const auto raw = proto::encode_header(h);
-  std::vector<std::uint8_t> out(raw.begin(), raw.end());
-  out.insert(out.end(), payload.begin(), payload.end());
+  std::vector<std::uint8_t> out(raw.size() + payload.size());
+  std::copy(raw.begin(), raw.end(), out.begin());
+  std::copy(payload.begin(), payload.end(), out.begin() + static_cast<std::ptrdiff_t>(raw.size()));
   return out;
 }
 

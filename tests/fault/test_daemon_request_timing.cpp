@@ -148,10 +148,15 @@ void expect_answers(int fd, const std::vector<std::uint32_t>& ids) {
 }
 
 struct Fixture {
+  static DaemonOptions options(std::vector<std::string> args) {
+    DaemonOptions options;
+    options.extra_args = std::move(args);
+    return options;
+  }
   TempDir dir;
   DaemonProcess daemon;
   std::uint64_t seed = 7;
-  explicit Fixture(std::vector<std::string> args = k_long_idle) : daemon(dir, DaemonOptions{std::move(args)}) {
+  explicit Fixture(std::vector<std::string> args = k_long_idle) : daemon(dir, options(std::move(args))) {
     daemon.start();
     auto client = daemon.client();
     const auto image = testing::sample_image(seed, 4096);
