@@ -7,7 +7,13 @@
 //
 //   bench_first_reply [CONNECTIONS] [PROCESSES]
 //
-// Starts its own jitcached on a temp socket and stores one 4 KB image first.
+// Starts its own jitcached on a temp socket and stores one 4 KB image first. With
+// JITCACHE_BENCH_CUINIT=1 each fresh process first loads the CUDA driver (libcuda.so.1) and calls
+// cuInit, as a program that loads a module has, before it times anything: the figures with and
+// without it on a GPU host separate the driver's presence from the socket's cost. Each fresh
+// process also reports how often its cgroup was throttled (cpu.stat, cgroup v2) while it ran: a CPU
+// quota spent by a fresh process's start-up delays its next wake-up by up to a quota period.
+#include <dlfcn.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -18,7 +24,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -99,8 +107,55 @@ int connect_raw(const std::string& path) {
   return fd;
 }
 
+// nr_throttled of a cpu.stat file; 0 where there is none.
+std::uint64_t throttled_in(const std::string& path) {
+  std::ifstream stat(path);
+  std::string key;
+  std::uint64_t value = 0;
+  while (stat >> key >> value) {
+    if (key == "nr_throttled") return value;
+  }
+  return 0;
+}
+
+// This process's cgroup's nr_throttled: cgroup v2's cpu.stat, or v1's cpu controller's; 0 where
+// there is none to read.
+std::uint64_t cgroup_throttled() {
+  std::ifstream membership("/proc/self/cgroup");
+  std::uint64_t throttled = 0;
+  for (std::string line; std::getline(membership, line);) {
+    const auto first = line.find(':');
+    const auto second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    const std::string path = line.substr(second + 1);
+    if (controllers.empty()) {
+      throttled += throttled_in("/sys/fs/cgroup" + path + "/cpu.stat");
+    } else if (("," + controllers + ",").find(",cpu,") != std::string::npos) {
+      throttled += throttled_in("/sys/fs/cgroup/" + controllers + path + "/cpu.stat");
+    }
+  }
+  return throttled;
+}
+
+// Loads the CUDA driver and initialises it, as a program about to load a module has; false when
+// there is none.
+bool init_cuda_driver() {
+  void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+  if (driver == nullptr) return false;
+  using CuInit = int (*)(unsigned);
+  auto cu_init = reinterpret_cast<CuInit>(::dlsym(driver, "cuInit"));
+  return cu_init != nullptr && cu_init(0) == 0;
+}
+
 // In a fresh process: the raw first and second LOOKUP, then the transport's first and second.
 int child(const std::string& socket_path) {
+  const char* cuinit = std::getenv("JITCACHE_BENCH_CUINIT");
+  if (cuinit != nullptr && std::strcmp(cuinit, "1") == 0 && !init_cuda_driver()) {
+    std::fprintf(stderr, "bench_first_reply: JITCACHE_BENCH_CUINIT=1 but cuInit failed or there is no libcuda.so.1\n");
+    return 1;
+  }
+  const std::uint64_t throttled_before = cgroup_throttled();
   const auto request = lookup_frame();
   const auto t0 = Clock::now();
   const int fd = connect_raw(socket_path);
@@ -119,8 +174,8 @@ int child(const std::string& socket_path) {
   auto second = client->lookup(testing::sample_key(k_seed));
   const auto t5 = Clock::now();
   if (!first || !first->has_value() || !second) return 1;
-  std::printf("%.1f %.1f %.1f %.1f\n", microseconds(t0, t1), microseconds(t1, t2), microseconds(t3, t4),
-              microseconds(t4, t5));
+  std::printf("%.1f %.1f %.1f %.1f %llu\n", microseconds(t0, t1), microseconds(t1, t2), microseconds(t3, t4),
+              microseconds(t4, t5), static_cast<unsigned long long>(cgroup_throttled() - throttled_before));
   return 0;
 }
 
@@ -168,6 +223,7 @@ int main(int argc, char** argv) {
   print_row("second LOOKUP on the same connection", second_us);
 
   std::vector<double> raw_first, raw_second, client_first, client_second;
+  int throttled_processes = 0;
   for (int i = 0; i < processes; ++i) {
     int out[2];
     if (::pipe(out) != 0) return 1;
@@ -191,13 +247,18 @@ int main(int argc, char** argv) {
       return 1;
     }
     double a = 0, b = 0, c = 0, d = 0;
-    if (std::sscanf(text.c_str(), "%lf %lf %lf %lf", &a, &b, &c, &d) != 4) return 1;
+    unsigned long long throttles = 0;
+    if (std::sscanf(text.c_str(), "%lf %lf %lf %lf %llu", &a, &b, &c, &d, &throttles) != 5) return 1;
+    if (throttles > 0) ++throttled_processes;
     raw_first.push_back(a);
     raw_second.push_back(b);
     client_first.push_back(c);
     client_second.push_back(d);
   }
-  std::printf("%d fresh processes, each its first connection to the daemon:\n", processes);
+  const char* cuinit = std::getenv("JITCACHE_BENCH_CUINIT");
+  std::printf(
+      "%d fresh processes%s, each its first connection to the daemon (%d throttled by their cgroup while timed):\n",
+      processes, cuinit != nullptr && std::strcmp(cuinit, "1") == 0 ? " after cuInit" : "", throttled_processes);
   print_row("raw socket: connect + first LOOKUP", raw_first);
   print_row("raw socket: second LOOKUP", raw_second);
   print_row("DaemonClient: connect + first LOOKUP", client_first);
