@@ -58,7 +58,7 @@ double percentile(std::vector<double> values, double p) {
 }
 
 void print_row(const char* what, const std::vector<double>& us) {
-  std::printf("  %-44s p50 %8.1f  p90 %8.1f  p99 %8.1f  max %8.1f us\n", what, percentile(us, 0.5), percentile(us, 0.9),
+  std::printf("  %-46s p50 %8.1f  p90 %8.1f  p99 %8.1f  max %8.1f us\n", what, percentile(us, 0.5), percentile(us, 0.9),
               percentile(us, 0.99), percentile(us, 1.0));
 }
 
@@ -148,8 +148,10 @@ bool init_cuda_driver() {
   return cu_init != nullptr && cu_init(0) == 0;
 }
 
-// In a fresh process: the raw first and second LOOKUP, then the transport's first and second.
-int child(const std::string& socket_path) {
+// In a fresh process: the raw first and second LOOKUP, and the transport's first and second, the
+// raw ones first unless `transport_first` (which one is the process's first use of a socket tells
+// its first-use costs from the path's own).
+int child(const std::string& socket_path, bool transport_first) {
   const char* cuinit = std::getenv("JITCACHE_BENCH_CUINIT");
   if (cuinit != nullptr && std::strcmp(cuinit, "1") == 0 && !init_cuda_driver()) {
     std::fprintf(stderr, "bench_first_reply: JITCACHE_BENCH_CUINIT=1 but cuInit failed or there is no libcuda.so.1\n");
@@ -157,32 +159,45 @@ int child(const std::string& socket_path) {
   }
   const std::uint64_t throttled_before = cgroup_throttled();
   const auto request = lookup_frame();
-  const auto t0 = Clock::now();
-  const int fd = connect_raw(socket_path);
-  if (fd < 0 || !raw_lookup(fd, request)) return 1;
-  const auto t1 = Clock::now();
-  if (!raw_lookup(fd, request)) return 1;
-  const auto t2 = Clock::now();
-  ::close(fd);
-  client::transport::ConnectOptions options;
-  options.socket_path = socket_path;
-  const auto t3 = Clock::now();
-  auto client = client::transport::DaemonClient::connect(options);
-  if (!client) return 1;
-  auto first = client->lookup(testing::sample_key(k_seed));
-  const auto t4 = Clock::now();
-  auto second = client->lookup(testing::sample_key(k_seed));
-  const auto t5 = Clock::now();
-  if (!first || !first->has_value() || !second) return 1;
-  std::printf("%.1f %.1f %.1f %.1f %llu\n", microseconds(t0, t1), microseconds(t1, t2), microseconds(t3, t4),
-              microseconds(t4, t5), static_cast<unsigned long long>(cgroup_throttled() - throttled_before));
+  double raw_first = 0, raw_second = 0, transport_first_us = 0, transport_second = 0;
+  auto raw = [&] {
+    const auto t0 = Clock::now();
+    const int fd = connect_raw(socket_path);
+    if (fd < 0 || !raw_lookup(fd, request)) return false;
+    const auto t1 = Clock::now();
+    if (!raw_lookup(fd, request)) return false;
+    const auto t2 = Clock::now();
+    ::close(fd);
+    raw_first = microseconds(t0, t1);
+    raw_second = microseconds(t1, t2);
+    return true;
+  };
+  auto transport = [&] {
+    client::transport::ConnectOptions options;
+    options.socket_path = socket_path;
+    const auto t0 = Clock::now();
+    auto client = client::transport::DaemonClient::connect(options);
+    if (!client) return false;
+    auto first = client->lookup(testing::sample_key(k_seed));
+    const auto t1 = Clock::now();
+    auto second = client->lookup(testing::sample_key(k_seed));
+    const auto t2 = Clock::now();
+    if (!first || !first->has_value() || !second) return false;
+    transport_first_us = microseconds(t0, t1);
+    transport_second = microseconds(t1, t2);
+    return true;
+  };
+  const bool ok = transport_first ? transport() && raw() : raw() && transport();
+  if (!ok) return 1;
+  std::printf("%.1f %.1f %.1f %.1f %llu\n", raw_first, raw_second, transport_first_us, transport_second,
+              static_cast<unsigned long long>(cgroup_throttled() - throttled_before));
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::strcmp(argv[1], "--child") == 0) return child(argv[2]);
+  if (argc == 4 && std::strcmp(argv[1], "--child") == 0) return child(argv[2], std::strcmp(argv[3], "1") == 0);
   const int connections = argc > 1 ? std::stoi(argv[1]) : 2000;
   const int processes = argc > 2 ? std::stoi(argv[2]) : 100;
 
@@ -222,7 +237,8 @@ int main(int argc, char** argv) {
   print_row("first LOOKUP (write to whole reply)", first_us);
   print_row("second LOOKUP on the same connection", second_us);
 
-  std::vector<double> raw_first, raw_second, client_first, client_second;
+  // [0]: the raw socket is the process's first use of a socket; [1]: the transport is.
+  std::vector<double> raw_first[2], raw_second[2], client_first[2], client_second[2];
   int throttled_processes = 0;
   for (int i = 0; i < processes; ++i) {
     int out[2];
@@ -231,8 +247,9 @@ int main(int argc, char** argv) {
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, out[0]);
-    std::string self = argv[0], flag = "--child", path = daemon.socket_path();
-    char* child_argv[] = {self.data(), flag.data(), path.data(), nullptr};
+    const int order = i % 2;
+    std::string self = argv[0], flag = "--child", path = daemon.socket_path(), transport_first = std::to_string(order);
+    char* child_argv[] = {self.data(), flag.data(), path.data(), transport_first.data(), nullptr};
     pid_t pid = -1;
     const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, child_argv, environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -250,18 +267,22 @@ int main(int argc, char** argv) {
     unsigned long long throttles = 0;
     if (std::sscanf(text.c_str(), "%lf %lf %lf %lf %llu", &a, &b, &c, &d, &throttles) != 5) return 1;
     if (throttles > 0) ++throttled_processes;
-    raw_first.push_back(a);
-    raw_second.push_back(b);
-    client_first.push_back(c);
-    client_second.push_back(d);
+    raw_first[order].push_back(a);
+    raw_second[order].push_back(b);
+    client_first[order].push_back(c);
+    client_second[order].push_back(d);
   }
   const char* cuinit = std::getenv("JITCACHE_BENCH_CUINIT");
   std::printf(
       "%d fresh processes%s, each its first connection to the daemon (%d throttled by their cgroup while timed):\n",
       processes, cuinit != nullptr && std::strcmp(cuinit, "1") == 0 ? " after cuInit" : "", throttled_processes);
-  print_row("raw socket: connect + first LOOKUP", raw_first);
-  print_row("raw socket: second LOOKUP", raw_second);
-  print_row("DaemonClient: connect + first LOOKUP", client_first);
-  print_row("DaemonClient: second LOOKUP", client_second);
+  print_row("raw socket first: connect + first LOOKUP", raw_first[0]);
+  print_row("raw socket first: second LOOKUP", raw_second[0]);
+  print_row("then DaemonClient: connect + first LOOKUP", client_first[0]);
+  print_row("then DaemonClient: second LOOKUP", client_second[0]);
+  print_row("DaemonClient first: connect + first LOOKUP", client_first[1]);
+  print_row("DaemonClient first: second LOOKUP", client_second[1]);
+  print_row("then raw socket: connect + first LOOKUP", raw_first[1]);
+  print_row("then raw socket: second LOOKUP", raw_second[1]);
   return 0;
 }
