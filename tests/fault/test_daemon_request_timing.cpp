@@ -229,6 +229,33 @@ TEST_CASE("request timing: pipelined requests split at every byte, with and with
   }
 }
 
+TEST_CASE("request timing: a PUT answered on another thread amid pipelined requests, split anywhere, keeps them all") {
+  // The PUT's payload is larger than the connection's 4 KiB input buffer (read straight into the
+  // request's buffer), and it is answered on the writer lane: the event loop runs meanwhile, with
+  // the requests behind it already there or still to come.
+  Fixture f;
+  const auto image = testing::sample_image(41, 6000);
+  std::vector<std::uint8_t> stream;
+  for (const auto& part :
+       {frame(proto::Op::ping, 1), frame(proto::Op::put, 2, proto::encode(testing::sample_put(41, image))),
+        lookup_frame(3, f.seed), frame(proto::Op::ping, 4)}) {
+    stream.insert(stream.end(), part.begin(), part.end());
+  }
+  // Every byte of the frames' edges (the first 64 bytes, and 64 either side of the PUT's end), and
+  // every 97th byte between.
+  const std::size_t put_end = stream.size() - lookup_frame(3, f.seed).size() - proto::k_header_size;
+  for (std::size_t cut = 1; cut < stream.size(); ++cut) {
+    const bool edge = cut < 64 || (cut + 64 > put_end && cut < put_end + 64) || cut + 64 > stream.size();
+    if (!edge && cut % 97 != 0) continue;
+    INFO("cut at byte " << cut << " of " << stream.size());
+    Fd c(connect_raw(f.daemon.socket_path()));
+    send_all(c.fd, stream.data(), cut);
+    if (cut % 2 == 0) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    send_all(c.fd, stream.data() + cut, stream.size() - cut);
+    expect_answers(c.fd, {1, 2, 3, 4});
+  }
+}
+
 TEST_CASE("request timing: requests sent one byte at a time with random gaps are answered as each completes") {
   Fixture f;
   std::mt19937 random(std::random_device{}());
