@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -435,4 +436,50 @@ TEST_CASE("request timing: peers that pipeline 1 MiB LOOKUPs and never read hold
               static_cast<unsigned long long>(rss_before), static_cast<unsigned long long>(rss_during));
   CHECK(percentile(latencies, 0.99) < 200);
   CHECK(rss_during < rss_before + 64 * 1024);
+}
+
+TEST_CASE("request timing: SIGTERM amid hostile peers at the descriptor limit drains within drain_timeout, exits 0") {
+  // At the connections its descriptor limit allows (max_connections is lowered to fit it; more
+  // connections than that, answered busy), two peers whose 1 MiB replies are stuck because they
+  // never read, and one trickling a request byte by byte: the drain answers the trickler, cuts the
+  // rest at drain_timeout and exits 0.
+  TempDir dir;
+  DaemonOptions options;
+  options.extra_args = {"--idle-timeout",   "30s", "--read-deadline", "30s",
+                        "--write-deadline", "30s", "--drain-timeout", "2s"};
+  options.descriptor_limit = std::make_pair(std::uint64_t{512}, std::uint64_t{512});
+  DaemonProcess daemon(dir, options);
+  daemon.start();
+  constexpr std::uint64_t big = 99;
+  {
+    auto client = daemon.client();
+    const auto image = testing::sample_image(big, 1 << 20);
+    auto put = client.put(testing::sample_put(big, image));
+    INFO((put ? std::string() : put.error().message));
+    REQUIRE(put);
+  }
+  std::vector<std::unique_ptr<Fd>> stuck;
+  const auto request = lookup_frame(1, big);
+  for (int i = 0; i < 2; ++i) {
+    stuck.push_back(std::make_unique<Fd>(connect_raw(daemon.socket_path())));
+    for (int j = 0; j < 8; ++j) {
+      if (::send(stuck.back()->fd, request.data(), request.size(), MSG_DONTWAIT | MSG_NOSIGNAL) < 0) break;
+    }
+  }
+  Fd trickler(connect_raw(daemon.socket_path()));
+  const auto ping = frame(proto::Op::ping, 5);
+  send_all(trickler.fd, ping.data(), 10);
+  std::vector<std::unique_ptr<Fd>> held;
+  for (int i = 0; i < 300; ++i) held.push_back(std::make_unique<Fd>(connect_raw(daemon.socket_path())));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  const auto started = Clock::now();
+  REQUIRE(::kill(daemon.pid(), SIGTERM) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  send_all(trickler.fd, ping.data() + 10, ping.size() - 10);
+  expect_answers(trickler.fd, {5});
+  CHECK(daemon.stop(std::chrono::seconds(20)) == 0);
+  const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  std::printf("drain amid hostile peers at the descriptor limit: exited 0 after %.2f s (drain_timeout 2 s)\n", seconds);
+  CHECK(seconds < 6);
 }
