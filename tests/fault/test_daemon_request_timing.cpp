@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -337,9 +338,26 @@ TEST_CASE("request timing: descriptors sent with no op or the wrong op are close
     REQUIRE(common::send_bytes_with_descriptor(c.fd, proto::Bytes(last).subspan(10, 1), spare, 0) == 1);
     send_all(c.fd, last.data() + 11, last.size() - 11);
     expect_answers(c.fd, {1, 2, 3, 4});
+    // 64 descriptors on one PING's bytes: more than the daemon takes from one read.
+    const auto many = frame(proto::Op::ping, 5);
+    std::vector<int> fds(64, spare);
+    iovec iov{const_cast<std::uint8_t*>(many.data()), many.size()};
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * fds.size()));
+    msghdr message{};
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    message.msg_control = control.data();
+    message.msg_controllen = control.size();
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&message);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+    std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * fds.size());
+    REQUIRE(::sendmsg(c.fd, &message, MSG_NOSIGNAL) == static_cast<ssize_t>(many.size()));
+    expect_answers(c.fd, {5});
   }
   ::close(spare);
-  // Every descriptor sent is closed once the daemon has seen the last connection go (200 were sent;
+  // Every descriptor sent is closed once the daemon has seen the last connection go (3400 were sent;
   // a few of the daemon's own come and go: allow those).
   CHECK(testing::eventually([&] { return open_descriptors(f.daemon.pid()) <= before + 4; }, std::chrono::seconds(5)));
 }
