@@ -186,7 +186,7 @@ const std::array<ConfigKey, 67> k_config_key_table{{
      [](Config& c, std::string_view v) { return set_duration(c.write_deadline, v, std::chrono::milliseconds(100)); },
      [](const Config& c) { return format_duration(c.write_deadline); }},
     {"drain_timeout", ValueKind::duration,
-     "On SIGTERM/SIGINT, how long in-flight requests may take to finish before connections are cut.",
+     "On SIGTERM/SIGINT/SIGHUP, how long in-flight requests may take to finish before connections are cut.",
      [](Config& c, std::string_view v) { return set_duration(c.drain_timeout, v, std::chrono::milliseconds(0)); },
      [](const Config& c) { return format_duration(c.drain_timeout); }},
     {"usage_flush_interval", ValueKind::duration,

@@ -141,7 +141,8 @@ awaitable<bool> Connection::read_more() {
       if (got) {
         if (got->bytes == 0) co_return false;
         m_input_end += got->bytes;
-        // A read shorter than the room emptied the socket, unless a descriptor ended it early.
+        // A read shorter than the room most likely emptied the socket, unless a descriptor ended it
+        // early (m_input_drained says why a wrong guess costs nothing).
         m_input_drained = got->bytes < space && !got->fd;
         // A newer descriptor replaces one no request took.
         if (got->fd) m_received_fd = std::move(got->fd);

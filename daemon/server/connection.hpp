@@ -144,14 +144,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t m_input_end = 0;
   // A descriptor received with the input (SCM_RIGHTS) that no request has taken yet.
   common::UniqueFd m_received_fd;
-  // The last read found the socket empty and the event loop has not run since: no readiness edge
-  // for newer bytes can have been taken by the reactor yet, so read_more() waits for readiness
-  // without first trying a read that would fail (EAGAIN). Every co_await of an Asio operation
-  // (which may run the loop) clears it first.
-  // Rationale: Asio's reactor is edge-triggered, and an edge that comes while no read or wait is
-  // pending is consumed without one; only a read since the last turn of the loop proves that the
-  // next edge is still to come. The failed read was 0.38 recvmsg per 4 KB hit at 8 clients
+  // The last read came back short (or found nothing) and the event loop has not run since: the
+  // socket is most likely empty, so read_more() and run() wait for readiness without first trying
+  // a read that would fail (EAGAIN). Every co_await of an Asio operation (which may run the loop)
+  // clears it first. The failed read was 0.38 recvmsg per 4 KB hit at 8 clients
   // (docs/benchmarks.md "One turn per request").
+  // Rationale: waiting is safe even where the guess is wrong. A short read does not prove the
+  // socket empty (it stops at the mark of an out-of-band byte, MSG_OOB, with bytes behind it), and
+  // the reactor may have taken those bytes' edge (epoll, edge-triggered) during an earlier turn;
+  // but Asio 1.74 re-arms the descriptor (EPOLL_CTL_MOD) whenever it starts a wait, and the kernel
+  // then reports the readiness the socket has at that moment (docs/architecture.md "A request's
+  // path"; tests/fault/test_daemon_request_timing.cpp).
   bool m_input_drained = false;
 };
 

@@ -11,7 +11,7 @@ namespace jitcache::daemon::server {
 namespace {
 struct HeldSignals {
   boost::asio::io_context io{1};  // never run: a signal that comes waits in the set, unread
-  boost::asio::signal_set set{io, SIGTERM, SIGINT};
+  boost::asio::signal_set set{io, SIGTERM, SIGINT, SIGHUP};
 };
 }  // namespace
 

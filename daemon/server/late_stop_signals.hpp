@@ -1,5 +1,5 @@
-// Keeps SIGTERM and SIGINT from killing the daemon after its drain: called before the Server is
-// made, it registers both signals with a signal set of its own that lives until the process ends
+// Keeps SIGTERM, SIGINT and SIGHUP from killing the daemon after its drain: called before the Server is
+// made, it registers the three with a signal set of its own that lives until the process ends
 // and is never waited on, so a signal that comes after the server's set is gone only waits there.
 //
 // Rationale: Asio gives a signal back its default action when the last signal_set that holds it is

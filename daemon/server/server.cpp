@@ -53,7 +53,10 @@ Server::Server(const config::Config& config, store::StoreSet stores, int listen_
       m_uid_connections(config.max_connections_per_uid),
       m_listen_fd(listen_fd),
       m_socket_owner(socket_owner),
-      m_signals(m_accept_io, SIGTERM, SIGINT),
+      // Rationale: SIGHUP too, which by default kills at once, mid-request: a terminal that closes on
+      // a daemon run in the foreground, or a `kill -HUP` meant as a reload (there is none: a
+      // restart reads the configuration again) now drain as SIGTERM does (docs/operations.md).
+      m_signals(m_accept_io, SIGTERM, SIGINT, SIGHUP),
       m_flush_timer(m_accept_io),
       m_drain_timer(m_accept_io),
       m_drain_watch(m_accept_io),
@@ -249,7 +252,10 @@ void Server::schedule_watchdog() {
 }
 
 void Server::begin_drain(int signal_number) {
-  spdlog::info("received {}: draining ({} connections, at most {} ms)", signal_number == SIGINT ? "SIGINT" : "SIGTERM",
+  spdlog::info("received {}: draining ({} connections, at most {} ms)",
+               signal_number == SIGINT   ? "SIGINT"
+               : signal_number == SIGHUP ? "SIGHUP"
+                                         : "SIGTERM",
                m_counters.connections.load(), m_config.drain_timeout.count());
   if (m_hooks.stopping) m_hooks.stopping();
   m_watchdog_timer.cancel();

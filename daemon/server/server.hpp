@@ -1,7 +1,7 @@
 // The daemon's event loop: accepts connections on the listening socket, runs one Connection
 // coroutine per client on the io_context of the worker that accepted it, flushes usage counters periodically, and
-// drains on SIGTERM/SIGINT (stop accepting, answer what each client had already sent within drain_timeout, flush, exit
-// 0; PROTOCOL.md §1 "Restarts").
+// drains on SIGTERM/SIGINT/SIGHUP (stop accepting, answer what each client had already sent within drain_timeout,
+// flush, exit 0; PROTOCOL.md §1 "Restarts").
 //
 // Threads: one runs signals and timers (m_accept_io) and never touches the store; `worker_threads`
 // each accept on the shared listening socket and serve what they accepted, with an io_context of

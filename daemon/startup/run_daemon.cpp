@@ -151,7 +151,7 @@ int serve(config::Config config, std::optional<InheritedSocket> inherited, std::
     hooks.watchdog_interval = *interval;
   }
   hooks.stopping = [] { ServiceManager::stopping("draining"); };
-  // Before the server: a SIGTERM or SIGINT sent again while the server winds down or the store
+  // Before the server: a SIGTERM, SIGINT or SIGHUP sent again while the server winds down or the store
   // closes does not kill the daemon (late_stop_signals.hpp).
   server::hold_stop_signals_until_exit();
   server::Server server(config, store::StoreSet(serving, *store, *store, *store, store->diagnosis()), listen_fd,
