@@ -1,5 +1,9 @@
-# jitcache_unity_build(<target> GROUPS <n> [APART "<file> <file>..."]...): compiles <target>'s .cpp
-# files as <n> unity files (CMake's UNITY_BUILD, GROUP mode), each including about 1/n of them.
+# jitcache_unity_build(<target> GROUPS <n> [APART "<file> <file>..."]... [ONLY <file>...]): compiles
+# <target>'s .cpp files as <n> unity files (CMake's UNITY_BUILD, GROUP mode), each including about
+# 1/n of them. With ONLY, only the files it names are grouped and any other file of the target
+# compiles alone: for a folder where other work adds files, so that a new file never lands in a
+# unity file whose names it was not checked against. Files are named by their stem (no folder, no
+# .cpp).
 #
 # Rationale: a target whose files each instantiate the same header-only libraries (CLI11 and
 # nlohmann/json in the CLI) spends most of each file's compile generating and optimizing the same
@@ -17,7 +21,7 @@
 # -DJITCACHE_UNITY_BUILD=OFF compiles every file by itself, as before.
 option(JITCACHE_UNITY_BUILD "Compile the targets named in jitcache_unity_build() as a few unity files" ON)
 function(jitcache_unity_build target)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "GROUPS" "APART")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "GROUPS" "APART;ONLY")
   if(NOT arg_GROUPS OR arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "jitcache_unity_build(${target}): GROUPS <n> is required; unknown: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -54,7 +58,8 @@ function(jitcache_unity_build target)
   endforeach()
   set(index 0)
   foreach(source IN LISTS sources)
-    if(NOT source MATCHES "\\.cpp$" OR source IN_LIST placed)
+    get_filename_component(stem "${source}" NAME_WE)
+    if(NOT source MATCHES "\\.cpp$" OR source IN_LIST placed OR (arg_ONLY AND NOT stem IN_LIST arg_ONLY))
       continue()
     endif()
     math(EXPR group "${index} % ${arg_GROUPS}")
