@@ -4,16 +4,19 @@
 #include <string.h>
 #include <unistd.h>
 
-char* front_join(const char* directory, const char* name) {
-  const size_t a = strlen(directory);
-  const size_t b = strlen(name);
-  char* joined = malloc(a + b + 2);
+char* front_concat(const char* left, char separator, const char* right) {
+  const size_t a = strlen(left);
+  const size_t b = strlen(right);
+  const size_t gap = separator != '\0' ? 1 : 0;
+  char* joined = malloc(a + gap + b + 1);
   if (joined == NULL) return NULL;
-  memcpy(joined, directory, a);
-  joined[a] = '/';
-  memcpy(joined + a + 1, name, b + 1);
+  memcpy(joined, left, a);
+  if (gap != 0) joined[a] = separator;
+  memcpy(joined + a + gap, right, b + 1);
   return joined;
 }
+
+char* front_join(const char* directory, const char* name) { return front_concat(directory, '/', name); }
 
 char* front_absolute(const char* path) {
   if (path[0] == '\0' || path[0] == '/') return strdup(path);
@@ -21,16 +24,7 @@ char* front_absolute(const char* path) {
   if (cwd == NULL) return strdup(path);
   /* path's operator/ adds a separator unless the left side ends in one (only "/" does). */
   const size_t n = strlen(cwd);
-  char* joined = NULL;
-  if (n > 0 && cwd[n - 1] == '/') {
-    joined = malloc(n + strlen(path) + 1);
-    if (joined != NULL) {
-      memcpy(joined, cwd, n);
-      strcpy(joined + n, path);
-    }
-  } else {
-    joined = front_join(cwd, path);
-  }
+  char* joined = front_concat(cwd, n > 0 && cwd[n - 1] == '/' ? '\0' : '/', path);
   free(cwd);
   return joined;
 }

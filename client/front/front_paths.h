@@ -19,6 +19,10 @@ char* front_absolute_normal(const char* path);
  * read. */
 char* front_own_directory(void);
 
+/* `left`, then `separator` (none where it is '\0'), then `right`: the one concatenation the front's
+ * paths and environment entries ("NAME=value") are made of. */
+char* front_concat(const char* left, char separator, const char* right);
+
 /* `directory` "/" `name`. */
 char* front_join(const char* directory, const char* name);
 

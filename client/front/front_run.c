@@ -28,16 +28,7 @@ static int take_socket(int argc, char** argv, int* i, const char** socket) {
 }
 
 /* "name=value", or NULL. */
-static char* assignment(const char* name, const char* value) {
-  const size_t a = strlen(name);
-  const size_t b = strlen(value);
-  char* text = malloc(a + b + 2);
-  if (text == NULL) return NULL;
-  memcpy(text, name, a);
-  text[a] = '=';
-  memcpy(text + a + 1, value, b + 1);
-  return text;
-}
+static char* assignment(const char* name, const char* value) { return front_concat(name, '=', value); }
 
 /* Puts `entry` ("NAME=...") into `env` (of *count entries, room for one more) as glibc's setenv
  * would: over the first entry of that name, else at the end. */

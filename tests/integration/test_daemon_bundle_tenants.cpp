@@ -27,6 +27,7 @@
 #include <proto/bundle_messages.hpp>
 #include <proto/key.hpp>
 #include <proto/signing.hpp>
+#include <tests/support/bundle_fixtures.hpp>
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
@@ -37,8 +38,11 @@
 #include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
+using testing::bundle_test_image;
+using testing::daemon_with_args;
 using testing::DaemonOptions;
 using testing::DaemonProcess;
+using testing::make_key_pair;
 using testing::stat_value;
 using testing::TempDir;
 using Clock = std::chrono::steady_clock;
@@ -47,31 +51,11 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-DaemonOptions with_args(std::vector<std::string> args) {
-  DaemonOptions options;
-  options.extra_args = std::move(args);
-  return options;
-}
-
 testing::ChildResult cli(const DaemonProcess& daemon, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{JITCACHE_CLI_PATH};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return testing::run_child_captured(argv, {{"JITCACHE_SOCKET", daemon.socket_path()}}, std::chrono::seconds(120));
+  return testing::run_cli(daemon, args, std::chrono::seconds(120));
 }
 
-std::string make_keys(const TempDir& dir, const std::string& name) {
-  const std::string prefix = dir.file(name);
-  REQUIRE(proto::SigningKey::generate().write_pair(prefix));
-  return prefix;
-}
-
-std::vector<std::uint8_t> image_of(std::uint64_t seed) { return testing::sample_image(seed, 3000 + seed * 11); }
-
-void put_entry(DaemonProcess& daemon, std::uint64_t seed) {
-  auto client = daemon.client();
-  const auto image = image_of(seed);
-  REQUIRE(client.put(testing::sample_put(seed, image)));
-}
+void put_entry(DaemonProcess& daemon, std::uint64_t seed) { testing::put_bundle_test_entries(daemon, seed, 1); }
 
 bool hits(DaemonProcess& daemon, std::uint64_t seed) {
   auto client = daemon.client();
@@ -107,7 +91,7 @@ struct Bomb {
 
 daemon::bundle::BundleEntry raw_entry(std::uint64_t seed) {
   daemon::bundle::BundleEntry e;
-  e.image = image_of(seed);
+  e.image = bundle_test_image(seed);
   e.key = testing::sample_key(seed);
   e.content_fast = testing::sample_content_fast(seed);
   e.producer = "test";
@@ -171,15 +155,15 @@ TEST_CASE("bundle tenants: an untrusted uid's own entries in a host-signed expor
   }
   TempDir keys{"jitcache-bt-keys"};
   ::chmod(keys.path().c_str(), 0777);
-  const std::string builder = make_keys(keys, "builder");
+  const std::string builder = make_key_pair(keys, "builder");
   TempDir d_dir{"jitcache-bt-d"};
   TempDir e_dir{"jitcache-bt-e"};
   ::chmod(d_dir.path().c_str(), 0755);
   ::chmod(e_dir.path().c_str(), 0755);
-  DaemonProcess signer(d_dir,
-                       with_args({"--socket-group", users.group_name(), "--remote-signing-key", builder + ".key"}));
-  DaemonProcess other(e_dir,
-                      with_args({"--socket-group", users.group_name(), "--remote-trusted-keys", builder + ".pub"}));
+  DaemonProcess signer(d_dir, daemon_with_args(
+                                  {"--socket-group", users.group_name(), "--remote-signing-key", builder + ".key"}));
+  DaemonProcess other(e_dir, daemon_with_args(
+                                 {"--socket-group", users.group_name(), "--remote-trusted-keys", builder + ".pub"}));
   signer.start();
   other.start();
   put_entry(signer, 71);  // root: trusted, so shared
@@ -189,7 +173,7 @@ TEST_CASE("bundle tenants: an untrusted uid's own entries in a host-signed expor
   const std::string shared_only = keys.file("shared.jcb");
   REQUIRE(testing::as_user(users.b(), {users.group()}, [&]() -> int {
             auto client = signer.client();
-            const auto image = image_of(70);
+            const auto image = bundle_test_image(70);
             if (!client.put(testing::sample_put(70, image))) return 30;
             if (int failed = export_to(signer, everything); failed != 0) return failed;
             return export_to(signer, shared_only, {proto::key_id(testing::sample_key(71))});
@@ -249,7 +233,7 @@ TEST_CASE("bundle tenants: a bomb's decoding holds no lock: PUTs are served whil
   {
     auto client = daemon.client();
     for (std::uint64_t seed = 5000; !done.load(); ++seed) {
-      const auto image = image_of(seed);
+      const auto image = bundle_test_image(seed);
       const auto before = Clock::now();
       REQUIRE(client.put(testing::sample_put(seed, image)));
       const auto after = Clock::now();
@@ -276,7 +260,7 @@ TEST_CASE("bundle tenants: bundle_max_decoded and bundle_decoded_per_uid bound t
   ::chmod(dir.path().c_str(), 0755);
   std::vector<std::string> args{"--bundle-max-decoded", "100MiB", "--bundle-decoded-per-uid", "200MiB"};
   if (users.available()) args.insert(args.end(), {"--socket-group", users.group_name()});
-  DaemonProcess daemon(dir, with_args(args));
+  DaemonProcess daemon(dir, daemon_with_args(args));
   daemon.start();
   const Bomb bomb(60u << 20);
   // Three entries: 180 MiB to decode, over the per-import bound: refused whole, saying which bound.
@@ -319,12 +303,12 @@ TEST_CASE("bundle tenants: an operator's removal from the shared namespace stick
   testing::SystemUsers users;
   TempDir keys{"jitcache-bt-keys"};
   ::chmod(keys.path().c_str(), 0755);
-  const std::string builder = make_keys(keys, "builder");
+  const std::string builder = make_key_pair(keys, "builder");
   TempDir dir{"jitcache-bt-removed"};
   ::chmod(dir.path().c_str(), 0755);
   std::vector<std::string> args{"--remote-signing-key", builder + ".key"};
   if (users.available()) args.insert(args.end(), {"--socket-group", users.group_name()});
-  DaemonProcess daemon(dir, with_args(args));
+  DaemonProcess daemon(dir, daemon_with_args(args));
   daemon.start();
   put_entry(daemon, 80);
   put_entry(daemon, 81);
@@ -378,7 +362,7 @@ TEST_CASE("bundle tenants: the spool is granted before it is written: the caller
   }
   TempDir dir{"jitcache-bt-spool"};
   ::chmod(dir.path().c_str(), 0755);
-  DaemonProcess daemon(dir, with_args({"--socket-group", users.group_name(), "--namespace-quota", "2MiB"}));
+  DaemonProcess daemon(dir, daemon_with_args({"--socket-group", users.group_name(), "--namespace-quota", "2MiB"}));
   daemon.start();
   // A bundle whose head is real and whose 200 MB are a hole: it costs its owner nothing on disk.
   const std::string sparse = dir.file("sparse.jcb");
@@ -391,7 +375,7 @@ TEST_CASE("bundle tenants: the spool is granted before it is written: the caller
 
   // A disk that cannot keep bundle_spool_reserve free: refused before a byte is written, whoever asks.
   TempDir full_dir{"jitcache-bt-reserve"};
-  DaemonProcess full(full_dir, with_args({"--bundle-spool-reserve", "1000TiB"}));
+  DaemonProcess full(full_dir, daemon_with_args({"--bundle-spool-reserve", "1000TiB"}));
   full.start();
   put_entry(full, 2);
   CHECK(import_expecting(full, sparse, proto::ImportTarget::shared, proto::Status::no_space, "bundle_spool_reserve") ==
@@ -462,7 +446,7 @@ TEST_CASE("bundle tenants: an export into a pipe nobody reads holds no snapshot 
   ::chmod(dir.path().c_str(), 0755);
   TempDir files{"jitcache-bt-stall-files"};
   ::chmod(files.path().c_str(), 0777);
-  DaemonProcess daemon(dir, with_args({"--socket-group", users.group_name()}));
+  DaemonProcess daemon(dir, daemon_with_args({"--socket-group", users.group_name()}));
   daemon.start();
   {
     auto client = daemon.client();
@@ -478,6 +462,10 @@ TEST_CASE("bundle tenants: an export into a pipe nobody reads holds no snapshot 
   common::UniqueFd reader(::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   REQUIRE(reader);
   const pid_t stalled = testing::start_as_user(users.b(), {users.group()}, [&]() -> int {
+    // The fork's copy of the reader end goes: the test's own is then the pipe's only reader, so
+    // closing it at the end fails the export at once, where a reader left open here kept the pipe
+    // alive until the daemon's 60 s stall timeout (daemon/ops/bundle_service.cpp) ended it.
+    reader.reset();
     common::UniqueFd writer(::open(fifo.c_str(), O_WRONLY | O_CLOEXEC));
     if (!writer) return 40;
     auto client = daemon.client();

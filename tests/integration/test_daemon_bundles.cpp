@@ -23,6 +23,7 @@
 #include <proto/content_digest.hpp>
 #include <proto/key.hpp>
 #include <proto/signing.hpp>
+#include <tests/support/bundle_fixtures.hpp>
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
@@ -33,8 +34,12 @@
 #include <tests/support/test_skip.hpp>
 
 using namespace jitcache;
+using testing::bundle_test_image;
+using testing::daemon_with_args;
 using testing::DaemonOptions;
 using testing::DaemonProcess;
+using testing::make_key_pair;
+using testing::put_bundle_test_entries;
 using testing::stat_value;
 using testing::TempDir;
 
@@ -42,40 +47,15 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-DaemonOptions with_args(std::vector<std::string> args) {
-  DaemonOptions options;
-  options.extra_args = std::move(args);
-  return options;
-}
-
 testing::ChildResult cli(const DaemonProcess& daemon, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{JITCACHE_CLI_PATH};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return testing::run_child_captured(argv, {{"JITCACHE_SOCKET", daemon.socket_path()}}, std::chrono::seconds(60));
-}
-
-// A key pair in `dir` (NAME.key, NAME.pub), as `jitcache keygen` writes one.
-std::string make_keys(const TempDir& dir, const std::string& name = "builder") {
-  const std::string prefix = dir.file(name);
-  REQUIRE(proto::SigningKey::generate().write_pair(prefix));
-  return prefix;
-}
-
-std::vector<std::uint8_t> image_of(std::uint64_t seed) { return testing::sample_image(seed, 3000 + seed * 11); }
-
-void put_entries(DaemonProcess& daemon, std::uint64_t first, std::uint64_t count) {
-  auto client = daemon.client();
-  for (std::uint64_t seed = first; seed < first + count; ++seed) {
-    const auto image = image_of(seed);
-    REQUIRE(client.put(testing::sample_put(seed, image)));
-  }
+  return testing::run_cli(daemon, args, std::chrono::seconds(60));
 }
 
 bool hits(DaemonProcess& daemon, std::uint64_t seed) {
   auto client = daemon.client();
   auto found = client.lookup(testing::sample_key(seed));
   if (!found || !*found) return false;
-  const auto image = image_of(seed);
+  const auto image = bundle_test_image(seed);
   const auto bytes = (*found)->bytes();
   return std::equal(bytes.begin(), bytes.end(), image.begin(), image.end());
 }
@@ -92,11 +72,11 @@ void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes
 // A builder that signs what it exports, and a fresh daemon that trusts its key.
 struct Fleet {
   TempDir keys{"jitcache-bundle-keys"};
-  std::string builder = make_keys(keys);
+  std::string builder = make_key_pair(keys, "builder");
   TempDir exporter_dir{"jitcache-bundle-a"};
   TempDir importer_dir{"jitcache-bundle-b"};
-  DaemonProcess exporter{exporter_dir, with_args({"--remote-signing-key", builder + ".key"})};
-  DaemonProcess importer{importer_dir, with_args({"--remote-trusted-keys", builder + ".pub"})};
+  DaemonProcess exporter{exporter_dir, daemon_with_args({"--remote-signing-key", builder + ".key"})};
+  DaemonProcess importer{importer_dir, daemon_with_args({"--remote-trusted-keys", builder + ".pub"})};
   std::string bundle = keys.file("entries.jcb");
 
   Fleet() {
@@ -110,7 +90,7 @@ struct Fleet {
 TEST_CASE(
     "bundles: exported from one daemon, imported into a fresh one, its entries hit, and a second import skips them all") {
   Fleet fleet;
-  put_entries(fleet.exporter, 1, 3);
+  put_bundle_test_entries(fleet.exporter, 1, 3);
 
   const auto exported = cli(fleet.exporter, {"--json", "export", "-o", fleet.bundle});
   INFO(exported.output << exported.errors);
@@ -160,7 +140,7 @@ TEST_CASE(
 
 TEST_CASE("bundles: a flipped byte in an image, a key field or the signature, a cut and garbage import nothing") {
   Fleet fleet;
-  put_entries(fleet.exporter, 10, 3);
+  put_bundle_test_entries(fleet.exporter, 10, 3);
   REQUIRE(cli(fleet.exporter, {"export", "-o", fleet.bundle}).status == 0);
   const auto good = read_bytes(fleet.bundle);
 
@@ -177,7 +157,7 @@ TEST_CASE("bundles: a flipped byte in an image, a key field or the signature, a 
   // A byte of the second entry's image where the store kept it raw; the middle of the file (inside
   // the second of three entries of about the same size) where it compressed it.
   auto image = good;
-  const auto raw = image_of(11);
+  const auto raw = bundle_test_image(11);
   const std::vector<std::uint8_t> middle(raw.begin() + 1000, raw.begin() + 1016);
   const auto at = std::search(good.begin(), good.end(), middle.begin(), middle.end());
   image[at != good.end() ? static_cast<std::size_t>(at - good.begin()) : good.size() / 2] ^= 1;
@@ -217,7 +197,7 @@ TEST_CASE("bundles: a trusted caller imports an unsigned bundle into the shared 
   DaemonProcess importer(b_dir);
   exporter.start();
   importer.start();
-  put_entries(exporter, 20, 2);
+  put_bundle_test_entries(exporter, 20, 2);
   const std::string bundle = a_dir.file("unsigned.jcb");
   const auto exported = cli(exporter, {"--json", "export", "-o", bundle});
   REQUIRE(exported.status == 0);
@@ -237,21 +217,21 @@ TEST_CASE("bundles: an untrusted caller's unsigned or unknown-signed bundle is r
   }
   TempDir keys{"jitcache-bundle-keys"};
   ::chmod(keys.path().c_str(), 0755);
-  const std::string trusted = make_keys(keys, "trusted");
-  const std::string stranger = make_keys(keys, "stranger");
+  const std::string trusted = make_key_pair(keys, "trusted");
+  const std::string stranger = make_key_pair(keys, "stranger");
   TempDir a_dir{"jitcache-bundle-a"};
   TempDir s_dir{"jitcache-bundle-s"};
   TempDir b_dir{"jitcache-bundle-b"};
   ::chmod(b_dir.path().c_str(), 0755);
-  DaemonProcess signed_by_trusted(a_dir, with_args({"--remote-signing-key", trusted + ".key"}));
-  DaemonProcess signed_by_stranger(s_dir, with_args({"--remote-signing-key", stranger + ".key"}));
-  DaemonProcess importer(b_dir,
-                         with_args({"--socket-group", users.group_name(), "--remote-trusted-keys", trusted + ".pub"}));
+  DaemonProcess signed_by_trusted(a_dir, daemon_with_args({"--remote-signing-key", trusted + ".key"}));
+  DaemonProcess signed_by_stranger(s_dir, daemon_with_args({"--remote-signing-key", stranger + ".key"}));
+  DaemonProcess importer(b_dir, daemon_with_args(
+                                    {"--socket-group", users.group_name(), "--remote-trusted-keys", trusted + ".pub"}));
   signed_by_trusted.start();
   signed_by_stranger.start();
   importer.start();
-  put_entries(signed_by_trusted, 30, 2);
-  put_entries(signed_by_stranger, 40, 2);
+  put_bundle_test_entries(signed_by_trusted, 30, 2);
+  put_bundle_test_entries(signed_by_stranger, 40, 2);
   REQUIRE(cli(signed_by_trusted, {"export", "-o", keys.file("trusted.jcb")}).status == 0);
   REQUIRE(cli(signed_by_stranger, {"export", "-o", keys.file("stranger.jcb")}).status == 0);
   ::chmod(keys.file("trusted.jcb").c_str(), 0644);
@@ -290,24 +270,24 @@ TEST_CASE("bundles: an untrusted caller's unsigned or unknown-signed bundle is r
 
 TEST_CASE("bundles: import_dir imports a trusted bundle once at start, skips bad ones, and not again on restart") {
   TempDir keys{"jitcache-bundle-keys"};
-  const std::string builder = make_keys(keys);
+  const std::string builder = make_key_pair(keys, "builder");
   TempDir a_dir{"jitcache-bundle-a"};
-  DaemonProcess exporter(a_dir, with_args({"--remote-signing-key", builder + ".key"}));
+  DaemonProcess exporter(a_dir, daemon_with_args({"--remote-signing-key", builder + ".key"}));
   exporter.start();
-  put_entries(exporter, 50, 3);
+  put_bundle_test_entries(exporter, 50, 3);
   TempDir import_dir{"jitcache-bundle-import"};
   REQUIRE(cli(exporter, {"export", "-o", import_dir.file("kernels.jcb")}).status == 0);
   TempDir u_dir{"jitcache-bundle-u"};
   DaemonProcess unsigned_exporter(u_dir);
   unsigned_exporter.start();
-  put_entries(unsigned_exporter, 60, 1);
+  put_bundle_test_entries(unsigned_exporter, 60, 1);
   REQUIRE(cli(unsigned_exporter, {"export", "-o", import_dir.file("unsigned.jcb")}).status == 0);
   testing::write_file(import_dir.file("garbage.jcb"), std::string(2000, 'g'));
   testing::write_file(import_dir.file("notes.txt"), "not a bundle, not *.jcb");
 
   TempDir b_dir{"jitcache-bundle-b"};
-  DaemonProcess importer(b_dir,
-                         with_args({"--remote-trusted-keys", builder + ".pub", "--import-dir", import_dir.path()}));
+  DaemonProcess importer(b_dir, daemon_with_args(
+                                    {"--remote-trusted-keys", builder + ".pub", "--import-dir", import_dir.path()}));
   importer.start();
   for (std::uint64_t seed = 50; seed < 53; ++seed) CHECK(hits(importer, seed));
   CHECK_FALSE(hits(importer, 60));
@@ -327,9 +307,9 @@ TEST_CASE("bundles: import_dir imports a trusted bundle once at start, skips bad
 
 TEST_CASE("bundles: an import under concurrent PUT and LOOKUP traffic loses nothing and the daemon stays up") {
   Fleet fleet;
-  put_entries(fleet.exporter, 100, 150);
+  put_bundle_test_entries(fleet.exporter, 100, 150);
   REQUIRE(cli(fleet.exporter, {"export", "-o", fleet.bundle}).status == 0);
-  put_entries(fleet.importer, 1000, 5);
+  put_bundle_test_entries(fleet.importer, 1000, 5);
 
   std::atomic<bool> stop{false};
   std::atomic<int> failures{0};
@@ -340,7 +320,7 @@ TEST_CASE("bundles: an import under concurrent PUT and LOOKUP traffic loses noth
       auto client = fleet.importer.client();
       for (std::uint64_t i = 0; !stop.load(); ++i) {
         const std::uint64_t seed = 2000 + static_cast<std::uint64_t>(t) * 100000 + i;
-        const auto image = image_of(seed);
+        const auto image = bundle_test_image(seed);
         if (!client.put(testing::sample_put(seed, image))) ++failures;
         ++puts;
         auto found = client.lookup(testing::sample_key(1000 + i % 5));

@@ -23,6 +23,7 @@
 #include <proto/key.hpp>
 
 #include <common/result.hpp>
+#include <daemon/store/eviction_order.hpp>
 #include <daemon/store/sqlite_store.hpp>
 #include <tests/support/store_dir.hpp>
 
@@ -94,6 +95,31 @@ inline std::unique_ptr<SqliteStore> open_store(const StoreDir& dir, const FakeCl
   INFO((store ? std::string() : store.error().message));
   REQUIRE(store.ok());
   return std::move(*store);
+}
+
+// A store of at most max_size_bytes with compression off (its stored bytes are the image bytes), under
+// the given eviction order: for tests of who pays for size pressure, which count in whole images.
+inline std::unique_ptr<SqliteStore> open_sized_store(const StoreDir& dir, const FakeClock& clock,
+                                                     daemon::store::EvictionOrder order, std::uint64_t max_size_bytes) {
+  SqliteStoreOptions options;
+  options.path = dir.db();
+  options.reader_count = 2;
+  options.clock = clock.function();
+  options.compression_level = 0;
+  options.max_size_bytes = max_size_bytes;
+  options.eviction_order = order;
+  return open_store(options);
+}
+
+// The entries of namespace ns, counted in the file itself rather than through the store.
+inline std::uint64_t count_in_namespace(const StoreDir& dir, std::uint32_t ns) {
+  return static_cast<std::uint64_t>(
+      std::stoll(ExternalDb(dir.db()).text("SELECT COUNT(*) FROM entries WHERE namespace = " + std::to_string(ns))));
+}
+
+// Each eviction order in turn (a Catch2 generator: the test case runs once per order).
+inline daemon::store::EvictionOrder eviction_order_under_test() {
+  return GENERATE(daemon::store::EvictionOrder::gdsf, daemon::store::EvictionOrder::lru);
 }
 
 inline proto::KeyFields make_key(int seed, std::string arch = "sm_90", std::uint32_t driver_api = 13000,

@@ -19,7 +19,6 @@ namespace {
 
 using namespace jitcache;
 using daemon::store::EvictionOrder;
-using daemon::store::SqliteStoreOptions;
 using testing::FakeClock;
 using testing::StoreDir;
 
@@ -28,16 +27,7 @@ constexpr std::uint32_t k_b = 1001;  // the untrusted uid's namespace
 constexpr std::uint64_t k_claim = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
 
 struct Fixture {
-  explicit Fixture(EvictionOrder order) {
-    SqliteStoreOptions options;
-    options.path = dir.db();
-    options.reader_count = 2;
-    options.clock = clock.function();
-    options.compression_level = 0;  // stored bytes = image bytes
-    options.max_size_bytes = 10 * k_image_bytes;
-    options.eviction_order = order;
-    store = testing::open_store(options);
-  }
+  explicit Fixture(EvictionOrder order) : store(testing::open_sized_store(dir, clock, order, 10 * k_image_bytes)) {}
 
   // A shared entry compiled honestly in 2 s.
   void put_shared(int seed) {
@@ -53,22 +43,17 @@ struct Fixture {
     testing::put_ok(*store, input);
     clock.advance(1000);
   }
-  std::uint64_t count(std::uint32_t ns) {
-    return static_cast<std::uint64_t>(std::stoll(
-        testing::ExternalDb(dir.db()).text("SELECT COUNT(*) FROM entries WHERE namespace = " + std::to_string(ns))));
-  }
+  std::uint64_t count(std::uint32_t ns) const { return testing::count_in_namespace(dir, ns); }
 
   StoreDir dir;
   FakeClock clock;
   std::unique_ptr<daemon::store::SqliteStore> store;
 };
 
-EvictionOrder order_under_test() { return GENERATE(EvictionOrder::gdsf, EvictionOrder::lru); }
-
 }  // namespace
 
 TEST_CASE("claimed cost: an untrusted uid's PUTs over max_size evict its own entries, not the shared ones") {
-  const EvictionOrder order = order_under_test();
+  const EvictionOrder order = testing::eviction_order_under_test();
   INFO("order " << static_cast<int>(order));
   Fixture f(order);
   for (int seed = 1; seed <= 8; ++seed) f.put_shared(seed);
@@ -79,7 +64,7 @@ TEST_CASE("claimed cost: an untrusted uid's PUTs over max_size evict its own ent
 }
 
 TEST_CASE("claimed cost: a shared write that makes room takes the untrusted uid's claimed entries before shared work") {
-  const EvictionOrder order = order_under_test();
+  const EvictionOrder order = testing::eviction_order_under_test();
   INFO("order " << static_cast<int>(order));
   Fixture f(order);
   // B's first: lru takes them for their age; gdsf must not keep them for their claims.

@@ -25,7 +25,6 @@ using namespace jitcache;
 using daemon::store::EvictionOrder;
 using daemon::store::ExportFilter;
 using daemon::store::ImportOptions;
-using daemon::store::SqliteStoreOptions;
 using testing::FakeClock;
 using testing::StoreDir;
 
@@ -33,27 +32,13 @@ constexpr std::size_t k_image_bytes = 100'000;
 constexpr std::uint32_t k_b = 1001;  // the untrusted uid's namespace
 
 std::unique_ptr<daemon::store::SqliteStore> open_sized(const StoreDir& dir, FakeClock& clock, EvictionOrder order) {
-  SqliteStoreOptions options;
-  options.path = dir.db();
-  options.reader_count = 2;
-  options.clock = clock.function();
-  options.compression_level = 0;  // stored bytes = image bytes
-  options.max_size_bytes = 10 * k_image_bytes;
-  options.eviction_order = order;
-  return testing::open_store(options);
+  return testing::open_sized_store(dir, clock, order, 10 * k_image_bytes);
 }
-
-std::uint64_t count(const StoreDir& dir, std::uint32_t ns) {
-  return static_cast<std::uint64_t>(std::stoll(
-      testing::ExternalDb(dir.db()).text("SELECT COUNT(*) FROM entries WHERE namespace = " + std::to_string(ns))));
-}
-
-EvictionOrder order_under_test() { return GENERATE(EvictionOrder::gdsf, EvictionOrder::lru); }
 
 }  // namespace
 
 TEST_CASE("import own first: an untrusted uid's import over max_size evicts its own entries, not the shared ones") {
-  const EvictionOrder order = order_under_test();
+  const EvictionOrder order = testing::eviction_order_under_test();
   INFO("order " << static_cast<int>(order));
 
   // Three entries of B's, made on another store (any exporter will do: an --own import takes them).
@@ -89,8 +74,8 @@ TEST_CASE("import own first: an untrusted uid's import over max_size evicts its 
     testing::put_ok(*store, testing::make_put(testing::make_key(seed), testing::make_image(seed, k_image_bytes), k_b));
     clock.advance(1000);
   }
-  REQUIRE(count(dir, 0) == 4);
-  REQUIRE(count(dir, k_b) == 6);
+  REQUIRE(testing::count_in_namespace(dir, 0) == 4);
+  REQUIRE(testing::count_in_namespace(dir, k_b) == 6);
 
   ImportOptions options;
   options.namespace_id = k_b;
@@ -104,7 +89,7 @@ TEST_CASE("import own first: an untrusted uid's import over max_size evicts its 
       });
   INFO((imported ? std::string() : imported.error().message));
   REQUIRE(imported);
-  CHECK(count(dir, 0) == 4);  // the shared entries stay: B paid with its own
-  CHECK(count(dir, k_b) >= 3);
-  CHECK(count(dir, 0) + count(dir, k_b) <= 10);
+  CHECK(testing::count_in_namespace(dir, 0) == 4);  // the shared entries stay: B paid with its own
+  CHECK(testing::count_in_namespace(dir, k_b) >= 3);
+  CHECK(testing::count_in_namespace(dir, 0) + testing::count_in_namespace(dir, k_b) <= 10);
 }
