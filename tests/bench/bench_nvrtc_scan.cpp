@@ -2,20 +2,21 @@
 // docs/benchmarks.md "NVRTC compiles"), on a source that includes the CUDA C++ standard library
 // (libcu++) as CuPy's kernels do, with -I to the toolkit's CCCL and include directories.
 //
-// One process: the first scan ("cold": nothing remembered in the process, the OS page cache as it
-// is) and then --repeat scans of the same input ("warm": what each later compile of a program
-// pays). Prints the outcome (a record, or the reason the compile would be NVRTC's own), how many
-// files were read and paths probed, and the times. Then a new process's first scan, with the scan
-// memo across processes (client/src/nvrtc/scan_memo.hpp) off and on: what this process remembered
-// is forgotten, the memo (in --memo-dir, else a fresh directory) filled by one scan, forgotten, and
-// the first scan timed with it; --repeat of each, the median printed. The OS page cache is as the
-// first scans left it (warm), so "memo off" is a lower bound of a new process's cost.
-// Figures are printed, never asserted.
+// One process: the first scan ("cold": nothing remembered in the process, the memo across
+// processes off, the OS page cache as it is) and then --repeat scans of the same input ("warm":
+// what each later compile of a program pays). Prints the outcome (a record, or the reason the
+// compile would be NVRTC's own), how many files were read and paths probed, and the times. Then a
+// new process's first scan, with the scan memo across processes (client/src/nvrtc/scan_memo.hpp)
+// off and on: what this process remembered is forgotten, the memo (in --memo-dir, else a fresh
+// directory) filled by one scan, forgotten, and the first scan timed with it; --repeat of each,
+// the median printed. The OS page cache is as the first scans left it (warm), so "memo off" is a
+// lower bound of a new process's cost. Figures are printed, never asserted.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -91,6 +92,8 @@ int main(int argc, char** argv) {
               machine.online_cpus, machine.load_average);
 
   const jitcache::client::nvrtc::IncludeScanInput input{"kernel.cu", source, {}, include_paths, {}};
+  // The in-process figures without the memo across processes, whatever this uid's memo holds.
+  ::setenv("JITCACHE_NVRTC_SCAN_MEMO", "0", 1);
   auto started = Clock::now();
   const auto cold = jitcache::client::nvrtc::scan_includes(input);
   const double cold_ms = elapsed_ms(started);
@@ -116,10 +119,10 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.2f\n", "warm, fastest", warm.front());
   std::printf("%-34s %10.2f\n", "warm, slowest", warm.back());
 
-  ::setenv("JITCACHE_NVRTC_SCAN_MEMO", "0", 1);
   const double without_memo = new_process_ms(input, repeat);
   ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO");
-  if (memo_dir.empty()) {
+  const bool made_memo_dir = memo_dir.empty();
+  if (made_memo_dir) {
     char made[] = "/tmp/bench-nvrtc-scan-memo-XXXXXX";
     if (::mkdtemp(made) == nullptr) return 1;
     memo_dir = made;
@@ -132,6 +135,6 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.2f\n", "new process, memo off, median", without_memo);
   std::printf("%-34s %10.2f%s\n", "new process, memo on, median", with_memo,
               unavailable.empty() ? "" : ("  (" + unavailable + ")").c_str());
-  std::printf("memo: %s\n", memo_dir.c_str());
+  if (made_memo_dir) std::filesystem::remove_all(memo_dir);
   return 0;
 }
