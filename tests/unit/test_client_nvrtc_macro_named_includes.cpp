@@ -106,6 +106,16 @@ TEST_CASE("macro-named include: what cannot be expanded safely makes the compile
   }
 }
 
+TEST_CASE("macro-named include: a macro defined only in a file found through another macro-named include is used") {
+  TempDir dir;
+  write(dir.file("inc/a.h"), "#define B_HEADER <b.h>\n");
+  write(dir.file("inc/b.h"), "int b;\n");
+  auto record = scan_includes(
+      {"kernel.cu", "#define A_HEADER <a.h>\n#include B_HEADER\n#include A_HEADER\n", {}, {dir.file("inc")}, {}});
+  if (!record) FAIL(record.error().message);
+  CHECK_THAT(record->text, Catch::Contains(file_entry(dir.file("inc/b.h"))));
+}
+
 TEST_CASE("macro-named include: a macro defined in terms of itself is expanded once, as the preprocessor does") {
   auto names = included_names("#define H <H.h>\n#include H\n");
   REQUIRE(names);

@@ -159,7 +159,10 @@ class Scanner {
     for (std::size_t texts = 0, definitions = 0;;) {
       JITCACHE_TRY(follow_forwarded_probes());
       JITCACHE_TRY(follow_macro_named_includes());
-      if (texts == m_scanned.size() && definitions == m_macros.definitions()) return m_record;
+      if (texts == m_scanned.size() && definitions == m_macros.definitions()) {
+        if (m_unresolved) return *m_unresolved;
+        return m_record;
+      }
       texts = m_scanned.size();
       definitions = m_macros.definitions();
     }
@@ -193,7 +196,7 @@ class Scanner {
     }
     m_scanned.push_back(Scanned{directory, in_memory, directives, what});
     m_forwarders.add(*parsed);
-    m_macros.add(*parsed);
+    m_any_macro_include = m_any_macro_include || !parsed->macro_includes.empty();
     for (std::size_t i = 0; i < parsed->names.size(); ++i) {
       JITCACHE_TRY(follow(parsed->names[i], directory, parsed->bracketed[i], in_memory));
     }
@@ -237,11 +240,27 @@ class Scanner {
   // the macros' definitions gives (client/src/nvrtc/macro_named_includes.hpp): the definitions
   // known so far, so run() comes back here while texts or definitions are added.
   common::Result<void> follow_macro_named_includes() {
-    for (std::size_t i = 0; i < m_scanned.size(); ++i) {
+    // Rationale: most compiles have no such include (libcu++ alone has none); the definitions of
+    // every text are gathered only once one is met, so those scans pay nothing for them.
+    // An include that cannot be resolved yet may be once a text found later defines its macro: it
+    // is refused only when a round finds nothing new (run()).
+    m_unresolved.reset();
+    if (!m_any_macro_include) return {};
+    for (; m_macro_texts < m_scanned.size(); ++m_macro_texts) m_macros.add(**m_scanned[m_macro_texts].directives);
+    const std::size_t known = m_scanned.size();  // texts found now are resolved in the next round
+    m_resolved_under.resize(known, k_never);
+    for (std::size_t i = 0; i < known; ++i) {
+      // Followed already under these very definitions: the same names again.
+      if (m_resolved_under[i] == m_macros.definitions()) continue;
+      m_resolved_under[i] = m_macros.definitions();
       const Scanned scanned = m_scanned[i];  // a copy: following may add to m_scanned
       for (const std::string& written : (*scanned.directives)->macro_includes) {
         auto files = m_macros.resolve(written);
-        if (!files) return unsupported("in " + scanned.what + ", " + files.error().message);
+        if (!files) {
+          if (!m_unresolved) m_unresolved = unsupported("in " + scanned.what + ", " + files.error().message);
+          m_resolved_under[i] = k_never;  // judged again next round, so the refusal stands until resolved
+          continue;
+        }
         for (const MacroNamedFile& file : *files) {
           JITCACHE_TRY(follow(file.name, scanned.directory, file.bracketed, scanned.in_memory));
         }
@@ -322,6 +341,11 @@ class Scanner {
   HasIncludeForwarders m_forwarders;
   std::size_t m_probed_texts = 0;  // texts whose probes were followed under what the forwarders are now
   MacroNamedIncludes m_macros;
+  std::size_t m_macro_texts = 0;              // texts whose definitions m_macros has
+  std::optional<common::Error> m_unresolved;  // the first include the last round could not resolve
+  static constexpr std::size_t k_never = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> m_resolved_under;  // per text: m_macros.definitions() when last followed
+  bool m_any_macro_include = false;
 };
 
 }  // namespace
