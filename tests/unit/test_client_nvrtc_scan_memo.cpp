@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -297,4 +298,30 @@ TEST_CASE("scan memo: no usable home, or the memo turned off, just means no memo
     ::unsetenv("XDG_CACHE_HOME");
   }
   forget_scanned_files();
+}
+
+TEST_CASE("scan memo: past its bound the oldest entries go, and a crashed writer's old temporary file too") {
+  TempDir dir;
+  const MemoAt memo(dir.file("memo"));
+  std::set<std::string> seen;
+  for (long i = 0; i < 40; ++i) {
+    memo_store("/x/h.cuh", made_up_stamp(5000 + i), made_up_facts());
+    // The entry just written, given an mtime that orders the entries as they were written.
+    for (const auto& entry : std::filesystem::directory_iterator(dir.file("memo"))) {
+      if (!seen.insert(entry.path().string()).second) continue;
+      const timespec times[2] = {{10000 + i, 0}, {10000 + i, 0}};
+      REQUIRE(::utimensat(AT_FDCWD, entry.path().c_str(), times, 0) == 0);
+    }
+  }
+  REQUIRE(entries_in(dir.file("memo")) == 40);
+  write(dir.file("memo/0123.tmp.1.0"), "partial");
+  const timespec old_times[2] = {{1000, 0}, {1000, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, dir.file("memo/0123.tmp.1.0").c_str(), old_times, 0) == 0);
+  scan_memo_keep_bounded(20);
+  CHECK(entries_in(dir.file("memo")) == 15);
+  for (long i = 0; i < 40; ++i) {
+    INFO(i);
+    CHECK(static_cast<bool>(memo_find("/x/h.cuh", made_up_stamp(5000 + i))) == (i >= 25));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.file("memo/0123.tmp.1.0")));
 }

@@ -130,9 +130,9 @@ bool is_entry_name(std::string_view name) {
   return name.size() == 32 && name.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
-// Removes the oldest entries beyond three quarters of the bound, and temporary files a writer
-// left over an hour ago (it crashed between open and rename).
-void keep_bounded(int directory_fd) {
+// Removes the oldest entries beyond three quarters of `max_entries` when there are more, and
+// temporary files a writer left over an hour ago (it crashed between open and rename).
+void keep_bounded(int directory_fd, std::size_t max_entries) {
   const int listing = ::fcntl(directory_fd, F_DUPFD_CLOEXEC, 0);  // closedir closes it
   if (listing < 0) return;
   DIR* dir = ::fdopendir(listing);
@@ -140,6 +140,9 @@ void keep_bounded(int directory_fd) {
     ::close(listing);
     return;
   }
+  // A duplicate shares the file offset with the memo's descriptor: an earlier listing left it at
+  // the end.
+  ::rewinddir(dir);
   struct Entry {
     timespec modified;
     std::string name;
@@ -161,12 +164,12 @@ void keep_bounded(int directory_fd) {
     entries.push_back(Entry{st.st_mtim, std::string(name)});
   }
   ::closedir(dir);
-  if (entries.size() <= k_max_scan_memo_entries) return;
+  if (entries.size() <= max_entries) return;
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return a.modified.tv_sec != b.modified.tv_sec ? a.modified.tv_sec < b.modified.tv_sec
                                                   : a.modified.tv_nsec < b.modified.tv_nsec;
   });
-  const std::size_t remove = entries.size() - k_max_scan_memo_entries * 3 / 4;
+  const std::size_t remove = entries.size() - max_entries * 3 / 4;
   for (std::size_t i = 0; i < remove; ++i) ::unlinkat(directory_fd, entries[i].name.c_str(), 0);
 }
 
@@ -283,7 +286,12 @@ void memo_store(const std::string& path, const FileStamp& stamp, const MemoizedF
     std::lock_guard lock(memo.mutex);
     check = memo.stores++ % k_stores_between_checks == 0;
   }
-  if (check) keep_bounded(directory.get());
+  if (check) keep_bounded(directory.get(), k_max_scan_memo_entries);
+}
+
+void scan_memo_keep_bounded(std::size_t max_entries) {
+  const common::UniqueFd directory = directory_descriptor();
+  if (directory) keep_bounded(directory.get(), max_entries);
 }
 
 }  // namespace jitcache::client::nvrtc

@@ -62,6 +62,10 @@ std::optional<MemoizedFile> memo_find(const std::string& path, const FileStamp& 
 // Remembers them (the caller checked that the file is settled); failures are silent: no memo.
 void memo_store(const std::string& path, const FileStamp& stamp, const MemoizedFile& file);
 
+// What a store does once per 1024 (and at a process's first), with another bound: the oldest
+// entries beyond three quarters of `max_entries` removed when there are more (tests).
+void scan_memo_keep_bounded(std::size_t max_entries);
+
 // The directory the memo would use (empty: none), whether or not it is fit; for the docs and tests.
 std::string scan_memo_directory_path();
 // Why there is no memo in this process (empty when there is one).
