@@ -51,6 +51,13 @@ inline constexpr ClientEnvVariable k_client_environment[] = {
      "Where a process writes its load report at exit, `%p` the pid (docs/process-report.md); 4096 characters or "
      "more: no report, and one warning."},
     {"JITCACHE_CUDA_DRIVER", EnvType::path, "`libcuda.so.1`", "The driver library libjitcache opens."},
+    {"JITCACHE_NVRTC_SCAN_MEMO", EnvType::flag, "on",
+     "Off: an NVRTC compile's include scan remembers what it read of headers in the process only, not across "
+     "processes (docs/transparent.md \"The scan memo\")."},
+    {"JITCACHE_NVRTC_SCAN_MEMO_DIR", EnvType::path,
+     "`$XDG_CACHE_HOME/jitcache/nvrtc-scan`, else `~/.cache/jitcache/nvrtc-scan`",
+     "The directory (absolute) of the include scan's memo across processes; made 0700, used only when this uid owns "
+     "it and nobody else may use it."},
 };
 
 // The variable's value; nullopt when unset or empty.

@@ -1,7 +1,8 @@
 #include <proto/nvrtc_library_identity.hpp>
 
+#include <proto/regular_file.hpp>
+
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,16 +48,9 @@ common::Result<NvrtcIdentity> nvrtc_library_identity(const void* nvrtc_function,
 }
 
 common::Result<Checksum128> mapped_file_xxh3(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unsupported(path + " cannot be opened");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return unsupported(path + " is not a regular file");
-  }
-  auto digest = mapped_descriptor_xxh3(fd, static_cast<std::size_t>(st.st_size), path);
-  ::close(fd);
-  return digest;
+  auto file = open_regular_file(path);
+  JITCACHE_TRY(file);
+  return mapped_descriptor_xxh3(file->fd.get(), static_cast<std::size_t>(file->st.st_size), path);
 }
 
 common::Result<Checksum128> mapped_descriptor_xxh3(int fd, std::size_t size, const std::string& path) {

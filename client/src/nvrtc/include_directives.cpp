@@ -130,6 +130,7 @@ void parse_definition(std::string_view line, IncludeDirectives& out) {
   at += definition.name.size();
   if (at < line.size() && line[at] == '(') {
     definition.function_like = true;
+    out.function_like.push_back(definition.name);
     const std::size_t close = line.find(')', at);
     if (close == std::string_view::npos) return;
     for (std::string& parameter : arguments_at(line.substr(0, close + 1), at)) {
@@ -145,6 +146,7 @@ void parse_definition(std::string_view line, IncludeDirectives& out) {
   }
   const std::string_view body = trimmed(line.substr(at));
   if (!definition.function_like) {
+    out.objects.push_back(ObjectMacro{definition.name, std::string(body)});
     // Only an alias can forward a probe; any other body's calls stand for themselves.
     if (body.empty() || identifier_at(body, 0) != body || std::isdigit(static_cast<unsigned char>(body[0])) != 0) {
       collect_calls(body, -1, true, out.calls);
@@ -181,7 +183,10 @@ common::Result<void> parse_directive(std::string_view text, std::size_t at, std:
   if (directive == "include_next" || directive == "include" || directive == "import") {
     const std::size_t open = skip_blanks(text, at + directive.size());
     auto name = name_at(text, open, "#" + std::string(directive));
-    JITCACHE_TRY(name);
+    if (!name) {
+      if (everything) out.macro_includes.emplace_back(trimmed(text.substr(open, end - std::min(open, end))));
+      return {};
+    }
     out.names.push_back(std::move(*name));
     out.bracketed.push_back(text[open] == '<');
   } else if (everything && (directive == "if" || directive == "elif")) {

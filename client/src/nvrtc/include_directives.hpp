@@ -7,7 +7,8 @@
 // text of a compile has been read, so the texts are parsed one by one (and remembered per file)
 // and resolved together (client/src/nvrtc/has_include_forwarders.hpp). A text is read as NVRTC's
 // preprocessor reads it, comments as blanks (client/src/nvrtc/source_text.hpp), and its include
-// names as written too.
+// names as written too. An include named through a macro is kept as written, resolved once every
+// text's macros are known (client/src/nvrtc/macro_named_includes.hpp).
 // Thread safety: pure functions.
 #pragma once
 
@@ -39,18 +40,29 @@ struct MacroDefinition {
   std::string alias;                    // object-like: the identifier that is its body
 };
 
+// An object-like #define, whatever its body: a candidate wherever an include is named through it
+// (client/src/nvrtc/macro_named_includes.hpp).
+struct ObjectMacro {
+  std::string name;
+  std::string body;  // comments as blanks, blanks around it removed
+};
+
 struct IncludeDirectives {
   std::vector<std::string> names;  // #include, #include_next, #import, __has_include with a literal name
   // Per names[i]: written `<name>`, which NVRTC looks for in the include paths only.
   std::vector<bool> bracketed;
   std::vector<MacroDefinition> definitions;
   std::vector<MacroCall> calls;
+  std::vector<ObjectMacro> objects;        // every object-like #define
+  std::vector<std::string> function_like;  // the name of every function-like #define
+  // What follows `#include` (or `#include_next`, `#import`) where it is no literal name, trimmed.
+  std::vector<std::string> macro_includes;
   // The first of __DATE__, __TIME__ and __TIMESTAMP__ the text names, anywhere (a comment too, as
   // ccache's direct mode looks); empty when none. A compile that expands one is not repeatable.
   std::string time_macro;
 };
 
-// ErrorCode::unsupported when an #include names its file through a macro.
+// An #include that names its file through a macro is kept in macro_includes, not followed here.
 common::Result<IncludeDirectives> parse_include_directives(std::string_view text);
 
 // A probe argument written as a literal file name, `<name>` or `"name"`: the name; empty otherwise.

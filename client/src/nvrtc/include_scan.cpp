@@ -2,6 +2,8 @@
 
 #include <client/src/nvrtc/has_include_forwarders.hpp>
 #include <client/src/nvrtc/include_directives.hpp>
+#include <client/src/nvrtc/macro_named_includes.hpp>
+#include <client/src/nvrtc/scan_memo.hpp>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,20 +56,8 @@ struct FileFacts {
 // again. Rationale: CuPy compiles dozens of kernels at start-up, each with -I to the same headers;
 // reading and hashing them once per process, not once per compile, keeps a hit cheap.
 // Never destroyed: a compile on another thread may outlive static destruction at exit.
-struct Stamp {
-  dev_t device = 0;
-  ino_t inode = 0;
-  off_t size = 0;
-  timespec modified{};
-  timespec changed{};
-  bool operator==(const Stamp& other) const {
-    return device == other.device && inode == other.inode && size == other.size &&
-           modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec &&
-           changed.tv_sec == other.changed.tv_sec && changed.tv_nsec == other.changed.tv_nsec;
-  }
-};
 struct Remembered {
-  Stamp stamp;
+  FileStamp stamp;
   FileFacts facts;
 };
 std::mutex& memory_mutex() {
@@ -78,8 +68,6 @@ std::unordered_map<std::string, Remembered>& memory() {
   static auto* known = new std::unordered_map<std::string, Remembered>();
   return *known;
 }
-
-Stamp stamp_of(const struct stat& st) { return Stamp{st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim}; }
 
 // Whether the file's last change lies more than two seconds back.
 bool settled(const struct stat& st) {
@@ -116,10 +104,19 @@ FileFacts facts_of(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return facts;
   facts.state = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? FileFacts::State::other : FileFacts::State::special;
   if (!S_ISREG(st.st_mode)) return facts;
-  const Stamp stamp = stamp_of(st);
+  const FileStamp stamp = stamp_of(st);
   {
     std::lock_guard lock(memory_mutex());
     if (auto it = memory().find(path); it != memory().end() && it->second.stamp == stamp) return it->second.facts;
+  }
+  if (std::optional<MemoizedFile> memoized = memo_find(path, stamp)) {
+    facts.state = FileFacts::State::file;
+    facts.digest_hex = std::move(memoized->digest_hex);
+    facts.size = memoized->size;
+    facts.directives = std::make_shared<const common::Result<IncludeDirectives>>(std::move(memoized->directives));
+    std::lock_guard lock(memory_mutex());
+    memory()[path] = Remembered{stamp, facts};
+    return facts;
   }
   const std::optional<std::string> read = content_of(path, st);
   if (!read) return facts;  // there, but unreadable: NVRTC fails on it, and so it is keyed as "other"
@@ -133,15 +130,19 @@ FileFacts facts_of(const std::string& path) {
   // enough that a second change could not share its timestamps (a file system's clock may tick in
   // milliseconds; ccache's direct mode refuses recently changed files for the same reason).
   if (::stat(path.c_str(), &after) == 0 && stamp_of(after) == stamp && settled(after)) {
-    std::lock_guard lock(memory_mutex());
-    memory()[path] = Remembered{stamp, facts};
+    {
+      std::lock_guard lock(memory_mutex());
+      memory()[path] = Remembered{stamp, facts};
+    }
+    if (*facts.directives) memo_store(path, stamp, MemoizedFile{facts.digest_hex, facts.size, **facts.directives});
   }
   return facts;
 }
 
 class Scanner {
  public:
-  explicit Scanner(const IncludeScanInput& input) : m_input(input) {}
+  Scanner(const IncludeScanInput& input, const std::vector<std::string>& defines)
+      : m_input(input), m_defines(defines) {}
 
   common::Result<IncludeRecord> run() {
     // What NVRTC stats before it reads anything (docs/cache-key.md).
@@ -153,8 +154,18 @@ class Scanner {
     for (const auto& [name, content] : m_input.headers) {
       JITCACHE_TRY(scan_text(content, directory_of(name), "the header \"" + name + "\" passed at create"));
     }
-    JITCACHE_TRY(follow_forwarded_probes());
-    return m_record;
+    for (const std::string& define : m_defines) m_macros.define(define);
+    // Each round may find texts with more forwarders or more definitions, and so more names.
+    for (std::size_t texts = 0, definitions = 0;;) {
+      JITCACHE_TRY(follow_forwarded_probes());
+      JITCACHE_TRY(follow_macro_named_includes());
+      if (texts == m_scanned.size() && definitions == m_macros.definitions()) {
+        if (m_unresolved) return *m_unresolved;
+        return m_record;
+      }
+      texts = m_scanned.size();
+      definitions = m_macros.definitions();
+    }
   }
 
  private:
@@ -163,6 +174,7 @@ class Scanner {
     std::string directory;
     bool in_memory = false;  // the source or a header passed at create, not a file on disk
     std::shared_ptr<const common::Result<IncludeDirectives>> directives;
+    std::string what;  // for a refusal's reason
   };
 
   common::Result<void> scan_text(std::string_view raw, const std::string& directory, const std::string& what) {
@@ -182,8 +194,9 @@ class Scanner {
       return unsupported(what + ", which the compile may read, uses " + parsed->time_macro +
                          ": the output changes with the clock");
     }
-    m_scanned.push_back(Scanned{directory, in_memory, directives});
+    m_scanned.push_back(Scanned{directory, in_memory, directives, what});
     m_forwarders.add(*parsed);
+    m_any_macro_include = m_any_macro_include || !parsed->macro_includes.empty();
     for (std::size_t i = 0; i < parsed->names.size(); ++i) {
       JITCACHE_TRY(follow(parsed->names[i], directory, parsed->bracketed[i], in_memory));
     }
@@ -195,7 +208,7 @@ class Scanner {
   // texts of the compile, and a file found may define or call more, so this goes round until a
   // round finds no new text and no new forwarder.
   common::Result<void> follow_forwarded_probes() {
-    std::size_t done = 0;  // texts whose probes were followed under what the forwarders are now
+    std::size_t& done = m_probed_texts;
     for (;;) {
       const bool learned = m_forwarders.settle();
       if (!learned && done == m_scanned.size()) return {};
@@ -221,6 +234,39 @@ class Scanner {
         }
       }
     }
+  }
+
+  // The includes named through object-like macros, each followed for every file name a choice of
+  // the macros' definitions gives (client/src/nvrtc/macro_named_includes.hpp): the definitions
+  // known so far, so run() comes back here while texts or definitions are added.
+  common::Result<void> follow_macro_named_includes() {
+    // Rationale: most compiles have no such include (libcu++ alone has none); the definitions of
+    // every text are gathered only once one is met, so those scans pay nothing for them.
+    // An include that cannot be resolved yet may be once a text found later defines its macro: it
+    // is refused only when a round finds nothing new (run()).
+    m_unresolved.reset();
+    if (!m_any_macro_include) return {};
+    for (; m_macro_texts < m_scanned.size(); ++m_macro_texts) m_macros.add(**m_scanned[m_macro_texts].directives);
+    const std::size_t known = m_scanned.size();  // texts found now are resolved in the next round
+    m_resolved_under.resize(known, k_never);
+    for (std::size_t i = 0; i < known; ++i) {
+      // Followed already under these very definitions: the same names again.
+      if (m_resolved_under[i] == m_macros.definitions()) continue;
+      m_resolved_under[i] = m_macros.definitions();
+      const Scanned scanned = m_scanned[i];  // a copy: following may add to m_scanned
+      for (const std::string& written : (*scanned.directives)->macro_includes) {
+        auto files = m_macros.resolve(written);
+        if (!files) {
+          if (!m_unresolved) m_unresolved = unsupported("in " + scanned.what + ", " + files.error().message);
+          m_resolved_under[i] = k_never;  // judged again next round, so the refusal stands until resolved
+          continue;
+        }
+        for (const MacroNamedFile& file : *files) {
+          JITCACHE_TRY(follow(file.name, scanned.directory, file.bracketed, scanned.in_memory));
+        }
+      }
+    }
+    return {};
   }
 
   // Every place `name` may be found from a text in `directory`. NVRTC 13.0 looks for a quoted name
@@ -284,6 +330,7 @@ class Scanner {
   }
 
   const IncludeScanInput& m_input;
+  const std::vector<std::string>& m_defines;
   IncludeRecord m_record;
   std::unordered_set<std::string> m_seen;
   std::unordered_set<std::string> m_followed;
@@ -292,6 +339,13 @@ class Scanner {
   std::unordered_set<std::string> m_probes_in_definitions;  // of m_names_in_definitions, for uniqueness
   std::vector<std::string> m_names_in_definitions;
   HasIncludeForwarders m_forwarders;
+  std::size_t m_probed_texts = 0;  // texts whose probes were followed under what the forwarders are now
+  MacroNamedIncludes m_macros;
+  std::size_t m_macro_texts = 0;              // texts whose definitions m_macros has
+  std::optional<common::Error> m_unresolved;  // the first include the last round could not resolve
+  static constexpr std::size_t k_never = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> m_resolved_under;  // per text: m_macros.definitions() when last followed
+  bool m_any_macro_include = false;
 };
 
 }  // namespace
@@ -299,9 +353,28 @@ class Scanner {
 common::Result<std::vector<std::string>> included_names(std::string_view text) {
   auto directives = parse_include_directives(text);
   JITCACHE_TRY(directives);
-  return included_names_of(*directives);
+  auto names = included_names_of(*directives);
+  JITCACHE_TRY(names);
+  MacroNamedIncludes macros;
+  macros.add(*directives);
+  for (const std::string& written : directives->macro_includes) {
+    auto files = macros.resolve(written);
+    JITCACHE_TRY(files);
+    for (const MacroNamedFile& file : *files) names->push_back(file.name);
+  }
+  return names;
 }
 
-common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input) { return Scanner(input).run(); }
+common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input, const std::vector<std::string>& defines) {
+  return Scanner(input, defines).run();
+}
+
+void forget_scanned_files() {
+  {
+    std::lock_guard lock(memory_mutex());
+    memory().clear();
+  }
+  scan_memo_reset();
+}
 
 }  // namespace jitcache::client::nvrtc

@@ -24,13 +24,18 @@
 // client/src/nvrtc/include_directives.hpp) are remembered in the process under its stat stamp
 // (device, inode, size, mtime, ctime), so that the many compiles of one program read and parse
 // each header once and later ones only stat the paths; a file changed since has another stamp and
-// is read again. Rationale for the stamp over a content digest as the key: the digest needs the
-// read this saves; the stamp cannot be set back by a user (ctime) and a file is remembered only
-// when its last change is over two seconds old, so two contents cannot share one stamp.
+// is read again. The same facts are remembered across processes of the uid under the same key
+// (client/src/nvrtc/scan_memo.hpp), so that a new process does not read and parse them either. Rationale for the stamp
+// over a content digest as the key: the digest needs the read this saves; the stamp cannot be set back by a user
+// (ctime) and a file is remembered only when its last change is over two seconds old, so two contents cannot share one
+// stamp.
 //
-// An include whose file is named by a macro (`#include MACRO`, `__has_include(MACRO)`, a
-// forwarder's `F(MACRO)`) cannot be followed: the compile is NVRTC's own (ErrorCode::unsupported,
-// the message names the call), as it is when a candidate is a
+// An include whose file is named by an object-like macro (`#include MACRO`, Thrust's system
+// headers) is followed for every file any definition of the macros in any text of the compile or
+// the -D options may name (client/src/nvrtc/macro_named_includes.hpp says which expansions are
+// refused). A probe so named (`__has_include(MACRO)`, a forwarder's `F(MACRO)`) cannot be followed:
+// the compile is NVRTC's own (ErrorCode::unsupported, the message names the call), as it is when a
+// candidate is a
 // device, FIFO or socket (its content can change unseen) and beyond 20000 files or 512 MiB read.
 // Thread safety: reads the file system; the remembered facts are behind a mutex.
 #pragma once
@@ -57,10 +62,16 @@ struct IncludeRecord {
   std::size_t probes = 0;  // paths probed
 };
 
-common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input);
+// `defines`: each -D / --define-macro value, `NAME` or `NAME=body` (macro_named_includes.hpp).
+common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input,
+                                            const std::vector<std::string>& defines = {});
 
-// The file names a text includes or probes, in order, those through forwarders it defines itself
-// included (exposed for tests): ErrorCode::unsupported when one is named through a macro.
+// Forgets what this process remembered of files, and reads the scan memo's settings again: the
+// next scan is a new process's (tests, bench_nvrtc_scan).
+void forget_scanned_files();
+
+// The file names a text includes or probes, in order, those through forwarders and macros it
+// defines itself included (exposed for tests): ErrorCode::unsupported when one cannot be named.
 common::Result<std::vector<std::string>> included_names(std::string_view text);
 
 }  // namespace jitcache::client::nvrtc

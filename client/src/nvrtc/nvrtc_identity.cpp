@@ -1,7 +1,6 @@
 #include <client/src/nvrtc/nvrtc_identity.hpp>
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,14 +15,11 @@
 
 #include <client/src/nvrtc/compile_lock.hpp>
 #include <proto/nvrtc_library_identity.hpp>
+#include <proto/regular_file.hpp>
 
 namespace jitcache::client::nvrtc {
 
 namespace {
-
-common::Error unsupported(std::string message) {
-  return common::make_error(common::ErrorCode::unsupported, std::move(message));
-}
 
 // What identifies the file's bytes without reading them (nvrtc_identity.hpp).
 std::string stamp_of(const std::string& path, const struct stat& st) {
@@ -75,23 +71,14 @@ void remember(const std::string& file, const std::string& stamp, const proto::Ch
 }  // namespace
 
 common::Result<proto::Checksum128> file_digest(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return unsupported(path + " cannot be opened");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return unsupported(path + " is not a regular file");
-  }
-  const std::string stamp = stamp_of(path, st);
+  auto file = proto::open_regular_file(path);
+  JITCACHE_TRY(file);
+  const std::string stamp = stamp_of(path, file->st);
   const std::string memory = remembered_path(stamp);
-  if (auto known = st.st_size == 0 ? std::nullopt : remembered(memory, stamp)) {
-    ::close(fd);
-    return *known;
-  }
-  auto digest = proto::mapped_descriptor_xxh3(fd, static_cast<std::size_t>(st.st_size), path);
-  ::close(fd);
+  if (auto known = file->st.st_size == 0 ? std::nullopt : remembered(memory, stamp)) return *known;
+  auto digest = proto::mapped_descriptor_xxh3(file->fd.get(), static_cast<std::size_t>(file->st.st_size), path);
   JITCACHE_TRY(digest);
-  remember(memory, stamp, *digest, st);
+  remember(memory, stamp, *digest, file->st);
   return *digest;
 }
 

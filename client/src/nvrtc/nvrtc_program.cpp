@@ -10,6 +10,7 @@
 #include <client/src/loader/process_warning.hpp>
 #include <client/src/nvrtc/compile_lock.hpp>
 #include <client/src/nvrtc/include_scan.hpp>
+#include <client/src/nvrtc/macro_named_includes.hpp>
 #include <client/src/nvrtc/nvrtc_identity.hpp>
 #include <proto/nvrtc_key.hpp>
 #include <proto/nvrtc_options.hpp>
@@ -124,7 +125,8 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     auto identity = nvrtc_identity(reinterpret_cast<const void*>(real.compile),
                                    reinterpret_cast<int (*)(int*, int*)>(real.version));
     if (!identity) return uncached(identity.error().message, proto::NvrtcUncachedReason::unreadable_library);
-    auto included = scan_includes({m_name, m_source, m_headers, canonical->include_paths, canonical->pre_includes});
+    auto included = scan_includes({m_name, m_source, m_headers, canonical->include_paths, canonical->pre_includes},
+                                  defined_by_options(canonical->keyed));
     if (!included) return uncached(included.error().message, proto::NvrtcUncachedReason::unnamed_include);
     input.identity = *identity;
     input.name = m_name;
@@ -211,8 +213,8 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
   // the lock or compiled) would store this output under the key of a disk without it, for every
   // later program whose disk is as it was: so the disk is scanned again, and the answer is stored
   // only when the record is the same (tests/integration/test_transparent_nvrtc_read_during_compile.cpp).
-  auto rescanned =
-      scan_includes({m_name, m_source, m_headers, input.options.include_paths, input.options.pre_includes});
+  auto rescanned = scan_includes({m_name, m_source, m_headers, input.options.include_paths, input.options.pre_includes},
+                                 defined_by_options(input.options.keyed));
   if (!rescanned || rescanned->text != input.include_record) {
     record.append_reason("; not stored: a file the compile may read changed while it compiled");
     return result;

@@ -1,0 +1,327 @@
+// The include scan's memo across processes (client/src/nvrtc/scan_memo.hpp): a new process takes a
+// settled header's facts from it, a header changed since is read again whatever the memo says, and
+// a memo another uid planted, linked or damaged is never trusted.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <client/src/nvrtc/include_scan.hpp>
+#include <client/src/nvrtc/scan_memo.hpp>
+#include <proto/digest.hpp>
+#include <tests/support/temp_dir.hpp>
+#include <tests/support/test_skip.hpp>
+
+using namespace jitcache::client::nvrtc;
+using jitcache::testing::TempDir;
+
+namespace {
+
+constexpr uid_t k_other_uid = 65534;
+
+void write(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+// The memo in `directory` for this process, as a new process would open it.
+class MemoAt {
+ public:
+  explicit MemoAt(const std::string& directory) {
+    ::setenv("JITCACHE_NVRTC_SCAN_MEMO_DIR", directory.c_str(), 1);
+    ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO");
+    forget_scanned_files();
+  }
+  ~MemoAt() {
+    ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO_DIR");
+    forget_scanned_files();
+  }
+  MemoAt(const MemoAt&) = delete;
+  MemoAt& operator=(const MemoAt&) = delete;
+};
+
+std::size_t entries_in(const std::string& directory) {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    count += entry.path().filename().string().size() == 32 ? 1 : 0;
+  }
+  return count;
+}
+
+FileStamp made_up_stamp(long seconds) {
+  FileStamp stamp;
+  stamp.device = 1;
+  stamp.inode = 2;
+  stamp.size = 3;
+  stamp.modified.tv_sec = seconds;
+  stamp.changed.tv_sec = seconds;
+  return stamp;
+}
+
+MemoizedFile made_up_facts() {
+  MemoizedFile file;
+  file.digest_hex = std::string(64, 'a');
+  file.size = 3;
+  file.directives.names = {"a.h", "b.h"};
+  file.directives.bracketed = {true, false};
+  file.directives.objects = {ObjectMacro{"H", "<a.h>"}};
+  file.directives.macro_includes = {"H"};
+  file.directives.calls = {MacroCall{"F", {"<c.h>"}, -1, false}};
+  return file;
+}
+
+std::string only_entry(const std::string& directory) {
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    if (entry.path().filename().string().size() == 32) return entry.path().string();
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("scan memo: a new process takes a settled header from the memo, and a changed header is read again") {
+  TempDir dir;
+  const MemoAt memo(dir.file("memo"));
+  const std::string header = dir.file("inc/v.cuh");
+  write(header, "int v = 1;\n");                // no includes
+  write(dir.file("inc/same.cuh"), "int a;\n");  // replaced below by a file of the same size
+  // Settled: a file changed within the last two seconds is never remembered (its stamp could be
+  // shared by a second change within the clock's tick).
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));
+  const IncludeScanInput input{"kernel.cu", "#include <v.cuh>\n#include <same.cuh>\n", {}, {dir.file("inc")}, {}};
+  auto first = scan_includes(input);
+  REQUIRE(first);
+  CHECK(entries_in(dir.file("memo")) == 2);
+  CHECK(scan_memo_unavailable().empty());
+  struct stat st {};
+  REQUIRE(::stat(dir.file("memo").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+
+  SECTION("a new process's record is the same, from the memo: what the memo says is what it uses") {
+    forget_scanned_files();
+    auto again = scan_includes(input);
+    REQUIRE(again);
+    CHECK(again->text == first->text);
+    // The memo is what a new process reads: an entry this uid wrote for the same path and stamp
+    // decides (a lie here is the uid's own; others cannot write the directory).
+    struct stat header_st {};
+    REQUIRE(::stat(header.c_str(), &header_st) == 0);
+    MemoizedFile lie{std::string(64, 'b'), 11, {}};
+    memo_store(header, stamp_of(header_st), lie);
+    forget_scanned_files();
+    auto lied = scan_includes(input);
+    REQUIRE(lied);
+    CHECK_THAT(lied->text, Catch::Contains(header + std::string(1, '\0') + "file " + std::string(64, 'b')));
+  }
+  SECTION("a header that now includes a file is followed, whatever the memo said of it before") {
+    write(header, "#include \"new.cuh\"\n");
+    write(dir.file("inc/new.cuh"), "int n;\n");
+    forget_scanned_files();
+    auto changed = scan_includes(input);
+    REQUIRE(changed);
+    CHECK_THAT(changed->text, Catch::Contains(dir.file("inc/new.cuh") + std::string(1, '\0') + "file "));
+  }
+  SECTION("a header replaced by a same-size file within the same second, its mtime set back, is read again") {
+    struct stat before {};
+    REQUIRE(::stat(dir.file("inc/same.cuh").c_str(), &before) == 0);
+    // In place: same inode and size, mtime restored; only the ctime (which no user can set) moves.
+    write(dir.file("inc/same.cuh"), "int b;\n");
+    const timespec times[2] = {before.st_atim, before.st_mtim};
+    REQUIRE(::utimensat(AT_FDCWD, dir.file("inc/same.cuh").c_str(), times, 0) == 0);
+    forget_scanned_files();
+    auto in_place = scan_includes(input);
+    REQUIRE(in_place);
+    const std::string new_digest =
+        jitcache::proto::to_hex(jitcache::proto::sha256(jitcache::proto::as_bytes("int b;\n")));
+    CHECK_THAT(in_place->text, Catch::Contains(new_digest));
+    // Renamed over: another inode.
+    write(dir.file("inc/other.tmp"), "int c;\n");
+    std::filesystem::rename(dir.file("inc/other.tmp"), dir.file("inc/same.cuh"));
+    REQUIRE(::utimensat(AT_FDCWD, dir.file("inc/same.cuh").c_str(), times, 0) == 0);
+    forget_scanned_files();
+    auto renamed = scan_includes(input);
+    REQUIRE(renamed);
+    CHECK_THAT(renamed->text, Catch::Contains(jitcache::proto::to_hex(
+                                  jitcache::proto::sha256(jitcache::proto::as_bytes("int c;\n")))));
+  }
+}
+
+TEST_CASE("scan memo: an entry round-trips, and every truncation or flipped byte of it is ignored, never trusted") {
+  TempDir dir;
+  const MemoAt memo(dir.file("memo"));
+  const FileStamp stamp = made_up_stamp(1000);
+  memo_store("/x/h.cuh", stamp, made_up_facts());
+  auto found = memo_find("/x/h.cuh", stamp);
+  REQUIRE(found);
+  CHECK(found->digest_hex == std::string(64, 'a'));
+  CHECK(found->directives.names == made_up_facts().directives.names);
+  CHECK(found->directives.objects.at(0).body == "<a.h>");
+  CHECK(found->directives.calls.at(0).arguments.at(0) == "<c.h>");
+  CHECK_FALSE(memo_find("/x/h.cuh", made_up_stamp(1001)));  // another state of the file
+  CHECK_FALSE(memo_find("/x/other.cuh", stamp));
+
+  const std::string entry = only_entry(dir.file("memo"));
+  const std::string bytes = jitcache::testing::read_file(entry);
+  for (std::size_t length = 0; length < bytes.size(); ++length) {
+    jitcache::testing::write_file(entry, bytes.substr(0, length));
+    ::chmod(entry.c_str(), 0600);
+    CHECK_FALSE(memo_find("/x/h.cuh", stamp));
+  }
+  for (std::size_t at = 0; at < bytes.size(); ++at) {
+    std::string flipped = bytes;
+    flipped[at] = static_cast<char>(flipped[at] ^ 0x20);
+    jitcache::testing::write_file(entry, flipped);
+    ::chmod(entry.c_str(), 0600);
+    CHECK_FALSE(memo_find("/x/h.cuh", stamp));
+  }
+}
+
+TEST_CASE("scan memo: processes writing one entry at once leave one whole entry") {
+  TempDir dir;
+  const MemoAt memo(dir.file("memo"));
+  const FileStamp stamp = made_up_stamp(2000);
+  std::vector<pid_t> children;
+  for (int child = 0; child < 4; ++child) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      MemoizedFile facts = made_up_facts();
+      facts.directives.names.assign(static_cast<std::size_t>(child) * 50 + 1, "n.h");  // sizes differ
+      facts.directives.bracketed.assign(facts.directives.names.size(), false);
+      for (int i = 0; i < 200; ++i) memo_store("/x/h.cuh", stamp, facts);
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (int i = 0; i < 400; ++i) {
+    // Read while they write: a whole entry of one of them, or none, never a mix.
+    if (auto found = memo_find("/x/h.cuh", stamp)) CHECK((found->directives.names.size() - 1) % 50 == 0);
+  }
+  for (const pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    CHECK(status == 0);
+  }
+  auto found = memo_find("/x/h.cuh", stamp);
+  REQUIRE(found);
+  CHECK((found->directives.names.size() - 1) % 50 == 0);
+  CHECK(entries_in(dir.file("memo")) == 1);
+}
+
+TEST_CASE("scan memo: a directory, entry or link another uid planted is not used") {
+  if (::geteuid() != 0) JITCACHE_SKIP("needs root to make files another uid owns");
+  TempDir dir;
+  const FileStamp stamp = made_up_stamp(3000);
+  SECTION("a directory another uid owns") {
+    std::filesystem::create_directories(dir.file("memo"));
+    ::chmod(dir.file("memo").c_str(), 0700);
+    REQUIRE(::chown(dir.file("memo").c_str(), k_other_uid, k_other_uid) == 0);
+    const MemoAt memo(dir.file("memo"));
+    CHECK_THAT(scan_memo_unavailable(), Catch::Contains("not a directory (not a link) that this uid owns"));
+    memo_store("/x/h.cuh", stamp, made_up_facts());
+    CHECK(entries_in(dir.file("memo")) == 0);
+  }
+  SECTION("a directory others may write") {
+    std::filesystem::create_directories(dir.file("memo"));
+    ::chmod(dir.file("memo").c_str(), 0777);
+    const MemoAt memo(dir.file("memo"));
+    CHECK_FALSE(scan_memo_unavailable().empty());
+  }
+  SECTION("a link in the directory's place, to a directory of this uid") {
+    std::filesystem::create_directories(dir.file("real"));
+    ::chmod(dir.file("real").c_str(), 0700);
+    std::filesystem::create_directory_symlink(dir.file("real"), dir.file("memo"));
+    ::lchown(dir.file("memo").c_str(), k_other_uid, k_other_uid);
+    const MemoAt memo(dir.file("memo"));
+    CHECK_FALSE(scan_memo_unavailable().empty());
+    memo_store("/x/h.cuh", stamp, made_up_facts());
+    CHECK(entries_in(dir.file("real")) == 0);
+  }
+  SECTION("an entry another uid owns, or a link in an entry's place") {
+    const MemoAt memo(dir.file("memo"));
+    memo_store("/x/h.cuh", stamp, made_up_facts());
+    const std::string entry = only_entry(dir.file("memo"));
+    REQUIRE(memo_find("/x/h.cuh", stamp));
+    REQUIRE(::chown(entry.c_str(), k_other_uid, k_other_uid) == 0);
+    CHECK_FALSE(memo_find("/x/h.cuh", stamp));
+    std::filesystem::rename(entry, dir.file("planted"));
+    REQUIRE(::chown(dir.file("planted").c_str(), 0, 0) == 0);
+    REQUIRE(memo_find("/x/h.cuh", stamp) == std::nullopt);
+    std::filesystem::create_symlink(dir.file("planted"), entry);
+    CHECK_FALSE(memo_find("/x/h.cuh", stamp));
+    // An entry others may read or write is not this uid's private one either.
+    std::filesystem::remove(entry);
+    std::filesystem::rename(dir.file("planted"), entry);
+    REQUIRE(memo_find("/x/h.cuh", stamp));
+    ::chmod(entry.c_str(), 0644);
+    CHECK_FALSE(memo_find("/x/h.cuh", stamp));
+  }
+}
+
+TEST_CASE("scan memo: no usable home, or the memo turned off, just means no memo") {
+  TempDir dir;
+  write(dir.file("inc/v.cuh"), "int v;\n");
+  const IncludeScanInput input{"kernel.cu", "#include <v.cuh>\n", {}, {dir.file("inc")}, {}};
+  ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO_DIR");
+  const char* saved_home = std::getenv("HOME");
+  const std::string home = saved_home == nullptr ? std::string() : saved_home;
+  const char* saved_cache = std::getenv("XDG_CACHE_HOME");
+  const std::string cache = saved_cache == nullptr ? std::string() : saved_cache;
+  ::unsetenv("XDG_CACHE_HOME");
+  ::setenv("HOME", "/proc/no-home-here", 1);  // nothing can be made under /proc
+  forget_scanned_files();
+  CHECK(scan_memo_directory_path() == "/proc/no-home-here/.cache/jitcache/nvrtc-scan");
+  CHECK_FALSE(scan_memo_unavailable().empty());
+  CHECK(scan_includes(input));
+  ::setenv("XDG_CACHE_HOME", dir.file("cache").c_str(), 1);
+  CHECK(scan_memo_directory_path() == dir.file("cache") + "/jitcache/nvrtc-scan");
+  ::setenv("JITCACHE_NVRTC_SCAN_MEMO", "0", 1);
+  forget_scanned_files();
+  CHECK_THAT(scan_memo_unavailable(), Catch::Contains("off"));
+  CHECK(scan_includes(input));
+  CHECK_FALSE(std::filesystem::exists(dir.file("cache")));
+  ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO");
+  if (saved_home != nullptr) ::setenv("HOME", home.c_str(), 1);
+  if (saved_cache != nullptr) {
+    ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  } else {
+    ::unsetenv("XDG_CACHE_HOME");
+  }
+  forget_scanned_files();
+}
+
+TEST_CASE("scan memo: past its bound the oldest entries go, and a crashed writer's old temporary file too") {
+  TempDir dir;
+  const MemoAt memo(dir.file("memo"));
+  std::set<std::string> seen;
+  for (long i = 0; i < 40; ++i) {
+    memo_store("/x/h.cuh", made_up_stamp(5000 + i), made_up_facts());
+    // The entry just written, given an mtime that orders the entries as they were written.
+    for (const auto& entry : std::filesystem::directory_iterator(dir.file("memo"))) {
+      if (!seen.insert(entry.path().string()).second) continue;
+      const timespec times[2] = {{10000 + i, 0}, {10000 + i, 0}};
+      REQUIRE(::utimensat(AT_FDCWD, entry.path().c_str(), times, 0) == 0);
+    }
+  }
+  REQUIRE(entries_in(dir.file("memo")) == 40);
+  write(dir.file("memo/0123.tmp.1.0"), "partial");
+  const timespec old_times[2] = {{1000, 0}, {1000, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, dir.file("memo/0123.tmp.1.0").c_str(), old_times, 0) == 0);
+  scan_memo_keep_bounded(20);
+  CHECK(entries_in(dir.file("memo")) == 15);
+  for (long i = 0; i < 40; ++i) {
+    INFO(i);
+    CHECK(static_cast<bool>(memo_find("/x/h.cuh", made_up_stamp(5000 + i))) == (i >= 25));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.file("memo/0123.tmp.1.0")));
+}
