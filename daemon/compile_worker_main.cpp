@@ -42,8 +42,8 @@ int run() {
   }
   bytes->clear();
   bytes->shrink_to_fit();
-  const auto reply =
-      compile::encode_reply(job->nvrtc ? worker::compile_with_nvrtc(*job->nvrtc) : worker::compile_with_nvjitlink(*job));
+  const auto reply = compile::encode_reply(job->nvrtc ? worker::compile_with_nvrtc(*job->nvrtc)
+                                                      : worker::compile_with_nvjitlink(*job));
   if (!worker::write_all(STDOUT_FILENO, reply)) return compile::k_exit_io;
   // Rationale: the reply is whole, so nothing is left to do but leave, and leaving is slow: the
   // static destructors of nvJitLink took ~1.4 ms and tearing down the address space a few more

@@ -25,7 +25,8 @@ common::Result<std::string> read_blob(ByteReader& r, std::string_view field) {
 common::Result<std::size_t> read_count(ByteReader& r, std::string_view field, std::size_t max) {
   auto count = r.u16(field);
   JITCACHE_TRY(count);
-  if (*count > max) return invalid(std::string(field) + " " + std::to_string(*count) + " is over " + std::to_string(max));
+  if (*count > max)
+    return invalid(std::string(field) + " " + std::to_string(*count) + " is over " + std::to_string(max));
   return static_cast<std::size_t>(*count);
 }
 

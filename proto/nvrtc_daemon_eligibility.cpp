@@ -41,8 +41,8 @@ std::optional<std::string> nvrtc_daemon_refusal(const NvrtcOptions& options, std
   return std::nullopt;
 }
 
-common::Result<NvrtcCompileInput> nvrtc_compile_input_of(const NvrtcProgramText& program,
-                                                         const NvrtcIdentity& identity, std::string include_record) {
+common::Result<NvrtcCompileInput> nvrtc_compile_input_of(const NvrtcProgramText& program, const NvrtcIdentity& identity,
+                                                         std::string include_record) {
   std::vector<const char*> options;
   options.reserve(program.options.size());
   for (const std::string& option : program.options) options.push_back(option.c_str());

@@ -32,7 +32,7 @@ std::optional<std::string> nvrtc_daemon_refusal(const NvrtcOptions& options, std
 
 // The key input of `program` compiled with `identity`: its options canonicalised
 // (ErrorCode::unsupported naming an unknown or side-effect option), the working directory empty.
-common::Result<NvrtcCompileInput> nvrtc_compile_input_of(const NvrtcProgramText& program,
-                                                         const NvrtcIdentity& identity, std::string include_record);
+common::Result<NvrtcCompileInput> nvrtc_compile_input_of(const NvrtcProgramText& program, const NvrtcIdentity& identity,
+                                                         std::string include_record);
 
 }  // namespace jitcache::proto

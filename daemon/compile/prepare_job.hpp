@@ -26,7 +26,7 @@ struct CompileInput {
   std::string options;           // the key's canonical option string
   std::span<const std::uint8_t> ptx;
   std::span<const proto::CompileLinkInput> link_inputs = {};  // a link's inputs (ptx then empty)
-  std::string driver_build = {};  // the key's driver build (a link's: its nvJitLink, proto/linker_identity.hpp)
+  std::string driver_build = {};    // the key's driver build (a link's: its nvJitLink, proto/linker_identity.hpp)
   const NvrtcJob* nvrtc = nullptr;  // an NVRTC compile: the job as it is (the op checked it)
 
   std::uint64_t source_bytes() const {

@@ -27,8 +27,8 @@ constexpr std::uint32_t k_x32_bit = 0;
 #endif
 
 std::vector<long> forbidden_calls() {
-  std::vector<long> calls = {SYS_openat, SYS_newfstatat, SYS_faccessat, SYS_readlinkat, SYS_execve, SYS_execveat,
-                             SYS_name_to_handle_at, SYS_open_by_handle_at};
+  std::vector<long> calls = {SYS_openat, SYS_newfstatat, SYS_faccessat,         SYS_readlinkat,
+                             SYS_execve, SYS_execveat,   SYS_name_to_handle_at, SYS_open_by_handle_at};
 #ifdef SYS_open
   calls.insert(calls.end(), {SYS_open, SYS_creat, SYS_stat, SYS_lstat, SYS_access, SYS_readlink, SYS_uselib});
 #endif
@@ -70,8 +70,7 @@ common::Result<void> forbid_file_access() {
   }
   filter.push_back(statement(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
   const sock_fprog program{static_cast<unsigned short>(filter.size()), filter.data()};
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
-      ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
     return common::make_error(common::ErrorCode::unsupported,
                               "the compile worker cannot install its seccomp filter (errno " + std::to_string(errno) +
                                   "), so it compiles no NVRTC program");

@@ -56,14 +56,13 @@ compile::WorkerReply compile_with_nvrtc(const compile::NvrtcJob& job) {
   auto* create = symbol<CreateCall>(handle, "nvrtcCreateProgram");
   auto* add_name = symbol<AddNameCall>(handle, "nvrtcAddNameExpression");
   auto* lowered = symbol<LoweredCall>(handle, "nvrtcGetLoweredName");
-  if (version == nullptr || compile_call == nullptr || create == nullptr || add_name == nullptr ||
-      lowered == nullptr) {
+  if (version == nullptr || compile_call == nullptr || create == nullptr || add_name == nullptr || lowered == nullptr) {
     return refused("the configured NVRTC " + job.library + " lacks a function a program's compile calls");
   }
   // Rationale: the daemon keys what this compiles with the identity of its probe; a library
   // replaced since (a package upgrade) would file another NVRTC's output under it.
-  auto identity = proto::nvrtc_library_identity(reinterpret_cast<const void*>(compile_call), version,
-                                                proto::mapped_file_xxh3);
+  auto identity =
+      proto::nvrtc_library_identity(reinterpret_cast<const void*>(compile_call), version, proto::mapped_file_xxh3);
   if (!identity) return refused(identity.error().message);
   if (!(*identity == job.identity)) {
     return refused("the configured NVRTC " + job.library + " changed since the daemon probed it");
@@ -126,8 +125,8 @@ compile::WorkerReply compile_with_nvrtc(const compile::NvrtcJob& job) {
   reply.status = compile::ReplyStatus::compiled;
   reply.nvjitlink_major = static_cast<unsigned>(identity->major);
   reply.nvjitlink_minor = static_cast<unsigned>(identity->minor);
-  reply.compile_time_us = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
+  reply.compile_time_us =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
   reply.payload = proto::encode_nvrtc_result(
       proto::nvrtc_answers_of(ask, static_cast<std::uint32_t>(compiled), text.name_expressions));
   return reply;

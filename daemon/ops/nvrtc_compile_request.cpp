@@ -61,10 +61,10 @@ std::variant<Reply, PendingNvrtcCompile> CompileRequests::begin_nvrtc(proto::Byt
   if (key->fields != request->claimed_key) {
     // Nothing is compiled or stored: the request's key is not the key of what it carries.
     spdlog::warn("NVRTC_COMPILE from {}: the claimed key is not the key of the program it carries", peer.describe());
-    return error_reply(Status::bad_request,
-                       "the NVRTC_COMPILE key is not the key of the program it carries (" +
-                           proto::to_hex(proto::key_id(request->claimed_key)).substr(0, 16) + " claimed, " +
-                           proto::to_hex(proto::key_id(key->fields)).substr(0, 16) + " computed)");
+    return error_reply(Status::bad_request, "the NVRTC_COMPILE key is not the key of the program it carries (" +
+                                                proto::to_hex(proto::key_id(request->claimed_key)).substr(0, 16) +
+                                                " claimed, " + proto::to_hex(proto::key_id(key->fields)).substr(0, 16) +
+                                                " computed)");
   }
   PendingNvrtcCompile pending;
   pending.key = key->fields;
@@ -104,9 +104,9 @@ Reply CompileRequests::finish_nvrtc(const PendingNvrtcCompile& pending, const co
   switch (outcome.kind) {
     case OutcomeKind::compiled:
       Counters::add(m_counters.bytes_served, outcome.image.size());
-      return result_reply(
-          outcome.from_elsewhere ? proto::NvrtcCompileOrigin::stored : proto::NvrtcCompileOrigin::compiled,
-          outcome.image.data(), outcome.image.size());
+      return result_reply(outcome.from_elsewhere ? proto::NvrtcCompileOrigin::stored
+                                                 : proto::NvrtcCompileOrigin::compiled,
+                          outcome.image.data(), outcome.image.size());
     case OutcomeKind::compile_error:  // never for NVRTC: its compile errors are results
     case OutcomeKind::refused:
       return error_reply(Status::cannot_compile,

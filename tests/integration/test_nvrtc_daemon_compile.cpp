@@ -116,7 +116,8 @@ std::string log_of(const std::vector<std::uint8_t>& blob) {
 
 }  // namespace
 
-TEST_CASE("nvrtc daemon compile: (g) the daemon compiles one uid's program and another uid gets a hit, answering the same") {
+TEST_CASE(
+    "nvrtc daemon compile: (g) the daemon compiles one uid's program and another uid gets a hit, answering the same") {
   SystemUsers users("jcd");
   if (!users.available()) {
     JITCACHE_SKIP(users.why());

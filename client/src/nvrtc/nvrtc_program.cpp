@@ -255,7 +255,9 @@ void NvrtcProgram::note_uncached(const link::LinkEnvironment& env, proto::NvrtcU
 proto::NvrtcResult NvrtcProgram::answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const {
   proto::NvrtcQuestions ask;
   ask.has_output = [&](std::size_t i) { return real.size_of[i] != nullptr && real.bytes_of[i] != nullptr; };
-  ask.size_of = [&](std::size_t i, std::size_t* size) { return static_cast<std::uint32_t>(real.size_of[i](m_real, size)); };
+  ask.size_of = [&](std::size_t i, std::size_t* size) {
+    return static_cast<std::uint32_t>(real.size_of[i](m_real, size));
+  };
   ask.bytes_of = [&](std::size_t i, char* out) { return static_cast<std::uint32_t>(real.bytes_of[i](m_real, out)); };
   ask.lowered_name = [&](const char* expression, const char** lowered) {
     return static_cast<std::uint32_t>(real.get_lowered_name(m_real, expression, lowered));
@@ -265,8 +267,7 @@ proto::NvrtcResult NvrtcProgram::answers_of(const NvrtcEntryPoints& real, nvrtcR
 
 std::optional<nvrtcResult> NvrtcProgram::compile_by_daemon(const proto::NvrtcCompileInput& input,
                                                            const proto::KeyFields& key, int count,
-                                                           const char* const* options,
-                                                           const link::LinkEnvironment& env,
+                                                           const char* const* options, const link::LinkEnvironment& env,
                                                            loader::LoadRecord& record) {
   if (g_daemon_nvrtc_differs.load(std::memory_order_relaxed)) return std::nullopt;
   if (proto::nvrtc_daemon_refusal(input.options, input.include_record)) return std::nullopt;

@@ -60,8 +60,8 @@ class NvrtcProgram {
   // NVRTC_COMPILE for an eligible compile: the program is served from the daemon's result (the
   // compile's result returned), or nullopt: compile here.
   std::optional<nvrtcResult> compile_by_daemon(const proto::NvrtcCompileInput& input, const proto::KeyFields& key,
-                                               int count, const char* const* options,
-                                               const link::LinkEnvironment& env, loader::LoadRecord& record);
+                                               int count, const char* const* options, const link::LinkEnvironment& env,
+                                               loader::LoadRecord& record);
   // Tells the daemon (NVRTC_NOTE) that this compile was NVRTC's own, and why.
   void note_uncached(const link::LinkEnvironment& env, proto::NvrtcUncachedReason reason);
 
