@@ -264,8 +264,8 @@ TEST_CASE("nvrtc daemon compile: the daemon's compile reads nothing from disk, w
   REQUIRE_FALSE(include_refused);
   CHECK(include_refused.error().reply_status == static_cast<std::uint16_t>(proto::Status::cannot_compile));
   CHECK_THAT(include_refused.error().message, Catch::Contains("include path"));
-  for (const std::string record : {std::string("/etc/passwd\0absent\n", 19), std::string("../x.h\0absent\n", 14),
-                                   std::string("x.h\0file 00\n", 12)}) {
+  for (const std::string& record : {std::string("/etc/passwd\0absent\n", 19), std::string("../x.h\0absent\n", 14),
+                                    std::string("x.h\0file 00\n", 12)}) {
     proto::NvrtcCompileRequest reads = request_for("extern \"C\" __global__ void k(int* p) { *p = 4; }\n");
     reads.include_record = record;
     auto refused = client.nvrtc_compile(reads, std::chrono::seconds(60));
