@@ -1,4 +1,5 @@
-// jitcache-compile: compiles one PTX job with nvJitLink and exits (docs/compile-service.md).
+// jitcache-compile: compiles one PTX job with nvJitLink, or one NVRTC program with the NVRTC the
+// job names (compile_worker/nvrtc_compile.hpp), and exits (docs/compile-service.md).
 //
 // jitcached starts one per compile with only its two pipes, under CPU, memory and wall-time limits,
 // so a PTX that crashes or hangs the compiler takes down this process and never the daemon. It
@@ -17,6 +18,7 @@
 
 #include <daemon/compile/worker_protocol.hpp>
 #include <daemon/compile_worker/nvjitlink_compile.hpp>
+#include <daemon/compile_worker/nvrtc_compile.hpp>
 #include <daemon/compile_worker/nvrtc_library.hpp>
 #include <daemon/compile_worker/stdio_pipes.hpp>
 
@@ -40,7 +42,8 @@ int run() {
   }
   bytes->clear();
   bytes->shrink_to_fit();
-  const auto reply = compile::encode_reply(worker::compile_with_nvjitlink(*job));
+  const auto reply = compile::encode_reply(job->nvrtc ? worker::compile_with_nvrtc(*job->nvrtc)
+                                                      : worker::compile_with_nvjitlink(*job));
   if (!worker::write_all(STDOUT_FILENO, reply)) return compile::k_exit_io;
   // Rationale: the reply is whole, so nothing is left to do but leave, and leaving is slow: the
   // static destructors of nvJitLink took ~1.4 ms and tearing down the address space a few more

@@ -27,7 +27,7 @@ std::string_view op_name(Op op) { return name_in(k_ops, op); }
 
 std::string_view status_name(Status s) { return name_in(k_statuses, s); }
 
-bool is_implemented_op(Op op) { return op >= Op::hello && op <= Op::nvrtc_note; }
+bool is_implemented_op(Op op) { return op >= Op::hello && op <= Op::nvrtc_compile; }
 
 bool is_known_op(std::uint16_t value) {
   return value >= 1 && std::any_of(k_ops.begin(), k_ops.end(), [value](const NamedValue<Op>& row) {

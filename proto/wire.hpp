@@ -45,8 +45,11 @@ enum class Op : std::uint16_t {
   // needs k_capability_nvrtc_note: an NVRTC compile the cache could not serve, and why
   // (nvrtc_note_messages.hpp)
   nvrtc_note = 18,
+  // needs k_capability_nvrtc_compile: the daemon compiles an NVRTC program with the NVRTC its
+  // administrator configured (nvrtc_compile_messages.hpp)
+  nvrtc_compile = 19,
 };
-inline constexpr std::array<NamedValue<Op>, 19> k_ops{{
+inline constexpr std::array<NamedValue<Op>, 20> k_ops{{
     {Op::none, "NONE"},
     {Op::hello, "HELLO"},
     {Op::ping, "PING"},
@@ -66,6 +69,7 @@ inline constexpr std::array<NamedValue<Op>, 19> k_ops{{
     {Op::export_bundle, "EXPORT_BUNDLE"},
     {Op::import_bundle, "IMPORT_BUNDLE"},
     {Op::nvrtc_note, "NVRTC_NOTE"},
+    {Op::nvrtc_compile, "NVRTC_COMPILE"},
 }};
 
 enum class Status : std::uint16_t {
@@ -125,7 +129,10 @@ inline constexpr std::uint64_t k_capability_explain = 1ull << 11;
 inline constexpr std::uint64_t k_capability_bundles = 1ull << 12;
 // NVRTC_NOTE (op 18): the daemon counts the NVRTC compiles its clients could not cache, by reason.
 inline constexpr std::uint64_t k_capability_nvrtc_note = 1ull << 13;
-inline constexpr std::array<NamedValue<std::uint64_t>, 13> k_capabilities{{
+// NVRTC_COMPILE (op 19): the NVRTC the administrator configured (compile_nvrtc_library) passed the
+// compile worker's probe, and the daemon compiles eligible NVRTC programs with it.
+inline constexpr std::uint64_t k_capability_nvrtc_compile = 1ull << 14;
+inline constexpr std::array<NamedValue<std::uint64_t>, 14> k_capabilities{{
     {k_capability_store, "store"},
     {k_capability_compile, "compile"},
     {k_capability_report_failure, "report_failure"},
@@ -139,6 +146,7 @@ inline constexpr std::array<NamedValue<std::uint64_t>, 13> k_capabilities{{
     {k_capability_explain, "explain"},
     {k_capability_bundles, "bundles"},
     {k_capability_nvrtc_note, "nvrtc_note"},
+    {k_capability_nvrtc_compile, "nvrtc_compile"},
 }};
 // Bit numbers once announced and never to be given another meaning.
 inline constexpr std::array<unsigned, 1> k_retired_capability_bits{4};

@@ -12,6 +12,7 @@ std::string_view refusal_reason_name(RefusalReason reason) {
     case RefusalReason::driver_too_old: return "driver_too_old";
     case RefusalReason::unknown_toolkit: return "unknown_toolkit";
     case RefusalReason::linker: return "linker";
+    case RefusalReason::nvrtc: return "nvrtc";
   }
   return "unknown";
 }

@@ -1,5 +1,7 @@
 #include <daemon/compile/compile_runner.hpp>
 
+#include <proto/nvrtc_result.hpp>
+
 #include <signal.h>
 #include <string.h>
 
@@ -46,7 +48,26 @@ CompileOutcome failed(WorkerFailure failure, std::string message) {
   return CompileOutcome::make_worker_failed(failure, std::move(message));
 }
 
-CompileOutcome from_reply(WorkerReply reply) {
+// An NVRTC job's reply (worker_protocol.hpp): its result blob, which must decode whole, is the image.
+CompileOutcome from_nvrtc_reply(WorkerReply reply) {
+  CompileOutcome outcome;
+  outcome.producer = "NVRTC " + std::to_string(reply.nvjitlink_major) + "." + std::to_string(reply.nvjitlink_minor) +
+                     " (jitcache-compile)";
+  outcome.compile_time_us = reply.compile_time_us;
+  if (reply.status == ReplyStatus::refused) {
+    return CompileOutcome::make_refused(
+        Refusal{RefusalReason::nvrtc, std::string(reply.payload.begin(), reply.payload.end())});
+  }
+  if (reply.status != ReplyStatus::compiled || !proto::decode_nvrtc_result(reply.payload)) {
+    return failed(WorkerFailure::protocol, "the compile worker answered an NVRTC job without an NVRTC result");
+  }
+  outcome.kind = OutcomeKind::compiled;
+  outcome.image = std::move(reply.payload);
+  return outcome;
+}
+
+CompileOutcome from_reply(WorkerReply reply, bool nvrtc) {
+  if (nvrtc) return from_nvrtc_reply(std::move(reply));
   CompileOutcome outcome;
   outcome.producer = "nvJitLink " + std::to_string(reply.nvjitlink_major) + "." + std::to_string(reply.nvjitlink_minor);
   outcome.compile_time_us = reply.compile_time_us;
@@ -71,7 +92,7 @@ CompileOutcome from_reply(WorkerReply reply) {
   return failed(WorkerFailure::protocol, "the compile worker sent an unknown status");
 }
 
-CompileOutcome classify(Exchange exchange, const CompileLimits& limits) {
+CompileOutcome classify(Exchange exchange, const CompileLimits& limits, bool nvrtc) {
   const ExitStatus& status = exchange.status;
   switch (exchange.end) {
     case Exchange::End::stopped:
@@ -112,7 +133,7 @@ CompileOutcome classify(Exchange exchange, const CompileLimits& limits) {
                                                std::to_string(exchange.stdout_bytes.size()) +
                                                " bytes): " + reply.error().message);
   }
-  return from_reply(std::move(*reply));
+  return from_reply(std::move(*reply), nvrtc);
 }
 
 }  // namespace
@@ -144,11 +165,11 @@ CompileOutcome CompileRunner::run(const CompileJob& job, const std::atomic<bool>
     // else is judged by the worker's exit, as before.
     if (auto reply = decode_reply(exchanged.stdout_bytes)) {
       m_reaper.adopt(std::move(*process));
-      return from_reply(std::move(*reply));
+      return from_reply(std::move(*reply), job.nvrtc.has_value());
     }
     finish_exchange(*process, exchanged, deadline, stop);
   }
-  return classify(std::move(exchanged), m_limits);
+  return classify(std::move(exchanged), m_limits, job.nvrtc.has_value());
 }
 
 common::Result<ToolkitVersion> CompileRunner::probe_toolkit() {

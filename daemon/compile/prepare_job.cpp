@@ -92,6 +92,12 @@ common::Result<PreparedJob> prepare_link_job(const CompileInput& input, ToolkitV
 
 common::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit,
                                         const std::optional<proto::DriverId>& linker) {
+  if (input.nvrtc != nullptr) {
+    CompileJob job;
+    job.arch = input.arch;
+    job.nvrtc = *input.nvrtc;
+    return PreparedJob{std::move(job)};
+  }
   if (!input.link_inputs.empty()) return prepare_link_job(input, toolkit, linker);
   if (auto refusal = check_toolkit(input, toolkit)) return PreparedJob{std::move(*refusal)};
   auto mapped = map_options(input.options);

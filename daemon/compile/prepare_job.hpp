@@ -26,11 +26,13 @@ struct CompileInput {
   std::string options;           // the key's canonical option string
   std::span<const std::uint8_t> ptx;
   std::span<const proto::CompileLinkInput> link_inputs = {};  // a link's inputs (ptx then empty)
-  std::string driver_build = {};  // the key's driver build (a link's: its nvJitLink, proto/linker_identity.hpp)
+  std::string driver_build = {};    // the key's driver build (a link's: its nvJitLink, proto/linker_identity.hpp)
+  const NvrtcJob* nvrtc = nullptr;  // an NVRTC compile: the job as it is (the op checked it)
 
   std::uint64_t source_bytes() const {
     std::uint64_t bytes = ptx.size();
     for (const proto::CompileLinkInput& input : link_inputs) bytes += input.data.size();
+    if (nvrtc != nullptr) bytes += nvrtc->program.bytes();
     return bytes;
   }
 };
@@ -43,7 +45,9 @@ using PreparedJob = std::variant<CompileJob, Refusal>;
 // without a faithful nvJitLink equivalent. A link's compile (input.link_inputs) refuses anything but an
 // nvJitLink session run on this very nvJitLink (`linker`, what the worker reports: same version, same
 // library build) and an arch the toolkit cannot target; its options are nvJitLink's own and go to the
-// worker as they are. A non-canonical option string is ErrorCode::invalid_argument.
+// worker as they are. An NVRTC compile (input.nvrtc) is never refused here: NVRTC_COMPILE decided
+// its eligibility (proto/nvrtc_daemon_eligibility.hpp). A non-canonical option string is
+// ErrorCode::invalid_argument.
 common::Result<PreparedJob> prepare_job(const CompileInput& input, ToolkitVersion toolkit,
                                         const std::optional<proto::DriverId>& linker = std::nullopt);
 

@@ -20,6 +20,8 @@ enum class RefusalReason : std::uint8_t {
   unknown_toolkit = 4,  // the nvJitLink version is not in the daemon's tables, so nothing can be checked
   linker = 5,           // a link the daemon's nvJitLink would not produce byte for byte (another
                         // nvJitLink, or a cuLink* session, which the driver links)
+  nvrtc = 6,            // NVRTC failed for a reason other than the source (out of memory, internal),
+                        // or its library is not the one the daemon probed
 };
 
 struct Refusal {

@@ -19,7 +19,8 @@ void write_magic(ByteWriter& out, const char (&magic)[4]) {
   out.raw(proto::as_bytes(std::string_view(magic, sizeof magic)));
 }
 
-// The job's magic: 1 for a module's job (JCJ1), 2 for a link's (JCJ2); a corrupt error for any other.
+// The job's magic: 1 for a module's job (JCJ1), 2 for a link's (JCJ2), 3 for an NVRTC compile
+// (JCJ3); a corrupt error for any other.
 common::Result<int> read_job_magic(ByteReader& in) {
   char got[4];
   for (char& byte : got) {
@@ -29,6 +30,7 @@ common::Result<int> read_job_magic(ByteReader& in) {
   }
   if (std::memcmp(got, k_job_magic, sizeof got) == 0) return 1;
   if (std::memcmp(got, k_link_job_magic, sizeof got) == 0) return 2;
+  if (std::memcmp(got, k_nvrtc_job_magic, sizeof got) == 0) return 3;
   return common::make_error(common::ErrorCode::corrupt, "job: wrong magic");
 }
 
@@ -49,6 +51,13 @@ std::vector<std::uint8_t> encode_job(const CompileJob& job) {
   std::vector<std::uint8_t> bytes;
   bytes.reserve(job.source_bytes() + 256 + 5 * job.link_inputs.size());
   ByteWriter out(bytes);
+  if (job.nvrtc) {
+    write_magic(out, k_nvrtc_job_magic);
+    out.str16(job.nvrtc->library);
+    proto::encode_nvrtc_identity(out, job.nvrtc->identity);
+    proto::encode_nvrtc_program(out, job.nvrtc->program);
+    return bytes;
+  }
   const bool link = !job.link_inputs.empty();
   write_magic(out, link ? k_link_job_magic : k_job_magic);
   out.str16(job.arch);
@@ -96,6 +105,17 @@ common::Result<CompileJob> decode_job(proto::Bytes bytes) {
   JITCACHE_TRY(magic);
   const bool link = *magic == 2;
   CompileJob job;
+  if (*magic == 3) {
+    NvrtcJob nvrtc;
+    auto library = in.str16("job nvrtc library", k_max_job_option_length);
+    JITCACHE_TRY(library);
+    nvrtc.library = std::string(*library);
+    JITCACHE_TRY_ASSIGN(nvrtc.identity, proto::decode_nvrtc_identity(in));
+    JITCACHE_TRY_ASSIGN(nvrtc.program, proto::decode_nvrtc_program(in));
+    JITCACHE_TRY(in.expect_end("job"));
+    job.nvrtc = std::move(nvrtc);
+    return job;
+  }
   auto arch = in.str16("job arch", k_max_arch_length);
   JITCACHE_TRY(arch);
   job.arch = std::string(*arch);

@@ -5,12 +5,16 @@
 //   job    "JCJ1"  str16 arch  u16 n  n × str16 nvJitLink option  blob32 PTX          (then EOF)
 //   link   "JCJ2"  str16 arch  u16 n  n × str16 nvJitLink option
 //                  u16 m (1..256)  m × (u8 kind (proto/link_content.hpp)  blob32 data)  (then EOF)
+//   nvrtc  "JCJ3"  str16 library path  identity  program   (proto/nvrtc_compile_messages.hpp; then EOF)
 //   reply  "JCR1"  u8 status  u16 nvJitLink major  u16 minor  u64 compile_time_us
 //          u32 nvJitLinkResult of the failing call (0 when compiled)  blob32 payload
 //
 // str16 is a u16 length and that many bytes (no NUL); blob32 a u32 length and that many bytes. The
 // payload is the cubin (status compiled), nvJitLink's full error log (compile_error) or a sentence
-// (refused). A worker that cannot read its job or write its reply exits with one of the k_exit_*
+// (refused). An NVRTC job's reply carries NVRTC's version in the two version fields and, as status
+// compiled, the encoded NVRTC result (proto/nvrtc_result.hpp) whether the source compiled or not (a
+// compile error is NVRTC's answer too); refused when NVRTC failed for another reason or the library
+// is not the one the daemon probed. A worker that cannot read its job or write its reply exits with one of the k_exit_*
 // codes and writes nothing it would have to take back.
 //
 // This file is compiled into the daemon core, the worker and the tests' fault worker; it depends on
@@ -30,6 +34,7 @@ namespace jitcache::daemon::compile {
 
 inline constexpr char k_job_magic[4] = {'J', 'C', 'J', '1'};
 inline constexpr char k_link_job_magic[4] = {'J', 'C', 'J', '2'};
+inline constexpr char k_nvrtc_job_magic[4] = {'J', 'C', 'J', '3'};
 inline constexpr char k_reply_magic[4] = {'J', 'C', 'R', '1'};
 inline constexpr std::size_t k_max_job_options = 256;
 inline constexpr std::size_t k_max_job_option_length = 1024;

@@ -394,7 +394,9 @@ const std::array<ConfigKey, 67> k_config_key_table{{
     {"compile_nvrtc_library", ValueKind::path,
      "The NVRTC library (`libnvrtc.so.*`, an absolute path) for NVRTC compiles the daemon runs itself: the compile "
      "worker opens it at start-up and reports its version and identity (docs/compile-service.md \"NVRTC\"; STATS "
-     "`compile_nvrtc_version`). Only the worker opens it, never the daemon, and no caller can name another. One "
+     "`compile_nvrtc_version`), and the daemon compiles with it the NVRTC programs clients send that read nothing "
+     "from disk (NVRTC_COMPILE, capability `nvrtc_compile`). Only the worker opens it, never the daemon, and no "
+     "caller can name another. One "
      "that the worker cannot open as NVRTC is logged and left unused (STATS `compile_nvrtc_probe_failed`); the "
      "daemon serves without it. Empty: none.",
      [](Config& c, std::string_view v) { return set_path(c.compile_nvrtc_library, v); },

@@ -15,6 +15,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include <daemon/stats/counters.hpp>
 #include <daemon/store/store.hpp>
 #include <proto/compile_messages.hpp>
+#include <proto/nvrtc_key.hpp>
 
 namespace jitcache::daemon::ops {
 
@@ -43,6 +46,21 @@ struct PendingCompile {
   compile::Priority priority = compile::Priority::interactive;
 };
 
+// An NVRTC_COMPILE the compile service must answer (nvrtc_compile_request.cpp). The job lives on
+// the heap, so input.nvrtc stays valid however the pending compile is moved or copied.
+struct PendingNvrtcCompile {
+  proto::Digest256 key_id;
+  proto::KeyFields key;
+  std::shared_ptr<const compile::NvrtcJob> job;
+  compile::CompileInput input;
+};
+
+// The NVRTC the daemon compiles with: the configured library and the identity its probe reported.
+struct DaemonNvrtc {
+  std::string library;
+  proto::NvrtcIdentity identity;
+};
+
 class CompileRequests {
  public:
   // `max_ptx_bytes`: a larger PTX is `too_large` (config key compile_max_ptx).
@@ -57,6 +75,19 @@ class CompileRequests {
   Reply finish(const PendingCompile& pending, const compile::CompileResult& result);
 
   compile::CompileService& service() { return m_service; }
+
+  // NVRTC_COMPILE (PROTOCOL.md §5 NVRTC_COMPILE), offered once enable_nvrtc() named the NVRTC the
+  // worker's probe accepted; call it before the server serves. The daemon recomputes the key from
+  // the program and its own NVRTC's identity, decides eligibility itself
+  // (proto/nvrtc_daemon_eligibility.hpp), refuses a request whose claimed key is not that key (so no
+  // request plants an entry under a key of its choosing), answers a stored result at once, and
+  // otherwise hands the compile to the service like a COMPILE (same single flight, per-uid queue and
+  // limits); the result goes to the shared namespace (docs/security.md "NVRTC compiles").
+  void enable_nvrtc(DaemonNvrtc nvrtc) { m_nvrtc = std::move(nvrtc); }
+  const std::optional<DaemonNvrtc>& nvrtc() const { return m_nvrtc; }
+  std::variant<Reply, PendingNvrtcCompile> begin_nvrtc(proto::Bytes payload, const store::Visibility& who,
+                                                       const policy::PeerCredentials& peer);
+  Reply finish_nvrtc(const PendingNvrtcCompile& pending, const compile::CompileResult& result);
 
   // Who is told the arch and driver of every key asked for (LOOKUP and COMPILE); null: nobody. Set
   // it before the server serves, or clear it once the server has stopped.
@@ -78,6 +109,7 @@ class CompileRequests {
   compile::CompileService& m_service;
   compile_store::CompileStoreSink& m_sink;
   const std::uint64_t m_max_ptx_bytes;
+  std::optional<DaemonNvrtc> m_nvrtc;
   std::atomic<compile_store::AskWatcher*> m_watcher{nullptr};
 };
 

@@ -25,7 +25,7 @@ constexpr LaneLimits k_bundle_limits{1, static_cast<unsigned>(k_max_bundle_opera
 // PROTOCOL.md §5 "Operations", in op-code order. Columns: op, lane, handler, awaited handler,
 // capability bit, needs, features announced with it, lane limits, caller, needs a descriptor, asks
 // the remotes.
-const std::array<OpRow, 18> k_op_table{{
+const std::array<OpRow, 19> k_op_table{{
     {Op::hello, Lane::worker, &H::hello, nullptr, 0, Needs::nothing, k_no_features, k_no_limits, Caller::anyone, false,
      false},
     {Op::ping, Lane::worker, &H::ping, nullptr, 0, Needs::nothing, k_no_features, k_no_limits, Caller::anyone, false,
@@ -86,6 +86,9 @@ const std::array<OpRow, 18> k_op_table{{
     // A figure: one counter moved, on the worker that read it.
     {Op::nvrtc_note, Lane::worker, &H::nvrtc_note, nullptr, proto::k_capability_nvrtc_note, Needs::nothing,
      k_no_features, k_no_limits, Caller::anyone, false, false},
+    // As COMPILE: starts on the worker, waits for the compile service, whose per-uid limits are its own.
+    {Op::nvrtc_compile, Lane::worker, nullptr, &H::nvrtc_compile, proto::k_capability_nvrtc_compile,
+     Needs::nvrtc_compiler, k_no_features, k_no_limits, Caller::anyone, false, false},
 }};
 
 }  // namespace

@@ -52,6 +52,7 @@ enum class Needs {
   compile_service,  // the compile worker answered its start-up probe
   link_compiler,    // the compile worker reported its nvJitLink build (COMPILE of a link)
   bundle_service,   // bundles are configured (startup/bundle_setup.hpp)
+  nvrtc_compiler,   // the NVRTC the administrator configured passed the worker's probe (NVRTC_COMPILE)
 };
 
 // How many requests of the op's lane may be queued or running at once, per uid and in all; one

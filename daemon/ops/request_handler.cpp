@@ -101,6 +101,7 @@ bool RequestHandler::offers(Needs needs) const {
     case Needs::compile_service: return m_compile != nullptr;
     case Needs::link_compiler: return m_compile != nullptr && m_compile->service().compiles_links();
     case Needs::bundle_service: return m_bundles != nullptr;
+    case Needs::nvrtc_compiler: return m_compile != nullptr && m_compile->nvrtc().has_value();
   }
   return false;
 }

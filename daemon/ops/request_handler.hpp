@@ -77,7 +77,8 @@ class RequestHandler {
 
   // The handlers of the op table's rows, each in a file of its own op: lookup_op.cpp, put_op.cpp,
   // store_ops.cpp (STATS, LIST, REMOVE, GC, VERIFY), compile_op.cpp, report_failure_op.cpp,
-  // hit_note_op.cpp, remote_check_op.cpp, explain_ops.cpp, bundle_ops.cpp, nvrtc_note_op.cpp; HELLO and PING
+  // hit_note_op.cpp, remote_check_op.cpp, explain_ops.cpp, bundle_ops.cpp, nvrtc_note_op.cpp,
+  // nvrtc_compile_op.cpp; HELLO and PING
   // here.
   Reply hello(OpCall& call);
   Reply ping(OpCall& call);
@@ -97,6 +98,7 @@ class RequestHandler {
   Reply export_bundle(OpCall& call);
   Reply import_bundle(OpCall& call);
   Reply nvrtc_note(OpCall& call);
+  boost::asio::awaitable<Reply> nvrtc_compile(OpCall& call);
 
  private:
   store::StoreSet m_stores;

@@ -90,6 +90,10 @@ std::unique_ptr<CompilePath> make_compile_path(const config::Config& config, sto
       runner->linker());
   path->requests =
       std::make_unique<ops::CompileRequests>(store, counters, *path->service, sink, config.compile_max_ptx);
+  if (path->nvrtc) {
+    path->requests->enable_nvrtc(ops::DaemonNvrtc{config.compile_nvrtc_library, *path->nvrtc});
+    spdlog::info("compiling eligible NVRTC programs too (capability nvrtc_compile)");
+  }
   if (sources != nullptr && config.rejit_budget.count() > 0 && config.source_budget > 0) {
     path->rejit =
         std::make_unique<rejit::Rejit>(*sources, *path->service, sink, counters,

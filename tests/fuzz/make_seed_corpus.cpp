@@ -20,6 +20,7 @@
 #include <proto/explain_messages.hpp>
 #include <proto/jit_options.hpp>
 #include <proto/messages.hpp>
+#include <proto/nvrtc_compile_messages.hpp>
 #include <proto/nvrtc_note_messages.hpp>
 #include <proto/nvrtc_result.hpp>
 #include <proto/published_image.hpp>
@@ -182,6 +183,20 @@ struct SeedMessage {
 
 // Every request and reply of PROTOCOL.md §5, with typical values and with every str16 at its limit
 // (a seed at a limit lets a single mutation cross it, and shows any encoder/decoder limit mismatch).
+// An NVRTC program with a header, an option and a name expression, as a client sends it.
+NvrtcCompileRequest nvrtc_compile_request() {
+  NvrtcCompileRequest request;
+  request.identity = {13, 0, xxh3_128(as_bytes("libnvrtc")), xxh3_128(as_bytes("libnvrtc-builtins"))};
+  request.claimed_key = sample_key();
+  request.program.name = "kernel.cu";
+  request.program.source = "#include \"h.cuh\"\ntemplate <typename T> __global__ void k(T* p) { *p = X; }\n";
+  request.program.headers = {{"h.cuh", "#define X 1\n"}};
+  request.program.options = {"-arch=sm_90"};
+  request.program.name_expressions = {"k<float>"};
+  request.include_record = std::string("h.cuh\0absent\n", 13);
+  return request;
+}
+
 std::vector<SeedMessage> seed_messages() {
   const Payload image{'E', 'L', 'F', '!'};
 
@@ -314,6 +329,7 @@ std::vector<SeedMessage> seed_messages() {
       {"import_bundle_request_shared", Op::import_bundle, encode(ImportBundleRequest{ImportTarget::shared})},
       {"import_bundle_request_own", Op::import_bundle, encode(ImportBundleRequest{ImportTarget::own})},
       {"nvrtc_note_request", Op::nvrtc_note, encode(NvrtcNoteRequest{NvrtcUncachedReason::unnamed_include})},
+      {"nvrtc_compile_request", Op::nvrtc_compile, encode(nvrtc_compile_request())},
       // Not a frame's payload but a file clients read (PROTOCOL.md §8); the reply decoders see it.
       {"published_image", Op::hit_note, encode_published_image(by_fast_key.fast_key, sample_entry(0), Bytes(image))},
       // Replies with status ok pass the request header check, so their payloads reach the reply
@@ -332,6 +348,8 @@ std::vector<SeedMessage> seed_messages() {
       {"compile_reply_compiled", Op::compile, encode(compiled)},
       {"compile_reply_stored", Op::compile, encode(compile_stored)},
       {"compile_error_reply", Op::compile, encode(compile_error)},
+      {"nvrtc_compile_reply", Op::nvrtc_compile,
+       encode(NvrtcCompileReply{NvrtcCompileOrigin::compiled, encode_nvrtc_result(NvrtcResult{})})},
       {"remote_check_reply", Op::remote_check, encode(remote_check_reply())},
       {"remote_check_reply_empty", Op::remote_check, encode(RemoteCheckReply{})},
       {"explain_reply", Op::explain, encode(explain_reply())},

@@ -13,6 +13,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
+#include <proto/nvrtc_compile_messages.hpp>
 #include <proto/nvrtc_note_messages.hpp>
 #include <proto/published_image.hpp>
 #include <proto/remote_check_messages.hpp>
@@ -221,6 +222,7 @@ inline void check_request_decoder(Op op, Bytes payload) {
     case Op::export_bundle: check_round_trip(payload, decode_export_bundle_request, k_encode); return;
     case Op::import_bundle: check_round_trip(payload, decode_import_bundle_request, k_encode); return;
     case Op::nvrtc_note: check_round_trip(payload, decode_nvrtc_note_request, k_encode); return;
+    case Op::nvrtc_compile: check_round_trip(payload, decode_nvrtc_compile_request, k_encode); return;
     default:
       // Unknown and reserved ops are answered bad_request without looking at the payload.
       if (is_implemented_op(op)) fail("an implemented op has no request decoder here");
@@ -232,6 +234,7 @@ inline void check_request_decoder(Op op, Bytes payload) {
 // send any of them.
 inline void check_reply_decoders(Bytes payload) {
   check_round_trip(payload, decode_hello_reply, k_encode);
+  check_round_trip(payload, decode_nvrtc_compile_reply, k_encode);
   check_round_trip(payload, decode_gc_reply, k_encode);
   check_round_trip(payload, decode_verify_reply, k_encode);
   check_round_trip(payload, decode_lookup_reply, [](const LookupReply& m) {

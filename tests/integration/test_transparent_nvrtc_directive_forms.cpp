@@ -14,17 +14,16 @@
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
+#include <tests/support/nvrtc_daemon.hpp>
 #include <tests/support/nvrtc_program_run.hpp>
 #include <tests/support/temp_dir.hpp>
 #include <tests/support/transparent_check.hpp>
 
 using jitcache::testing::ChildResult;
-using jitcache::testing::DaemonProcess;
 using jitcache::testing::stat_value;
 using jitcache::testing::TempDir;
-using jitcache::testing::nvrtc::run_program;
+using jitcache::testing::nvrtc::NvrtcDaemon;
 using jitcache::testing::nvrtc::write;
-using jitcache::testing::transparent::run_env;
 
 namespace {
 
@@ -48,10 +47,8 @@ const std::vector<Form> k_forms = {
 }  // namespace
 
 TEST_CASE("transparent nvrtc: (g) a header included through any spelling NVRTC follows is in the key") {
-  TempDir state;
-  DaemonProcess daemon(state);
-  daemon.start();
-  auto client = daemon.client();
+  NvrtcDaemon cache;
+  auto client = cache.client();
   for (const Form& form : k_forms) {
     INFO(form.what);
     TempDir dir;
@@ -59,8 +56,8 @@ TEST_CASE("transparent nvrtc: (g) a header included through any spelling NVRTC f
     const std::string include_dir = dir.file("include");
     write(kernel, std::string(form.source) + "extern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
     const std::vector<std::string> args = {kernel, "-", "-I" + include_dir, "-arch=sm_90"};
-    const auto cached = [&] { return run_program(args, run_env(daemon.socket_path(), true)); };
-    const auto plain = [&] { return run_program(args, run_env(state.file("none.sock"), false)); };
+    const auto cached = [&] { return cache.cached(args); };
+    const auto plain = [&] { return cache.plain(args); };
 
     std::filesystem::create_directories(include_dir);
     if (!form.first_without_header) write(include_dir + "/value.cuh", "#define VALUE 41\n");
@@ -81,10 +78,8 @@ TEST_CASE("transparent nvrtc: (g) a header included through any spelling NVRTC f
 // `--include-path=DIR `): the directory the cache probes must be the one NVRTC searches, or the
 // compile must be NVRTC's own.
 TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks is searched where NVRTC searches") {
-  TempDir state;
-  DaemonProcess daemon(state);
-  daemon.start();
-  auto client = daemon.client();
+  NvrtcDaemon cache;
+  auto client = cache.client();
   for (const std::string& spelling : {std::string("-I="), std::string("-I "), std::string("-I  ")}) {
     for (const bool trailing_blank : {false, true}) {
       TempDir dir;
@@ -94,13 +89,13 @@ TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks 
       write(dir.file("kernel.cu"), "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
       const std::vector<std::string> args = {dir.file("kernel.cu"), "-", option, "-arch=sm_90"};
       write(include_dir + "/value.cuh", "#define VALUE 41\n");
-      const ChildResult first = run_program(args, run_env(daemon.socket_path(), true));
+      const ChildResult first = cache.cached(args);
       REQUIRE(first.status == 0);
       REQUIRE_THAT(first.output, Catch::Contains("compile=0"));  // NVRTC found the header
       write(include_dir + "/value.cuh", "#define VALUE 42\n");
-      const ChildResult changed_plain = run_program(args, run_env(state.file("none.sock"), false));
+      const ChildResult changed_plain = cache.plain(args);
       REQUIRE(changed_plain.output != first.output);
-      CHECK(run_program(args, run_env(daemon.socket_path(), true)).output == changed_plain.output);
+      CHECK(cache.cached(args).output == changed_plain.output);
     }
   }
   {
@@ -110,10 +105,10 @@ TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks 
     const std::vector<std::string> args = {dir.file("kernel.cu"), "-", "--include-path=" + include_dir + " ",
                                            "-arch=sm_90"};
     write(include_dir + "/value.cuh", "#define VALUE 41\n");
-    REQUIRE(run_program(args, run_env(daemon.socket_path(), true)).status == 0);
+    REQUIRE(cache.cached(args).status == 0);
     write(include_dir + "/value.cuh", "#define VALUE 42\n");
-    const ChildResult changed_plain = run_program(args, run_env(state.file("none.sock"), false));
-    CHECK(run_program(args, run_env(daemon.socket_path(), true)).output == changed_plain.output);
+    const ChildResult changed_plain = cache.plain(args);
+    CHECK(cache.cached(args).output == changed_plain.output);
   }
   CHECK(stat_value(client, "hits") == 0);
 }
@@ -123,10 +118,8 @@ TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks 
 // in each place it searches: a `foo.stdh` that appears in an earlier -I directory shadows the `foo`
 // of a later one.
 TEST_CASE("transparent nvrtc: (g) an include without a suffix found as NAME.stdh in an earlier -I is a miss") {
-  TempDir state;
-  DaemonProcess daemon(state);
-  daemon.start();
-  auto client = daemon.client();
+  NvrtcDaemon cache;
+  auto client = cache.client();
   TempDir dir;
   const std::string early = dir.file("early");
   const std::string late = dir.file("late");
@@ -134,12 +127,12 @@ TEST_CASE("transparent nvrtc: (g) an include without a suffix found as NAME.stdh
   write(dir.file("kernel.cu"), "#include <value>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
   write(late + "/value", "#define VALUE 41\n");
   const std::vector<std::string> args = {dir.file("kernel.cu"), "-", "-I" + early, "-I" + late, "-arch=sm_90"};
-  const ChildResult first = run_program(args, run_env(daemon.socket_path(), true));
+  const ChildResult first = cache.cached(args);
   REQUIRE(first.status == 0);
   REQUIRE_THAT(first.output, Catch::Contains("compile=0"));
   write(early + "/value.stdh", "#define VALUE 42\n");
-  const ChildResult shadowed_plain = run_program(args, run_env(state.file("none.sock"), false));
+  const ChildResult shadowed_plain = cache.plain(args);
   REQUIRE(shadowed_plain.output != first.output);  // NVRTC reads early/value.stdh
-  CHECK(run_program(args, run_env(daemon.socket_path(), true)).output == shadowed_plain.output);
+  CHECK(cache.cached(args).output == shadowed_plain.output);
   CHECK(stat_value(client, "hits") == 0);
 }

@@ -13,21 +13,21 @@
 #include <tests/support/child_process.hpp>
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
+#include <tests/support/nvrtc_daemon.hpp>
 #include <tests/support/nvrtc_program_run.hpp>
 #include <tests/support/temp_dir.hpp>
 #include <tests/support/test_skip.hpp>
 #include <tests/support/transparent_check.hpp>
 
 using jitcache::testing::ChildResult;
-using jitcache::testing::DaemonProcess;
 using jitcache::testing::EnvChange;
 using jitcache::testing::stat_value;
 using jitcache::testing::TempDir;
+using jitcache::testing::nvrtc::NvrtcDaemon;
 using jitcache::testing::nvrtc::run_program;
 using jitcache::testing::nvrtc::Sources;
 using jitcache::testing::nvrtc::write;
 using jitcache::testing::transparent::check_twice;
-using jitcache::testing::transparent::run_env;
 
 namespace {
 
@@ -67,12 +67,10 @@ TEST_CASE(
     "output, removed again a hit") {
   if (!have_libcuxx()) JITCACHE_SKIP("no libcu++ (CCCL) headers under " + k_cccl);
   Sources sources(k_libcuxx_kernel);
-  TempDir state;
-  DaemonProcess daemon(state);
-  daemon.start();
-  auto client = daemon.client();
-  const auto cached = [&] { return run_program(libcuxx_args(sources), run_env(daemon.socket_path(), true)); };
-  const auto plain = [&] { return run_program(libcuxx_args(sources), run_env(state.file("none.sock"), false)); };
+  NvrtcDaemon cache;
+  auto client = cache.client();
+  const auto cached = [&] { return cache.cached(libcuxx_args(sources)); };
+  const auto plain = [&] { return cache.plain(libcuxx_args(sources)); };
 
   const ChildResult first_plain = plain();
   REQUIRE(first_plain.status == 0);

@@ -25,6 +25,7 @@
 #include <tests/support/daemon_process.hpp>
 #include <tests/support/daemon_stats.hpp>
 #include <tests/support/eventually.hpp>
+#include <tests/support/nvrtc_daemon.hpp>
 #include <tests/support/nvrtc_program_run.hpp>
 #include <tests/support/temp_dir.hpp>
 #include <tests/support/transparent_check.hpp>
@@ -34,6 +35,7 @@ using jitcache::testing::DaemonProcess;
 using jitcache::testing::EnvChange;
 using jitcache::testing::stat_value;
 using jitcache::testing::TempDir;
+using jitcache::testing::nvrtc::NvrtcDaemon;
 using jitcache::testing::nvrtc::run_program;
 using jitcache::testing::nvrtc::write;
 using jitcache::testing::transparent::run_env;
@@ -79,10 +81,8 @@ TEST_CASE("transparent nvrtc: (g) a header that appears while the compile waits 
     key_id = key_id_in_report(report);
   }
 
-  TempDir state;
-  DaemonProcess daemon(state);
-  daemon.start();
-  auto client = daemon.client();
+  NvrtcDaemon cache;
+  auto client = cache.client();
   const std::string lock_path = runtime + "/jitcache-nvrtc/" + key_id + ".lock";
   std::filesystem::create_directories(runtime + "/jitcache-nvrtc");
   REQUIRE(::chmod((runtime + "/jitcache-nvrtc").c_str(), 0700) == 0);
@@ -91,7 +91,7 @@ TEST_CASE("transparent nvrtc: (g) a header that appears while the compile waits 
   REQUIRE(::flock(lock, LOCK_EX) == 0);
 
   ChildResult raced;
-  std::thread program([&] { raced = run_program(args, run_env(daemon.socket_path(), true, {private_dir})); });
+  std::thread program([&] { raced = cache.cached(args, {private_dir}); });
   // The program has scanned (no flag.cuh) and missed; it now waits for the lock.
   const bool missed =
       jitcache::testing::eventually([&] { return stat_value(client, "nvrtc_misses") >= 1; }, std::chrono::seconds(60));
@@ -104,9 +104,9 @@ TEST_CASE("transparent nvrtc: (g) a header that appears while the compile waits 
 
   // The disk as it was at the scan again: the answer must be NVRTC's for it (VALUE 5).
   std::filesystem::remove(include_dir + "/flag.cuh");
-  const ChildResult plain = run_program(args, run_env(state.file("none.sock"), false));
+  const ChildResult plain = cache.plain(args);
   REQUIRE(plain.status == 0);
   REQUIRE(plain.output != raced.output);  // flag.cuh reaches the code
-  const ChildResult cached = run_program(args, run_env(daemon.socket_path(), true, {private_dir}));
+  const ChildResult cached = cache.cached(args, {private_dir});
   CHECK(cached.output == plain.output);
 }

@@ -133,6 +133,11 @@ class FakeCachePort final : public client::loader::CachePort {
     nvrtc_notes.push_back(reason);
     return {};
   }
+  // The load flow's tests compile no NVRTC program: a daemon that does not offer NVRTC_COMPILE.
+  common::Result<proto::NvrtcCompileReply> nvrtc_compile(const proto::NvrtcCompileRequest&,
+                                                         std::chrono::milliseconds) override {
+    return common::make_error(common::ErrorCode::unsupported, "no NVRTC_COMPILE in this fake");
+  }
 
  private:
   static common::Error status_error(proto::Status status, std::string message) {

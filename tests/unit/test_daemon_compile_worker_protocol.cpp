@@ -104,3 +104,33 @@ TEST_CASE("compile worker protocol: a link job carries its inputs in order, and 
   bad_kind[kind_at] = 9;
   CHECK_FALSE(decode_job(bad_kind));
 }
+
+TEST_CASE("compile worker protocol: an NVRTC job carries its library, identity and program, and is JCJ3 on the pipe") {
+  CompileJob job;
+  NvrtcJob nvrtc;
+  nvrtc.library = "/usr/local/cuda/lib64/libnvrtc.so.13";
+  nvrtc.identity = {13, 0, jitcache::proto::xxh3_128(jitcache::proto::as_bytes("lib")),
+                    jitcache::proto::xxh3_128(jitcache::proto::as_bytes("builtins"))};
+  nvrtc.program.name = "kernel.cu";
+  nvrtc.program.source = "#include \"h.cuh\"\n__global__ void k() {}\n";
+  nvrtc.program.headers = {{"h.cuh", "#define H 1\n"}};
+  nvrtc.program.options = {"-arch=sm_90", "-DX=1"};
+  nvrtc.program.name_expressions = {"k"};
+  job.nvrtc = nvrtc;
+  const auto bytes = encode_job(job);
+  CHECK(std::string(bytes.begin(), bytes.begin() + 4) == "JCJ3");
+  auto decoded = decode_job(bytes);
+  REQUIRE(decoded);
+  REQUIRE(decoded->nvrtc);
+  CHECK(decoded->nvrtc->library == nvrtc.library);
+  CHECK(decoded->nvrtc->identity == nvrtc.identity);
+  CHECK(decoded->nvrtc->program.source == nvrtc.program.source);
+  CHECK(decoded->nvrtc->program.headers == nvrtc.program.headers);
+  CHECK(decoded->nvrtc->program.options == nvrtc.program.options);
+  CHECK(decoded->nvrtc->program.name_expressions == nvrtc.program.name_expressions);
+  CHECK(decoded->ptx.empty());
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    INFO(cut);
+    CHECK_FALSE(decode_job(jitcache::proto::Bytes(bytes.data(), cut)));
+  }
+}

@@ -7,6 +7,8 @@
 
 #include <proto/jit_options.hpp>
 #include <proto/key.hpp>
+#include <proto/nvrtc_compile_messages.hpp>
+#include <proto/nvrtc_daemon_eligibility.hpp>
 #include <proto/nvrtc_key.hpp>
 #include <proto/nvrtc_options.hpp>
 #include <proto/nvrtc_result.hpp>
@@ -127,4 +129,57 @@ TEST_CASE("nvrtc key: valid for the daemon, marked apart from loads and links, a
     in.source += "a.cuh";
     in.headers[0].first.clear();
   }));
+}
+
+TEST_CASE("nvrtc daemon eligibility: only a compile that reads nothing from disk is the daemon's") {
+  const auto refusal = [](const std::vector<const char*>& options, const std::string& record) {
+    auto canonical_options = canonical(options);
+    REQUIRE(canonical_options);
+    return nvrtc_daemon_refusal(*canonical_options, record);
+  };
+  const std::string absent = std::string("kernel.cu\0absent\n", 17) + std::string("sub/h.cuh\0absent\n", 17);
+  CHECK_FALSE(refusal({"-arch=sm_90", "-DX=1", "-std=c++17"}, absent));
+  CHECK_FALSE(refusal({}, ""));
+  CHECK(refusal({"-I/opt/include"}, ""));
+  CHECK(refusal({"--include-path=inc"}, ""));
+  CHECK(refusal({"--pre-include=pre.h"}, ""));
+  CHECK(refusal({"-G"}, ""));
+  CHECK(refusal({"-lineinfo"}, ""));
+  CHECK(refusal({}, std::string("/etc/passwd\0absent\n", 19)));
+  CHECK(refusal({}, std::string("../h.cuh\0absent\n", 16)));
+  CHECK(refusal({}, std::string("a/../h.cuh\0absent\n", 18)));
+  CHECK(refusal({}, std::string("a/..\0absent\n", 12)));
+  CHECK(refusal({}, std::string("h.cuh\0file 0123\n", 16)));
+  CHECK(refusal({}, std::string("h.cuh\0other\n", 12)));
+  CHECK(refusal({}, "h.cuh absent\n"));                               // malformed
+  CHECK(refusal({}, std::string("h.cuh\0absent", 12)));               // unterminated
+  CHECK_FALSE(refusal({}, std::string("a..b/h.cuh\0absent\n", 18)));  // ".." only as a whole part
+}
+
+TEST_CASE("nvrtc compile messages: a request and a reply survive encoding, and every truncation is an error") {
+  NvrtcCompileRequest request;
+  request.identity = {13, 0, xxh3_128(as_bytes("libnvrtc")), xxh3_128(as_bytes("builtins"))};
+  auto key = nvrtc_key(sample_input());
+  REQUIRE(key);
+  request.claimed_key = key->fields;
+  request.program = {"kernel.cu", "__global__ void k() {}", {{"a.cuh", "#define A 1"}}, {"-arch=sm_90"}, {"k"}};
+  request.include_record = std::string("a.cuh\0absent\n", 13);
+  const Payload bytes = encode(request);
+  auto decoded = decode_nvrtc_compile_request(bytes);
+  REQUIRE(decoded);
+  CHECK(encode(*decoded) == bytes);
+  CHECK(decoded->claimed_key == request.claimed_key);
+  CHECK(decoded->program.headers == request.program.headers);
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
+    INFO(cut);
+    CHECK_FALSE(decode_nvrtc_compile_request(Bytes(bytes.data(), cut)));
+  }
+  const Payload reply = encode(NvrtcCompileReply{NvrtcCompileOrigin::stored, {1, 2, 3}});
+  auto decoded_reply = decode_nvrtc_compile_reply(reply);
+  REQUIRE(decoded_reply);
+  CHECK(decoded_reply->origin == NvrtcCompileOrigin::stored);
+  CHECK(decoded_reply->result == std::vector<std::uint8_t>{1, 2, 3});
+  Payload bad_origin = reply;
+  bad_origin[0] = 2;
+  CHECK_FALSE(decode_nvrtc_compile_reply(bad_origin));
 }

@@ -217,6 +217,7 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(static_cast<int>(Op::explain) == 14);
   STATIC_REQUIRE(static_cast<int>(Op::misses) == 15);
   STATIC_REQUIRE(static_cast<int>(Op::nvrtc_note) == 18);
+  STATIC_REQUIRE(static_cast<int>(Op::nvrtc_compile) == 19);
   STATIC_REQUIRE(static_cast<int>(Status::ok) == 0);
   STATIC_REQUIRE(static_cast<int>(Status::not_found) == 1);
   STATIC_REQUIRE(static_cast<int>(Status::bad_request) == 2);
@@ -243,9 +244,10 @@ TEST_CASE("wire: op and status numbers are the ones PROTOCOL.md fixes") {
   STATIC_REQUIRE(k_capability_explain == 2048);
   STATIC_REQUIRE(k_capability_bundles == 4096);
   STATIC_REQUIRE(k_capability_nvrtc_note == 8192);
+  STATIC_REQUIRE(k_capability_nvrtc_compile == 16384);
 }
 
-TEST_CASE("wire: HELLO to NVRTC_NOTE are implemented, 0 and 19 are unknown") {
+TEST_CASE("wire: HELLO to NVRTC_COMPILE are implemented, 0 and 20 are unknown") {
   STATIC_REQUIRE(static_cast<int>(Op::verify) == 11);
   STATIC_REQUIRE(static_cast<int>(Op::hit_note) == 12);
   STATIC_REQUIRE(static_cast<int>(Op::remote_check) == 13);
@@ -255,16 +257,16 @@ TEST_CASE("wire: HELLO to NVRTC_NOTE are implemented, 0 and 19 are unknown") {
     CHECK(is_known_op(op));
     CHECK(is_implemented_op(static_cast<Op>(op)));
   }
-  for (std::uint16_t op : {16, 17, 18}) {
+  for (std::uint16_t op : {16, 17, 18, 19}) {
     CAPTURE(op);
     CHECK(is_known_op(op));
     CHECK(is_implemented_op(static_cast<Op>(op)));
   }
   CHECK_FALSE(is_known_op(0));
-  CHECK_FALSE(is_known_op(19));
+  CHECK_FALSE(is_known_op(20));
   CHECK_FALSE(is_known_op(0xFFFF));
   CHECK_FALSE(is_implemented_op(Op::none));
-  CHECK_FALSE(is_implemented_op(static_cast<Op>(19)));
+  CHECK_FALSE(is_implemented_op(static_cast<Op>(20)));
 }
 
 TEST_CASE("wire: ops and statuses have the names error messages and stats counters use") {

@@ -56,6 +56,10 @@ class CachePort {
   // NVRTC_NOTE: an NVRTC compile that was NVRTC's own, for the daemon to count; sent only when the
   // daemon offers it (proto::k_capability_nvrtc_note). Nothing the caller waits on depends on it.
   virtual common::Result<void> note_nvrtc_uncached(proto::NvrtcUncachedReason reason) = 0;
+  // NVRTC_COMPILE: the daemon compiles an NVRTC program with its own NVRTC. ErrorCode::unsupported
+  // (no reply_status) when the daemon does not offer it; a timeout drops the connection as COMPILE's.
+  virtual common::Result<proto::NvrtcCompileReply> nvrtc_compile(const proto::NvrtcCompileRequest& request,
+                                                                 std::chrono::milliseconds wait) = 0;
 };
 
 }  // namespace jitcache::client::loader

@@ -125,3 +125,28 @@ common::Result<void> DaemonCachePort::note_nvrtc_uncached(proto::NvrtcUncachedRe
 }
 
 }  // namespace jitcache::client::loader
+
+namespace jitcache::client::loader {
+
+common::Result<proto::NvrtcCompileReply> DaemonCachePort::nvrtc_compile(const proto::NvrtcCompileRequest& request,
+                                                                        std::chrono::milliseconds wait) {
+  auto capabilities = this->capabilities();
+  JITCACHE_TRY(capabilities);
+  if ((*capabilities & proto::k_capability_nvrtc_compile) == 0) {
+    return make_error(ErrorCode::unsupported, "jitcached compiles no NVRTC program (no capability nvrtc_compile)");
+  }
+  auto& held = lease();
+  JITCACHE_TRY(held);
+  auto answer = held->client().nvrtc_compile(request, wait);
+  if (!answer && answer.error().code == ErrorCode::timeout) {
+    // As COMPILE's: the daemon is compiling, not dead; only this connection is given up.
+    held->discard();
+    m_lease.emplace(
+        make_error(ErrorCode::unavailable, "the connection to jitcached was closed after NVRTC_COMPILE timed out"));
+    return answer.error();
+  }
+  if (!answer) return failed(answer.error());
+  return answer;
+}
+
+}  // namespace jitcache::client::loader

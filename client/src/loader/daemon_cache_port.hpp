@@ -44,6 +44,8 @@ class DaemonCachePort final : public CachePort {
   common::Result<void> put(const proto::PutRequest& request) override;
   common::Result<void> report_failure(const proto::ReportFailureRequest& request) override;
   common::Result<void> note_nvrtc_uncached(proto::NvrtcUncachedReason reason) override;
+  common::Result<proto::NvrtcCompileReply> nvrtc_compile(const proto::NvrtcCompileRequest& request,
+                                                         std::chrono::milliseconds wait) override;
 
  private:
   // The load's connection, or the error that stands for it (a failed connect, a dropped connection).

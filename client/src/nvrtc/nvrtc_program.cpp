@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 
@@ -12,6 +13,9 @@
 #include <client/src/nvrtc/include_scan.hpp>
 #include <client/src/nvrtc/macro_named_includes.hpp>
 #include <client/src/nvrtc/nvrtc_identity.hpp>
+#include <proto/nvrtc_answers.hpp>
+#include <proto/nvrtc_compile_messages.hpp>
+#include <proto/nvrtc_daemon_eligibility.hpp>
 #include <proto/nvrtc_key.hpp>
 #include <proto/nvrtc_options.hpp>
 
@@ -19,9 +23,10 @@ namespace jitcache::client::nvrtc {
 
 namespace {
 
-// An expression no program adds (a control character leads it): what nvrtcGetLoweredName answers
-// for a name never added is asked with it.
-constexpr const char* k_unknown_expression = "\x01jitcache: not a name expression";
+// The daemon's NVRTC is not this process's (it said so once): NVRTC_COMPILE is not asked again.
+// Rationale: a process holds one NVRTC, mostly, and the daemon one; a request costs the program's
+// bytes over the socket, so one refusal for another NVRTC is enough per process.
+std::atomic<bool> g_daemon_nvrtc_differs{false};
 
 // A load record's result is a CUresult; an NVRTC failure is CUDA_ERROR_UNKNOWN, NVRTC's own result
 // in the reason.
@@ -195,6 +200,8 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     if (daemon_down) return real.compile(m_real, count, options);
   }
 
+  if (auto answered = compile_by_daemon(input, *key, count, options, env, record)) return *answered;
+
   // A miss: NVRTC compiles, and what it answers is stored.
   const auto start = std::chrono::steady_clock::now();
   const nvrtcResult result = [&] {
@@ -248,29 +255,63 @@ void NvrtcProgram::note_uncached(const link::LinkEnvironment& env, proto::NvrtcU
 }
 
 proto::NvrtcResult NvrtcProgram::answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const {
-  proto::NvrtcResult answers;
-  answers.compile_result = static_cast<std::uint32_t>(compiled);
-  for (std::size_t i = 0; i < answers.outputs.size(); ++i) {
-    proto::NvrtcOutputAnswer& output = answers.outputs[i];
-    if (real.size_of[i] == nullptr || real.bytes_of[i] == nullptr) continue;
-    output.present = true;
-    std::size_t size = 0;
-    output.size_result = static_cast<std::uint32_t>(real.size_of[i](m_real, &size));
-    if (output.size_result != NVRTC_SUCCESS) continue;
-    std::vector<char> bytes(size + 1, '\0');
-    output.bytes_result = static_cast<std::uint32_t>(real.bytes_of[i](m_real, bytes.data()));
-    if (output.bytes_result == NVRTC_SUCCESS) output.bytes.assign(bytes.begin(), bytes.begin() + size);
+  proto::NvrtcQuestions ask;
+  ask.has_output = [&](std::size_t i) { return real.size_of[i] != nullptr && real.bytes_of[i] != nullptr; };
+  ask.size_of = [&](std::size_t i, std::size_t* size) {
+    return static_cast<std::uint32_t>(real.size_of[i](m_real, size));
+  };
+  ask.bytes_of = [&](std::size_t i, char* out) { return static_cast<std::uint32_t>(real.bytes_of[i](m_real, out)); };
+  ask.lowered_name = [&](const char* expression, const char** lowered) {
+    return static_cast<std::uint32_t>(real.get_lowered_name(m_real, expression, lowered));
+  };
+  return proto::nvrtc_answers_of(ask, static_cast<std::uint32_t>(compiled), m_expressions);
+}
+
+std::optional<nvrtcResult> NvrtcProgram::compile_by_daemon(const proto::NvrtcCompileInput& input,
+                                                           const proto::KeyFields& key, int count,
+                                                           const char* const* options, const link::LinkEnvironment& env,
+                                                           loader::LoadRecord& record) {
+  if (g_daemon_nvrtc_differs.load(std::memory_order_relaxed)) return std::nullopt;
+  if (proto::nvrtc_daemon_refusal(input.options, input.include_record)) return std::nullopt;
+  proto::NvrtcCompileRequest request;
+  request.identity = input.identity;
+  request.claimed_key = key;
+  request.program.name = m_name;
+  request.program.source = m_source;
+  request.program.headers = m_headers;
+  for (int i = 0; i < count; ++i) request.program.options.emplace_back(options[i]);
+  request.program.name_expressions = m_expressions;
+  request.include_record = input.include_record;
+  const auto answer = [&] {
+    auto timer = record.step(&jitcache_load_info::ns_compile);
+    return env.cache.nvrtc_compile(request, env.settings.compile_timeout);
+  }();
+  if (!answer) {
+    if (answer.error().reply_status == static_cast<std::uint16_t>(proto::Status::cannot_compile) &&
+        answer.error().message.starts_with("nvrtc_identity:")) {
+      g_daemon_nvrtc_differs.store(true, std::memory_order_relaxed);
+    }
+    if (answer.error().code != common::ErrorCode::unsupported) {
+      record.append_reason("jitcached did not compile it (" + answer.error().message + "); ");
+    }
+    return std::nullopt;
   }
-  for (const std::string& expression : m_expressions) {
-    const char* lowered = nullptr;
-    const nvrtcResult result = real.get_lowered_name(m_real, expression.c_str(), &lowered);
-    answers.lowered_names.push_back(
-        {expression, static_cast<std::uint32_t>(result), result == NVRTC_SUCCESS && lowered != nullptr ? lowered : ""});
+  auto decoded = proto::decode_nvrtc_result(answer->result);
+  bool fits = static_cast<bool>(decoded) && decoded->lowered_names.size() == m_expressions.size();
+  for (std::size_t i = 0; fits && i < m_expressions.size(); ++i) {
+    fits = decoded->lowered_names[i].expression == m_expressions[i];
   }
-  const char* unknown = nullptr;
-  answers.unknown_name_result =
-      static_cast<std::uint32_t>(real.get_lowered_name(m_real, k_unknown_expression, &unknown));
-  return answers;
+  if (!fits) {
+    ++env.counters.corrupt_replies;
+    record.append_reason("jitcached's NVRTC result failed the client's check; ");
+    return std::nullopt;
+  }
+  m_served = std::move(*decoded);
+  const bool stored = answer->origin == proto::NvrtcCompileOrigin::stored;
+  record.outcome(stored ? JITCACHE_OUTCOME_HIT : JITCACHE_OUTCOME_COMPILED_BY_DAEMON);
+  record.reason(stored ? "NVRTC result from the cache (found by NVRTC_COMPILE)"
+                       : "a miss: compiled by jitcached with its NVRTC, the same as this program's, and shared");
+  return static_cast<nvrtcResult>(m_served->compile_result);
 }
 
 nvrtcResult NvrtcProgram::output_size(const NvrtcEntryPoints& real, proto::NvrtcOutput which, std::size_t* size) {

@@ -9,7 +9,11 @@
 //             does not compile: the program is served from the cached result. A miss compiles for
 //             real, asks the real program every question a program can ask afterwards, and PUTs
 //             the answers (only for NVRTC_SUCCESS and NVRTC_ERROR_COMPILATION: an out-of-memory,
-//             cancelled or internal failure is not the source's answer)
+//             cancelled or internal failure is not the source's answer). Before that, a compile
+//             that reads nothing from disk (proto/nvrtc_daemon_eligibility.hpp) goes to the daemon
+//             when it offers NVRTC_COMPILE: its NVRTC, the same bytes as the program's, compiles
+//             it, the result is shared, and the program is served from it as from a hit; any
+//             failure of that route (refused, another NVRTC, a timeout) compiles here as above
 //   after     a served program answers GetPTX/CUBIN/LTOIR/OptiXIR{Size,}, GetProgramLog{Size,} and
 //             GetLoweredName from the result, byte for byte and code for code; a further
 //             AddNameExpression gets NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION as NVRTC
@@ -29,6 +33,7 @@
 #include <client/src/link/link_environment.hpp>
 #include <client/src/loader/load_record.hpp>
 #include <client/src/nvrtc/nvrtc_entry_points.hpp>
+#include <proto/nvrtc_key.hpp>
 #include <proto/nvrtc_note_messages.hpp>
 #include <proto/nvrtc_result.hpp>
 
@@ -52,6 +57,11 @@ class NvrtcProgram {
   nvrtcResult compile_keyed(const NvrtcEntryPoints& real, int count, const char* const* options,
                             const link::LinkEnvironment& env, loader::LoadRecord& record);
   proto::NvrtcResult answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const;
+  // NVRTC_COMPILE for an eligible compile: the program is served from the daemon's result (the
+  // compile's result returned), or nullopt: compile here.
+  std::optional<nvrtcResult> compile_by_daemon(const proto::NvrtcCompileInput& input, const proto::KeyFields& key,
+                                               int count, const char* const* options, const link::LinkEnvironment& env,
+                                               loader::LoadRecord& record);
   // Tells the daemon (NVRTC_NOTE) that this compile was NVRTC's own, and why.
   void note_uncached(const link::LinkEnvironment& env, proto::NvrtcUncachedReason reason);
 

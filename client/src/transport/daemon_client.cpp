@@ -236,6 +236,14 @@ Result<void> DaemonClient::nvrtc_note(proto::NvrtcUncachedReason reason) {
   return {};
 }
 
+Result<proto::NvrtcCompileReply> DaemonClient::nvrtc_compile(const proto::NvrtcCompileRequest& request,
+                                                             std::chrono::milliseconds timeout) {
+  auto reply = exchange(Op::nvrtc_compile, proto::encode(request), {}, {}, 0, timeout);
+  JITCACHE_TRY(reply);
+  if (reply->header.status != Status::ok) return status_error(*reply);
+  return proto::decode_nvrtc_compile_reply(Bytes(reply->payload));
+}
+
 Result<proto::PutReply> DaemonClient::put(const proto::PutRequest& request) {
   const proto::Payload trailer = proto::encode_put_request_trailer(request);
   auto reply = ok_reply(Op::put, proto::encode_put_request_head(request), request.image, Bytes(trailer));

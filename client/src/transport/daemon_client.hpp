@@ -24,6 +24,7 @@
 #include <proto/compile_messages.hpp>
 #include <proto/explain_messages.hpp>
 #include <proto/messages.hpp>
+#include <proto/nvrtc_compile_messages.hpp>
 #include <proto/nvrtc_note_messages.hpp>
 #include <proto/remote_check_messages.hpp>
 
@@ -120,6 +121,11 @@ class DaemonClient {
   // NVRTC_NOTE: an NVRTC compile this client could not cache, and why. Send it only to a daemon
   // whose HELLO set proto::k_capability_nvrtc_note.
   Result<void> nvrtc_note(proto::NvrtcUncachedReason reason);
+  // NVRTC_COMPILE: the daemon compiles the program with its own NVRTC, waiting up to `timeout`.
+  // Send it only to a daemon whose HELLO set proto::k_capability_nvrtc_compile; a refusal
+  // (cannot_compile: not eligible, another NVRTC) is an Error with its reply_status.
+  Result<proto::NvrtcCompileReply> nvrtc_compile(const proto::NvrtcCompileRequest& request,
+                                                 std::chrono::milliseconds timeout);
 
   // COMPILE, waiting up to `timeout` for the answer (a compile takes seconds). Send it only to a
   // daemon whose HELLO set proto::k_capability_compile.
