@@ -117,7 +117,7 @@ void DaemonLink::give_back(transport::DaemonClient client, std::optional<std::ui
   if (m_pid != ::getpid()) return;  // a connection the parent also holds (see m_pid)
   // Rationale: under a small RLIMIT_NOFILE an idle connection is a descriptor the program may
   // need; it is closed after each load there (docs/client-guide.md "Descriptors").
-  if (transport::descriptor_floor() < transport::k_descriptor_floor) return;
+  if (transport::descriptor_limit_is_small()) return;
   if (m_idle.size() < k_max_idle_connections) m_idle.push_back(Idle{std::move(client), capabilities});
 }
 

@@ -46,13 +46,21 @@ int descriptor_table_size() {
   return table;
 }
 
-int descriptor_floor() {
-  long long floor = k_descriptor_floor;
+namespace {
+
+// Half the soft RLIMIT_NOFILE (the program keeps the low half), at most k_descriptor_floor.
+long long half_descriptor_limit() {
   rlimit limit{};
-  // Half the limit leaves the program the low half.
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    floor = std::min<long long>(floor, static_cast<long long>(limit.rlim_cur / 2));
-  }
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return k_descriptor_floor;
+  return std::min<long long>(k_descriptor_floor, static_cast<long long>(limit.rlim_cur / 2));
+}
+
+}  // namespace
+
+bool descriptor_limit_is_small() { return half_descriptor_limit() < k_descriptor_floor; }
+
+int descriptor_floor() {
+  long long floor = half_descriptor_limit();
   // Within the table the process has now, in its upper quarter: never a number that grows it.
   const int table = descriptor_table_size();
   floor = std::min<long long>(floor, (table > 0 ? table : k_initial_table_size) * 3LL / 4);

@@ -67,6 +67,8 @@ class OwnedSocket {
 
 // The lowest descriptor number this library moves its sockets to in this process (see above).
 int descriptor_floor();
+// Whether the soft RLIMIT_NOFILE is below twice k_descriptor_floor: descriptors are scarce here.
+bool descriptor_limit_is_small();
 // The size of this process's descriptor table now (FDSize in /proc/self/status); 0 when unknown.
 int descriptor_table_size();
 
