@@ -79,8 +79,8 @@ TEST_CASE("macro-named include: a definition from the options, or in the same te
   auto names = included_names("#define H \"a.h\"\n#define B <b/H2.h>\n#include H\n#include_next B\n");
   REQUIRE(names);
   CHECK(*names == std::vector<std::string>{"a.h", "b/H2.h"});
-  CHECK(defined_by_options({"-arch=sm_90", "-DX", "--define-macro=Y=1", "-I/x"}) ==
-        std::vector<std::string>{"X", "Y=1"});
+  CHECK(defined_by_options({"-arch=sm_90", "-DX", "--define-macro=Y=1", "-I/x", "-D=Z=<z.h>"}) ==
+        std::vector<std::string>{"X", "Y=1", "Z=<z.h>"});
 }
 
 TEST_CASE("macro-named include: what cannot be expanded safely makes the compile NVRTC's own, saying why") {

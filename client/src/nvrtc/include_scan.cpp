@@ -154,7 +154,9 @@ class Scanner {
     for (const auto& [name, content] : m_input.headers) {
       JITCACHE_TRY(scan_text(content, directory_of(name), "the header \"" + name + "\" passed at create"));
     }
-    for (const std::string& define : m_defines) m_macros.define(define);
+    if (!m_defines.empty()) {
+      JITCACHE_TRY(scan_text(definitions_text(m_defines), main_directory, "the options' macro definitions (-D)"));
+    }
     // Each round may find texts with more forwarders or more definitions, and so more names.
     for (std::size_t texts = 0, definitions = 0;;) {
       JITCACHE_TRY(follow_forwarded_probes());

@@ -43,16 +43,21 @@ struct MacroNamedFile {
   bool bracketed = false;
 };
 
-// The values of the -D<value> and --define-macro=<value> among a compile's options, in order
-// (-U is not looked at: a definition more is a candidate more, never a missed one).
+// The values of the -D<value>, -D=<value> (NVRTC 13.0 takes the `=` as -D's own, as for -I=) and
+// --define-macro=<value> among a compile's options, in order (-U is not looked at: a definition
+// more is a candidate more, never a missed one).
 std::vector<std::string> defined_by_options(const std::vector<std::string>& options);
+
+// The -D values as the text of #define lines NVRTC makes of them (`NAME` is `NAME 1`, `NAME=body`
+// and `NAME(x)=body` are `NAME body` and `NAME(x) body`): the scan reads it as one more text of
+// the compile, so an option's macro names headers, probes files (`-DP=__has_include("f.h")`) or
+// expands __TIME__ exactly as one the source defines.
+std::string definitions_text(const std::vector<std::string>& defines);
 
 class MacroNamedIncludes {
  public:
   // Every object-like definition and function-like macro name `text` has.
   void add(const IncludeDirectives& text);
-  // A -D option's value: `NAME` (defined as 1) or `NAME=body`.
-  void define(std::string_view option_value);
   // How many definitions are known: more since the last call means resolutions may name more.
   std::size_t definitions() const { return m_count; }
 
