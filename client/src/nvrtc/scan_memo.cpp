@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <client/src/nvrtc/directives_codec.hpp>
+#include <client/src/nvrtc/scan_build_identity.hpp>
 #include <common/client_environment.hpp>
 #include <common/unique_fd.hpp>
 #include <proto/byte_io.hpp>
@@ -76,6 +77,10 @@ void open_directory(MemoState& memo) {
     memo.unavailable = "the scan memo is off (JITCACHE_NVRTC_SCAN_MEMO)";
     return;
   }
+  if (scan_build_identity().empty()) {
+    memo.unavailable = "no scan memo: the client's code has no build ID to tell its entries from another build's";
+    return;
+  }
   const std::string path = scan_memo_directory_path();
   if (path.empty()) {
     memo.unavailable = "no scan memo: no absolute JITCACHE_NVRTC_SCAN_MEMO_DIR, XDG_CACHE_HOME or home directory";
@@ -112,10 +117,12 @@ void put_stamp(proto::ByteWriter& out, const FileStamp& stamp) {
   out.i64(static_cast<std::int64_t>(stamp.changed.tv_nsec));
 }
 
-// What an entry begins with: the magic, the path and the stamp, which a lookup compares whole.
+// What an entry begins with: the magic, the build that parsed the file (scan_build_identity.hpp),
+// the path and the stamp, which a lookup compares whole.
 std::vector<std::uint8_t> entry_head(const std::string& path, const FileStamp& stamp) {
   std::vector<std::uint8_t> bytes(k_magic.begin(), k_magic.end());
   proto::ByteWriter out(bytes);
+  out.blob32(proto::as_bytes(scan_build_identity()));
   out.blob32(proto::as_bytes(path));
   put_stamp(out, stamp);
   return bytes;
