@@ -238,3 +238,36 @@ TEST_CASE("transparent nvrtc: (g) an option that defines a macro as __TIME__ mak
   CHECK(stat_value(client, "entries") == 0);
   CHECK(stat_value(client, "hits") == 0);
 }
+
+// A macro NVRTC predefines inside a macro-named include: NVRTC's value (`__CUDACC_RTC__` is 1) is
+// the one in force, not the fallback a text defines for other compilers, and no text holds it.
+TEST_CASE(
+    "transparent nvrtc: (g) a header named through a macro NVRTC predefines, changed between runs, is NVRTC's new "
+    "output") {
+  Sources sources(
+      "#ifndef __CUDACC_RTC__\n"
+      "#define __CUDACC_RTC__ offline\n"
+      "#endif\n"
+      "#define VALUE_HEADER <values/__CUDACC_RTC__/value.cuh>\n"
+      "#include VALUE_HEADER\n"
+      "#include \"memory_header.cuh\"\n"
+      "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] *= (T)(CHOSEN_VALUE + MEMORY_VALUE); }\n");
+  write(sources.include_dir + "/values/1/value.cuh", "#define CHOSEN_VALUE 3\n");
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  const std::vector<EnvChange> memo = {{"JITCACHE_NVRTC_SCAN_MEMO_DIR", state.file("memo")}};
+  const std::vector<std::string> args = jitcache::testing::nvrtc::compile_args(sources);
+  const auto cached = [&] { return run_program(args, run_env(daemon.socket_path(), true, memo)); };
+  const auto plain = [&] { return run_program(args, run_env(state.file("none.sock"), false)); };
+
+  const ChildResult first = cached();
+  REQUIRE(first.status == 0);
+  write(sources.include_dir + "/values/1/value.cuh", "#define CHOSEN_VALUE 7\n");
+  const ChildResult changed_plain = plain();
+  REQUIRE(changed_plain.output != first.output);  // the header reaches the output
+  const ChildResult changed = cached();
+  CHECK(changed.output == changed_plain.output);
+  CHECK(stat_value(client, "hits") == 0);
+}

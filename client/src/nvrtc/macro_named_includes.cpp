@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <client/src/nvrtc/nvrtc_predefined_macros.hpp>
+
 namespace jitcache::client::nvrtc {
 
 namespace {
@@ -111,8 +113,13 @@ common::Result<std::vector<std::string>> MacroNamedIncludes::expand(std::string_
     }
     std::size_t next = i;
     while (next < text.size() && blank(text[next])) ++next;
-    if (m_function_like.count(name) != 0 && (next < text.size() ? text[next] == '(' : in_body)) {
+    const bool called = next < text.size() ? text[next] == '(' : in_body;
+    if (m_function_like.count(name) != 0 && called) {
       return unsupported(name + " is a function-like macro, which this scan does not expand");
+    }
+    // Whatever the texts define: NVRTC's own definition may be the one in force.
+    if (nvrtc_may_predefine(name) && (called || !nvrtc_predefines_function_like(name))) {
+      return unsupported(name + " is a macro NVRTC predefines, whose value no text of the compile holds");
     }
     const auto found = m_objects.find(name);
     if (found == m_objects.end()) {

@@ -12,7 +12,8 @@
 //
 // Refused (ErrorCode::unsupported, the message says why): a macro the texts never define (it may
 // be one NVRTC predefines, which this cannot see), as is an identifier between `<` and `>` with a
-// reserved name (`__x`, `_X`) that no text defines; a function-like macro called, or one whose
+// reserved name (`__x`, `_X`) that no text defines; a macro NVRTC predefines
+// (nvrtc_predefined_macros.hpp), whatever the texts define; a function-like macro called, or one whose
 // name ends a body (a `(` after it could call it); `#` or `##` in a body (stringizing, pasting);
 // blanks inside a `<...>` built by expansion (preprocessors differ in the spaces they keep there);
 // an expansion that is no file name; more than k_max_macro_candidates names or a nesting deeper
