@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tests/support/child_process.hpp>
@@ -185,10 +186,14 @@ TEST_CASE(
 TEST_CASE(
     "transparent nvrtc: (g) a file probed through a macro an option defines, created between runs, is a miss with the "
     "new output") {
-  for (const std::vector<std::string>& options :
-       {std::vector<std::string>{"-DPROBE=__has_include(\"probed.cuh\")"},
-        std::vector<std::string>{"-DHAS(x)=__has_include(x)", "-DPROBE=HAS(<probed.cuh>)"}}) {
-    INFO(options.front());
+  // Through a forwarder, `<DIR/probed.cuh>` is expanded as an argument: NVRTC probes sub/probed.cuh.
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"-DPROBE=__has_include(\"probed.cuh\")"}, "probed.cuh"},
+      {{"-DHAS(x)=__has_include(x)", "-DPROBE=HAS(<probed.cuh>)"}, "probed.cuh"},
+      {{"-DHAS(x)=__has_include(x)", "-DDIR=sub", "-DPROBE=HAS(<DIR/probed.cuh>)"}, "sub/probed.cuh"},
+  };
+  for (const auto& [options, probed] : cases) {
+    INFO(options.back());
     Sources sources(
         "#include \"memory_header.cuh\"\n"
         "#if PROBE\n"
@@ -210,7 +215,7 @@ TEST_CASE(
     REQUIRE(first.status == 0);
     CHECK(stat_value(client, "entries") == 1);
 
-    write(sources.include_dir + "/probed.cuh", "\n");
+    write(sources.include_dir + "/" + probed, "\n");
     const ChildResult created_plain = plain();
     REQUIRE(created_plain.output != first.output);  // the probe's answer reaches the output
     const ChildResult created = cached();

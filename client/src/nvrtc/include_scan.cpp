@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -222,6 +223,13 @@ class Scanner {
         JITCACHE_TRY(probed);
         for (const ForwardedProbe& probe : *probed) {
           JITCACHE_TRY(follow(probe.name, scanned.directory, probe.bracketed, scanned.in_memory));
+          // Passed through a macro, `<DIR/x.h>` is expanded as an argument before __has_include
+          // sees it (NVRTC 13.0 probes sub/x.h after `#define DIR sub`), unlike a direct
+          // `__has_include(<DIR/x.h>)`: resolved as a macro-named include is, every round.
+          if (probe.bracketed && m_bracketed_probes.insert(probe.name).second) {
+            m_any_macro_include = true;
+            m_macros_resolved_probes = k_never;
+          }
           if (probe.in_definition && !probe.bracketed && m_probes_in_definitions.insert(probe.name).second) {
             m_names_in_definitions.push_back(probe.name);
           }
@@ -249,6 +257,21 @@ class Scanner {
     m_unresolved.reset();
     if (!m_any_macro_include) return {};
     for (; m_macro_texts < m_scanned.size(); ++m_macro_texts) m_macros.add(**m_scanned[m_macro_texts].directives);
+    if (m_macros_resolved_probes != m_macros.definitions()) {
+      m_macros_resolved_probes = m_macros.definitions();
+      const std::vector<std::string> probes(m_bracketed_probes.begin(), m_bracketed_probes.end());
+      for (const std::string& probe : probes) {
+        auto files = m_macros.resolve("<" + probe + ">");
+        if (!files) {
+          if (!m_unresolved) {
+            m_unresolved = unsupported("a probe through a macro of <" + probe + ">: " + files.error().message);
+          }
+          m_macros_resolved_probes = k_never;  // judged again next round
+          continue;
+        }
+        for (const MacroNamedFile& file : *files) JITCACHE_TRY(follow(file.name, {}, true, false));
+      }
+    }
     const std::size_t known = m_scanned.size();  // texts found now are resolved in the next round
     m_resolved_under.resize(known, k_never);
     for (std::size_t i = 0; i < known; ++i) {
@@ -348,6 +371,8 @@ class Scanner {
   static constexpr std::size_t k_never = static_cast<std::size_t>(-1);
   std::vector<std::size_t> m_resolved_under;  // per text: m_macros.definitions() when last followed
   bool m_any_macro_include = false;
+  std::set<std::string> m_bracketed_probes;        // `<name>` arguments of forwarders' calls
+  std::size_t m_macros_resolved_probes = k_never;  // m_macros.definitions() when they were last resolved
 };
 
 }  // namespace
