@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -46,7 +47,8 @@ std::string joined(const std::string& directory, const std::string& name) {
 struct FileFacts {
   // other: a directory, or a file this process cannot read; special: a device, FIFO or socket,
   // whose content can change under one stamp
-  enum class State { absent, file, other, special } state = State::absent;
+  // too_large: more bytes than a whole compile may read (k_max_bytes), left unread
+  enum class State { absent, file, other, special, too_large } state = State::absent;
   std::string digest_hex;
   std::size_t size = 0;
   std::shared_ptr<const common::Result<IncludeDirectives>> directives;
@@ -117,6 +119,13 @@ FileFacts facts_of(const std::string& path) {
     facts.directives = std::make_shared<const common::Result<IncludeDirectives>>(std::move(memoized->directives));
     std::lock_guard lock(memory_mutex());
     memory()[path] = Remembered{stamp, facts};
+    return facts;
+  }
+  // Rationale: a candidate the compile may never read (a `.stdh` variant, a choice of a macro, an
+  // include under `#if 0`) can be a huge or sparse file; reading it whole to refuse it afterwards
+  // cost its size in memory and time, enough to have the program killed.
+  if (static_cast<std::uint64_t>(st.st_size) > k_max_bytes) {
+    facts.state = FileFacts::State::too_large;
     return facts;
   }
   const std::optional<std::string> read = content_of(path, st);
@@ -334,13 +343,18 @@ class Scanner {
     if (found.state == FileFacts::State::special) {
       return unsupported(path + ", where the compile may look for a header, is a device, FIFO or socket");
     }
+    if (found.state == FileFacts::State::too_large) {
+      return unsupported(path + ", where the compile may look for a header, is larger than " +
+                         std::to_string(k_max_bytes >> 20) + " MiB");
+    }
     m_record.text += path;
     m_record.text.push_back('\0');
     switch (found.state) {
       case FileFacts::State::absent: m_record.text += "absent"; break;
       case FileFacts::State::other: m_record.text += "other"; break;
       case FileFacts::State::file: m_record.text += "file " + found.digest_hex; break;
-      case FileFacts::State::special: break;
+      case FileFacts::State::special:
+      case FileFacts::State::too_large: break;
     }
     m_record.text.push_back('\n');
     if (found.state != FileFacts::State::file) return {};
