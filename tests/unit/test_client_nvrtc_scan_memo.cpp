@@ -295,6 +295,24 @@ TEST_CASE("scan memo: a directory, entry or link another uid planted is not used
     memo_store("/x/h.cuh", stamp, made_up_facts());
     CHECK(entries_in(dir.file("memo")) == 0);
   }
+  SECTION("a directory of the real uid, in a process whose effective uid is another (set-user-ID)") {
+    // The process writes and trusts the memo as its effective uid: a set-user-ID program run by
+    // another user must not take that user's entries (whose lies would become its results).
+    std::filesystem::create_directories(dir.file("memo"));
+    ::chmod(dir.file("memo").c_str(), 0700);
+    REQUIRE(::chown(dir.file("memo").c_str(), k_other_uid, k_other_uid) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      if (::setresuid(k_other_uid, 0, 0) != 0) ::_exit(2);
+      const MemoAt memo(dir.file("memo"));
+      ::_exit(scan_memo_unavailable().empty() ? 1 : 0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
   SECTION("a directory others may write") {
     std::filesystem::create_directories(dir.file("memo"));
     ::chmod(dir.file("memo").c_str(), 0777);
