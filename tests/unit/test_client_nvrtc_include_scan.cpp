@@ -231,3 +231,16 @@ TEST_CASE(
     if (!names) CHECK(names.error().code == ErrorCode::unsupported);
   }
 }
+
+TEST_CASE("include scan: a <file> passed to a forwarder is expanded as its argument is, before the probe") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("inc/sub"));
+  // NVRTC 13.0 probes sub/x.h for F(<DIR/x.h>) (a direct __has_include(<DIR/x.h>) probes DIR/x.h).
+  auto record = scan_with(dir, "#define F(x) __has_include(x)\n#define DIR sub\n#if F(<DIR/x.h>)\n#endif\n");
+  REQUIRE(record);
+  CHECK_THAT(record->text, Catch::Contains(dir.file("inc/sub/x.h") + std::string(1, '\0') + "absent"));
+  // NVRTC's own NULL (0) is no text's: the probe cannot be named.
+  auto predefined = scan_with(dir, "#define F(x) __has_include(x)\n#if F(<NULL/x.h>)\n#endif\n");
+  REQUIRE_FALSE(predefined);
+  CHECK_THAT(predefined.error().message, Catch::Contains("NVRTC predefines"));
+}

@@ -3,6 +3,7 @@
 #include <client/src/nvrtc/has_include_forwarders.hpp>
 #include <client/src/nvrtc/include_directives.hpp>
 #include <client/src/nvrtc/macro_named_includes.hpp>
+#include <client/src/nvrtc/nvrtc_predefined_macros.hpp>
 #include <client/src/nvrtc/scan_memo.hpp>
 
 #include <errno.h>
@@ -235,10 +236,7 @@ class Scanner {
           // Passed through a macro, `<DIR/x.h>` is expanded as an argument before __has_include
           // sees it (NVRTC 13.0 probes sub/x.h after `#define DIR sub`), unlike a direct
           // `__has_include(<DIR/x.h>)`: resolved as a macro-named include is, every round.
-          if (probe.bracketed && m_bracketed_probes.insert(probe.name).second) {
-            m_any_macro_include = true;
-            m_macros_resolved_probes = k_never;
-          }
+          if (probe.bracketed && m_bracketed_probes.insert(probe.name).second) note_probe_identifiers(probe.name);
           if (probe.in_definition && !probe.bracketed && m_probes_in_definitions.insert(probe.name).second) {
             m_names_in_definitions.push_back(probe.name);
           }
@@ -255,6 +253,49 @@ class Scanner {
     }
   }
 
+  // Rationale: gathering every text's definitions costs a libcu++ scan more than the rest of a
+  // warm scan (7.6 ms against 2.2 ms, tests/bench/bench_nvrtc_scan.cpp), and its probes
+  // (`<cuda_fp16.h>`, `<nvtx3/nvtx3.hpp>`) name no macro; so the probes' identifiers are kept, and
+  // the definitions gathered only once one of them may be a macro: a text defines it, NVRTC may
+  // predefine it, or it is reserved (the expansion judges those).
+  void note_probe_identifiers(std::string_view name) {
+    m_macros_resolved_probes = k_never;
+    for (std::size_t i = 0; i < name.size();) {
+      const auto identifier_char = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+      };
+      if (!identifier_char(name[i])) {
+        ++i;
+        continue;
+      }
+      std::size_t end = i;
+      while (end < name.size() && (identifier_char(name[end]) || name[end] == '.')) {
+        if (name[end] == '.' && !(name[i] >= '0' && name[i] <= '9')) break;  // `.` continues a pp-number only
+        ++end;
+      }
+      const std::string_view identifier = name.substr(i, end - i);
+      i = end;
+      if (identifier[0] >= '0' && identifier[0] <= '9') continue;
+      const bool reserved = identifier.size() >= 2 && identifier[0] == '_' &&
+                            (identifier[1] == '_' || (identifier[1] >= 'A' && identifier[1] <= 'Z'));
+      if (reserved || nvrtc_may_predefine(identifier)) m_any_macro_include = true;
+      if (m_probe_identifiers.emplace(identifier).second) m_probe_checked_texts = 0;
+    }
+  }
+
+  // Whether a text defines one of the probes' identifiers (then m_any_macro_include).
+  void find_probe_macros() {
+    for (; m_probe_checked_texts < m_scanned.size() && !m_any_macro_include; ++m_probe_checked_texts) {
+      const IncludeDirectives& text = **m_scanned[m_probe_checked_texts].directives;
+      for (const ObjectMacro& macro : text.objects) {
+        m_any_macro_include = m_any_macro_include || m_probe_identifiers.count(macro.name) != 0;
+      }
+      for (const std::string& name : text.function_like) {
+        m_any_macro_include = m_any_macro_include || m_probe_identifiers.count(name) != 0;
+      }
+    }
+  }
+
   // The includes named through object-like macros, each followed for every file name a choice of
   // the macros' definitions gives (client/src/nvrtc/macro_named_includes.hpp): the definitions
   // known so far, so run() comes back here while texts or definitions are added.
@@ -264,6 +305,7 @@ class Scanner {
     // An include that cannot be resolved yet may be once a text found later defines its macro: it
     // is refused only when a round finds nothing new (run()).
     m_unresolved.reset();
+    if (!m_any_macro_include) find_probe_macros();
     if (!m_any_macro_include) return {};
     for (; m_macro_texts < m_scanned.size(); ++m_macro_texts) m_macros.add(**m_scanned[m_macro_texts].directives);
     if (m_macros_resolved_probes != m_macros.definitions()) {
@@ -385,8 +427,10 @@ class Scanner {
   static constexpr std::size_t k_never = static_cast<std::size_t>(-1);
   std::vector<std::size_t> m_resolved_under;  // per text: m_macros.definitions() when last followed
   bool m_any_macro_include = false;
-  std::set<std::string> m_bracketed_probes;        // `<name>` arguments of forwarders' calls
-  std::size_t m_macros_resolved_probes = k_never;  // m_macros.definitions() when they were last resolved
+  std::set<std::string> m_bracketed_probes;             // `<name>` arguments of forwarders' calls
+  std::unordered_set<std::string> m_probe_identifiers;  // the identifiers in them
+  std::size_t m_probe_checked_texts = 0;                // texts looked at for a definition of one of them
+  std::size_t m_macros_resolved_probes = k_never;       // m_macros.definitions() when they were last resolved
 };
 
 }  // namespace
