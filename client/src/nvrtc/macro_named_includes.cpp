@@ -48,11 +48,10 @@ std::string definitions_text(const std::vector<std::string>& defines) {
   for (const std::string& define : defines) {
     const std::size_t equals = define.find('=');
     text += "#define ";
-    if (equals == std::string::npos) {
-      text += define + " 1\n";
-    } else {
-      text += define.substr(0, equals) + " " + define.substr(equals + 1) + "\n";
-    }
+    text += equals == std::string::npos ? define + " 1" : define.substr(0, equals) + " " + define.substr(equals + 1);
+    // An empty line after each: a value ending in a backslash (`-DA=x\`, which NVRTC 13.0 takes)
+    // splices only that line, not the next option's definition.
+    text += "\n\n";
   }
   return text;
 }
