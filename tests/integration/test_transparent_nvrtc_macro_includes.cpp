@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tests/support/child_process.hpp>
@@ -137,4 +138,141 @@ TEST_CASE(
   CHECK(restored.output == first.output);
   CHECK(stat_value(client, "hits") == hits + 1);
   CHECK(stat_value(client, "entries") == 2);
+}
+
+// A header named by a macro that an option defines as `-D=NAME=value` (NVRTC 13.0 takes the `=`
+// after -D as -D's own, as it does for -I=): the macro's default in the source names another file,
+// so a scan that saw no definition from the option would record that one and miss the header read.
+TEST_CASE(
+    "transparent nvrtc: (g) a header named by a macro defined as -D=NAME=<file> that changes between runs is a miss "
+    "with the new output") {
+  Sources sources(
+      "#ifndef VALUE_HEADER\n"
+      "#define VALUE_HEADER \"default_value.cuh\"\n"
+      "#endif\n"
+      "#include VALUE_HEADER\n"
+      "#include \"memory_header.cuh\"\n"
+      "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] *= (T)(CHOSEN_VALUE + MEMORY_VALUE); }\n");
+  write(sources.include_dir + "/default_value.cuh", "#define CHOSEN_VALUE 5\n");
+  write(sources.include_dir + "/chosen_value.cuh", "#define CHOSEN_VALUE 3\n");
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  const std::vector<EnvChange> memo = {{"JITCACHE_NVRTC_SCAN_MEMO_DIR", state.file("memo")}};
+  const std::vector<std::string> args =
+      jitcache::testing::nvrtc::compile_args(sources, {"-D=VALUE_HEADER=\"chosen_value.cuh\""});
+  const auto cached = [&] { return run_program(args, run_env(daemon.socket_path(), true, memo)); };
+  const auto plain = [&] { return run_program(args, run_env(state.file("none.sock"), false)); };
+
+  const ChildResult first_plain = plain();
+  REQUIRE(first_plain.status == 0);
+  const ChildResult first = cached();
+  CHECK(first.output == first_plain.output);
+  REQUIRE(stat_value(client, "entries") == 1);  // keyed: the scan resolved the include
+
+  write(sources.include_dir + "/chosen_value.cuh", "#define CHOSEN_VALUE 7\n");
+  const ChildResult changed_plain = plain();
+  REQUIRE(changed_plain.output != first_plain.output);  // the header reaches the output
+  const auto hits = stat_value(client, "hits");
+  const ChildResult changed = cached();
+  CHECK(changed.output == changed_plain.output);
+  CHECK(stat_value(client, "hits") == hits);
+}
+
+// A probe an option's macro makes (`-DPROBE=__has_include("file")`, `-DHAS(x)=__has_include(x)`):
+// NVRTC 13.0 expands it where the source uses it, so a file created there between runs changes the
+// output as a probe written in the source would.
+TEST_CASE(
+    "transparent nvrtc: (g) a file probed through a macro an option defines, created between runs, is a miss with the "
+    "new output") {
+  // Through a forwarder, `<DIR/probed.cuh>` is expanded as an argument: NVRTC probes sub/probed.cuh.
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"-DPROBE=__has_include(\"probed.cuh\")"}, "probed.cuh"},
+      {{"-DHAS(x)=__has_include(x)", "-DPROBE=HAS(<probed.cuh>)"}, "probed.cuh"},
+      {{"-DHAS(x)=__has_include(x)", "-DDIR=sub", "-DPROBE=HAS(<DIR/probed.cuh>)"}, "sub/probed.cuh"},
+  };
+  for (const auto& [options, probed] : cases) {
+    INFO(options.back());
+    Sources sources(
+        "#include \"memory_header.cuh\"\n"
+        "#if PROBE\n"
+        "#define CHOSEN_VALUE 5\n"
+        "#else\n"
+        "#define CHOSEN_VALUE 3\n"
+        "#endif\n"
+        "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] *= (T)(CHOSEN_VALUE + MEMORY_VALUE); }\n");
+    TempDir state;
+    DaemonProcess daemon(state);
+    daemon.start();
+    auto client = daemon.client();
+    const std::vector<EnvChange> memo = {{"JITCACHE_NVRTC_SCAN_MEMO_DIR", state.file("memo")}};
+    const std::vector<std::string> args = jitcache::testing::nvrtc::compile_args(sources, options);
+    const auto cached = [&] { return run_program(args, run_env(daemon.socket_path(), true, memo)); };
+    const auto plain = [&] { return run_program(args, run_env(state.file("none.sock"), false)); };
+
+    const ChildResult first = cached();
+    REQUIRE(first.status == 0);
+    CHECK(stat_value(client, "entries") == 1);
+
+    write(sources.include_dir + "/" + probed, "\n");
+    const ChildResult created_plain = plain();
+    REQUIRE(created_plain.output != first.output);  // the probe's answer reaches the output
+    const ChildResult created = cached();
+    CHECK(created.output == created_plain.output);
+  }
+}
+
+// `-DSTAMP=__TIME__`: the output changes with the clock, as a __TIME__ in the source does, and a
+// stored answer would give every later run the time of the first compile.
+TEST_CASE("transparent nvrtc: (g) an option that defines a macro as __TIME__ makes the compile NVRTC's own") {
+  Sources sources(
+      "#include \"memory_header.cuh\"\n"
+      "__device__ const char stamp[] = STAMP;\n"
+      "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] *= (T)(stamp[7] + MEMORY_VALUE); }\n");
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  const std::vector<EnvChange> memo = {{"JITCACHE_NVRTC_SCAN_MEMO_DIR", state.file("memo")}};
+  const std::vector<std::string> args = jitcache::testing::nvrtc::compile_args(sources, {"-DSTAMP=__TIME__"});
+  const ChildResult first = run_program(args, run_env(daemon.socket_path(), true, memo));
+  REQUIRE(first.status == 0);
+  const ChildResult second = run_program(args, run_env(daemon.socket_path(), true, memo));
+  REQUIRE(second.status == 0);
+  CHECK(stat_value(client, "entries") == 0);
+  CHECK(stat_value(client, "hits") == 0);
+}
+
+// A macro NVRTC predefines inside a macro-named include: NVRTC's value (`__CUDACC_RTC__` is 1) is
+// the one in force, not the fallback a text defines for other compilers, and no text holds it.
+TEST_CASE(
+    "transparent nvrtc: (g) a header named through a macro NVRTC predefines, changed between runs, is NVRTC's new "
+    "output") {
+  Sources sources(
+      "#ifndef __CUDACC_RTC__\n"
+      "#define __CUDACC_RTC__ offline\n"
+      "#endif\n"
+      "#define VALUE_HEADER <values/__CUDACC_RTC__/value.cuh>\n"
+      "#include VALUE_HEADER\n"
+      "#include \"memory_header.cuh\"\n"
+      "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] *= (T)(CHOSEN_VALUE + MEMORY_VALUE); }\n");
+  write(sources.include_dir + "/values/1/value.cuh", "#define CHOSEN_VALUE 3\n");
+  TempDir state;
+  DaemonProcess daemon(state);
+  daemon.start();
+  auto client = daemon.client();
+  const std::vector<EnvChange> memo = {{"JITCACHE_NVRTC_SCAN_MEMO_DIR", state.file("memo")}};
+  const std::vector<std::string> args = jitcache::testing::nvrtc::compile_args(sources);
+  const auto cached = [&] { return run_program(args, run_env(daemon.socket_path(), true, memo)); };
+  const auto plain = [&] { return run_program(args, run_env(state.file("none.sock"), false)); };
+
+  const ChildResult first = cached();
+  REQUIRE(first.status == 0);
+  write(sources.include_dir + "/values/1/value.cuh", "#define CHOSEN_VALUE 7\n");
+  const ChildResult changed_plain = plain();
+  REQUIRE(changed_plain.output != first.output);  // the header reaches the output
+  const ChildResult changed = cached();
+  CHECK(changed.output == changed_plain.output);
+  CHECK(stat_value(client, "hits") == 0);
 }

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -72,4 +75,28 @@ TEST_CASE("nvrtc identity: a runtime directory others may write is not used") {
   ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
   CHECK(private_directory().empty());
   ::unsetenv("XDG_RUNTIME_DIR");
+}
+
+TEST_CASE(
+    "nvrtc identity: in a process whose effective uid is another (set-user-ID), the real uid's runtime directory is "
+    "not used") {
+  if (::geteuid() != 0) return;  // needs root to take another real uid
+  TempDir dir;
+  const std::string runtime = dir.file("caller");
+  std::filesystem::create_directories(runtime + "/jitcache-nvrtc");
+  ::chmod((runtime + "/jitcache-nvrtc").c_str(), 0700);
+  REQUIRE(::chown((runtime + "/jitcache-nvrtc").c_str(), 65534, 65534) == 0);
+  // The caller's digests (and locks) there would be its lies: a digest planted for the program's
+  // NVRTC under its stamp would key another NVRTC's results as this one's.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::setresuid(65534, 0, 0) != 0) ::_exit(2);
+    ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
+    ::_exit(private_directory().empty() ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }

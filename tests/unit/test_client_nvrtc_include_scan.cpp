@@ -2,6 +2,8 @@
 // may come from is recorded with what it holds, so that a key names one state of the disk.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -83,6 +85,24 @@ TEST_CASE("include scan: a device or FIFO where a header may be found makes the 
   REQUIRE_FALSE(record);
   CHECK(record.error().code == ErrorCode::unsupported);
   CHECK_THAT(record.error().message, Catch::Contains("/dev/null"));
+}
+
+TEST_CASE("include scan: a huge file where a header may be found is refused unread") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("inc"));
+  // Sparse: 600 MiB on no disk, beyond what a compile may read. Reading it to refuse it afterwards
+  // took its size in memory (a larger one got the program killed).
+  std::ofstream(dir.file("inc/huge.h")).close();
+  std::filesystem::resize_file(dir.file("inc/huge.h"), std::uintmax_t{600} << 20);
+  rusage before{};
+  ::getrusage(RUSAGE_SELF, &before);
+  auto record = scan_includes({"kernel.cu", "#if 0\n#include <huge.h>\n#endif\n", {}, {dir.file("inc")}, {}});
+  rusage after{};
+  ::getrusage(RUSAGE_SELF, &after);
+  REQUIRE_FALSE(record);
+  CHECK(record.error().code == ErrorCode::unsupported);
+  CHECK_THAT(record.error().message, Catch::Contains("huge.h") && Catch::Contains("larger than"));
+  CHECK(after.ru_maxrss - before.ru_maxrss < 100 * 1024);  // KiB: never read into memory
 }
 
 // Probes through forwarding macros (client/src/nvrtc/has_include_forwarders.hpp): the CUDA C++
@@ -210,4 +230,17 @@ TEST_CASE(
     auto names = included_names(std::string_view(text).substr(0, length));
     if (!names) CHECK(names.error().code == ErrorCode::unsupported);
   }
+}
+
+TEST_CASE("include scan: a <file> passed to a forwarder is expanded as its argument is, before the probe") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("inc/sub"));
+  // NVRTC 13.0 probes sub/x.h for F(<DIR/x.h>) (a direct __has_include(<DIR/x.h>) probes DIR/x.h).
+  auto record = scan_with(dir, "#define F(x) __has_include(x)\n#define DIR sub\n#if F(<DIR/x.h>)\n#endif\n");
+  REQUIRE(record);
+  CHECK_THAT(record->text, Catch::Contains(dir.file("inc/sub/x.h") + std::string(1, '\0') + "absent"));
+  // NVRTC's own NULL (0) is no text's: the probe cannot be named.
+  auto predefined = scan_with(dir, "#define F(x) __has_include(x)\n#if F(<NULL/x.h>)\n#endif\n");
+  REQUIRE_FALSE(predefined);
+  CHECK_THAT(predefined.error().message, Catch::Contains("NVRTC predefines"));
 }

@@ -76,11 +76,24 @@ TEST_CASE("macro-named include: a definition from the options, or in the same te
                               defined_by_options({"-DCONFIG=<from_option.h>"}));
   REQUIRE(record);
   CHECK_THAT(record->text, Catch::Contains(file_entry(dir.file("inc/from_option.h"))));
+  // Each option its own definition, even after a value that ends in a backslash.
+  // (NVRTC 13.0 takes these values, and each is a definition of its own.)
+  for (const char* other : {"-DOTHER=1\\", "-DOTHER=\"x", "-DOTHER=R\"(", "-DOTHER='x"}) {
+    INFO(other);
+    auto spliced = scan_includes({"kernel.cu", "#include CONFIG\n", {}, {dir.file("inc")}, {}},
+                                 defined_by_options({other, "-DCONFIG=<from_option.h>"}));
+    REQUIRE(spliced);
+    CHECK_THAT(spliced->text, Catch::Contains(file_entry(dir.file("inc/from_option.h"))));
+  }
   auto names = included_names("#define H \"a.h\"\n#define B <b/H2.h>\n#include H\n#include_next B\n");
   REQUIRE(names);
   CHECK(*names == std::vector<std::string>{"a.h", "b/H2.h"});
-  CHECK(defined_by_options({"-arch=sm_90", "-DX", "--define-macro=Y=1", "-I/x"}) ==
-        std::vector<std::string>{"X", "Y=1"});
+  // NVRTC's function-like assert stands for itself before no `(`; `cuda` is no macro of NVRTC's.
+  auto kept = included_names("#define A <assert.h>\n#define C <cuda/std/cstdint>\n#include A\n#include C\n");
+  REQUIRE(kept);
+  CHECK(*kept == std::vector<std::string>{"assert.h", "cuda/std/cstdint"});
+  CHECK(defined_by_options({"-arch=sm_90", "-DX", "--define-macro=Y=1", "-I/x", "-D=Z=<z.h>"}) ==
+        std::vector<std::string>{"X", "Y=1", "Z=<z.h>"});
 }
 
 TEST_CASE("macro-named include: what cannot be expanded safely makes the compile NVRTC's own, saying why") {
@@ -92,6 +105,13 @@ TEST_CASE("macro-named include: what cannot be expanded safely makes the compile
       {"#define H # a\n#include H\n", "stringizes"},
       {"#define H <__SECRET/a.h>\n#include H\n", "NVRTC may predefine it"},
       {"#define H <a b.h>\n#include H\n", "blanks inside"},
+      // NVRTC reads v/13000.h, v/1.h, v/0.h: its own definitions, not the texts'.
+      {"#define H <v/CUDART_VERSION.h>\n#include H\n", "NVRTC predefines"},
+      {"#ifndef __CUDACC_RTC__\n#define __CUDACC_RTC__ x\n#endif\n#define H <v/__CUDACC_RTC__.h>\n#include H\n",
+       "NVRTC predefines"},
+      {"#define H \"v/NULL.h\"\n#define I <v/NULL.h>\n#include H\n#include I\n", "NVRTC predefines"},
+      {"#define H <cudaStreamDefault/a.h>\n#include H\n", "NVRTC predefines"},
+      {"#define H <v/assert(1).h>\n#include H\n", "NVRTC predefines"},
       {"#define H 42\n#include H\n", "no file name"},
       {"#define A 1\n#define A 2\n#define A 3\n#define A 4\n#define A 5\n#define A 6\n#define A 7\n"
        "#define H <A/A/A.h>\n#include H\n",

@@ -12,12 +12,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 
+#include <client/src/nvrtc/directives_codec.hpp>
 #include <client/src/nvrtc/include_scan.hpp>
+#include <client/src/nvrtc/scan_build_identity.hpp>
 #include <client/src/nvrtc/scan_memo.hpp>
+#include <proto/byte_io.hpp>
 #include <proto/digest.hpp>
 #include <tests/support/temp_dir.hpp>
 #include <tests/support/test_skip.hpp>
@@ -87,7 +91,67 @@ std::string only_entry(const std::string& directory) {
   return {};
 }
 
+// An entry for `path` in `stamp` as memo_store writes it, but by another build: `identity` is its
+// build ID, or none at all (the layout of the builds before entries named theirs).
+void plant_entry(const std::string& directory, const std::string& path, const FileStamp& stamp,
+                 const MemoizedFile& file, const std::optional<std::string>& identity) {
+  const std::string_view magic = "jitcache nvrtc scan memo 1\n";
+  std::vector<std::uint8_t> bytes(magic.begin(), magic.end());
+  jitcache::proto::ByteWriter out(bytes);
+  if (identity) out.blob32(jitcache::proto::as_bytes(*identity));
+  out.blob32(jitcache::proto::as_bytes(path));
+  for (const std::int64_t field : {static_cast<std::int64_t>(stamp.device), static_cast<std::int64_t>(stamp.inode)}) {
+    out.u64(static_cast<std::uint64_t>(field));
+  }
+  for (const std::int64_t field :
+       {static_cast<std::int64_t>(stamp.size), static_cast<std::int64_t>(stamp.modified.tv_sec),
+        static_cast<std::int64_t>(stamp.modified.tv_nsec), static_cast<std::int64_t>(stamp.changed.tv_sec),
+        static_cast<std::int64_t>(stamp.changed.tv_nsec)}) {
+    out.i64(field);
+  }
+  const std::string name = jitcache::proto::to_hex(jitcache::proto::xxh3_128(jitcache::proto::Bytes(bytes)));
+  out.blob32(jitcache::proto::as_bytes(file.digest_hex));
+  out.u64(file.size);
+  encode_directives(file.directives, out);
+  out.checksum(jitcache::proto::xxh3_128(jitcache::proto::Bytes(bytes)));
+  const std::string entry = directory + "/" + name;
+  jitcache::testing::write_file(entry, std::string(bytes.begin(), bytes.end()));
+  ::chmod(entry.c_str(), 0600);
+}
+
 }  // namespace
+
+TEST_CASE(
+    "scan memo: an entry another build of the client wrote is not used (its parse may have missed what this one "
+    "reads)") {
+  TempDir dir;
+  const MemoAt memo(dir.file("memo"));
+  REQUIRE_FALSE(scan_build_identity().empty());
+  REQUIRE(scan_memo_unavailable().empty());
+  // A settled header that includes another; an earlier build's entry for it says it includes
+  // nothing, as a build whose parse missed the directive's form would have written.
+  const std::string header = dir.file("inc/v.cuh");
+  write(header, "#include \"next.cuh\"\n");
+  write(dir.file("inc/next.cuh"), "int n;\n");
+  struct stat st {};
+  REQUIRE(::stat(header.c_str(), &st) == 0);
+  MemoizedFile missed;
+  missed.digest_hex =
+      jitcache::proto::to_hex(jitcache::proto::sha256(jitcache::proto::as_bytes("#include \"next.cuh\"\n")));
+  missed.size = static_cast<std::size_t>(st.st_size);
+  for (const std::optional<std::string>& identity :
+       {std::optional<std::string>(), std::optional<std::string>(std::string(40, '0'))}) {
+    plant_entry(dir.file("memo"), header, stamp_of(st), missed, identity);
+    CHECK_FALSE(memo_find(header, stamp_of(st)));
+    forget_scanned_files();
+    auto record = scan_includes({"kernel.cu", "#include <v.cuh>\n", {}, {dir.file("inc")}, {}});
+    REQUIRE(record);
+    CHECK_THAT(record->text, Catch::Contains(dir.file("inc/next.cuh") + std::string(1, '\0') + "file "));
+  }
+  // This build's own entry is used.
+  plant_entry(dir.file("memo"), header, stamp_of(st), missed, scan_build_identity());
+  CHECK(memo_find(header, stamp_of(st)));
+}
 
 TEST_CASE("scan memo: a new process takes a settled header from the memo, and a changed header is read again") {
   TempDir dir;
@@ -230,6 +294,24 @@ TEST_CASE("scan memo: a directory, entry or link another uid planted is not used
     CHECK_THAT(scan_memo_unavailable(), Catch::Contains("not a directory (not a link) that this uid owns"));
     memo_store("/x/h.cuh", stamp, made_up_facts());
     CHECK(entries_in(dir.file("memo")) == 0);
+  }
+  SECTION("a directory of the real uid, in a process whose effective uid is another (set-user-ID)") {
+    // The process writes and trusts the memo as its effective uid: a set-user-ID program run by
+    // another user must not take that user's entries (whose lies would become its results).
+    std::filesystem::create_directories(dir.file("memo"));
+    ::chmod(dir.file("memo").c_str(), 0700);
+    REQUIRE(::chown(dir.file("memo").c_str(), k_other_uid, k_other_uid) == 0);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      if (::setresuid(k_other_uid, 0, 0) != 0) ::_exit(2);
+      const MemoAt memo(dir.file("memo"));
+      ::_exit(scan_memo_unavailable().empty() ? 1 : 0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
   }
   SECTION("a directory others may write") {
     std::filesystem::create_directories(dir.file("memo"));

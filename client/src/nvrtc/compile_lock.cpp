@@ -1,6 +1,7 @@
 #include <client/src/nvrtc/compile_lock.hpp>
 
 #include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,14 +15,18 @@ namespace jitcache::client::nvrtc {
 std::string private_directory_path() {
   const char* runtime = std::getenv("XDG_RUNTIME_DIR");
   return runtime != nullptr && runtime[0] == '/' ? std::string(runtime) + "/jitcache-nvrtc"
-                                                 : "/tmp/jitcache-nvrtc-" + std::to_string(::getuid());
+                                                 : "/tmp/jitcache-nvrtc-" + std::to_string(::geteuid());
 }
 
 std::string private_directory() {
+  // Secure-execution mode (set-user-ID and the like): XDG_RUNTIME_DIR is the caller's to name.
+  if (::getauxval(AT_SECURE) != 0) return {};
   const std::string directory = private_directory_path();
+  // The effective uid: the one this process writes as and the daemon files its results under (a
+  // set-user-ID program's real uid is its caller's, whose planted digests it must not trust).
   ::mkdir(directory.c_str(), 0700);
   struct stat st {};
-  if (::lstat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() ||
+  if (::lstat(directory.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
       (st.st_mode & 022) != 0) {
     return {};
   }

@@ -3,6 +3,7 @@
 #include <client/src/nvrtc/has_include_forwarders.hpp>
 #include <client/src/nvrtc/include_directives.hpp>
 #include <client/src/nvrtc/macro_named_includes.hpp>
+#include <client/src/nvrtc/nvrtc_predefined_macros.hpp>
 #include <client/src/nvrtc/scan_memo.hpp>
 
 #include <errno.h>
@@ -11,9 +12,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -45,7 +48,8 @@ std::string joined(const std::string& directory, const std::string& name) {
 struct FileFacts {
   // other: a directory, or a file this process cannot read; special: a device, FIFO or socket,
   // whose content can change under one stamp
-  enum class State { absent, file, other, special } state = State::absent;
+  // too_large: more bytes than a whole compile may read (k_max_bytes), left unread
+  enum class State { absent, file, other, special, too_large } state = State::absent;
   std::string digest_hex;
   std::size_t size = 0;
   std::shared_ptr<const common::Result<IncludeDirectives>> directives;
@@ -118,6 +122,13 @@ FileFacts facts_of(const std::string& path) {
     memory()[path] = Remembered{stamp, facts};
     return facts;
   }
+  // Rationale: a candidate the compile may never read (a `.stdh` variant, a choice of a macro, an
+  // include under `#if 0`) can be a huge or sparse file; reading it whole to refuse it afterwards
+  // cost its size in memory and time, enough to have the program killed.
+  if (static_cast<std::uint64_t>(st.st_size) > k_max_bytes) {
+    facts.state = FileFacts::State::too_large;
+    return facts;
+  }
   const std::optional<std::string> read = content_of(path, st);
   if (!read) return facts;  // there, but unreadable: NVRTC fails on it, and so it is keyed as "other"
   const std::string& content = *read;
@@ -154,7 +165,9 @@ class Scanner {
     for (const auto& [name, content] : m_input.headers) {
       JITCACHE_TRY(scan_text(content, directory_of(name), "the header \"" + name + "\" passed at create"));
     }
-    for (const std::string& define : m_defines) m_macros.define(define);
+    if (!m_defines.empty()) {
+      JITCACHE_TRY(scan_text(definitions_text(m_defines), main_directory, "the options' macro definitions (-D)"));
+    }
     // Each round may find texts with more forwarders or more definitions, and so more names.
     for (std::size_t texts = 0, definitions = 0;;) {
       JITCACHE_TRY(follow_forwarded_probes());
@@ -220,6 +233,10 @@ class Scanner {
         JITCACHE_TRY(probed);
         for (const ForwardedProbe& probe : *probed) {
           JITCACHE_TRY(follow(probe.name, scanned.directory, probe.bracketed, scanned.in_memory));
+          // Passed through a macro, `<DIR/x.h>` is expanded as an argument before __has_include
+          // sees it (NVRTC 13.0 probes sub/x.h after `#define DIR sub`), unlike a direct
+          // `__has_include(<DIR/x.h>)`: resolved as a macro-named include is, every round.
+          if (probe.bracketed && m_bracketed_probes.insert(probe.name).second) note_probe_identifiers(probe.name);
           if (probe.in_definition && !probe.bracketed && m_probes_in_definitions.insert(probe.name).second) {
             m_names_in_definitions.push_back(probe.name);
           }
@@ -236,6 +253,49 @@ class Scanner {
     }
   }
 
+  // Rationale: gathering every text's definitions costs a libcu++ scan more than the rest of a
+  // warm scan (7.6 ms against 2.2 ms, tests/bench/bench_nvrtc_scan.cpp), and its probes
+  // (`<cuda_fp16.h>`, `<nvtx3/nvtx3.hpp>`) name no macro; so the probes' identifiers are kept, and
+  // the definitions gathered only once one of them may be a macro: a text defines it, NVRTC may
+  // predefine it, or it is reserved (the expansion judges those).
+  void note_probe_identifiers(std::string_view name) {
+    m_macros_resolved_probes = k_never;
+    for (std::size_t i = 0; i < name.size();) {
+      const auto identifier_char = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+      };
+      if (!identifier_char(name[i])) {
+        ++i;
+        continue;
+      }
+      std::size_t end = i;
+      while (end < name.size() && (identifier_char(name[end]) || name[end] == '.')) {
+        if (name[end] == '.' && !(name[i] >= '0' && name[i] <= '9')) break;  // `.` continues a pp-number only
+        ++end;
+      }
+      const std::string_view identifier = name.substr(i, end - i);
+      i = end;
+      if (identifier[0] >= '0' && identifier[0] <= '9') continue;
+      const bool reserved = identifier.size() >= 2 && identifier[0] == '_' &&
+                            (identifier[1] == '_' || (identifier[1] >= 'A' && identifier[1] <= 'Z'));
+      if (reserved || nvrtc_may_predefine(identifier)) m_any_macro_include = true;
+      if (m_probe_identifiers.emplace(identifier).second) m_probe_checked_texts = 0;
+    }
+  }
+
+  // Whether a text defines one of the probes' identifiers (then m_any_macro_include).
+  void find_probe_macros() {
+    for (; m_probe_checked_texts < m_scanned.size() && !m_any_macro_include; ++m_probe_checked_texts) {
+      const IncludeDirectives& text = **m_scanned[m_probe_checked_texts].directives;
+      for (const ObjectMacro& macro : text.objects) {
+        m_any_macro_include = m_any_macro_include || m_probe_identifiers.count(macro.name) != 0;
+      }
+      for (const std::string& name : text.function_like) {
+        m_any_macro_include = m_any_macro_include || m_probe_identifiers.count(name) != 0;
+      }
+    }
+  }
+
   // The includes named through object-like macros, each followed for every file name a choice of
   // the macros' definitions gives (client/src/nvrtc/macro_named_includes.hpp): the definitions
   // known so far, so run() comes back here while texts or definitions are added.
@@ -245,8 +305,24 @@ class Scanner {
     // An include that cannot be resolved yet may be once a text found later defines its macro: it
     // is refused only when a round finds nothing new (run()).
     m_unresolved.reset();
+    if (!m_any_macro_include) find_probe_macros();
     if (!m_any_macro_include) return {};
     for (; m_macro_texts < m_scanned.size(); ++m_macro_texts) m_macros.add(**m_scanned[m_macro_texts].directives);
+    if (m_macros_resolved_probes != m_macros.definitions()) {
+      m_macros_resolved_probes = m_macros.definitions();
+      const std::vector<std::string> probes(m_bracketed_probes.begin(), m_bracketed_probes.end());
+      for (const std::string& probe : probes) {
+        auto files = m_macros.resolve("<" + probe + ">");
+        if (!files) {
+          if (!m_unresolved) {
+            m_unresolved = unsupported("a probe through a macro of <" + probe + ">: " + files.error().message);
+          }
+          m_macros_resolved_probes = k_never;  // judged again next round
+          continue;
+        }
+        for (const MacroNamedFile& file : *files) JITCACHE_TRY(follow(file.name, {}, true, false));
+      }
+    }
     const std::size_t known = m_scanned.size();  // texts found now are resolved in the next round
     m_resolved_under.resize(known, k_never);
     for (std::size_t i = 0; i < known; ++i) {
@@ -309,13 +385,18 @@ class Scanner {
     if (found.state == FileFacts::State::special) {
       return unsupported(path + ", where the compile may look for a header, is a device, FIFO or socket");
     }
+    if (found.state == FileFacts::State::too_large) {
+      return unsupported(path + ", where the compile may look for a header, is larger than " +
+                         std::to_string(k_max_bytes >> 20) + " MiB");
+    }
     m_record.text += path;
     m_record.text.push_back('\0');
     switch (found.state) {
       case FileFacts::State::absent: m_record.text += "absent"; break;
       case FileFacts::State::other: m_record.text += "other"; break;
       case FileFacts::State::file: m_record.text += "file " + found.digest_hex; break;
-      case FileFacts::State::special: break;
+      case FileFacts::State::special:
+      case FileFacts::State::too_large: break;
     }
     m_record.text.push_back('\n');
     if (found.state != FileFacts::State::file) return {};
@@ -346,6 +427,10 @@ class Scanner {
   static constexpr std::size_t k_never = static_cast<std::size_t>(-1);
   std::vector<std::size_t> m_resolved_under;  // per text: m_macros.definitions() when last followed
   bool m_any_macro_include = false;
+  std::set<std::string> m_bracketed_probes;             // `<name>` arguments of forwarders' calls
+  std::unordered_set<std::string> m_probe_identifiers;  // the identifiers in them
+  std::size_t m_probe_checked_texts = 0;                // texts looked at for a definition of one of them
+  std::size_t m_macros_resolved_probes = k_never;       // m_macros.definitions() when they were last resolved
 };
 
 }  // namespace

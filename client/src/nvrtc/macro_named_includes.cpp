@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <client/src/nvrtc/nvrtc_predefined_macros.hpp>
+
 namespace jitcache::client::nvrtc {
 
 namespace {
@@ -35,10 +37,23 @@ bool is_identifier(std::string_view text) {
 std::vector<std::string> defined_by_options(const std::vector<std::string>& options) {
   std::vector<std::string> values;
   for (const std::string& option : options) {
-    if (option.size() > 2 && option.starts_with("-D")) values.push_back(option.substr(2));
+    if (option.size() > 2 && option.starts_with("-D")) values.push_back(option.substr(option[2] == '=' ? 3 : 2));
     if (option.starts_with("--define-macro=")) values.push_back(option.substr(15));
   }
   return values;
+}
+
+std::string definitions_text(const std::vector<std::string>& defines) {
+  std::string text;
+  for (const std::string& define : defines) {
+    const std::size_t equals = define.find('=');
+    text += "#define ";
+    text += equals == std::string::npos ? define + " 1" : define.substr(0, equals) + " " + define.substr(equals + 1);
+    // An empty line after each: a value ending in a backslash (`-DA=x\`, which NVRTC 13.0 takes)
+    // splices only that line, not the next option's definition.
+    text += "\n\n";
+  }
+  return text;
 }
 
 void MacroNamedIncludes::add(const IncludeDirectives& text) {
@@ -49,23 +64,6 @@ void MacroNamedIncludes::add(const IncludeDirectives& text) {
     ++m_count;
   }
   for (const std::string& name : text.function_like) m_count += m_function_like.insert(name).second ? 1 : 0;
-}
-
-void MacroNamedIncludes::define(std::string_view option_value) {
-  const std::size_t equals = option_value.find('=');
-  IncludeDirectives defined;
-  if (equals == std::string_view::npos) {
-    defined.objects.push_back(ObjectMacro{std::string(trimmed(option_value)), "1"});
-  } else {
-    const std::string_view name = trimmed(option_value.substr(0, equals));
-    const std::size_t open = name.find('(');
-    if (open != std::string_view::npos) {
-      defined.function_like.emplace_back(trimmed(name.substr(0, open)));
-    } else {
-      defined.objects.push_back(ObjectMacro{std::string(name), std::string(trimmed(option_value.substr(equals + 1)))});
-    }
-  }
-  add(defined);
 }
 
 // Every text `text` may become once its identifiers are replaced, one choice of definition per
@@ -114,8 +112,13 @@ common::Result<std::vector<std::string>> MacroNamedIncludes::expand(std::string_
     }
     std::size_t next = i;
     while (next < text.size() && blank(text[next])) ++next;
-    if (m_function_like.count(name) != 0 && (next < text.size() ? text[next] == '(' : in_body)) {
+    const bool called = next < text.size() ? text[next] == '(' : in_body;
+    if (m_function_like.count(name) != 0 && called) {
       return unsupported(name + " is a function-like macro, which this scan does not expand");
+    }
+    // Whatever the texts define: NVRTC's own definition may be the one in force.
+    if (nvrtc_may_predefine(name) && (called || !nvrtc_predefines_function_like(name))) {
+      return unsupported(name + " is a macro NVRTC predefines, whose value no text of the compile holds");
     }
     const auto found = m_objects.find(name);
     if (found == m_objects.end()) {

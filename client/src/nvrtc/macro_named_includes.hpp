@@ -12,7 +12,8 @@
 //
 // Refused (ErrorCode::unsupported, the message says why): a macro the texts never define (it may
 // be one NVRTC predefines, which this cannot see), as is an identifier between `<` and `>` with a
-// reserved name (`__x`, `_X`) that no text defines; a function-like macro called, or one whose
+// reserved name (`__x`, `_X`) that no text defines; a macro NVRTC predefines
+// (nvrtc_predefined_macros.hpp), whatever the texts define; a function-like macro called, or one whose
 // name ends a body (a `(` after it could call it); `#` or `##` in a body (stringizing, pasting);
 // blanks inside a `<...>` built by expansion (preprocessors differ in the spaces they keep there);
 // an expansion that is no file name; more than k_max_macro_candidates names or a nesting deeper
@@ -43,16 +44,21 @@ struct MacroNamedFile {
   bool bracketed = false;
 };
 
-// The values of the -D<value> and --define-macro=<value> among a compile's options, in order
-// (-U is not looked at: a definition more is a candidate more, never a missed one).
+// The values of the -D<value>, -D=<value> (NVRTC 13.0 takes the `=` as -D's own, as for -I=) and
+// --define-macro=<value> among a compile's options, in order (-U is not looked at: a definition
+// more is a candidate more, never a missed one).
 std::vector<std::string> defined_by_options(const std::vector<std::string>& options);
+
+// The -D values as the text of #define lines NVRTC makes of them (`NAME` is `NAME 1`, `NAME=body`
+// and `NAME(x)=body` are `NAME body` and `NAME(x) body`): the scan reads it as one more text of
+// the compile, so an option's macro names headers, probes files (`-DP=__has_include("f.h")`) or
+// expands __TIME__ exactly as one the source defines.
+std::string definitions_text(const std::vector<std::string>& defines);
 
 class MacroNamedIncludes {
  public:
   // Every object-like definition and function-like macro name `text` has.
   void add(const IncludeDirectives& text);
-  // A -D option's value: `NAME` (defined as 1) or `NAME=body`.
-  void define(std::string_view option_value);
   // How many definitions are known: more since the last call means resolutions may name more.
   std::size_t definitions() const { return m_count; }
 

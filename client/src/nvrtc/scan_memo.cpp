@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include <client/src/nvrtc/directives_codec.hpp>
+#include <client/src/nvrtc/scan_build_identity.hpp>
 #include <common/client_environment.hpp>
 #include <common/unique_fd.hpp>
 #include <proto/byte_io.hpp>
@@ -51,7 +53,7 @@ std::string home_directory() {
   struct passwd entry {};
   struct passwd* found = nullptr;
   std::vector<char> buffer(16384);
-  if (::getpwuid_r(::getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr &&
+  if (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr &&
       found->pw_dir != nullptr && found->pw_dir[0] == '/') {
     return found->pw_dir;
   }
@@ -67,13 +69,25 @@ void make_directories(const std::string& path) {
   ::mkdir(path.c_str(), 0700);
 }
 
-bool private_to_this_uid(const struct stat& st) { return st.st_uid == ::getuid() && (st.st_mode & 077) == 0; }
+// The effective uid: the one the process writes as, and the one the daemon files its results
+// under. A set-user-ID program's real uid is its caller's, whose entries it must not trust.
+bool private_to_this_uid(const struct stat& st) { return st.st_uid == ::geteuid() && (st.st_mode & 077) == 0; }
 
 // Opens the directory, or says why not.
 void open_directory(MemoState& memo) {
   memo.opened = true;
   if (!common::client_env_flag("JITCACHE_NVRTC_SCAN_MEMO", true)) {
     memo.unavailable = "the scan memo is off (JITCACHE_NVRTC_SCAN_MEMO)";
+    return;
+  }
+  // Secure-execution mode (set-user-ID, set-group-ID, file capabilities): the environment that
+  // names the directory is the caller's.
+  if (::getauxval(AT_SECURE) != 0) {
+    memo.unavailable = "no scan memo in a set-user-ID or otherwise secure-execution process";
+    return;
+  }
+  if (scan_build_identity().empty()) {
+    memo.unavailable = "no scan memo: the client's code has no build ID to tell its entries from another build's";
     return;
   }
   const std::string path = scan_memo_directory_path();
@@ -112,10 +126,12 @@ void put_stamp(proto::ByteWriter& out, const FileStamp& stamp) {
   out.i64(static_cast<std::int64_t>(stamp.changed.tv_nsec));
 }
 
-// What an entry begins with: the magic, the path and the stamp, which a lookup compares whole.
+// What an entry begins with: the magic, the build that parsed the file (scan_build_identity.hpp),
+// the path and the stamp, which a lookup compares whole.
 std::vector<std::uint8_t> entry_head(const std::string& path, const FileStamp& stamp) {
   std::vector<std::uint8_t> bytes(k_magic.begin(), k_magic.end());
   proto::ByteWriter out(bytes);
+  out.blob32(proto::as_bytes(scan_build_identity()));
   out.blob32(proto::as_bytes(path));
   put_stamp(out, stamp);
   return bytes;

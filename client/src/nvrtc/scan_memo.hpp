@@ -12,12 +12,12 @@
 // place, so two processes writing at once never mix their bytes. A directory or file unfit, a
 // read-only or missing home: no memo, and the scan reads the files as without it.
 //
-// The key: the file's path and its stat stamp (device, inode, size, mtime and ctime in
-// nanoseconds), and an entry is written only for a file whose last change is over two seconds old
-// (include_scan.cpp says why: ccache's direct mode has the same guard). The entry repeats path
-// and stamp and ends with an XXH3-128 of its bytes: a damaged, truncated or misplaced entry is
-// ignored. Size: at most k_max_entries entries; beyond, the oldest are removed (scan_memo.cpp).
-// Thread safety: safe from any thread.
+// The key: the build of this code (its GNU build ID: scan_build_identity.hpp says why), the file's
+// path and its stat stamp (device, inode, size, mtime and ctime in nanoseconds), and an entry is written only for a
+// file whose last change is over two seconds old (include_scan.cpp says why: ccache's direct mode has the same guard).
+// The entry repeats build, path and stamp and ends with an XXH3-128 of its bytes: a damaged, truncated or misplaced
+// entry is ignored. Size: at most k_max_entries entries; beyond, the oldest are removed (scan_memo.cpp). Thread safety:
+// safe from any thread.
 #pragma once
 
 #include <sys/stat.h>
