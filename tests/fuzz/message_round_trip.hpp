@@ -107,6 +107,16 @@ inline bool same(const CompileErrorReply& a, const CompileErrorReply& b) {
 }
 inline bool same(const HitNoteRequest& a, const HitNoteRequest& b) { return a.fast_key == b.fast_key; }
 inline bool same(const NvrtcNoteRequest& a, const NvrtcNoteRequest& b) { return a.reason == b.reason; }
+inline bool same(const NvrtcCompileRequest& a, const NvrtcCompileRequest& b) {
+  const NvrtcProgramText& x = a.program;
+  const NvrtcProgramText& y = b.program;
+  return a.identity == b.identity && a.claimed_key == b.claimed_key && a.include_record == b.include_record &&
+         x.name == y.name && x.source == y.source && x.headers == y.headers && x.options == y.options &&
+         x.name_expressions == y.name_expressions;
+}
+inline bool same(const NvrtcCompileReply& a, const NvrtcCompileReply& b) {
+  return a.origin == b.origin && a.result == b.result;
+}
 inline bool same(const PublishedImage& a, const PublishedImage& b) {
   return a.fast_key == b.fast_key && same(a.reply, b.reply);
 }
