@@ -121,6 +121,12 @@ Reply CompileRequests::finish(const PendingCompile& pending, const compile::Comp
   return answer(pending, **result);
 }
 
+Reply worker_failed_reply(const compile::CompileOutcome& outcome) {
+  return error_reply(proto::Status::worker_failed,
+                     std::string(compile::worker_failure_name(outcome.failure)) + ": " + outcome.message +
+                         (outcome.from_negative_cache ? " (a remembered failure: not compiled again)" : ""));
+}
+
 Reply CompileRequests::answer(const PendingCompile& pending, const compile::CompileOutcome& outcome) {
   switch (outcome.kind) {
     case OutcomeKind::compiled: {
@@ -156,10 +162,7 @@ Reply CompileRequests::answer(const PendingCompile& pending, const compile::Comp
       return error_reply(Status::cannot_compile, std::string(compile::refusal_reason_name(outcome.refusal)) + ": " +
                                                      outcome.message + "; build it with the driver's own JIT");
     case OutcomeKind::busy: return error_reply(Status::busy, outcome.message);
-    case OutcomeKind::worker_failed:
-      return error_reply(Status::worker_failed,
-                         std::string(compile::worker_failure_name(outcome.failure)) + ": " + outcome.message +
-                             (outcome.from_negative_cache ? " (a remembered failure: not compiled again)" : ""));
+    case OutcomeKind::worker_failed: return worker_failed_reply(outcome);
   }
   return error_reply(Status::internal, "unknown compile outcome");
 }

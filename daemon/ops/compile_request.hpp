@@ -113,4 +113,7 @@ class CompileRequests {
   std::atomic<compile_store::AskWatcher*> m_watcher{nullptr};
 };
 
+// `worker_failed` for a compile whose worker failed (COMPILE and NVRTC_COMPILE answer it alike).
+Reply worker_failed_reply(const compile::CompileOutcome& outcome);
+
 }  // namespace jitcache::daemon::ops

@@ -112,10 +112,7 @@ Reply CompileRequests::finish_nvrtc(const PendingNvrtcCompile& pending, const co
       return error_reply(Status::cannot_compile,
                          std::string(compile::refusal_reason_name(outcome.refusal)) + ": " + outcome.message);
     case OutcomeKind::busy: return error_reply(Status::busy, outcome.message);
-    case OutcomeKind::worker_failed:
-      return error_reply(Status::worker_failed,
-                         std::string(compile::worker_failure_name(outcome.failure)) + ": " + outcome.message +
-                             (outcome.from_negative_cache ? " (a remembered failure: not compiled again)" : ""));
+    case OutcomeKind::worker_failed: return worker_failed_reply(outcome);
   }
   return error_reply(Status::internal, "unknown compile outcome");
 }
