@@ -17,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -58,5 +59,10 @@ struct NvrtcKey {
 
 // The key, validated as the daemon will (proto::validate_key).
 common::Result<NvrtcKey> nvrtc_key(const NvrtcCompileInput& input);
+
+// The key of the same compile relative to its program's directory (nvrtc_program_directory.hpp):
+// the name's last part and `relative_record` (record_relative_to_program) in place of the name and
+// the record, under a preimage of its own kind, so it never equals a key with the name.
+common::Result<NvrtcKey> nvrtc_program_relative_key(const NvrtcCompileInput& input, std::string_view relative_record);
 
 }  // namespace jitcache::proto

@@ -1,8 +1,8 @@
 /* (g) A program that compiles CUDA C++ with NVRTC, opened as CuPy, PyTorch and DeepGEMM open it:
  * dlopen("libnvrtc.so.<major>") (or NVRTC_LIBRARY) + dlsym. It creates the program from SOURCE
- * (read from a file; the program's name is the file's base name) with one in-memory header
- * "memory_header.cuh" ("#define MEMORY_VALUE 7"), adds NAME_EXPRESSION unless it is "-", compiles
- * with the remaining arguments as options, and prints every answer NVRTC gives afterwards: each
+ * (read from a file; the program's name is the file's base name, or $NVRTC_PROGRAM_NAME) with one
+ * in-memory header "memory_header.cuh" ("#define MEMORY_VALUE 7"), adds NAME_EXPRESSION unless it
+ * is "-", compiles with the remaining arguments as options, and prints every answer NVRTC gives afterwards: each
  * result code, the log, each output's size and a fingerprint of its bytes, and the lowered name.
  * Two runs print the same only if NVRTC (or the cache) answered the same.
  * Usage: nvrtc_compile SOURCE NAME_EXPRESSION [OPTION...] */
@@ -77,7 +77,11 @@ int main(int argc, char** argv) {
   const char* header_texts[] = {"#define MEMORY_VALUE 7\n"};
   const char* header_names[] = {"memory_header.cuh"};
   void* program = NULL;
-  printf("create=%d\n", create(&program, source, slash != NULL ? slash + 1 : argv[1], 1, header_texts, header_names));
+  /* NVRTC_PROGRAM_NAME names the program as CuPy does, by a path of its own choosing. */
+  const char* program_name = getenv("NVRTC_PROGRAM_NAME") != NULL ? getenv("NVRTC_PROGRAM_NAME")
+                             : slash != NULL                       ? slash + 1
+                                                                   : argv[1];
+  printf("create=%d\n", create(&program, source, program_name, 1, header_texts, header_names));
   const int named = strcmp(argv[2], "-") != 0;
   if (named) printf("add_name=%d\n", add_name(program, argv[2]));
   printf("compile=%d\n", compile(program, argc - 3, (const char* const*)(argv + 3)));

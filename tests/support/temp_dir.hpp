@@ -22,6 +22,7 @@ class TempDir {
 
 // Whole-file helpers for tests.
 std::string read_file(const std::string& path);
+// Makes the missing directories above `path` first.
 void write_file(const std::string& path, const std::string& bytes);
 
 }  // namespace jitcache::testing

@@ -13,11 +13,13 @@
 #include <client/src/nvrtc/include_scan.hpp>
 #include <client/src/nvrtc/macro_named_includes.hpp>
 #include <client/src/nvrtc/nvrtc_identity.hpp>
+#include <client/src/nvrtc/program_name_use.hpp>
 #include <proto/nvrtc_answers.hpp>
 #include <proto/nvrtc_compile_messages.hpp>
 #include <proto/nvrtc_daemon_eligibility.hpp>
 #include <proto/nvrtc_key.hpp>
 #include <proto/nvrtc_options.hpp>
+#include <proto/nvrtc_program_directory.hpp>
 
 namespace jitcache::client::nvrtc {
 
@@ -123,6 +125,9 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     return real.compile(m_real, count, options);
   }
   proto::NvrtcCompileInput input;
+  // The key relative to the program's directory, where the output cannot hold the name
+  // (proto/nvrtc_program_directory.hpp): what CuPy's temporary names share.
+  std::optional<std::string> relative_record;
   {
     auto timer = record.step(&jitcache_load_info::ns_key);
     auto canonical = proto::canonicalize_nvrtc_options(count, options);
@@ -141,10 +146,22 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     input.name_expressions = m_expressions;
     input.include_record = std::move(included->text);
     if (input.options.debug_info) input.working_directory = working_directory();
+    if (!input.options.debug_info) {
+      relative_record = proto::record_relative_to_program(input.include_record, m_name);
+      const std::string definitions = definitions_text(defined_by_options(input.options.keyed));
+      if (relative_record && output_may_name_program({m_source, m_headers, definitions}, input.include_record)) {
+        relative_record.reset();
+      }
+    }
   }
   auto built = proto::nvrtc_key(input);
   if (!built) return uncached(built.error().message, proto::NvrtcUncachedReason::unknown_option);
-  const proto::KeyFields* key = &built->fields;
+  std::optional<proto::NvrtcKey> relative;
+  if (relative_record) {
+    if (auto keyed = proto::nvrtc_program_relative_key(input, *relative_record)) relative = std::move(*keyed);
+  }
+  // Looked up first, and the one a result goes under unless it names the program.
+  const proto::KeyFields* key = relative ? &relative->fields : &built->fields;
   record.key(proto::to_hex(proto::key_id(*key)), key->arch);
 
   const auto daemon_failed = [&](const common::Error& error) {
@@ -154,14 +171,14 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     record.outcome(JITCACHE_OUTCOME_UNCACHED_FALLBACK);
     record.reason(why);
   };
-  // One LOOKUP: true when the program is now served from the cache.
+  // One LOOKUP of `looked_up`: true when the program is now served from the cache.
   bool daemon_down = false;
-  const auto serve_from_cache = [&] {
+  const auto serve_from = [&](const proto::KeyFields& looked_up) {
     auto found = [&] {
       auto timer = record.step(&jitcache_load_info::ns_lookup);
       auto connected = env.cache.connect();
       if (!connected) return common::Result<std::optional<transport::FetchedImage>>(connected.error());
-      return env.cache.lookup(*key, transport::ImageDelivery::bytes);
+      return env.cache.lookup(looked_up, transport::ImageDelivery::bytes);
     }();
     if (!found) {
       if (found.error().reply_status == 0) {
@@ -173,7 +190,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
       record.reason("jitcached refused the LOOKUP (" + found.error().message + ")");
       return false;
     }
-    if (!found->has_value() || (*found)->info.key != *key) return false;
+    if (!found->has_value() || (*found)->info.key != looked_up) return false;
     auto decoded = proto::decode_nvrtc_result((*found)->bytes());
     bool fits = static_cast<bool>(decoded) && decoded->lowered_names.size() == m_expressions.size();
     for (std::size_t i = 0; fits && i < m_expressions.size(); ++i) {
@@ -185,10 +202,20 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
       return false;
     }
     m_served = std::move(*decoded);
+    record.key(proto::to_hex(proto::key_id(looked_up)), looked_up.arch);
     record.outcome(JITCACHE_OUTCOME_HIT);
     record.reason("NVRTC result " + proto::to_hex((*found)->info.key_id).substr(0, 16) + " from the cache (" +
                   (*found)->info.producer + ")");
     return true;
+  };
+  // The key relative to the directory, then the key with the name (where a result whose log or
+  // output names the program went).
+  const auto serve_from_cache = [&] {
+    if (relative) {
+      if (serve_from(relative->fields)) return true;
+      if (daemon_down) return false;
+    }
+    return serve_from(built->fields);
   };
   if (serve_from_cache()) return static_cast<nvrtcResult>(m_served->compile_result);
   if (daemon_down) return real.compile(m_real, count, options);
@@ -200,7 +227,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     if (daemon_down) return real.compile(m_real, count, options);
   }
 
-  if (auto answered = compile_by_daemon(input, *key, count, options, env, record)) return *answered;
+  if (auto answered = compile_by_daemon(input, built->fields, count, options, env, record)) return *answered;
 
   // A miss: NVRTC compiles, and what it answers is stored.
   const auto start = std::chrono::steady_clock::now();
@@ -226,15 +253,18 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     record.append_reason("; not stored: a file the compile may read changed while it compiled");
     return result;
   }
-  const std::vector<std::uint8_t> image = proto::encode_nvrtc_result(answers_of(real, result));
+  const proto::NvrtcResult answers = answers_of(real, result);
+  const std::vector<std::uint8_t> image = proto::encode_nvrtc_result(answers);
+  const proto::NvrtcKey& stored_under = relative && !proto::result_names_program(answers, m_name) ? *relative : *built;
+  record.key(proto::to_hex(proto::key_id(stored_under.fields)), stored_under.fields.arch);
   auto timer = record.step(&jitcache_load_info::ns_put);
   proto::PutRequest request;
-  request.key = *key;
+  request.key = stored_under.fields;
   request.producer = "NVRTC " + std::to_string(input.identity.major) + "." + std::to_string(input.identity.minor) +
                      " (nvrtcCompileProgram)";
   request.compile_time_us = micros_since(start);
   request.image = proto::Bytes(image);
-  request.content_fast = built->content_fast;
+  request.content_fast = stored_under.content_fast;
   if (auto stored = env.cache.put(request); stored) {
     ++env.counters.puts;
     record.append_reason("a miss: compiled with NVRTC and stored");

@@ -222,10 +222,12 @@ void scan_memo_reset() {
   memo.stores = 0;
 }
 
-std::optional<MemoizedFile> memo_find(const std::string& path, const FileStamp& stamp) {
+namespace {
+
+// The payload of the entry that begins with `head`; nullopt when there is none fit to read.
+std::optional<std::vector<std::uint8_t>> read_entry(const std::vector<std::uint8_t>& head) {
   const common::UniqueFd directory = directory_descriptor();
   if (!directory) return std::nullopt;
-  const std::vector<std::uint8_t> head = entry_head(path, stamp);
   const common::UniqueFd fd(
       ::openat(directory.get(), entry_name(head).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   struct stat st {};
@@ -247,31 +249,20 @@ std::optional<MemoizedFile> memo_find(const std::string& path, const FileStamp& 
   if (!std::equal(sum.bytes.begin(), sum.bytes.end(), bytes.begin() + static_cast<std::ptrdiff_t>(body_end))) {
     return std::nullopt;
   }
-  if (!std::equal(head.begin(), head.end(), bytes.begin())) return std::nullopt;  // another path or state
-  proto::ByteReader in(proto::Bytes(bytes.data() + head.size(), body_end - head.size()));
-  MemoizedFile file;
-  auto digest = in.blob32("digest");
-  auto size = in.u64("size");
-  if (!digest || digest->size() != 64 || !size) return std::nullopt;
-  file.digest_hex.assign(reinterpret_cast<const char*>(digest->data()), digest->size());
-  if (file.digest_hex.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
-  file.size = static_cast<std::size_t>(*size);
-  auto directives = decode_directives(in);
-  if (!directives || in.remaining() != 0) return std::nullopt;
-  file.directives = std::move(*directives);
-  return file;
+  if (!std::equal(head.begin(), head.end(), bytes.begin())) return std::nullopt;  // another key
+  bytes.resize(body_end);
+  bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(head.size()));
+  return bytes;
 }
 
-void memo_store(const std::string& path, const FileStamp& stamp, const MemoizedFile& file) {
+// Writes the entry `head` + `payload` + its checksum into place; failures are silent.
+void write_entry(std::vector<std::uint8_t> bytes, const std::vector<std::uint8_t>& payload) {
   const common::UniqueFd directory = directory_descriptor();
   if (!directory) return;
-  std::vector<std::uint8_t> bytes = entry_head(path, stamp);
   const std::string name = entry_name(bytes);
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
   {
     proto::ByteWriter out(bytes);
-    out.blob32(proto::as_bytes(file.digest_hex));
-    out.u64(file.size);
-    encode_directives(file.directives, out);
     out.checksum(proto::xxh3_128(proto::Bytes(bytes.data(), bytes.size())));
   }
   if (bytes.size() > k_max_entry_bytes) return;
@@ -303,6 +294,52 @@ void memo_store(const std::string& path, const FileStamp& stamp, const MemoizedF
     check = memo.stores++ % k_stores_between_checks == 0;
   }
   if (check) keep_bounded(directory.get(), k_max_scan_memo_entries);
+}
+
+// Rationale: a path is a C string; a key that begins with a NUL is no file's path, so a keyed
+// entry and a file's entry never share a head.
+std::vector<std::uint8_t> keyed_head(std::string_view kind, std::string_view key) {
+  std::string path(1, '\0');
+  path += kind;
+  path.push_back('\0');
+  path += key;
+  return entry_head(path, FileStamp{});
+}
+
+}  // namespace
+
+std::optional<MemoizedFile> memo_find(const std::string& path, const FileStamp& stamp) {
+  const std::optional<std::vector<std::uint8_t>> payload = read_entry(entry_head(path, stamp));
+  if (!payload) return std::nullopt;
+  proto::ByteReader in(proto::Bytes(payload->data(), payload->size()));
+  MemoizedFile file;
+  auto digest = in.blob32("digest");
+  auto size = in.u64("size");
+  if (!digest || digest->size() != 64 || !size) return std::nullopt;
+  file.digest_hex.assign(reinterpret_cast<const char*>(digest->data()), digest->size());
+  if (file.digest_hex.find_first_not_of("0123456789abcdef") != std::string::npos) return std::nullopt;
+  file.size = static_cast<std::size_t>(*size);
+  auto directives = decode_directives(in);
+  if (!directives || in.remaining() != 0) return std::nullopt;
+  file.directives = std::move(*directives);
+  return file;
+}
+
+void memo_store(const std::string& path, const FileStamp& stamp, const MemoizedFile& file) {
+  std::vector<std::uint8_t> payload;
+  proto::ByteWriter out(payload);
+  out.blob32(proto::as_bytes(file.digest_hex));
+  out.u64(file.size);
+  encode_directives(file.directives, out);
+  write_entry(entry_head(path, stamp), payload);
+}
+
+std::optional<std::vector<std::uint8_t>> memo_find_keyed(std::string_view kind, std::string_view key) {
+  return read_entry(keyed_head(kind, key));
+}
+
+void memo_store_keyed(std::string_view kind, std::string_view key, const std::vector<std::uint8_t>& payload) {
+  write_entry(keyed_head(kind, key), payload);
 }
 
 void scan_memo_keep_bounded(std::size_t max_entries) {

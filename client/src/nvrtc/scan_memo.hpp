@@ -24,8 +24,11 @@
 #include <time.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <client/src/nvrtc/include_directives.hpp>
 
@@ -61,6 +64,11 @@ inline constexpr std::size_t k_max_scan_memo_entries = 50000;
 std::optional<MemoizedFile> memo_find(const std::string& path, const FileStamp& stamp);
 // Remembers them (the caller checked that the file is settled); failures are silent: no memo.
 void memo_store(const std::string& path, const FileStamp& stamp, const MemoizedFile& file);
+
+// An entry of another kind under the same rules (the scan's facts of a set of files: the key names
+// their contents, e.g. by a digest of the include record): its payload, or nullopt.
+std::optional<std::vector<std::uint8_t>> memo_find_keyed(std::string_view kind, std::string_view key);
+void memo_store_keyed(std::string_view kind, std::string_view key, const std::vector<std::uint8_t>& payload);
 
 // What a store does once per 1024 (and at a process's first), with another bound: the oldest
 // entries beyond three quarters of `max_entries` removed when there are more (tests).

@@ -1,0 +1,275 @@
+#include <client/src/nvrtc/program_name_use.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <client/src/nvrtc/scan_memo.hpp>
+#include <client/src/nvrtc/source_text.hpp>
+#include <common/unique_fd.hpp>
+#include <proto/byte_io.hpp>
+#include <proto/digest.hpp>
+
+namespace jitcache::client::nvrtc {
+
+namespace {
+
+// Names the payload's layout and the rules below: facts written by other rules are not read.
+constexpr std::string_view k_memo_kind = "program name use 1";
+
+// What expands to the name where the program's own text names it.
+const std::unordered_set<std::string_view>& names_the_file() {
+  static const std::unordered_set<std::string_view> seeds = {
+      "__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__builtin_FILE", "__builtin_source_location", "assert"};
+  return seeds;
+}
+
+// What expands to the name wherever it stands (evaluated at the program's call, or the main file's).
+const std::unordered_set<std::string_view>& names_the_caller() {
+  static const std::unordered_set<std::string_view> seeds = {"__BASE_FILE__", "__builtin_FILE",
+                                                             "__builtin_source_location"};
+  return seeds;
+}
+
+bool identifier_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$'; }
+bool identifier_char(char c) { return identifier_start(c) || (c >= '0' && c <= '9'); }
+bool blank(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r'; }
+
+// Every identifier of `text`, numbers (1e5, 0x1fULL) skipped.
+template <typename Each>
+void for_each_identifier(std::string_view text, Each each) {
+  for (std::size_t i = 0; i < text.size();) {
+    if (identifier_start(text[i])) {
+      std::size_t end = i;
+      while (end < text.size() && identifier_char(text[end])) ++end;
+      each(text.substr(i, end - i));
+      i = end;
+    } else if (text[i] >= '0' && text[i] <= '9') {
+      while (i < text.size() && (identifier_char(text[i]) || text[i] == '.')) ++i;
+    } else {
+      ++i;
+    }
+  }
+}
+
+struct Definition {
+  std::string name;
+  std::vector<std::string> body;  // the identifiers of its body
+};
+
+struct TextFacts {
+  std::vector<Definition> definitions;
+  std::unordered_set<std::string> outside;  // identifiers on lines that are no directive
+};
+
+TextFacts facts_of_text(std::string_view raw) {
+  const std::string text = decommented(spliced(raw));
+  TextFacts facts;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line = std::string_view(text).substr(at, end - at);
+    at = end + 1;
+    std::size_t i = 0;
+    while (i < line.size() && blank(line[i])) ++i;
+    const bool directive = line.substr(i).starts_with('#') || line.substr(i).starts_with("%:");
+    if (!directive) {
+      for_each_identifier(line, [&](std::string_view identifier) { facts.outside.emplace(identifier); });
+      continue;
+    }
+    i += line[i] == '#' ? 1 : 2;
+    while (i < line.size() && blank(line[i])) ++i;
+    // Only a #define's body is ever expanded; #if, #pragma, #error reach no output but the log.
+    if (!line.substr(i).starts_with("define") || (i + 6 < line.size() && identifier_char(line[i + 6]))) continue;
+    i += 6;
+    while (i < line.size() && blank(line[i])) ++i;
+    std::size_t name_end = i;
+    while (name_end < line.size() && identifier_char(line[name_end])) ++name_end;
+    Definition definition{std::string(line.substr(i, name_end - i)), {}};
+    std::size_t body = name_end;
+    if (body < line.size() && line[body] == '(') {
+      const std::size_t close = line.find(')', body);
+      body = close == std::string_view::npos ? line.size() : close + 1;
+    }
+    for_each_identifier(line.substr(body), [&](std::string_view identifier) {
+      definition.body.emplace_back(identifier);
+    });
+    facts.definitions.push_back(std::move(definition));
+  }
+  return facts;
+}
+
+// What the files on disk say, as far as the name goes.
+struct DiskFacts {
+  std::vector<std::string> file_macros;    // macros reaching names_the_file() (those themselves not listed)
+  std::vector<std::string> caller_macros;  // macros reaching names_the_caller()
+  bool calls_outside = false;              // a file names one of those outside a #define
+};
+
+// Every macro whose definitions reach one of `seeds`, through any chain of definitions.
+std::unordered_set<std::string> reaching(const std::vector<TextFacts>& texts,
+                                         const std::unordered_set<std::string_view>& seeds) {
+  std::unordered_map<std::string_view, std::vector<std::string_view>> used_by;  // identifier -> macros
+  for (const TextFacts& text : texts) {
+    for (const Definition& definition : text.definitions) {
+      for (const std::string& identifier : definition.body) used_by[identifier].push_back(definition.name);
+    }
+  }
+  std::unordered_set<std::string> found;
+  std::vector<std::string_view> pending(seeds.begin(), seeds.end());
+  while (!pending.empty()) {
+    const std::string_view identifier = pending.back();
+    pending.pop_back();
+    const auto users = used_by.find(identifier);
+    if (users == used_by.end()) continue;
+    for (const std::string_view macro : users->second) {
+      if (seeds.count(macro) == 0 && found.emplace(macro).second) pending.push_back(macro);
+    }
+  }
+  return found;
+}
+
+std::optional<std::string> read_whole(const std::string& path) {
+  const common::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  std::string content;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return std::nullopt;
+    if (got == 0) return content;
+    content.append(buffer, static_cast<std::size_t>(got));
+  }
+}
+
+// The facts of the record's files, read now; nullopt when one is unreadable or changed since.
+std::optional<DiskFacts> read_disk_facts(std::string_view record) {
+  std::vector<TextFacts> texts;
+  for (std::size_t at = 0; at < record.size();) {
+    const std::size_t nul = record.find('\0', at);
+    const std::size_t end = record.find('\n', at);
+    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) return std::nullopt;
+    const std::string path(record.substr(at, nul - at));
+    const std::string_view state = record.substr(nul + 1, end - nul - 1);
+    at = end + 1;
+    if (!state.starts_with("file ")) continue;
+    const std::optional<std::string> content = read_whole(path);
+    if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != state.substr(5)) return std::nullopt;
+    texts.push_back(facts_of_text(*content));
+  }
+  DiskFacts facts;
+  const std::unordered_set<std::string> file_macros = reaching(texts, names_the_file());
+  const std::unordered_set<std::string> caller_macros = reaching(texts, names_the_caller());
+  facts.file_macros.assign(file_macros.begin(), file_macros.end());
+  facts.caller_macros.assign(caller_macros.begin(), caller_macros.end());
+  for (const TextFacts& text : texts) {
+    for (const std::string& identifier : text.outside) {
+      facts.calls_outside = facts.calls_outside || names_the_caller().count(identifier) != 0 ||
+                            caller_macros.count(identifier) != 0;
+    }
+  }
+  return facts;
+}
+
+std::vector<std::uint8_t> encoded(const DiskFacts& facts) {
+  std::vector<std::uint8_t> bytes;
+  proto::ByteWriter out(bytes);
+  out.u8(facts.calls_outside ? 1 : 0);
+  for (const std::vector<std::string>* list : {&facts.file_macros, &facts.caller_macros}) {
+    out.u32(static_cast<std::uint32_t>(list->size()));
+    for (const std::string& macro : *list) out.blob32(proto::as_bytes(macro));
+  }
+  return bytes;
+}
+
+std::optional<DiskFacts> decoded(const std::vector<std::uint8_t>& bytes) {
+  proto::ByteReader in(proto::Bytes(bytes.data(), bytes.size()));
+  DiskFacts facts;
+  auto calls = in.u8("calls outside");
+  if (!calls || *calls > 1) return std::nullopt;
+  facts.calls_outside = *calls == 1;
+  for (std::vector<std::string>* list : {&facts.file_macros, &facts.caller_macros}) {
+    auto count = in.u32("count");
+    if (!count || *count > bytes.size()) return std::nullopt;
+    for (std::uint32_t i = 0; i < *count; ++i) {
+      auto macro = in.blob32("macro");
+      if (!macro) return std::nullopt;
+      list->emplace_back(reinterpret_cast<const char*>(macro->data()), macro->size());
+    }
+  }
+  if (in.remaining() != 0) return std::nullopt;
+  return facts;
+}
+
+struct Remembered {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const DiskFacts>> by_record;
+};
+
+// Never destroyed: a compile on another thread may outlive static destruction at exit.
+Remembered& remembered() {
+  static auto* facts = new Remembered();
+  return *facts;
+}
+
+std::shared_ptr<const DiskFacts> disk_facts(std::string_view record) {
+  const std::string key = proto::to_hex(proto::sha256(proto::as_bytes(record)));
+  {
+    std::lock_guard lock(remembered().mutex);
+    if (auto it = remembered().by_record.find(key); it != remembered().by_record.end()) return it->second;
+  }
+  std::optional<DiskFacts> facts;
+  if (auto memoized = memo_find_keyed(k_memo_kind, key)) facts = decoded(*memoized);
+  if (!facts) {
+    facts = read_disk_facts(record);
+    if (!facts) return nullptr;
+    memo_store_keyed(k_memo_kind, key, encoded(*facts));
+  }
+  auto shared = std::make_shared<const DiskFacts>(std::move(*facts));
+  std::lock_guard lock(remembered().mutex);
+  remembered().by_record.emplace(key, shared);
+  return shared;
+}
+
+}  // namespace
+
+bool output_may_name_program(const ProgramTexts& texts, std::string_view record) {
+  const std::shared_ptr<const DiskFacts> disk = disk_facts(record);
+  if (!disk || disk->calls_outside) return true;
+  std::unordered_set<std::string_view> file(names_the_file().begin(), names_the_file().end());
+  file.insert(disk->file_macros.begin(), disk->file_macros.end());
+  std::unordered_set<std::string_view> caller(names_the_caller().begin(), names_the_caller().end());
+  caller.insert(disk->caller_macros.begin(), disk->caller_macros.end());
+
+  const auto in_memory_may_name = [&](std::string_view text, bool is_source) {
+    const TextFacts facts = facts_of_text(text);
+    for (const Definition& definition : facts.definitions) {
+      for (const std::string& identifier : definition.body) {
+        if (file.count(identifier) != 0) return true;
+      }
+    }
+    for (const std::string& identifier : facts.outside) {
+      if ((is_source ? file : caller).count(identifier) != 0) return true;
+    }
+    return false;
+  };
+  if (in_memory_may_name(texts.source, true) || in_memory_may_name(texts.option_definitions, false)) return true;
+  return std::any_of(texts.headers.begin(), texts.headers.end(),
+                     [&](const auto& header) { return in_memory_may_name(header.second, false); });
+}
+
+void forget_program_name_facts() {
+  std::lock_guard lock(remembered().mutex);
+  remembered().by_record.clear();
+}
+
+}  // namespace jitcache::client::nvrtc

@@ -1,0 +1,47 @@
+// Whether an NVRTC compile's output may hold its program's name, for the key relative to the
+// program's directory (proto/nvrtc_program_directory.hpp, docs/cache-key.md "The program's name").
+//
+// NVRTC writes the name where the preprocessor expands `__FILE__` (or `__FILE_NAME__`) in the
+// program's own text, `__BASE_FILE__` anywhere, and where `__builtin_FILE()` or
+// `__builtin_source_location()` is evaluated for a call the program makes (a default argument:
+// libcu++'s `source_location::current()`); NVRTC's builtin `assert` expands `__FILE__` (measured on
+// NVRTC 13.0: the PTX of `assert(p)` holds the name's bytes; without it two names give the same
+// PTX). So the output may hold the name, and this answers true, when
+//
+//   - the source names `__FILE__`, `__FILE_NAME__`, `__BASE_FILE__`, `__builtin_FILE`,
+//     `__builtin_source_location`, `assert`, or a macro that any #define of any text of the compile
+//     makes reach one of them, however many macros deep (a header's CHECK(x) over assert)
+//   - any text names, outside a #define, `__BASE_FILE__`, `__builtin_FILE`,
+//     `__builtin_source_location` or a macro reaching one of these
+//   - a text in memory (the source, a header passed at create, the -D options) defines a macro that
+//     reaches any of them (a file on disk may use it: a superset is cheaper than following it)
+//   - a file of the include record cannot be read, or no longer has its recorded digest
+//
+// Identifiers are read after comments (source_text.hpp), strings included: a name in a string
+// makes the answer true, never false. The facts of the files on disk depend only on their contents,
+// which the record names: they are remembered in the process and in the scan memo
+// (scan_memo.hpp) under the SHA-256 of the record, so a new process reads no file for them.
+// Thread safety: safe from any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace jitcache::client::nvrtc {
+
+struct ProgramTexts {
+  std::string_view source;
+  const std::vector<std::pair<std::string, std::string>>& headers;  // (include name, content)
+  std::string_view option_definitions;                              // definitions_text of the -D options
+};
+
+// `record`: the compile's include record (include_scan.hpp), whose regular files are read when
+// their facts are not remembered.
+bool output_may_name_program(const ProgramTexts& texts, std::string_view record);
+
+// Forgets the facts this process remembered (tests).
+void forget_program_name_facts();
+
+}  // namespace jitcache::client::nvrtc

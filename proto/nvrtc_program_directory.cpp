@@ -1,0 +1,84 @@
+#include <proto/nvrtc_program_directory.hpp>
+
+#include <algorithm>
+
+namespace jitcache::proto {
+
+namespace {
+
+bool is_under(std::string_view path, std::string_view directory) {
+  if (directory.back() == '/') return path.size() > directory.size() && path.starts_with(directory);
+  return path.size() > directory.size() + 1 && path.starts_with(directory) && path[directory.size()] == '/';
+}
+
+std::string_view relative_to(std::string_view path, std::string_view directory) {
+  return path.substr(directory.size() + (directory.back() == '/' ? 0 : 1));
+}
+
+// How PTX writes a string constant: `{47, 116, 109, 112}`.
+std::string as_ptx_bytes(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (i != 0) out += ", ";
+    out += std::to_string(static_cast<unsigned char>(text[i]));
+  }
+  return out;
+}
+
+bool holds(const std::vector<std::uint8_t>& bytes, std::string_view text) {
+  if (text.empty()) return false;
+  return std::search(bytes.begin(), bytes.end(), text.begin(), text.end()) != bytes.end();
+}
+
+}  // namespace
+
+std::string program_directory(std::string_view name) {
+  const std::size_t slash = name.rfind('/');
+  if (slash == std::string_view::npos || slash == 0) return {};
+  return std::string(name.substr(0, slash));
+}
+
+std::optional<std::string> record_relative_to_program(std::string_view record, std::string_view name) {
+  const std::string directory = program_directory(name);
+  if (directory.empty()) return std::nullopt;
+  std::string out;
+  out.reserve(record.size());
+  std::size_t at = 0;
+  while (at < record.size()) {
+    const std::size_t nul = record.find('\0', at);
+    const std::size_t end = record.find('\n', at);
+    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) return std::nullopt;
+    const std::string_view path = record.substr(at, nul - at);
+    const std::string_view state = record.substr(nul + 1, end - nul - 1);
+    if (is_under(path, directory)) {
+      if (state != "absent" && path != name) return std::nullopt;
+      out.push_back('D');
+      out += relative_to(path, directory);
+    } else {
+      out.push_back('A');
+      out += path;
+    }
+    out.push_back('\0');
+    out += state;
+    out.push_back('\n');
+    at = end + 1;
+  }
+  return out;
+}
+
+bool result_names_program(const NvrtcResult& result, std::string_view name) {
+  // The name holds its directory: whatever names the name names the directory.
+  const std::string directory = program_directory(name);
+  const std::string_view text = directory.empty() ? name : std::string_view(directory);
+  if (text.empty()) return false;
+  const std::string ptx_text = as_ptx_bytes(text);
+  for (const NvrtcOutputAnswer& output : result.outputs) {
+    if (holds(output.bytes, text) || holds(output.bytes, ptx_text)) return true;
+  }
+  for (const NvrtcLoweredName& lowered : result.lowered_names) {
+    if (lowered.lowered.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace jitcache::proto

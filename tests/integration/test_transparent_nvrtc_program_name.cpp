@@ -1,0 +1,110 @@
+// Programs named by a path in a directory of their own (CuPy names each by a fresh temporary
+// directory, removed before the compile) under libjitcache-preload.so with the toolkit's real NVRTC:
+// the key relative to the program's directory (proto/nvrtc_program_directory.hpp) lets another
+// directory's process hit, with the answers NVRTC gives that name; a compile whose output or log
+// holds the name is keyed with it (docs/cache-key.md "The program's name"). NVRTC needs no GPU.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <tests/support/child_process.hpp>
+#include <tests/support/daemon_process.hpp>
+#include <tests/support/daemon_stats.hpp>
+#include <tests/support/nvrtc_program_run.hpp>
+#include <tests/support/temp_dir.hpp>
+#include <tests/support/transparent_check.hpp>
+
+using jitcache::testing::ChildResult;
+using jitcache::testing::DaemonProcess;
+using jitcache::testing::EnvChange;
+using jitcache::testing::stat_value;
+using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
+using jitcache::testing::nvrtc::compile_args;
+using jitcache::testing::nvrtc::run_program;
+using jitcache::testing::nvrtc::Sources;
+using jitcache::testing::transparent::run_env;
+
+namespace {
+
+// The kernel compiled under `name`, through the daemon, or by NVRTC alone.
+struct NamedRuns {
+  Sources& sources;
+  TempDir state;
+  DaemonProcess daemon{state};
+  NamedRuns(Sources& compiled) : sources(compiled) { daemon.start(); }
+  ChildResult run(const std::string& name, bool cached) {
+    std::vector<EnvChange> env = cached ? run_env(daemon.socket_path(), true) : run_env(state.file("none.sock"), false);
+    env.push_back({"NVRTC_PROGRAM_NAME", name});
+    ChildResult result = run_program(compile_args(sources), env);
+    REQUIRE(result.status == 0);
+    return result;
+  }
+  std::int64_t stat(const char* name) {
+    auto client = daemon.client();
+    return stat_value(client, name);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("transparent nvrtc names: (g) a program in another removed temporary directory is a hit, answered as NVRTC") {
+  Sources sources;
+  NamedRuns runs(sources);
+  TempDir names;
+  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+  const ChildResult stored = runs.run(first, true);
+  CHECK(stored.output == runs.run(first, false).output);
+  const auto hits = runs.stat("hits");
+  const ChildResult served = runs.run(second, true);
+  CHECK(served.output == runs.run(second, false).output);
+  CHECK(runs.stat("hits") == hits + 1);
+  CHECK(runs.stat("entries") == 1);
+}
+
+TEST_CASE("transparent nvrtc names: (g) a kernel whose code holds the name (assert, a header's __FILE__) is keyed with it") {
+  const char* kernels[] = {
+      "#include \"memory_header.cuh\"\n#include <scale_value.cuh>\n"
+      "template <typename T> __global__ void scale(T* x) { assert(x); x[0] *= (T)(HEADER_VALUE + MEMORY_VALUE); }\n",
+      "#include \"memory_header.cuh\"\n#include <scale_value.cuh>\n#include <where.cuh>\n"
+      "template <typename T> __global__ void scale(T* x) { x[0] = (T)(HERE()[sizeof(HERE()) - 19] + HEADER_VALUE + MEMORY_VALUE); }\n"};
+  for (const char* kernel : kernels) {
+    INFO(kernel);
+    Sources sources(kernel);
+    write_file(sources.include_dir + "/where.cuh", "#define HERE() WHERE_IMPL\n");
+    write_file(sources.include_dir + "/where_impl.cuh", "#define WHERE_IMPL __FILE__\n");
+    write_file(sources.include_dir + "/scale_value.cuh", "#define HEADER_VALUE 3\n#include <where_impl.cuh>\n");
+    NamedRuns runs(sources);
+    TempDir names;  // the names differ in their directory only, 19 characters from their end
+    const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
+    const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+    const ChildResult plain_second = runs.run(second, false);
+    REQUIRE(runs.run(first, false).output != plain_second.output);  // the name reaches the code
+    runs.run(first, true);
+    const auto hits = runs.stat("hits");
+    CHECK(runs.run(second, true).output == plain_second.output);
+    CHECK(runs.stat("hits") == hits);
+    CHECK(runs.run(second, true).output == plain_second.output);  // its own key: a hit now
+    CHECK(runs.stat("hits") == hits + 1);
+  }
+}
+
+TEST_CASE("transparent nvrtc names: (g) a warning names the program in the log: each name its own log, every time") {
+  Sources sources(
+      "#include \"memory_header.cuh\"\n#include <scale_value.cuh>\n"
+      "template <typename T> __global__ void scale(T* x) { int unused; x[0] *= (T)(HEADER_VALUE + MEMORY_VALUE); }\n");
+  NamedRuns runs(sources);
+  TempDir names;
+  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+  const ChildResult plain_first = runs.run(first, false);
+  REQUIRE_THAT(plain_first.output, Catch::Contains(first + "(3): warning"));
+  CHECK(runs.run(first, true).output == plain_first.output);
+  CHECK(runs.run(second, true).output == runs.run(second, false).output);
+  const auto hits = runs.stat("hits");
+  CHECK(runs.run(first, true).output == plain_first.output);
+  CHECK(runs.stat("hits") == hits + 1);
+  CHECK(runs.stat("entries") == 2);
+}

@@ -1,0 +1,204 @@
+// Whether an NVRTC compile's output may hold its program's name (client/src/nvrtc/
+// program_name_use.hpp), and the key relative to the program's directory that depends on it
+// (proto/nvrtc_program_directory.hpp): every way a text can reach the name says "may", and only
+// then is the compile keyed with its name.
+#include <catch2/catch.hpp>
+
+#include <stdlib.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <client/src/nvrtc/program_name_use.hpp>
+#include <client/src/nvrtc/scan_memo.hpp>
+#include <proto/digest.hpp>
+#include <proto/nvrtc_key.hpp>
+#include <proto/nvrtc_program_directory.hpp>
+#include <tests/support/temp_dir.hpp>
+
+using namespace jitcache::client::nvrtc;
+using jitcache::proto::record_relative_to_program;
+using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
+
+namespace {
+
+// Header files on disk and the include record that names them as the scan would.
+struct Disk {
+  TempDir dir;
+  std::string record;
+  std::string add(const std::string& name, const std::string& text) {
+    const std::string path = dir.file(name);
+    write_file(path, text);
+    record += path + '\0' + "file " + jitcache::proto::to_hex(jitcache::proto::sha256(jitcache::proto::as_bytes(text)));
+    record.push_back('\n');
+    return path;
+  }
+};
+
+// The scan memo off, and nothing remembered in the process: each call reads the files.
+struct NoMemo {
+  NoMemo() {
+    ::setenv("JITCACHE_NVRTC_SCAN_MEMO", "0", 1);
+    scan_memo_reset();
+    forget_program_name_facts();
+  }
+  ~NoMemo() {
+    ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO");
+    scan_memo_reset();
+    forget_program_name_facts();
+  }
+};
+
+const std::vector<std::pair<std::string, std::string>> k_no_headers;
+
+// An include record of (path, state) lines.
+std::string record_of(const std::vector<std::pair<std::string, std::string>>& lines) {
+  std::string record;
+  for (const auto& [path, state] : lines) record += path + '\0' + state + '\n';
+  return record;
+}
+
+bool may_name(std::string_view source, const Disk& disk,
+              const std::vector<std::pair<std::string, std::string>>& headers = k_no_headers,
+              std::string_view definitions = {}) {
+  return output_may_name_program({source, headers, definitions}, disk.record);
+}
+
+}  // namespace
+
+TEST_CASE("program name use: a kernel that expands nothing naming its file cannot hold the name") {
+  NoMemo off;
+  Disk disk;
+  disk.add("a.cuh", "#define SCALE(x) ((x) * 2)\ninline __device__ int twice(int x) { return SCALE(x); }\n");
+  CHECK_FALSE(may_name("#include <a.cuh>\n__global__ void k(int* p) { *p = SCALE(*p); } // assert(p)\n", disk));
+}
+
+TEST_CASE("program name use: the source naming __FILE__, __BASE_FILE__, __builtin_FILE or the builtin assert may") {
+  NoMemo off;
+  Disk disk;
+  for (const char* word : {"__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__builtin_FILE()", "assert(p)",
+                           "__builtin_source_location()"}) {
+    INFO(word);
+    CHECK(may_name(std::string("__global__ void k(int* p) { ") + word + "; }\n", disk));
+  }
+}
+
+TEST_CASE("program name use: a macro of a file on disk that reaches __FILE__ through another file, used by the source") {
+  NoMemo off;
+  Disk disk;
+  disk.add("where.cuh", "#define WHERE_IMPL __FILE__\n");
+  disk.add("check.cuh", "#define CHECK(x) do { if (!(x)) report(WHERE); } while (0)\n#define WHERE WHERE_IMPL\n");
+  CHECK(may_name("__global__ void k(int* p) { CHECK(p); }\n", disk));
+  // Used only by the headers themselves, it expands to their own names, which the key holds.
+  CHECK_FALSE(may_name("__global__ void k(int* p) { *p = 1; }\n", disk));
+}
+
+TEST_CASE("program name use: a default argument of __builtin_FILE() in a header (source_location::current) may") {
+  NoMemo off;
+  Disk disk;
+  disk.add("builtin.h", "#define MY_BUILTIN_FILE() __builtin_FILE()\n");
+  const std::string plain_source = "__global__ void k(int* p) { *p = 1; }\n";
+  CHECK_FALSE(may_name(plain_source, disk));  // defined, never evaluated
+  disk.add("location.h", "struct where { static where current(const char* f = MY_BUILTIN_FILE()); };\n");
+  CHECK(may_name(plain_source, disk));
+}
+
+TEST_CASE("program name use: a definition in memory that reaches the name may, wherever it is used") {
+  NoMemo off;
+  Disk disk;
+  const std::string source = "__global__ void k(int* p) { *p = 1; }\n";
+  CHECK(may_name(source, disk, {{"h.cuh", "#define HERE __FILE__\n"}}));
+  CHECK(may_name(source, disk, k_no_headers, "#define HERE __FILE__\n"));
+  CHECK(may_name("#define GUARD(x) assert(x)\n" + source, disk));
+  CHECK_FALSE(may_name(source, disk, {{"h.cuh", "#define HERE 1\n"}}, "#define VALUE 3\n"));
+}
+
+TEST_CASE("program name use: a file that no longer has its recorded digest may, unless its facts are remembered") {
+  TempDir memo;
+  ::setenv("JITCACHE_NVRTC_SCAN_MEMO_DIR", memo.path().c_str(), 1);
+  scan_memo_reset();
+  forget_program_name_facts();
+  Disk disk;
+  const std::string header = disk.add("a.cuh", "#define VALUE 1\n");
+  const std::string source = "#include <a.cuh>\n__global__ void k(int* p) { *p = VALUE; }\n";
+  CHECK_FALSE(may_name(source, disk));
+  write_file(header, "#define VALUE __FILE__\n");  // the record still names the first content
+  forget_program_name_facts();
+  CHECK_FALSE(may_name(source, disk));  // a new process: the memo's facts of the recorded content
+  {
+    NoMemo off;
+    CHECK(may_name(source, disk));  // read again: another digest
+  }
+  ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO_DIR");
+  scan_memo_reset();
+}
+
+TEST_CASE("program directory: the record relative to the program's directory") {
+  const std::string record_a = record_of({{"/tmp/tmpA/k.cu", "absent"}, {"/tmp/tmpA/x.h", "absent"}, {"/inc/x.h", "file 00"}});
+  const std::string record_b = record_of({{"/tmp/tmpB/k.cu", "absent"}, {"/tmp/tmpB/x.h", "absent"}, {"/inc/x.h", "file 00"}});
+  const auto a = record_relative_to_program(record_a, "/tmp/tmpA/k.cu");
+  const auto b = record_relative_to_program(record_b, "/tmp/tmpB/k.cu");
+  REQUIRE(a);
+  CHECK(a == b);
+  // A header found beside the program names the directory in its own __FILE__.
+  const std::string beside = record_of({{"/tmp/tmpA/k.cu", "absent"}, {"/tmp/tmpA/x.h", "file 00"}});
+  CHECK_FALSE(record_relative_to_program(beside, "/tmp/tmpA/k.cu"));
+  // The program's own file there is no include.
+  const std::string itself = record_of({{"/tmp/tmpA/k.cu", "file 00"}});
+  CHECK(record_relative_to_program(itself, "/tmp/tmpA/k.cu"));
+  // No directory, or "/": nothing to take out.
+  CHECK_FALSE(record_relative_to_program(record_of({{"k.cu", "absent"}}), "k.cu"));
+  CHECK_FALSE(record_relative_to_program(record_of({{"/k.cu", "absent"}}), "/k.cu"));
+  // A path outside that reads like one inside stays apart.
+  const auto outside = record_relative_to_program(record_of({{"Dk.cu", "absent"}}), "/tmp/tmpA/k.cu");
+  const auto inside = record_relative_to_program(record_of({{"/tmp/tmpA/k.cu", "absent"}}), "/tmp/tmpA/k.cu");
+  CHECK(outside != inside);
+}
+
+TEST_CASE("program directory: a result whose log or output holds the directory, as bytes or as PTX writes it") {
+  using jitcache::proto::NvrtcOutput;
+  using jitcache::proto::NvrtcResult;
+  using jitcache::proto::result_names_program;
+  const auto with = [](NvrtcOutput which, const std::string& text) {
+    NvrtcResult result;
+    result.output(which).bytes.assign(text.begin(), text.end());
+    return result;
+  };
+  CHECK_FALSE(result_names_program(with(NvrtcOutput::log, ""), "/tmp/ab/k.cu"));
+  CHECK(result_names_program(with(NvrtcOutput::log, "/tmp/ab/k.cu(1): warning #177-D"), "/tmp/ab/k.cu"));
+  CHECK(result_names_program(with(NvrtcOutput::ptx, ".b8 $str[7] = {47, 116, 109, 112, 47, 97, 98};"),
+                             "/tmp/ab/k.cu"));
+  CHECK_FALSE(result_names_program(with(NvrtcOutput::ptx, ".b8 $str[4] = {47, 116, 109, 112};"), "/tmp/ab/k.cu"));
+}
+
+TEST_CASE("program directory: two directories give one relative key, never the key with the name") {
+  jitcache::proto::NvrtcCompileInput input;
+  input.identity.major = 13;
+  input.source = "__global__ void k() {}";
+  input.options.arch = "sm_90";
+  input.name = "/tmp/tmpA/k.cu";
+  input.include_record = record_of({{"/tmp/tmpA/k.cu", "absent"}});
+  const auto relative_a = record_relative_to_program(input.include_record, input.name);
+  const auto key_a = jitcache::proto::nvrtc_program_relative_key(input, *relative_a);
+  const auto named_a = jitcache::proto::nvrtc_key(input);
+  input.name = "/tmp/tmpB/k.cu";
+  input.include_record = record_of({{"/tmp/tmpB/k.cu", "absent"}});
+  const auto relative_b = record_relative_to_program(input.include_record, input.name);
+  const auto key_b = jitcache::proto::nvrtc_program_relative_key(input, *relative_b);
+  const auto named_b = jitcache::proto::nvrtc_key(input);
+  REQUIRE(key_a);
+  REQUIRE(key_b);
+  REQUIRE(named_a);
+  REQUIRE(named_b);
+  CHECK(key_a->fields == key_b->fields);
+  CHECK(named_a->fields != named_b->fields);
+  CHECK(key_a->fields != named_a->fields);
+  // Another base name is another program.
+  input.name = "/tmp/tmpB/other.cu";
+  input.include_record = record_of({{"/tmp/tmpB/other.cu", "absent"}});
+  const auto other = jitcache::proto::nvrtc_program_relative_key(
+      input, *record_relative_to_program(input.include_record, input.name));
+  CHECK(other->fields != key_a->fields);
+}
