@@ -183,6 +183,33 @@ TEST_CASE("gpu transparent: CuPy's default mode (NVRTC to cubin) hits on the sec
                    {{"CUPY_CACHE_IN_MEMORY", std::string("1")}});
 }
 
+// CuPy's disk cache on and empty at each start (a new container, a wiped HOME): CuPy names each
+// program by a path in a temporary directory of its own, which the key relative to the program's
+// directory shares (docs/cache-key.md "The program's name"): every compile of the second run hits.
+TEST_CASE("gpu transparent: CuPy's default mode with its disk cache empty at each start hits on the second run") {
+  if (auto missing = missing_module("cupy")) {
+    JITCACHE_SKIP(*missing);
+  }
+  TempDir state("jitcache-gpu");
+  DaemonProcess daemon(state);
+  daemon.start();
+  const std::vector<std::string> command = {"/usr/bin/env", python(), python_dir() + "/cupy_nvrtc_default.py",
+                                            "--fresh-cache"};
+  const std::vector<EnvChange> env = {{"CUDA_CACHE_DISABLE", std::string("1")}};
+  const ChildResult first = run_under_jitcache(daemon, command, env);
+  INFO("first run: " << first.output);
+  REQUIRE(first.status == 0);
+  CHECK_THAT(first.output, Catch::Contains("cupy nvrtc ok"));
+  const auto entries = daemon_stat(daemon, "entries");
+  const auto misses = daemon_stat(daemon, "misses");
+  const ChildResult second = run_under_jitcache(daemon, command, env);
+  INFO("second run: " << second.output);
+  CHECK(second.status == 0);
+  CHECK(second.output == first.output);
+  CHECK(daemon_stat(daemon, "entries") == entries);  // nothing compiled again
+  CHECK(daemon_stat(daemon, "misses") == misses);
+}
+
 TEST_CASE("gpu transparent: the PyTorch jiterator's NVRTC compile hits on the second run, results right") {
   run_python_twice("torch", "torch_jiterator.py", "jiterator ok", true,
                    {{"USE_PYTORCH_KERNEL_CACHE", std::string("0")}});

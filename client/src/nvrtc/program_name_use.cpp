@@ -222,7 +222,9 @@ Remembered& remembered() {
 }
 
 std::shared_ptr<const DiskFacts> disk_facts(std::string_view record) {
-  const std::string key = proto::to_hex(proto::sha256(proto::as_bytes(record)));
+  // Rationale: XXH3-128, not SHA-256: a record is a few hundred KiB hashed on every compile, and
+  // both places it keys are this uid's own (as the scan memo's entry names, scan_memo.hpp).
+  const std::string key = proto::to_hex(proto::xxh3_128(proto::as_bytes(record)));
   {
     std::lock_guard lock(remembered().mutex);
     if (auto it = remembered().by_record.find(key); it != remembered().by_record.end()) return it->second;

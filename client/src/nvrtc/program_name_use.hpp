@@ -20,7 +20,7 @@
 // Identifiers are read after comments (source_text.hpp), strings included: a name in a string
 // makes the answer true, never false. The facts of the files on disk depend only on their contents,
 // which the record names: they are remembered in the process and in the scan memo
-// (scan_memo.hpp) under the SHA-256 of the record, so a new process reads no file for them.
+// (scan_memo.hpp) under the XXH3-128 of the record, so a new process reads no file for them.
 // Thread safety: safe from any thread.
 #pragma once
 
