@@ -28,11 +28,11 @@ using jitcache::testing::ChildResult;
 using jitcache::testing::DaemonOptions;
 using jitcache::testing::SystemUsers;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 using jitcache::testing::nvrtc::compile_args;
 using jitcache::testing::nvrtc::NvrtcDaemon;
 using jitcache::testing::nvrtc::Sources;
 using jitcache::testing::nvrtc::with_daemon_nvrtc;
-using jitcache::testing::nvrtc::write;
 namespace proto = jitcache::proto;
 
 namespace {
@@ -51,7 +51,7 @@ struct Kernel {
   TempDir dir;
   std::string path = dir.file("kernel.cu");
   explicit Kernel(const char* text) {
-    write(path, text);
+    write_file(path, text);
     ::chmod(dir.path().c_str(), 0755);
     ::chmod(path.c_str(), 0644);
   }

@@ -36,11 +36,11 @@ using jitcache::testing::stat_value;
 using jitcache::testing::SystemUser;
 using jitcache::testing::SystemUsers;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 using jitcache::testing::nvrtc::compile_args;
 using jitcache::testing::nvrtc::k_broken_kernel;
 using jitcache::testing::nvrtc::run_program;
 using jitcache::testing::nvrtc::Sources;
-using jitcache::testing::nvrtc::write;
 using jitcache::testing::transparent::check_twice;
 using jitcache::testing::transparent::run_env;
 
@@ -112,7 +112,7 @@ TEST_CASE("transparent nvrtc: (g) a header that appears earlier in the search is
   };
   const ChildResult first = run_program(args(), run_env(daemon.socket_path(), true));
   REQUIRE(first.status == 0);
-  write(early + "/scale_value.cuh", "#define HEADER_VALUE 9\n");
+  write_file(early + "/scale_value.cuh", "#define HEADER_VALUE 9\n");
   const ChildResult plain = run_program(args(), run_env(state.file("none.sock"), false));
   REQUIRE(plain.output != first.output);
   const auto hits = stat_value(client, "hits");

@@ -22,8 +22,8 @@
 using jitcache::testing::ChildResult;
 using jitcache::testing::stat_value;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 using jitcache::testing::nvrtc::NvrtcDaemon;
-using jitcache::testing::nvrtc::write;
 
 namespace {
 
@@ -54,18 +54,18 @@ TEST_CASE("transparent nvrtc: (g) a header included through any spelling NVRTC f
     TempDir dir;
     const std::string kernel = dir.file("kernel.cu");
     const std::string include_dir = dir.file("include");
-    write(kernel, std::string(form.source) + "extern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+    write_file(kernel, std::string(form.source) + "extern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
     const std::vector<std::string> args = {kernel, "-", "-I" + include_dir, "-arch=sm_90"};
     const auto cached = [&] { return cache.cached(args); };
     const auto plain = [&] { return cache.plain(args); };
 
     std::filesystem::create_directories(include_dir);
-    if (!form.first_without_header) write(include_dir + "/value.cuh", "#define VALUE 41\n");
+    if (!form.first_without_header) write_file(include_dir + "/value.cuh", "#define VALUE 41\n");
     const ChildResult first = cached();
     REQUIRE(first.status == 0);
     REQUIRE_THAT(first.output, Catch::Contains("compile=0"));
 
-    write(include_dir + "/value.cuh", "#define VALUE 42\n");
+    write_file(include_dir + "/value.cuh", "#define VALUE 42\n");
     const ChildResult changed_plain = plain();
     REQUIRE(changed_plain.output != first.output);  // NVRTC reads the header in this form
     const ChildResult changed = cached();
@@ -86,13 +86,13 @@ TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks 
       const std::string include_dir = dir.file("include");
       const std::string option = spelling + include_dir + (trailing_blank ? " " : "");
       INFO("option \"" << option << "\"");
-      write(dir.file("kernel.cu"), "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+      write_file(dir.file("kernel.cu"), "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
       const std::vector<std::string> args = {dir.file("kernel.cu"), "-", option, "-arch=sm_90"};
-      write(include_dir + "/value.cuh", "#define VALUE 41\n");
+      write_file(include_dir + "/value.cuh", "#define VALUE 41\n");
       const ChildResult first = cache.cached(args);
       REQUIRE(first.status == 0);
       REQUIRE_THAT(first.output, Catch::Contains("compile=0"));  // NVRTC found the header
-      write(include_dir + "/value.cuh", "#define VALUE 42\n");
+      write_file(include_dir + "/value.cuh", "#define VALUE 42\n");
       const ChildResult changed_plain = cache.plain(args);
       REQUIRE(changed_plain.output != first.output);
       CHECK(cache.cached(args).output == changed_plain.output);
@@ -101,12 +101,12 @@ TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks 
   {
     TempDir dir;
     const std::string include_dir = dir.file("include");
-    write(dir.file("kernel.cu"), "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+    write_file(dir.file("kernel.cu"), "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
     const std::vector<std::string> args = {dir.file("kernel.cu"), "-", "--include-path=" + include_dir + " ",
                                            "-arch=sm_90"};
-    write(include_dir + "/value.cuh", "#define VALUE 41\n");
+    write_file(include_dir + "/value.cuh", "#define VALUE 41\n");
     REQUIRE(cache.cached(args).status == 0);
-    write(include_dir + "/value.cuh", "#define VALUE 42\n");
+    write_file(include_dir + "/value.cuh", "#define VALUE 42\n");
     const ChildResult changed_plain = cache.plain(args);
     CHECK(cache.cached(args).output == changed_plain.output);
   }
@@ -124,13 +124,13 @@ TEST_CASE("transparent nvrtc: (g) an include without a suffix found as NAME.stdh
   const std::string early = dir.file("early");
   const std::string late = dir.file("late");
   std::filesystem::create_directories(early);
-  write(dir.file("kernel.cu"), "#include <value>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
-  write(late + "/value", "#define VALUE 41\n");
+  write_file(dir.file("kernel.cu"), "#include <value>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+  write_file(late + "/value", "#define VALUE 41\n");
   const std::vector<std::string> args = {dir.file("kernel.cu"), "-", "-I" + early, "-I" + late, "-arch=sm_90"};
   const ChildResult first = cache.cached(args);
   REQUIRE(first.status == 0);
   REQUIRE_THAT(first.output, Catch::Contains("compile=0"));
-  write(early + "/value.stdh", "#define VALUE 42\n");
+  write_file(early + "/value.stdh", "#define VALUE 42\n");
   const ChildResult shadowed_plain = cache.plain(args);
   REQUIRE(shadowed_plain.output != first.output);  // NVRTC reads early/value.stdh
   CHECK(cache.cached(args).output == shadowed_plain.output);

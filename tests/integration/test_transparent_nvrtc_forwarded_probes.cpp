@@ -23,10 +23,10 @@ using jitcache::testing::ChildResult;
 using jitcache::testing::EnvChange;
 using jitcache::testing::stat_value;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 using jitcache::testing::nvrtc::NvrtcDaemon;
 using jitcache::testing::nvrtc::run_program;
 using jitcache::testing::nvrtc::Sources;
-using jitcache::testing::nvrtc::write;
 using jitcache::testing::transparent::check_twice;
 
 namespace {
@@ -79,7 +79,7 @@ TEST_CASE(
   REQUIRE(stat_value(client, "entries") == 1);  // stored: the compile was keyed, not passed through
 
   const std::string optional = sources.include_dir + "/optional_value.cuh";
-  write(optional, "#define OPTIONAL_VALUE 5\n");
+  write_file(optional, "#define OPTIONAL_VALUE 5\n");
   const ChildResult appeared_plain = plain();
   REQUIRE(appeared_plain.output != first_plain.output);  // the probe's answer reaches the code
   const auto hits = stat_value(client, "hits");

@@ -26,9 +26,9 @@ using jitcache::testing::DaemonProcess;
 using jitcache::testing::EnvChange;
 using jitcache::testing::stat_value;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 using jitcache::testing::nvrtc::run_program;
 using jitcache::testing::nvrtc::Sources;
-using jitcache::testing::nvrtc::write;
 using jitcache::testing::transparent::run_env;
 
 namespace {
@@ -64,7 +64,7 @@ bool have_thrust() {
 }
 
 void set_extra(const Sources& sources, bool extra) {
-  write(sources.include_dir + "/values/chosen/value.cuh",
+  write_file(sources.include_dir + "/values/chosen/value.cuh",
         extra ? "#define EXTRA_KERNEL extern \"C\" __global__ void extra(int* y) { y[threadIdx.x] += 1; }\n"
               : "#define EXTRA_KERNEL\n");
 }
@@ -153,8 +153,8 @@ TEST_CASE(
       "#include VALUE_HEADER\n"
       "#include \"memory_header.cuh\"\n"
       "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] *= (T)(CHOSEN_VALUE + MEMORY_VALUE); }\n");
-  write(sources.include_dir + "/default_value.cuh", "#define CHOSEN_VALUE 5\n");
-  write(sources.include_dir + "/chosen_value.cuh", "#define CHOSEN_VALUE 3\n");
+  write_file(sources.include_dir + "/default_value.cuh", "#define CHOSEN_VALUE 5\n");
+  write_file(sources.include_dir + "/chosen_value.cuh", "#define CHOSEN_VALUE 3\n");
   TempDir state;
   DaemonProcess daemon(state);
   daemon.start();
@@ -171,7 +171,7 @@ TEST_CASE(
   CHECK(first.output == first_plain.output);
   REQUIRE(stat_value(client, "entries") == 1);  // keyed: the scan resolved the include
 
-  write(sources.include_dir + "/chosen_value.cuh", "#define CHOSEN_VALUE 7\n");
+  write_file(sources.include_dir + "/chosen_value.cuh", "#define CHOSEN_VALUE 7\n");
   const ChildResult changed_plain = plain();
   REQUIRE(changed_plain.output != first_plain.output);  // the header reaches the output
   const auto hits = stat_value(client, "hits");
@@ -215,7 +215,7 @@ TEST_CASE(
     REQUIRE(first.status == 0);
     CHECK(stat_value(client, "entries") == 1);
 
-    write(sources.include_dir + "/" + probed, "\n");
+    write_file(sources.include_dir + "/" + probed, "\n");
     const ChildResult created_plain = plain();
     REQUIRE(created_plain.output != first.output);  // the probe's answer reaches the output
     const ChildResult created = cached();
@@ -257,7 +257,7 @@ TEST_CASE(
       "#include VALUE_HEADER\n"
       "#include \"memory_header.cuh\"\n"
       "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] *= (T)(CHOSEN_VALUE + MEMORY_VALUE); }\n");
-  write(sources.include_dir + "/values/1/value.cuh", "#define CHOSEN_VALUE 3\n");
+  write_file(sources.include_dir + "/values/1/value.cuh", "#define CHOSEN_VALUE 3\n");
   TempDir state;
   DaemonProcess daemon(state);
   daemon.start();
@@ -269,7 +269,7 @@ TEST_CASE(
 
   const ChildResult first = cached();
   REQUIRE(first.status == 0);
-  write(sources.include_dir + "/values/1/value.cuh", "#define CHOSEN_VALUE 7\n");
+  write_file(sources.include_dir + "/values/1/value.cuh", "#define CHOSEN_VALUE 7\n");
   const ChildResult changed_plain = plain();
   REQUIRE(changed_plain.output != first.output);  // the header reaches the output
   const ChildResult changed = cached();

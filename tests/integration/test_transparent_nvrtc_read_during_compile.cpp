@@ -35,9 +35,9 @@ using jitcache::testing::DaemonProcess;
 using jitcache::testing::EnvChange;
 using jitcache::testing::stat_value;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 using jitcache::testing::nvrtc::NvrtcDaemon;
 using jitcache::testing::nvrtc::run_program;
-using jitcache::testing::nvrtc::write;
 using jitcache::testing::transparent::run_env;
 
 namespace {
@@ -65,7 +65,7 @@ TEST_CASE("transparent nvrtc: (g) a header that appears while the compile waits 
   std::filesystem::create_directories(include_dir);
   std::filesystem::create_directories(runtime);
   REQUIRE(::chmod(runtime.c_str(), 0700) == 0);
-  write(kernel, k_kernel);
+  write_file(kernel, k_kernel);
   const std::vector<std::string> args = {kernel, "-", "-I" + include_dir, "-arch=sm_90"};
   const EnvChange private_dir{"XDG_RUNTIME_DIR", runtime};
 
@@ -95,7 +95,7 @@ TEST_CASE("transparent nvrtc: (g) a header that appears while the compile waits 
   // The program has scanned (no flag.cuh) and missed; it now waits for the lock.
   const bool missed =
       jitcache::testing::eventually([&] { return stat_value(client, "nvrtc_misses") >= 1; }, std::chrono::seconds(60));
-  write(include_dir + "/flag.cuh", "\n");
+  write_file(include_dir + "/flag.cuh", "\n");
   ::flock(lock, LOCK_UN);
   ::close(lock);
   program.join();

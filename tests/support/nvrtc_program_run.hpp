@@ -6,8 +6,6 @@
 #pragma once
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -25,11 +23,6 @@ inline constexpr const char* k_broken_kernel =
     "#include <scale_value.cuh>\n"
     "template <typename T> __global__ void scale(T* x) { x[threadIdx.x] = undeclared_name; }\n";
 
-inline void write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
-
 // A kernel, its -I directory and its header, in a directory of their own.
 struct Sources {
   TempDir dir;
@@ -37,10 +30,10 @@ struct Sources {
   std::string include_dir = dir.file("include");
   std::string header = dir.file("include/scale_value.cuh");
   explicit Sources(const char* text = k_kernel, int value = 3) {
-    write(kernel, text);
+    write_file(kernel, text);
     set_header(value);
   }
-  void set_header(int value) { write(header, "#define HEADER_VALUE " + std::to_string(value) + "\n"); }
+  void set_header(int value) { write_file(header, "#define HEADER_VALUE " + std::to_string(value) + "\n"); }
 };
 
 inline ChildResult run_program(const std::vector<std::string>& args, std::vector<EnvChange> env) {

@@ -20,12 +20,9 @@
 using jitcache::client::nvrtc::file_digest;
 using jitcache::client::nvrtc::private_directory;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 
 namespace {
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
 
 std::size_t remembered_files(const std::string& directory) {
   std::size_t n = 0;
@@ -44,7 +41,7 @@ TEST_CASE("nvrtc identity: a file's digest is remembered, and a change of the sa
   std::filesystem::permissions(runtime, std::filesystem::perms::owner_all);
   ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
   const std::string library = dir.file("libnvrtc.so.13");
-  write(library, "first library bytes");
+  write_file(library, "first library bytes");
   auto fresh = file_digest(library);
   REQUIRE(fresh);
   REQUIRE(private_directory() == runtime + "/jitcache-nvrtc");
@@ -58,7 +55,7 @@ TEST_CASE("nvrtc identity: a file's digest is remembered, and a change of the sa
 
   // Same size, and the modification time set back: the change time still tells.
   const auto mtime = std::filesystem::last_write_time(library);
-  write(library, "other library bytes");
+  write_file(library, "other library bytes");
   std::filesystem::last_write_time(library, mtime);
   auto changed = file_digest(library);
   REQUIRE(changed);

@@ -18,6 +18,7 @@
 using jitcache::client::nvrtc::file_digest;
 using jitcache::client::nvrtc::nvrtc_identity;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 
 namespace {
 
@@ -25,10 +26,6 @@ int version_13_0(int* major, int* minor) {
   *major = 13;
   *minor = 0;
   return 0;
-}
-
-void write(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
 }  // namespace
@@ -42,8 +39,8 @@ TEST_CASE("nvrtc identity: the alternative libnvrtc.alt is keyed on libnvrtc-bui
   Dl_info info{};
   REQUIRE(::dladdr(::dlsym(libm, "cos"), &info) != 0);
   std::filesystem::copy_file(info.dli_fname, library);
-  write(dir.file("libnvrtc-builtins.so.13.0"), "the builtins of libnvrtc.so.13");
-  write(dir.file("libnvrtc-builtins.alt.so.13.0"), "the builtins of libnvrtc.alt.so.13");
+  write_file(dir.file("libnvrtc-builtins.so.13.0"), "the builtins of libnvrtc.so.13");
+  write_file(dir.file("libnvrtc-builtins.alt.so.13.0"), "the builtins of libnvrtc.alt.so.13");
 
   void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   REQUIRE(handle != nullptr);

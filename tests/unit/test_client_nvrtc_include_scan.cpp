@@ -17,13 +17,9 @@ using jitcache::client::nvrtc::IncludeScanInput;
 using jitcache::client::nvrtc::scan_includes;
 using jitcache::common::ErrorCode;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 
 namespace {
-
-void write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
 
 }  // namespace
 
@@ -50,8 +46,8 @@ TEST_CASE(
   const std::string early = dir.file("early");
   const std::string late = dir.file("late");
   std::filesystem::create_directories(early);
-  write(late + "/v.cuh", "#include \"nested/w.cuh\"\n");
-  write(late + "/nested/w.cuh", "#define W 1\n");
+  write_file(late + "/v.cuh", "#include \"nested/w.cuh\"\n");
+  write_file(late + "/nested/w.cuh", "#define W 1\n");
   IncludeScanInput input{"kernel.cu", "#include <v.cuh>\n", {{"mem.cuh", "#include <m.cuh>\n"}}, {early, late}, {}};
   auto first = scan_includes(input);
   REQUIRE(first);
@@ -61,12 +57,12 @@ TEST_CASE(
   CHECK_THAT(first->text, Catch::Contains(early + "/m.cuh"));  // from the in-memory header's include
   CHECK(scan_includes(input)->text == first->text);
 
-  write(late + "/nested/w.cuh", "#define W 2\n");
+  write_file(late + "/nested/w.cuh", "#define W 2\n");
   auto nested = scan_includes(input);
   REQUIRE(nested);
   CHECK(nested->text != first->text);
 
-  write(early + "/v.cuh", "#define V 1\n");
+  write_file(early + "/v.cuh", "#define V 1\n");
   auto shadowed = scan_includes(input);
   REQUIRE(shadowed);
   CHECK(shadowed->text != nested->text);
@@ -74,7 +70,7 @@ TEST_CASE(
 
 TEST_CASE("include scan: a macro-named include in a file found on disk makes the compile NVRTC's own") {
   TempDir dir;
-  write(dir.file("inc/v.cuh"), "#include CONFIG_HEADER\n");
+  write_file(dir.file("inc/v.cuh"), "#include CONFIG_HEADER\n");
   auto record = scan_includes({"kernel.cu", "#include <v.cuh>\n", {}, {dir.file("inc")}, {}});
   REQUIRE_FALSE(record);
   CHECK(record.error().code == ErrorCode::unsupported);
@@ -128,13 +124,13 @@ TEST_CASE(
 TEST_CASE(
     "include scan: a forwarder defined in another header makes its calls probes, and the file appearing changes the record") {
   TempDir dir;
-  write(dir.file("inc/fwd.cuh"), "#define FWD(_X) __has_include(_X)\n");
+  write_file(dir.file("inc/fwd.cuh"), "#define FWD(_X) __has_include(_X)\n");
   const std::string source = "#include <fwd.cuh>\n#if FWD(<optional.cuh>)\n#include <optional.cuh>\n#endif\n";
   auto absent = scan_with(dir, source);
   REQUIRE(absent);
   CHECK_THAT(absent->text, Catch::Contains(dir.file("inc/optional.cuh") + std::string(1, '\0') + "absent"));
 
-  write(dir.file("inc/optional.cuh"), "#define OPTIONAL 1\n");
+  write_file(dir.file("inc/optional.cuh"), "#define OPTIONAL 1\n");
   auto present = scan_with(dir, source);
   REQUIRE(present);
   CHECK_THAT(present->text, Catch::Contains(dir.file("inc/optional.cuh") + std::string(1, '\0') + "file "));
@@ -145,9 +141,9 @@ TEST_CASE(
     "include scan: a forwarder through two levels, an alias, a variadic one and one in a #define body probe their files") {
   TempDir dir;
   // Defined after the header that calls it is found, and in a header the source reaches last.
-  write(dir.file("inc/uses.cuh"),
+  write_file(dir.file("inc/uses.cuh"),
         "#if TWO(<two.cuh>) && ALIAS(<alias.cuh>) && VAR(\"var.cuh\")\n#endif\n#define HAS_BODY ONE(<body.cuh>)\n");
-  write(dir.file("inc/defs.cuh"),
+  write_file(dir.file("inc/defs.cuh"),
         "#define ONE(x) __has_include(x)\n#define TWO(y) ONE(y)\n#define ALIAS __has_include\n"
         "#define VAR(...) TWO(__VA_ARGS__)\n");
   auto record = scan_with(dir, "#include <uses.cuh>\n#include <defs.cuh>\n");
@@ -160,7 +156,7 @@ TEST_CASE(
 
 TEST_CASE("include scan: a forwarder of __has_include_next probes its file like __has_include_next") {
   TempDir dir;
-  write(dir.file("inc/defs.cuh"), "#define NEXT(x) __has_include_next(x)\n#if NEXT(<next.cuh>)\n#endif\n");
+  write_file(dir.file("inc/defs.cuh"), "#define NEXT(x) __has_include_next(x)\n#if NEXT(<next.cuh>)\n#endif\n");
   auto record = scan_with(dir, "#include <defs.cuh>\n");
   REQUIRE(record);
   CHECK_THAT(record->text, Catch::Contains(dir.file("inc/next.cuh") + std::string(1, '\0') + "absent"));
@@ -169,7 +165,7 @@ TEST_CASE("include scan: a forwarder of __has_include_next probes its file like 
 TEST_CASE(
     "include scan: a forwarder called with a macro for its file, or passed on by name, makes the compile NVRTC's own, naming the call") {
   TempDir dir;
-  write(dir.file("inc/defs.cuh"), "#define FWD(_X) __has_include(_X)\n#define TWO(y) FWD(y)\n");
+  write_file(dir.file("inc/defs.cuh"), "#define FWD(_X) __has_include(_X)\n#define TWO(y) FWD(y)\n");
   for (const char* use : {"#if FWD(CONFIG_HEADER)\n#endif\n", "#elif TWO(CONFIG_HEADER)\n",
                           "#define HAS_CONFIG FWD(CONFIG_HEADER)\n", "#if APPLY(FWD)(<config.h>)\n"}) {
     INFO(use);
@@ -207,10 +203,10 @@ TEST_CASE(
     "include scan: a probe in a #define's body is looked for from the directory of every file, where the macro may be used") {
   TempDir dir;
   // HAS_LOCAL is defined in lib/, used in app/: NVRTC looks for "local.cuh" from app/ first.
-  write(dir.file("inc/lib/defs.cuh"),
+  write_file(dir.file("inc/lib/defs.cuh"),
         "#define FWD(x) __has_include(x)\n#define HAS_LOCAL FWD(\"local.cuh\")\n"
         "#define HAS_DIRECT __has_include(\"direct.cuh\")\n");
-  write(dir.file("inc/app/use.cuh"), "#include \"../lib/defs.cuh\"\n#if HAS_LOCAL && HAS_DIRECT\n#endif\n");
+  write_file(dir.file("inc/app/use.cuh"), "#include \"../lib/defs.cuh\"\n#if HAS_LOCAL && HAS_DIRECT\n#endif\n");
   auto record = scan_with(dir, "#include <app/use.cuh>\n");
   REQUIRE(record);
   for (const char* file : {"app/local.cuh", "app/direct.cuh"}) {

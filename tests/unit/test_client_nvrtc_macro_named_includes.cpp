@@ -18,28 +18,24 @@ using jitcache::client::nvrtc::IncludeScanInput;
 using jitcache::client::nvrtc::scan_includes;
 using jitcache::common::ErrorCode;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 
 namespace {
-
-void write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
 
 std::string file_entry(const std::string& path) { return path + std::string(1, '\0') + "file "; }
 
 // Thrust's pattern: the system's namespace chosen by #if in one header, a root built from it in
 // the same, and each include's name built from the root in another.
 void write_thrust_like(TempDir& dir) {
-  write(dir.file("inc/lib/config.h"),
+  write_file(dir.file("inc/lib/config.h"),
         "#if SYSTEM == 1\n#  define SYSTEM_NAMESPACE cuda\n#elif SYSTEM == 2\n#  define SYSTEM_NAMESPACE omp\n"
         "#endif\n#define SYSTEM_ROOT lib/system/SYSTEM_NAMESPACE\n");
-  write(dir.file("inc/lib/tag.h"),
+  write_file(dir.file("inc/lib/tag.h"),
         "#include <lib/config.h>\n#define TAG_HEADER <SYSTEM_ROOT/detail/tag.h>\n#include TAG_HEADER\n"
         "#undef TAG_HEADER\n");
-  write(dir.file("inc/lib/system/cuda/detail/tag.h"), "#include \"cuda_only.h\"\n");
-  write(dir.file("inc/lib/system/cuda/detail/cuda_only.h"), "struct cuda_tag {};\n");
-  write(dir.file("inc/lib/system/omp/detail/tag.h"), "struct omp_tag {};\n");
+  write_file(dir.file("inc/lib/system/cuda/detail/tag.h"), "#include \"cuda_only.h\"\n");
+  write_file(dir.file("inc/lib/system/cuda/detail/cuda_only.h"), "struct cuda_tag {};\n");
+  write_file(dir.file("inc/lib/system/omp/detail/tag.h"), "struct omp_tag {};\n");
 }
 
 }  // namespace
@@ -63,7 +59,7 @@ TEST_CASE("macro-named include: a header reached only through a macro changes th
   const IncludeScanInput input{"kernel.cu", "#include <lib/tag.h>\n", {}, {dir.file("inc")}, {}};
   auto before = scan_includes(input);
   REQUIRE(before);
-  write(dir.file("inc/lib/system/cuda/detail/cuda_only.h"), "struct cuda_tag { int changed; };\n");
+  write_file(dir.file("inc/lib/system/cuda/detail/cuda_only.h"), "struct cuda_tag { int changed; };\n");
   auto after = scan_includes(input);
   REQUIRE(after);
   CHECK(after->text != before->text);
@@ -71,7 +67,7 @@ TEST_CASE("macro-named include: a header reached only through a macro changes th
 
 TEST_CASE("macro-named include: a definition from the options, or in the same text, is a candidate") {
   TempDir dir;
-  write(dir.file("inc/from_option.h"), "\n");
+  write_file(dir.file("inc/from_option.h"), "\n");
   auto record = scan_includes({"kernel.cu", "#include CONFIG\n", {}, {dir.file("inc")}, {}},
                               defined_by_options({"-DCONFIG=<from_option.h>"}));
   REQUIRE(record);
@@ -128,8 +124,8 @@ TEST_CASE("macro-named include: what cannot be expanded safely makes the compile
 
 TEST_CASE("macro-named include: a macro defined only in a file found through another macro-named include is used") {
   TempDir dir;
-  write(dir.file("inc/a.h"), "#define B_HEADER <b.h>\n");
-  write(dir.file("inc/b.h"), "int b;\n");
+  write_file(dir.file("inc/a.h"), "#define B_HEADER <b.h>\n");
+  write_file(dir.file("inc/b.h"), "int b;\n");
   auto record = scan_includes(
       {"kernel.cu", "#define A_HEADER <a.h>\n#include B_HEADER\n#include A_HEADER\n", {}, {dir.file("inc")}, {}});
   if (!record) FAIL(record.error().message);

@@ -28,15 +28,11 @@
 
 using namespace jitcache::client::nvrtc;
 using jitcache::testing::TempDir;
+using jitcache::testing::write_file;
 
 namespace {
 
 constexpr uid_t k_other_uid = 65534;
-
-void write(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-}
 
 // The memo in `directory` for this process, as a new process would open it.
 class MemoAt {
@@ -131,8 +127,8 @@ TEST_CASE(
   // A settled header that includes another; an earlier build's entry for it says it includes
   // nothing, as a build whose parse missed the directive's form would have written.
   const std::string header = dir.file("inc/v.cuh");
-  write(header, "#include \"next.cuh\"\n");
-  write(dir.file("inc/next.cuh"), "int n;\n");
+  write_file(header, "#include \"next.cuh\"\n");
+  write_file(dir.file("inc/next.cuh"), "int n;\n");
   struct stat st {};
   REQUIRE(::stat(header.c_str(), &st) == 0);
   MemoizedFile missed;
@@ -157,8 +153,8 @@ TEST_CASE("scan memo: a new process takes a settled header from the memo, and a 
   TempDir dir;
   const MemoAt memo(dir.file("memo"));
   const std::string header = dir.file("inc/v.cuh");
-  write(header, "int v = 1;\n");                // no includes
-  write(dir.file("inc/same.cuh"), "int a;\n");  // replaced below by a file of the same size
+  write_file(header, "int v = 1;\n");                // no includes
+  write_file(dir.file("inc/same.cuh"), "int a;\n");  // replaced below by a file of the same size
   // Settled: a file changed within the last two seconds is never remembered (its stamp could be
   // shared by a second change within the clock's tick).
   std::this_thread::sleep_for(std::chrono::milliseconds(3100));
@@ -188,8 +184,8 @@ TEST_CASE("scan memo: a new process takes a settled header from the memo, and a 
     CHECK_THAT(lied->text, Catch::Contains(header + std::string(1, '\0') + "file " + std::string(64, 'b')));
   }
   SECTION("a header that now includes a file is followed, whatever the memo said of it before") {
-    write(header, "#include \"new.cuh\"\n");
-    write(dir.file("inc/new.cuh"), "int n;\n");
+    write_file(header, "#include \"new.cuh\"\n");
+    write_file(dir.file("inc/new.cuh"), "int n;\n");
     forget_scanned_files();
     auto changed = scan_includes(input);
     REQUIRE(changed);
@@ -199,7 +195,7 @@ TEST_CASE("scan memo: a new process takes a settled header from the memo, and a 
     struct stat before {};
     REQUIRE(::stat(dir.file("inc/same.cuh").c_str(), &before) == 0);
     // In place: same inode and size, mtime restored; only the ctime (which no user can set) moves.
-    write(dir.file("inc/same.cuh"), "int b;\n");
+    write_file(dir.file("inc/same.cuh"), "int b;\n");
     const timespec times[2] = {before.st_atim, before.st_mtim};
     REQUIRE(::utimensat(AT_FDCWD, dir.file("inc/same.cuh").c_str(), times, 0) == 0);
     forget_scanned_files();
@@ -209,7 +205,7 @@ TEST_CASE("scan memo: a new process takes a settled header from the memo, and a 
         jitcache::proto::to_hex(jitcache::proto::sha256(jitcache::proto::as_bytes("int b;\n")));
     CHECK_THAT(in_place->text, Catch::Contains(new_digest));
     // Renamed over: another inode.
-    write(dir.file("inc/other.tmp"), "int c;\n");
+    write_file(dir.file("inc/other.tmp"), "int c;\n");
     std::filesystem::rename(dir.file("inc/other.tmp"), dir.file("inc/same.cuh"));
     REQUIRE(::utimensat(AT_FDCWD, dir.file("inc/same.cuh").c_str(), times, 0) == 0);
     forget_scanned_files();
@@ -352,7 +348,7 @@ TEST_CASE("scan memo: a directory, entry or link another uid planted is not used
 
 TEST_CASE("scan memo: no usable home, or the memo turned off, just means no memo") {
   TempDir dir;
-  write(dir.file("inc/v.cuh"), "int v;\n");
+  write_file(dir.file("inc/v.cuh"), "int v;\n");
   const IncludeScanInput input{"kernel.cu", "#include <v.cuh>\n", {}, {dir.file("inc")}, {}};
   ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO_DIR");
   const char* saved_home = std::getenv("HOME");
@@ -396,7 +392,7 @@ TEST_CASE("scan memo: past its bound the oldest entries go, and a crashed writer
     }
   }
   REQUIRE(entries_in(dir.file("memo")) == 40);
-  write(dir.file("memo/0123.tmp.1.0"), "partial");
+  write_file(dir.file("memo/0123.tmp.1.0"), "partial");
   const timespec old_times[2] = {{1000, 0}, {1000, 0}};
   REQUIRE(::utimensat(AT_FDCWD, dir.file("memo/0123.tmp.1.0").c_str(), old_times, 0) == 0);
   scan_memo_keep_bounded(20);
