@@ -63,7 +63,7 @@ std::string record_of(const std::vector<std::pair<std::string, std::string>>& li
 bool may_name(std::string_view source, const Disk& disk,
               const std::vector<std::pair<std::string, std::string>>& headers = k_no_headers,
               std::string_view definitions = {}) {
-  return output_may_name_program({source, headers, definitions}, disk.record);
+  return output_may_name_program({source, headers, definitions}, disk.record).has_value();
 }
 
 }  // namespace
@@ -93,6 +93,19 @@ TEST_CASE("program name use: a macro of a file on disk that reaches __FILE__ thr
   CHECK(may_name("__global__ void k(int* p) { CHECK(p); }\n", disk));
   // Used only by the headers themselves, it expands to their own names, which the key holds.
   CHECK_FALSE(may_name("__global__ void k(int* p) { *p = 1; }\n", disk));
+}
+
+TEST_CASE("program name use: a macro that pastes tokens, used by the source, may make __FILE__") {
+  NoMemo off;
+  Disk disk;
+  disk.add("cat.cuh", "#define CAT_IMPL(a, b) a##b\n#define CAT(a, b) CAT_IMPL(a, b)\n");
+  CHECK(may_name("#include <cat.cuh>\n__global__ void k(const char** p) { *p = CAT(__FI, LE__); }\n", disk));
+  CHECK(may_name("#define MINE(a, b) a ## b\n__global__ void k(int* p) { *p = 1; }\n", disk));
+  CHECK_FALSE(may_name("#include <cat.cuh>\n__global__ void k(int* p) { *p = 1; }\n", disk));
+  const std::vector<std::pair<std::string, std::string>> headers;
+  const auto why = output_may_name_program({"__global__ void k(int* p) { assert(p); }\n", headers, {}}, disk.record);
+  REQUIRE(why);
+  CHECK(*why == "the source uses assert");
 }
 
 TEST_CASE("program name use: a default argument of __builtin_FILE() in a header (source_location::current) may") {

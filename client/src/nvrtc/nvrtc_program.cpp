@@ -128,6 +128,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
   // The key relative to the program's directory, where the output cannot hold the name
   // (proto/nvrtc_program_directory.hpp): what CuPy's temporary names share.
   std::optional<std::string> relative_record;
+  std::string name_keyed;  // why not relative to the directory, for the report
   {
     auto timer = record.step(&jitcache_load_info::ns_key);
     auto canonical = proto::canonicalize_nvrtc_options(count, options);
@@ -149,8 +150,11 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     if (!input.options.debug_info) {
       relative_record = proto::record_relative_to_program(input.include_record, m_name);
       const std::string definitions = definitions_text(defined_by_options(input.options.keyed));
-      if (relative_record && output_may_name_program({m_source, m_headers, definitions}, input.include_record)) {
-        relative_record.reset();
+      if (relative_record) {
+        if (auto why = output_may_name_program({m_source, m_headers, definitions}, input.include_record)) {
+          relative_record.reset();
+          name_keyed = "; keyed with the program's name, as " + *why;
+        }
       }
     }
   }
@@ -273,6 +277,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     record.append_reason("a miss: compiled with NVRTC; storing it failed: " + stored.error().message);
   }
   if (!lock.unavailable().empty()) record.append_reason("; " + lock.unavailable());
+  record.append_reason(name_keyed);
   return result;
 }
 

@@ -24,10 +24,11 @@ namespace {
 // Names the payload's layout and the rules below: facts written by other rules are not read.
 constexpr std::string_view k_memo_kind = "program name use 1";
 
-// What expands to the name where the program's own text names it.
+// What expands to the name where the program's own text names it; "##" stands for a definition that
+// pastes tokens, which can make any of the others (`CAT(__FI, LE__)`).
 const std::unordered_set<std::string_view>& names_the_file() {
   static const std::unordered_set<std::string_view> seeds = {
-      "__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__builtin_FILE", "__builtin_source_location", "assert"};
+      "__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__builtin_FILE", "__builtin_source_location", "assert", "##"};
   return seeds;
 }
 
@@ -101,6 +102,7 @@ TextFacts facts_of_text(std::string_view raw) {
     for_each_identifier(line.substr(body), [&](std::string_view identifier) {
       definition.body.emplace_back(identifier);
     });
+    if (line.find("##", body) != std::string_view::npos) definition.body.emplace_back("##");
     facts.definitions.push_back(std::move(definition));
   }
   return facts;
@@ -244,29 +246,34 @@ std::shared_ptr<const DiskFacts> disk_facts(std::string_view record) {
 
 }  // namespace
 
-bool output_may_name_program(const ProgramTexts& texts, std::string_view record) {
+std::optional<std::string> output_may_name_program(const ProgramTexts& texts, std::string_view record) {
   const std::shared_ptr<const DiskFacts> disk = disk_facts(record);
-  if (!disk || disk->calls_outside) return true;
+  if (!disk) return "a file the compile may read changed since the scan, or cannot be read";
+  if (disk->calls_outside) return "a file the compile may read evaluates __builtin_FILE or __BASE_FILE__ outside a macro";
   std::unordered_set<std::string_view> file(names_the_file().begin(), names_the_file().end());
   file.insert(disk->file_macros.begin(), disk->file_macros.end());
   std::unordered_set<std::string_view> caller(names_the_caller().begin(), names_the_caller().end());
   caller.insert(disk->caller_macros.begin(), disk->caller_macros.end());
 
-  const auto in_memory_may_name = [&](std::string_view text, bool is_source) {
+  const auto in_memory_may_name = [&](std::string_view text, bool is_source,
+                                      const std::string& what) -> std::optional<std::string> {
     const TextFacts facts = facts_of_text(text);
     for (const Definition& definition : facts.definitions) {
       for (const std::string& identifier : definition.body) {
-        if (file.count(identifier) != 0) return true;
+        if (file.count(identifier) != 0) return what + " defines " + definition.name + " over " + identifier;
       }
     }
     for (const std::string& identifier : facts.outside) {
-      if ((is_source ? file : caller).count(identifier) != 0) return true;
+      if ((is_source ? file : caller).count(identifier) != 0) return what + " uses " + identifier;
     }
-    return false;
+    return std::nullopt;
   };
-  if (in_memory_may_name(texts.source, true) || in_memory_may_name(texts.option_definitions, false)) return true;
-  return std::any_of(texts.headers.begin(), texts.headers.end(),
-                     [&](const auto& header) { return in_memory_may_name(header.second, false); });
+  if (auto why = in_memory_may_name(texts.source, true, "the source")) return why;
+  if (auto why = in_memory_may_name(texts.option_definitions, false, "a -D option")) return why;
+  for (const auto& [name, content] : texts.headers) {
+    if (auto why = in_memory_may_name(content, false, "the header \"" + name + "\" passed at create")) return why;
+  }
+  return std::nullopt;
 }
 
 void forget_program_name_facts() {

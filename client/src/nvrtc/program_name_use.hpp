@@ -10,7 +10,8 @@
 //
 //   - the source names `__FILE__`, `__FILE_NAME__`, `__BASE_FILE__`, `__builtin_FILE`,
 //     `__builtin_source_location`, `assert`, or a macro that any #define of any text of the compile
-//     makes reach one of them, however many macros deep (a header's CHECK(x) over assert)
+//     makes reach one of them or a `##` (pasting can make any name: `CAT(__FI, LE__)`), however many
+//     macros deep (a header's CHECK(x) over assert)
 //   - any text names, outside a #define, `__BASE_FILE__`, `__builtin_FILE`,
 //     `__builtin_source_location` or a macro reaching one of these
 //   - a text in memory (the source, a header passed at create, the -D options) defines a macro that
@@ -18,12 +19,16 @@
 //   - a file of the include record cannot be read, or no longer has its recorded digest
 //
 // Identifiers are read after comments (source_text.hpp), strings included: a name in a string
-// makes the answer true, never false. The facts of the files on disk depend only on their contents,
+// makes the answer "may", never "cannot". Not seen: a header that pastes `__builtin_FILE` or
+// `__BASE_FILE__` together outside a #define of its own (`CAT(__builtin_, FILE)()` as a default
+// argument); counting every pasting macro used outside a #define would key every CCCL compile with
+// its name, and no header of CUDA 13.0's include/ or CuPy's does it. The facts of the files on disk depend only on their contents,
 // which the record names: they are remembered in the process and in the scan memo
 // (scan_memo.hpp) under the XXH3-128 of the record, so a new process reads no file for them.
 // Thread safety: safe from any thread.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,9 +42,10 @@ struct ProgramTexts {
   std::string_view option_definitions;                              // definitions_text of the -D options
 };
 
+// Why the output may hold the name (what names it, for the process report); nullopt: it cannot.
 // `record`: the compile's include record (include_scan.hpp), whose regular files are read when
 // their facts are not remembered.
-bool output_may_name_program(const ProgramTexts& texts, std::string_view record);
+std::optional<std::string> output_may_name_program(const ProgramTexts& texts, std::string_view record);
 
 // Forgets the facts this process remembered (tests).
 void forget_program_name_facts();
