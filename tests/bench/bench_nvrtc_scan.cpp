@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
   app.add_option("--source", source_file, "scan this file instead of the built-in libcu++ source")
       ->check(CLI::ExistingFile);
   app.add_option("-I", include_paths, "more include paths, searched before the toolkit's");
+  bool warm_only = false;
+  app.add_flag("--warm-only", warm_only, "stop after the warm scans (to profile them alone)");
   std::string memo_dir;
   app.add_option("--memo-dir", memo_dir, "the scan memo's directory for the new-process figures (default: a new one)");
   CLI11_PARSE(app, argc, argv);
@@ -118,6 +120,7 @@ int main(int argc, char** argv) {
   std::printf("%-34s %10.2f\n", "warm, median", warm[warm.size() / 2]);
   std::printf("%-34s %10.2f\n", "warm, fastest", warm.front());
   std::printf("%-34s %10.2f\n", "warm, slowest", warm.back());
+  if (warm_only) return 0;
 
   const double without_memo = new_process_ms(input, repeat);
   ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO");

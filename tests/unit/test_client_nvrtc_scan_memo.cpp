@@ -21,6 +21,7 @@
 #include <client/src/nvrtc/include_scan.hpp>
 #include <client/src/nvrtc/scan_build_identity.hpp>
 #include <client/src/nvrtc/scan_memo.hpp>
+#include <client/src/nvrtc/scan_recall.hpp>
 #include <proto/byte_io.hpp>
 #include <proto/digest.hpp>
 #include <tests/support/temp_dir.hpp>
@@ -161,7 +162,7 @@ TEST_CASE("scan memo: a new process takes a settled header from the memo, and a 
   const IncludeScanInput input{"kernel.cu", "#include <v.cuh>\n#include <same.cuh>\n", {}, {dir.file("inc")}, {}};
   auto first = scan_includes(input);
   REQUIRE(first);
-  CHECK(entries_in(dir.file("memo")) == 2);
+  CHECK(entries_in(dir.file("memo")) == 3);  // the two headers, and the whole scan (scan_recall.hpp)
   CHECK(scan_memo_unavailable().empty());
   struct stat st {};
   REQUIRE(::stat(dir.file("memo").c_str(), &st) == 0);
@@ -179,7 +180,10 @@ TEST_CASE("scan memo: a new process takes a settled header from the memo, and a 
     MemoizedFile lie{std::string(64, 'b'), 11, {}};
     memo_store(header, stamp_of(header_st), lie);
     forget_scanned_files();
-    auto lied = scan_includes(input);
+    // Other directives, so that no whole scan remembered answers it: the headers' entries do.
+    IncludeScanInput other = input;
+    other.source += "#include <absent.cuh>\n";
+    auto lied = scan_includes(other);
     REQUIRE(lied);
     CHECK_THAT(lied->text, Catch::Contains(header + std::string(1, '\0') + "file " + std::string(64, 'b')));
   }
@@ -402,4 +406,61 @@ TEST_CASE("scan memo: past its bound the oldest entries go, and a crashed writer
     CHECK(static_cast<bool>(memo_find("/x/h.cuh", made_up_stamp(5000 + i))) == (i >= 25));
   }
   CHECK_FALSE(std::filesystem::exists(dir.file("memo/0123.tmp.1.0")));
+}
+
+// A whole scan remembered in the process (client/src/nvrtc/scan_recall.hpp): a later compile with
+// the same directives only stats the record's paths, and gets what a new scan would give.
+TEST_CASE("scan recall: a later scan of the same directives is the record a new scan makes, whatever changed") {
+  TempDir dir;
+  const MemoAt memo(dir.file("memo"));
+  write_file(dir.file("second/a.cuh"), "#include \"b.cuh\"\n");
+  write_file(dir.file("second/b.cuh"), "int b;\n");
+  std::filesystem::create_directories(dir.file("first"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // settled, as above
+  // Two programs that differ in code, not in directives.
+  const IncludeScanInput one{"kernel.cu", "#include <a.cuh>\nint one;\n", {}, {dir.file("first"), dir.file("second")}, {}};
+  const IncludeScanInput two{"kernel.cu", "#include <a.cuh>\nint two;\n", {}, {dir.file("first"), dir.file("second")}, {}};
+  const auto fresh = [&](const IncludeScanInput& input) {
+    forget_scanned_files();
+    auto record = scan_includes(input);
+    REQUIRE(record);
+    return record->text;
+  };
+  const std::string original = fresh(one);
+  const std::size_t recalled = scans_recalled();
+  auto again = scan_includes(two);
+  REQUIRE(again);
+  CHECK(again->text == original);
+  CHECK(scans_recalled() == recalled + 1);
+  // A new process: the whole scan from the memo, one entry instead of one per header.
+  forget_scanned_files();
+  auto from_memo = scan_includes(two);
+  REQUIRE(from_memo);
+  CHECK(from_memo->text == original);
+  CHECK(scans_recalled() == recalled + 2);
+
+  // A header appears earlier in the search: a miss of the remembered record, the new one.
+  write_file(dir.file("first/a.cuh"), "int shadow;\n");
+  auto shadowed = scan_includes(one);
+  REQUIRE(shadowed);
+  CHECK(shadowed->text != original);
+  CHECK(shadowed->text == fresh(one));
+  // Gone again: the remembered record holds once more (the fresh scan above forgot it: made again).
+  ::unlink(dir.file("first/a.cuh").c_str());
+  CHECK(fresh(one) == original);
+  // A header changed in place, its size and mtime kept: only the ctime moved.
+  struct stat before {};
+  REQUIRE(::stat(dir.file("second/b.cuh").c_str(), &before) == 0);
+  write_file(dir.file("second/b.cuh"), "int c;\n");
+  const timespec times[2] = {before.st_atim, before.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, dir.file("second/b.cuh").c_str(), times, 0) == 0);
+  auto changed = scan_includes(two);
+  REQUIRE(changed);
+  CHECK(changed->text != original);
+  CHECK(changed->text == fresh(two));
+  // A directory where a header was looked for is no header.
+  std::filesystem::create_directories(dir.file("first/b.cuh"));
+  auto with_directory = scan_includes(two);
+  REQUIRE(with_directory);
+  CHECK(with_directory->text == fresh(two));
 }

@@ -5,6 +5,7 @@
 #include <client/src/nvrtc/macro_named_includes.hpp>
 #include <client/src/nvrtc/nvrtc_predefined_macros.hpp>
 #include <client/src/nvrtc/scan_memo.hpp>
+#include <client/src/nvrtc/scan_recall.hpp>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +54,8 @@ struct FileFacts {
   std::string digest_hex;
   std::size_t size = 0;
   std::shared_ptr<const common::Result<IncludeDirectives>> directives;
+  ProbeCheck check;      // what a recalled scan compares (scan_recall.hpp)
+  bool settled = true;   // false: read within two seconds of its last change, a stamp that may name two contents
 };
 
 // The facts of files already read in this process, by path, each with the stat stamp it was read
@@ -107,12 +110,14 @@ FileFacts facts_of(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return facts;
   facts.state = S_ISREG(st.st_mode) || S_ISDIR(st.st_mode) ? FileFacts::State::other : FileFacts::State::special;
+  facts.check = probe_check_of(&st);
   if (!S_ISREG(st.st_mode)) return facts;
   const FileStamp stamp = stamp_of(st);
   {
     std::lock_guard lock(memory_mutex());
     if (auto it = memory().find(path); it != memory().end() && it->second.stamp == stamp) return it->second.facts;
   }
+  facts.settled = settled(st);
   if (std::optional<MemoizedFile> memoized = memo_find(path, stamp)) {
     facts.state = FileFacts::State::file;
     facts.digest_hex = std::move(memoized->digest_hex);
@@ -131,6 +136,7 @@ FileFacts facts_of(const std::string& path) {
   }
   const std::optional<std::string> read = content_of(path, st);
   if (!read) return facts;  // there, but unreadable: NVRTC fails on it, and so it is keyed as "other"
+  facts.settled = false;  // until the stat after the read says otherwise
   const std::string& content = *read;
   struct stat after {};
   facts.state = FileFacts::State::file;
@@ -141,6 +147,7 @@ FileFacts facts_of(const std::string& path) {
   // enough that a second change could not share its timestamps (a file system's clock may tick in
   // milliseconds; ccache's direct mode refuses recently changed files for the same reason).
   if (::stat(path.c_str(), &after) == 0 && stamp_of(after) == stamp && settled(after)) {
+    facts.settled = true;
     {
       std::lock_guard lock(memory_mutex());
       memory()[path] = Remembered{stamp, facts};
@@ -154,6 +161,10 @@ class Scanner {
  public:
   Scanner(const IncludeScanInput& input, const std::vector<std::string>& defines)
       : m_input(input), m_defines(defines) {}
+
+  // After run(): whether every file read had settled, and what a recalled scan checks.
+  bool all_settled() const { return m_all_settled; }
+  std::vector<ProbeCheck> checks() const { return m_checks; }
 
   common::Result<IncludeRecord> run() {
     // What NVRTC stats before it reads anything (docs/cache-key.md).
@@ -389,6 +400,8 @@ class Scanner {
       return unsupported(path + ", where the compile may look for a header, is larger than " +
                          std::to_string(k_max_bytes >> 20) + " MiB");
     }
+    m_checks.push_back(found.check);
+    m_all_settled = m_all_settled && found.settled;
     m_record.text += path;
     m_record.text.push_back('\0');
     switch (found.state) {
@@ -413,6 +426,8 @@ class Scanner {
   const IncludeScanInput& m_input;
   const std::vector<std::string>& m_defines;
   IncludeRecord m_record;
+  std::vector<ProbeCheck> m_checks;  // one per line of m_record.text
+  bool m_all_settled = true;
   std::unordered_set<std::string> m_seen;
   std::unordered_set<std::string> m_followed;
   std::size_t m_bytes = 0;
@@ -451,7 +466,12 @@ common::Result<std::vector<std::string>> included_names(std::string_view text) {
 }
 
 common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input, const std::vector<std::string>& defines) {
-  return Scanner(input, defines).run();
+  const std::string signature = scan_signature(input, defines);
+  if (auto recalled = recall_scan(signature)) return *recalled;
+  Scanner scanner(input, defines);
+  auto record = scanner.run();
+  if (record && scanner.all_settled()) remember_scan(signature, *record, scanner.checks());
+  return record;
 }
 
 void forget_scanned_files() {
@@ -459,6 +479,7 @@ void forget_scanned_files() {
     std::lock_guard lock(memory_mutex());
     memory().clear();
   }
+  forget_recalled_scans();
   scan_memo_reset();
 }
 

@@ -116,16 +116,6 @@ common::UniqueFd directory_descriptor() {
   return common::UniqueFd(::fcntl(memo.directory.get(), F_DUPFD_CLOEXEC, 0));
 }
 
-void put_stamp(proto::ByteWriter& out, const FileStamp& stamp) {
-  out.u64(static_cast<std::uint64_t>(stamp.device));
-  out.u64(static_cast<std::uint64_t>(stamp.inode));
-  out.i64(static_cast<std::int64_t>(stamp.size));
-  out.i64(static_cast<std::int64_t>(stamp.modified.tv_sec));
-  out.i64(static_cast<std::int64_t>(stamp.modified.tv_nsec));
-  out.i64(static_cast<std::int64_t>(stamp.changed.tv_sec));
-  out.i64(static_cast<std::int64_t>(stamp.changed.tv_nsec));
-}
-
 // What an entry begins with: the magic, the build that parsed the file (scan_build_identity.hpp),
 // the path and the stamp, which a lookup compares whole.
 std::vector<std::uint8_t> entry_head(const std::string& path, const FileStamp& stamp) {
@@ -133,7 +123,7 @@ std::vector<std::uint8_t> entry_head(const std::string& path, const FileStamp& s
   proto::ByteWriter out(bytes);
   out.blob32(proto::as_bytes(scan_build_identity()));
   out.blob32(proto::as_bytes(path));
-  put_stamp(out, stamp);
+  encode_stamp(stamp, out);
   return bytes;
 }
 
@@ -190,6 +180,34 @@ void keep_bounded(int directory_fd, std::size_t max_entries) {
 }
 
 }  // namespace
+
+void encode_stamp(const FileStamp& stamp, proto::ByteWriter& out) {
+  out.u64(static_cast<std::uint64_t>(stamp.device));
+  out.u64(static_cast<std::uint64_t>(stamp.inode));
+  out.i64(static_cast<std::int64_t>(stamp.size));
+  out.i64(static_cast<std::int64_t>(stamp.modified.tv_sec));
+  out.i64(static_cast<std::int64_t>(stamp.modified.tv_nsec));
+  out.i64(static_cast<std::int64_t>(stamp.changed.tv_sec));
+  out.i64(static_cast<std::int64_t>(stamp.changed.tv_nsec));
+}
+
+std::optional<FileStamp> decode_stamp(proto::ByteReader& in) {
+  auto device = in.u64("device");
+  auto inode = in.u64("inode");
+  auto size = in.i64("size");
+  auto modified = in.i64("mtime");
+  auto modified_ns = in.i64("mtime ns");
+  auto changed = in.i64("ctime");
+  auto changed_ns = in.i64("ctime ns");
+  if (!device || !inode || !size || !modified || !modified_ns || !changed || !changed_ns) return std::nullopt;
+  FileStamp stamp;
+  stamp.device = static_cast<dev_t>(*device);
+  stamp.inode = static_cast<ino_t>(*inode);
+  stamp.size = static_cast<off_t>(*size);
+  stamp.modified = timespec{static_cast<time_t>(*modified), static_cast<long>(*modified_ns)};
+  stamp.changed = timespec{static_cast<time_t>(*changed), static_cast<long>(*changed_ns)};
+  return stamp;
+}
 
 FileStamp stamp_of(const struct stat& st) {
   return FileStamp{st.st_dev, st.st_ino, st.st_size, st.st_mtim, st.st_ctim};

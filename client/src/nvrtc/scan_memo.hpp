@@ -31,6 +31,7 @@
 #include <vector>
 
 #include <client/src/nvrtc/include_directives.hpp>
+#include <proto/byte_io.hpp>
 
 namespace jitcache::client::nvrtc {
 
@@ -49,6 +50,10 @@ struct FileStamp {
 };
 
 FileStamp stamp_of(const struct stat& st);
+
+// A stamp as memo entries hold it.
+void encode_stamp(const FileStamp& stamp, proto::ByteWriter& out);
+std::optional<FileStamp> decode_stamp(proto::ByteReader& in);
 
 struct MemoizedFile {
   std::string digest_hex;  // SHA-256 of its bytes
