@@ -59,6 +59,17 @@ std::size_t entries_in(const std::string& directory) {
   return count;
 }
 
+// A scan as a new process without the memo makes it, nothing remembered; the memo is back after.
+std::string fresh(const IncludeScanInput& input) {
+  ::setenv("JITCACHE_NVRTC_SCAN_MEMO", "0", 1);
+  forget_scanned_files();
+  auto record = scan_includes(input);
+  ::unsetenv("JITCACHE_NVRTC_SCAN_MEMO");
+  forget_scanned_files();
+  REQUIRE(record);
+  return record->text;
+}
+
 FileStamp made_up_stamp(long seconds) {
   FileStamp stamp;
   stamp.device = 1;
@@ -420,13 +431,9 @@ TEST_CASE("scan recall: a later scan of the same directives is the record a new 
   // Two programs that differ in code, not in directives.
   const IncludeScanInput one{"kernel.cu", "#include <a.cuh>\nint one;\n", {}, {dir.file("first"), dir.file("second")}, {}};
   const IncludeScanInput two{"kernel.cu", "#include <a.cuh>\nint two;\n", {}, {dir.file("first"), dir.file("second")}, {}};
-  const auto fresh = [&](const IncludeScanInput& input) {
-    forget_scanned_files();
-    auto record = scan_includes(input);
-    REQUIRE(record);
-    return record->text;
-  };
+
   const std::string original = fresh(one);
+  REQUIRE(scan_includes(one));  // remembered, in the process and in the memo
   const std::size_t recalled = scans_recalled();
   auto again = scan_includes(two);
   REQUIRE(again);
@@ -463,4 +470,42 @@ TEST_CASE("scan recall: a later scan of the same directives is the record a new 
   auto with_directory = scan_includes(two);
   REQUIRE(with_directory);
   CHECK(with_directory->text == fresh(two));
+}
+
+// CuPy's names: each program in a temporary directory of its own, removed before the compile.
+TEST_CASE("scan recall: programs named in other directories share a scan, their own paths joined to each") {
+  TempDir dir;
+  const MemoAt memo(dir.file("memo"));
+  write_file(dir.file("inc/a.cuh"), "int a;\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // settled, as above
+  const auto input = [&](const std::string& directory, const std::vector<std::string>& include_paths) {
+    return IncludeScanInput{dir.file(directory + "/0f3c.cubin.cu"), "#include \"local.cuh\"\n#include <a.cuh>\n", {},
+                            include_paths, {}};
+  };
+
+  const std::vector<std::string> search = {dir.file("inc")};
+  REQUIRE(scan_includes(input("tmp_a1", search)));  // remembered
+  const std::size_t recalled = scans_recalled();
+  auto other = scan_includes(input("tmp_b2", search));
+  REQUIRE(other);
+  CHECK(scans_recalled() == recalled + 1);
+  CHECK_THAT(other->text, Catch::Contains(dir.file("tmp_b2/local.cuh") + std::string(1, '\0') + "absent"));
+  CHECK(other->text == fresh(input("tmp_b2", search)));
+
+  // A header beside this program: its own record, not the other's.
+  write_file(dir.file("tmp_c3/local.cuh"), "int local;\n");
+  auto beside = scan_includes(input("tmp_c3", search));
+  REQUIRE(beside);
+  CHECK(beside->text == fresh(input("tmp_c3", search)));
+  CHECK_THAT(beside->text, Catch::Contains(dir.file("tmp_c3/local.cuh") + std::string(1, '\0') + "file "));
+
+  // An include path under the program's directory is named by the options: the whole name decides.
+  const std::vector<std::string> inside = {dir.file("tmp_d4/inc"), dir.file("inc")};
+  REQUIRE(scan_includes(input("tmp_d4", inside)));  // remembered, under its whole name
+  const std::size_t before = scans_recalled();
+  const std::vector<std::string> inside_other = {dir.file("tmp_d4/inc"), dir.file("inc")};
+  auto under = scan_includes(input("tmp_e5", inside_other));
+  CHECK(scans_recalled() == before);
+  REQUIRE(under);
+  CHECK(under->text == fresh(input("tmp_e5", inside_other)));
 }

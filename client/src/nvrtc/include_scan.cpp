@@ -165,10 +165,11 @@ class Scanner {
   // After run(): whether every file read had settled, and what a recalled scan checks.
   bool all_settled() const { return m_all_settled; }
   std::vector<ProbeCheck> checks() const { return m_checks; }
+  const std::vector<bool>& in_main_directory() const { return m_in_main_directory; }
 
   common::Result<IncludeRecord> run() {
     // What NVRTC stats before it reads anything (docs/cache-key.md).
-    JITCACHE_TRY(visit(m_input.name, false));
+    JITCACHE_TRY(visit(m_input.name, false, true));
     JITCACHE_TRY(visit("__nv_nvrtc_builtin_header.h", false));
     const std::string main_directory = directory_of(m_input.name);
     for (const std::string& file : m_input.pre_includes) JITCACHE_TRY(follow(file, main_directory, false, true));
@@ -373,7 +374,9 @@ class Scanner {
     const std::size_t last_part = name.rfind('/') + 1;  // 0 when there is no slash
     const bool suffixless = last_part < name.size() && name.find('.', last_part) == std::string::npos;
     if (!name.empty() && name.front() == '/') return visit_named(name, suffixless);
-    if (!bracketed && !directory.empty()) JITCACHE_TRY(visit_named(joined(directory, name), suffixless));
+    if (!bracketed && !directory.empty()) {
+      JITCACHE_TRY(visit_named(joined(directory, name), suffixless, directory == m_main_directory));
+    }
     if (!bracketed && (in_memory || directory.empty())) JITCACHE_TRY(visit_named(name, suffixless));
     for (const std::string& path : m_input.include_paths) JITCACHE_TRY(visit_named(joined(path, name), suffixless));
     return {};
@@ -383,13 +386,14 @@ class Scanner {
   // last part has no suffix (`<value>`, `<cuda/std/type_traits>`) also as the name with ".stdh",
   // right after the name itself, in each place it searches (strace -e stat; tests/integration/
   // test_transparent_nvrtc_directive_forms.cpp): so a NAME.stdh there can shadow a later NAME.
-  common::Result<void> visit_named(const std::string& path, bool suffixless) {
-    JITCACHE_TRY(visit(path, true));
-    if (suffixless) JITCACHE_TRY(visit(path + ".stdh", true));
+  common::Result<void> visit_named(const std::string& path, bool suffixless, bool in_main_directory = false) {
+    JITCACHE_TRY(visit(path, true, in_main_directory));
+    if (suffixless) JITCACHE_TRY(visit(path + ".stdh", true, in_main_directory));
     return {};
   }
 
-  common::Result<void> visit(const std::string& path, bool scan) {
+  // `in_main_directory`: the path is the program's name, or a name joined to its directory.
+  common::Result<void> visit(const std::string& path, bool scan, bool in_main_directory = false) {
     if (!m_seen.insert(path).second) return {};
     ++m_record.probes;
     const FileFacts found = facts_of(path);
@@ -401,6 +405,7 @@ class Scanner {
                          std::to_string(k_max_bytes >> 20) + " MiB");
     }
     m_checks.push_back(found.check);
+    m_in_main_directory.push_back(in_main_directory);
     m_all_settled = m_all_settled && found.settled;
     m_record.text += path;
     m_record.text.push_back('\0');
@@ -426,7 +431,9 @@ class Scanner {
   const IncludeScanInput& m_input;
   const std::vector<std::string>& m_defines;
   IncludeRecord m_record;
-  std::vector<ProbeCheck> m_checks;  // one per line of m_record.text
+  std::vector<ProbeCheck> m_checks;       // one per line of m_record.text
+  std::vector<bool> m_in_main_directory;  // one per line: visit()'s in_main_directory
+  const std::string m_main_directory = directory_of(m_input.name);
   bool m_all_settled = true;
   std::unordered_set<std::string> m_seen;
   std::unordered_set<std::string> m_followed;
@@ -466,11 +473,11 @@ common::Result<std::vector<std::string>> included_names(std::string_view text) {
 }
 
 common::Result<IncludeRecord> scan_includes(const IncludeScanInput& input, const std::vector<std::string>& defines) {
-  const std::string signature = scan_signature(input, defines);
+  const ScanSignature signature = scan_signature(input, defines);
   if (auto recalled = recall_scan(signature)) return *recalled;
   Scanner scanner(input, defines);
   auto record = scanner.run();
-  if (record && scanner.all_settled()) remember_scan(signature, *record, scanner.checks());
+  if (record && scanner.all_settled()) remember_scan(signature, *record, scanner.checks(), scanner.in_main_directory());
   return record;
 }
 

@@ -14,8 +14,9 @@ namespace jitcache::client::nvrtc {
 namespace {
 
 struct Recalled {
-  IncludeRecord record;
+  IncludeRecord record;             // relative: the lines of `relative_lines` hold a path's part after the directory
   std::vector<ProbeCheck> checks;
+  std::vector<bool> relative_lines;  // empty unless remembered under a relative signature
 };
 
 struct Recall {
@@ -38,7 +39,7 @@ bool put_directives(std::string_view text, proto::ByteWriter& out) {
 }
 
 // Names the payload's layout: entries of another layout are not read.
-constexpr std::string_view k_memo_kind = "recalled scan 1";
+constexpr std::string_view k_memo_kind = "recalled scan 2";
 
 std::string memo_key(const std::string& signature) {
   return proto::to_hex(proto::xxh3_128(proto::as_bytes(signature)));
@@ -52,9 +53,12 @@ std::vector<std::uint8_t> encoded(const std::string& signature, const Recalled& 
   out.u64(recalled.record.files);
   out.u64(recalled.record.probes);
   out.u32(static_cast<std::uint32_t>(recalled.checks.size()));
-  for (const ProbeCheck& check : recalled.checks) {
+  out.u8(recalled.relative_lines.empty() ? 0 : 1);
+  for (std::size_t i = 0; i < recalled.checks.size(); ++i) {
+    const ProbeCheck& check = recalled.checks[i];
     out.u8(static_cast<std::uint8_t>(check.kind));
     if (check.kind == ProbeCheck::Kind::regular) encode_stamp(check.stamp, out);
+    if (!recalled.relative_lines.empty()) out.u8(recalled.relative_lines[i] ? 1 : 0);
   }
   return bytes;
 }
@@ -79,6 +83,8 @@ std::optional<Recalled> decoded(const std::vector<std::uint8_t>& bytes, const st
   std::size_t lines = 0;
   for (const char c : recalled.record.text) lines += c == '\n' ? 1 : 0;
   if (*count != lines) return std::nullopt;
+  auto relative = in.u8("relative");
+  if (!relative || *relative > 1) return std::nullopt;
   recalled.checks.reserve(*count);
   for (std::uint32_t i = 0; i < *count; ++i) {
     auto kind = in.u8("kind");
@@ -91,14 +97,67 @@ std::optional<Recalled> decoded(const std::vector<std::uint8_t>& bytes, const st
       check.stamp = *stamp;
     }
     recalled.checks.push_back(check);
+    if (*relative == 1) {
+      auto line = in.u8("relative line");
+      if (!line || *line > 1) return std::nullopt;
+      recalled.relative_lines.push_back(*line == 1);
+    }
   }
   if (in.remaining() != 0) return std::nullopt;
   return recalled;
 }
 
+// The name's directory as the scan joins to it (include_scan.cpp's directory_of): "a/" of "a//k.cu".
+std::string directory_of_name(const std::string& name) { return name.substr(0, name.rfind('/')); }
+
 bool same_check(const ProbeCheck& was, const ProbeCheck& now) {
   if (was.kind != now.kind) return false;
   return was.kind != ProbeCheck::Kind::regular || was.stamp == now.stamp;
+}
+
+// The record remembered under `key`, its relative paths joined to `directory`, when every path is
+// as it was.
+std::optional<IncludeRecord> recall_under(const std::string& key, const std::string& directory) {
+  std::shared_ptr<const Recalled> recalled;
+  {
+    std::lock_guard lock(recall().mutex);
+    if (const auto it = recall().scans.find(key); it != recall().scans.end()) recalled = it->second;
+  }
+  if (!recalled) {
+    // Another process of this uid may have made it (the scan memo, scan_memo.hpp).
+    const auto stored = memo_find_keyed(k_memo_kind, memo_key(key));
+    if (!stored) return std::nullopt;
+    auto found = decoded(*stored, key);
+    if (!found) return std::nullopt;
+    recalled = std::make_shared<const Recalled>(std::move(*found));
+    std::lock_guard lock(recall().mutex);
+    if (recall().scans.size() >= k_max_recalled_scans) recall().scans.clear();
+    recall().scans[key] = recalled;
+  }
+  const bool relative = !recalled->relative_lines.empty();
+  const std::string& text = recalled->record.text;
+  IncludeRecord record = recalled->record;
+  if (relative) record.text.clear();
+  std::string path;
+  std::size_t at = 0;
+  for (std::size_t line = 0; line < recalled->checks.size(); ++line) {
+    const std::size_t nul = text.find('\0', at);
+    if (nul == std::string::npos) return std::nullopt;
+    const std::size_t end = text.find('\n', nul);
+    path.assign(relative && recalled->relative_lines[line] ? directory : std::string());
+    path.append(text, at, nul - at);
+    struct stat st {};
+    const bool found = ::stat(path.c_str(), &st) == 0;
+    if (!same_check(recalled->checks[line], probe_check_of(found ? &st : nullptr))) return std::nullopt;
+    if (relative) {
+      record.text += path;
+      record.text.append(text, nul, end + 1 - nul);
+    }
+    at = end + 1;
+  }
+  std::lock_guard lock(recall().mutex);
+  ++recall().recalled;
+  return record;
 }
 
 }  // namespace
@@ -111,14 +170,13 @@ ProbeCheck probe_check_of(const struct stat* st) {
   return check;
 }
 
-std::string scan_signature(const IncludeScanInput& input, const std::vector<std::string>& defines) {
+ScanSignature scan_signature(const IncludeScanInput& input, const std::vector<std::string>& defines) {
   std::vector<std::uint8_t> bytes;
   proto::ByteWriter out(bytes);
   const auto put_list = [&](const std::vector<std::string>& list) {
     out.u32(static_cast<std::uint32_t>(list.size()));
     for (const std::string& item : list) out.blob32(proto::as_bytes(item));
   };
-  out.blob32(proto::as_bytes(input.name));
   put_list(input.include_paths);
   put_list(input.pre_includes);
   put_list(defines);
@@ -128,51 +186,63 @@ std::string scan_signature(const IncludeScanInput& input, const std::vector<std:
     out.blob32(proto::as_bytes(name));
     if (!put_directives(content, out)) return {};
   }
-  return std::string(bytes.begin(), bytes.end());
+  const std::string body(bytes.begin(), bytes.end());
+  ScanSignature signature;
+  signature.whole = "W" + std::to_string(input.name.size()) + ":" + input.name + body;
+  const std::size_t slash = input.name.rfind('/');
+  // Rationale: a directory the texts or options name (an -I under it, an absolute include into
+  // it) would make paths under it that are not joined to it; "/" holds every absolute path.
+  if (slash != std::string::npos && slash != 0 && body.find(input.name.substr(0, slash)) == std::string::npos) {
+    signature.directory = directory_of_name(input.name);
+    const std::string after = input.name.substr(signature.directory.size());
+    // The directory's last character decides how a name is joined to it ("a/" + x, "a" + "/" + x).
+    const char joint = signature.directory.back() == '/' ? '/' : '.';
+    signature.relative = "R" + std::string(1, joint) + std::to_string(after.size()) + ":" + after + body;
+  }
+  return signature;
 }
 
-std::optional<IncludeRecord> recall_scan(const std::string& signature) {
-  if (signature.empty()) return std::nullopt;
-  std::shared_ptr<const Recalled> recalled;
-  {
-    std::lock_guard lock(recall().mutex);
-    if (const auto it = recall().scans.find(signature); it != recall().scans.end()) recalled = it->second;
+std::optional<IncludeRecord> recall_scan(const ScanSignature& signature) {
+  for (const std::string* key : {&signature.relative, &signature.whole}) {
+    if (key->empty()) continue;
+    if (auto record = recall_under(*key, signature.directory)) return record;
   }
-  if (!recalled) {
-    // Another process of this uid may have made it (the scan memo, scan_memo.hpp).
-    const auto stored = memo_find_keyed(k_memo_kind, memo_key(signature));
-    if (!stored) return std::nullopt;
-    auto found = decoded(*stored, signature);
-    if (!found) return std::nullopt;
-    recalled = std::make_shared<const Recalled>(std::move(*found));
-    std::lock_guard lock(recall().mutex);
-    if (recall().scans.size() >= k_max_recalled_scans) recall().scans.clear();
-    recall().scans[signature] = recalled;
-  }
-  const std::string& text = recalled->record.text;
-  std::string path;
-  std::size_t at = 0;
-  for (const ProbeCheck& was : recalled->checks) {
-    const std::size_t nul = text.find('\0', at);
-    if (nul == std::string::npos) return std::nullopt;
-    path.assign(text, at, nul - at);
-    at = text.find('\n', nul) + 1;
-    struct stat st {};
-    const bool found = ::stat(path.c_str(), &st) == 0;
-    if (!same_check(was, probe_check_of(found ? &st : nullptr))) return std::nullopt;
-  }
-  std::lock_guard lock(recall().mutex);
-  ++recall().recalled;
-  return recalled->record;
+  return std::nullopt;
 }
 
-void remember_scan(const std::string& signature, const IncludeRecord& record, std::vector<ProbeCheck> checks) {
-  if (signature.empty()) return;
-  auto recalled = std::make_shared<const Recalled>(Recalled{record, std::move(checks)});
-  memo_store_keyed(k_memo_kind, memo_key(signature), encoded(signature, *recalled));
+void remember_scan(const ScanSignature& signature, const IncludeRecord& record, std::vector<ProbeCheck> checks,
+                   const std::vector<bool>& in_main_directory) {
+  if (signature.whole.empty()) return;
+  Recalled recalled{record, std::move(checks), {}};
+  const std::string* key = &signature.whole;
+  if (!signature.relative.empty()) {
+    // Relative only when the paths under the directory are exactly those joined to it.
+    std::string text;
+    std::vector<bool> relative_lines;
+    bool joined_only = true;
+    std::size_t at = 0;
+    for (std::size_t line = 0; joined_only && line < recalled.checks.size(); ++line) {
+      const std::size_t nul = record.text.find('\0', at);
+      const std::size_t end = record.text.find('\n', nul);
+      const std::string_view path = std::string_view(record.text).substr(at, nul - at);
+      const bool under = path.size() > signature.directory.size() && path.starts_with(signature.directory);
+      joined_only = line < in_main_directory.size() && under == in_main_directory[line];
+      relative_lines.push_back(under);
+      text += under ? path.substr(signature.directory.size()) : path;
+      text.append(record.text, nul, end + 1 - nul);
+      at = end + 1;
+    }
+    if (joined_only) {
+      recalled.record.text = std::move(text);
+      recalled.relative_lines = std::move(relative_lines);
+      key = &signature.relative;
+    }
+  }
+  auto shared = std::make_shared<const Recalled>(std::move(recalled));
+  memo_store_keyed(k_memo_kind, memo_key(*key), encoded(*key, *shared));
   std::lock_guard lock(recall().mutex);
   if (recall().scans.size() >= k_max_recalled_scans) recall().scans.clear();
-  recall().scans[signature] = std::move(recalled);
+  recall().scans[*key] = std::move(shared);
 }
 
 std::size_t scans_recalled() {

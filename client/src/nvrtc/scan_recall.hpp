@@ -9,6 +9,15 @@
 // same states the scan probes the same paths in the same order, so the record is the one a new scan
 // would make. A scan is remembered only when every file it read had settled (include_scan.cpp's
 // two-second rule, as the per-file facts are), so a stamp names one content.
+//
+// Relative to the program's directory: CuPy names each program by a path in a fresh temporary
+// directory (docs/cache-key.md "The program's name"), so a signature with the whole name would
+// never repeat. Where every path of the record under the name's directory is the name itself or
+// a name joined to that directory (the scan says which: a quoted include of the source, a
+// pre-include), and no other path lies under it, the scan is remembered under a signature with the
+// name's part after its directory instead of the name, and its record with those paths relative: a
+// later program in another directory gets them joined to its own, as its scan would make them, and
+// stats those.
 // Rationale: in a warm scan of Thrust + CUB the stats were a third of the time and rebuilding the
 // walk (macro candidates, hash sets, allocations) the rest (perf, docs/benchmarks.md "NVRTC compiles").
 // Remembered across the processes of the uid too, in the scan memo (scan_memo.hpp: the same
@@ -42,14 +51,20 @@ struct ProbeCheck {
 // `st`: the stat of the path, nullptr when it failed.
 ProbeCheck probe_check_of(const struct stat* st);
 
-// The signature of a scan's input; empty when a text's directives cannot be parsed (not remembered).
-std::string scan_signature(const IncludeScanInput& input, const std::vector<std::string>& defines);
+struct ScanSignature {
+  std::string whole;      // with the name; empty when a text's directives cannot be parsed (not remembered)
+  std::string relative;   // with the name's part after its directory; empty where that cannot be
+  std::string directory;  // the name's directory, for `relative`
+};
+
+ScanSignature scan_signature(const IncludeScanInput& input, const std::vector<std::string>& defines);
 
 // The remembered record of `signature` when every path it names is as it was; nullopt otherwise.
-std::optional<IncludeRecord> recall_scan(const std::string& signature);
+std::optional<IncludeRecord> recall_scan(const ScanSignature& signature);
 
-// `checks`: one per line of `record.text`, in order.
-void remember_scan(const std::string& signature, const IncludeRecord& record, std::vector<ProbeCheck> checks);
+// `checks` and `in_main_directory` (the scan's word for each path): one per line of `record.text`.
+void remember_scan(const ScanSignature& signature, const IncludeRecord& record, std::vector<ProbeCheck> checks,
+                   const std::vector<bool>& in_main_directory);
 
 void forget_recalled_scans();
 
