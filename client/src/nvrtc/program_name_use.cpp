@@ -22,7 +22,7 @@ namespace jitcache::client::nvrtc {
 namespace {
 
 // Names the payload's layout and the rules below: facts written by other rules are not read.
-constexpr std::string_view k_memo_kind = "program name use 1";
+constexpr std::string_view k_memo_kind = "program name use 2";
 
 // What expands to the name where the program's own text names it; "##" stands for a definition that
 // pastes tokens, which can make any of the others (`CAT(__FI, LE__)`).
@@ -223,10 +223,25 @@ Remembered& remembered() {
   return *facts;
 }
 
+// What the facts depend on: the digests of the record's regular files, in order (not the absent
+// paths: CuPy's records differ in those, under each program's own temporary directory).
+std::string contents_of(std::string_view record) {
+  std::string digests;
+  for (std::size_t at = 0; at < record.size();) {
+    const std::size_t nul = record.find('\0', at);
+    const std::size_t end = record.find('\n', at);
+    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) break;
+    const std::string_view state = record.substr(nul + 1, end - nul - 1);
+    if (state.starts_with("file ")) digests.append(state.substr(5)).push_back('\n');
+    at = end + 1;
+  }
+  return digests;
+}
+
 std::shared_ptr<const DiskFacts> disk_facts(std::string_view record) {
-  // Rationale: XXH3-128, not SHA-256: a record is a few hundred KiB hashed on every compile, and
-  // both places it keys are this uid's own (as the scan memo's entry names, scan_memo.hpp).
-  const std::string key = proto::to_hex(proto::xxh3_128(proto::as_bytes(record)));
+  // Rationale: XXH3-128, not SHA-256: hashed on every compile, and both places it keys are this
+  // uid's own (as the scan memo's entry names, scan_memo.hpp).
+  const std::string key = proto::to_hex(proto::xxh3_128(proto::as_bytes(contents_of(record))));
   {
     std::lock_guard lock(remembered().mutex);
     if (auto it = remembered().by_record.find(key); it != remembered().by_record.end()) return it->second;
