@@ -215,3 +215,16 @@ TEST_CASE("program directory: two directories give one relative key, never the k
       input, *record_relative_to_program(input.include_record, input.name));
   CHECK(other->fields != key_a->fields);
 }
+
+TEST_CASE("program name use: records that differ only in absent paths (CuPy's directories) share the facts") {
+  NoMemo off;
+  Disk disk;
+  const std::string header = disk.add("a.cuh", "#define VALUE 1\n");
+  const std::string source = "#include <a.cuh>\n__global__ void k(int* p) { *p = VALUE; }\n";
+  const std::string files = disk.record;
+  disk.record = record_of({{"/tmp/tmp_a1/0f3c.cubin.cu", "absent"}}) + files;
+  CHECK_FALSE(may_name(source, disk));
+  write_file(header, "#define VALUE __FILE__\n");  // read again, it would no longer have its digest
+  disk.record = record_of({{"/tmp/tmp_b2/0f3c.cubin.cu", "absent"}}) + files;
+  CHECK_FALSE(may_name(source, disk));  // the facts of the same contents, remembered
+}
