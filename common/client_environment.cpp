@@ -22,7 +22,9 @@ std::string_view type_name(EnvType type) {
 }  // namespace
 
 std::optional<std::string> client_env(std::string_view name) {
-  const char* value = std::getenv(std::string(name).c_str());
+  // secure_getenv: in a set-user-ID or otherwise secure-execution process the environment is the
+  // caller's, and a variable here names a library to load, a socket to trust or a file to write.
+  const char* value = ::secure_getenv(std::string(name).c_str());
   if (value == nullptr || *value == '\0') return std::nullopt;
   return std::string(value);
 }
@@ -36,7 +38,7 @@ bool flag_value(const char* value, bool default_value) {
 }
 
 bool client_env_flag(std::string_view name, bool default_value) {
-  return flag_value(std::getenv(std::string(name).c_str()), default_value);
+  return flag_value(::secure_getenv(std::string(name).c_str()), default_value);
 }
 
 std::string client_environment_markdown() {

@@ -8,7 +8,10 @@
 // value are on. Rationale: a value nobody recognises was set by someone who meant something; for
 // JITCACHE_DISABLE the safe reading is "disabled" (the program then runs as without the cache).
 // The preload library's C shim applies the same rule to JITCACHE_DISABLE.
-// Thread safety: pure functions over the environment (getenv), the table is constant.
+// In secure-execution mode (set-user-ID, set-group-ID, file capabilities: AT_SECURE) every variable
+// reads as unset (secure_getenv): the caller's environment must not name the driver library to load,
+// the socket to trust or the report file to write for a process that runs with more rights.
+// Thread safety: pure functions over the environment (secure_getenv), the table is constant.
 #pragma once
 
 #include <optional>

@@ -201,7 +201,7 @@ void start_over_in_child() {
 bool report_enabled() {
   const int state = g_report.state.load(std::memory_order_acquire);
   if (state != k_unknown) return state == k_on;
-  const char* pattern = std::getenv("JITCACHE_REPORT");
+  const char* pattern = ::secure_getenv("JITCACHE_REPORT");  // never a file a caller names for a set-user-ID process
   if (pattern == nullptr || *pattern == '\0') {
     g_report.state.store(k_off);
     return false;

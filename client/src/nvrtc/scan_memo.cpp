@@ -49,7 +49,7 @@ MemoState& state() {
 }
 
 std::string home_directory() {
-  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') return home;
+  if (const char* home = ::secure_getenv("HOME"); home != nullptr && home[0] == '/') return home;
   struct passwd entry {};
   struct passwd* found = nullptr;
   std::vector<char> buffer(16384);

@@ -105,7 +105,7 @@ static void* real_of(int index) {
   found = NULL;
   switch (jitcache_shim_kinds[index]) {
     case JITCACHE_KIND_CUDA:
-      found = find_in_loaded(getenv("JITCACHE_CUDA_DRIVER"), name);
+      found = find_in_loaded(secure_getenv("JITCACHE_CUDA_DRIVER"), name);
       if (found == NULL) found = find_in_loaded("libcuda.so.1", name);
       break;
     case JITCACHE_KIND_NVJITLINK:
