@@ -86,7 +86,8 @@ TEST_CASE("transparent nvrtc: (g) an include path spelled -I=DIR or with blanks 
       const std::string include_dir = dir.file("include");
       const std::string option = spelling + include_dir + (trailing_blank ? " " : "");
       INFO("option \"" << option << "\"");
-      write_file(dir.file("kernel.cu"), "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
+      write_file(dir.file("kernel.cu"),
+                 "#include <value.cuh>\nextern \"C\" __global__ void k(int* p) { *p = VALUE; }\n");
       const std::vector<std::string> args = {dir.file("kernel.cu"), "-", option, "-arch=sm_90"};
       write_file(include_dir + "/value.cuh", "#define VALUE 41\n");
       const ChildResult first = cache.cached(args);

@@ -65,8 +65,8 @@ bool have_thrust() {
 
 void set_extra(const Sources& sources, bool extra) {
   write_file(sources.include_dir + "/values/chosen/value.cuh",
-        extra ? "#define EXTRA_KERNEL extern \"C\" __global__ void extra(int* y) { y[threadIdx.x] += 1; }\n"
-              : "#define EXTRA_KERNEL\n");
+             extra ? "#define EXTRA_KERNEL extern \"C\" __global__ void extra(int* y) { y[threadIdx.x] += 1; }\n"
+                   : "#define EXTRA_KERNEL\n");
 }
 
 // What the program prints without the digests of the outputs' bytes: NVRTC gives CCCL's

@@ -64,7 +64,8 @@ TEST_CASE("transparent nvrtc names: (g) a program in another removed temporary d
   CHECK(runs.stat("entries") == 1);
 }
 
-TEST_CASE("transparent nvrtc names: (g) a kernel whose code holds the name (assert, a header's __FILE__) is keyed with it") {
+TEST_CASE(
+    "transparent nvrtc names: (g) a kernel whose code holds the name (assert, a header's __FILE__) is keyed with it") {
   const char* kernels[] = {
       "#include \"memory_header.cuh\"\n#include <scale_value.cuh>\n"
       "template <typename T> __global__ void scale(T* x) { assert(x); x[0] *= (T)(HEADER_VALUE + MEMORY_VALUE); }\n",

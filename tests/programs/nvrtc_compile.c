@@ -79,8 +79,8 @@ int main(int argc, char** argv) {
   void* program = NULL;
   /* NVRTC_PROGRAM_NAME names the program as CuPy does, by a path of its own choosing. */
   const char* program_name = getenv("NVRTC_PROGRAM_NAME") != NULL ? getenv("NVRTC_PROGRAM_NAME")
-                             : slash != NULL                       ? slash + 1
-                                                                   : argv[1];
+                             : slash != NULL                      ? slash + 1
+                                                                  : argv[1];
   printf("create=%d\n", create(&program, source, program_name, 1, header_texts, header_names));
   const int named = strcmp(argv[2], "-") != 0;
   if (named) printf("add_name=%d\n", add_name(program, argv[2]));

@@ -19,9 +19,7 @@ using jitcache::common::ErrorCode;
 using jitcache::testing::TempDir;
 using jitcache::testing::write_file;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("include scan: names in #include, #include_next and __has_include, whatever #if surrounds them") {
   auto names = included_names(
@@ -141,11 +139,12 @@ TEST_CASE(
     "include scan: a forwarder through two levels, an alias, a variadic one and one in a #define body probe their files") {
   TempDir dir;
   // Defined after the header that calls it is found, and in a header the source reaches last.
-  write_file(dir.file("inc/uses.cuh"),
-        "#if TWO(<two.cuh>) && ALIAS(<alias.cuh>) && VAR(\"var.cuh\")\n#endif\n#define HAS_BODY ONE(<body.cuh>)\n");
+  write_file(
+      dir.file("inc/uses.cuh"),
+      "#if TWO(<two.cuh>) && ALIAS(<alias.cuh>) && VAR(\"var.cuh\")\n#endif\n#define HAS_BODY ONE(<body.cuh>)\n");
   write_file(dir.file("inc/defs.cuh"),
-        "#define ONE(x) __has_include(x)\n#define TWO(y) ONE(y)\n#define ALIAS __has_include\n"
-        "#define VAR(...) TWO(__VA_ARGS__)\n");
+             "#define ONE(x) __has_include(x)\n#define TWO(y) ONE(y)\n#define ALIAS __has_include\n"
+             "#define VAR(...) TWO(__VA_ARGS__)\n");
   auto record = scan_with(dir, "#include <uses.cuh>\n#include <defs.cuh>\n");
   REQUIRE(record);
   for (const char* file : {"two.cuh", "alias.cuh", "var.cuh", "body.cuh"}) {
@@ -204,8 +203,8 @@ TEST_CASE(
   TempDir dir;
   // HAS_LOCAL is defined in lib/, used in app/: NVRTC looks for "local.cuh" from app/ first.
   write_file(dir.file("inc/lib/defs.cuh"),
-        "#define FWD(x) __has_include(x)\n#define HAS_LOCAL FWD(\"local.cuh\")\n"
-        "#define HAS_DIRECT __has_include(\"direct.cuh\")\n");
+             "#define FWD(x) __has_include(x)\n#define HAS_LOCAL FWD(\"local.cuh\")\n"
+             "#define HAS_DIRECT __has_include(\"direct.cuh\")\n");
   write_file(dir.file("inc/app/use.cuh"), "#include \"../lib/defs.cuh\"\n#if HAS_LOCAL && HAS_DIRECT\n#endif\n");
   auto record = scan_with(dir, "#include <app/use.cuh>\n");
   REQUIRE(record);

@@ -28,11 +28,11 @@ std::string file_entry(const std::string& path) { return path + std::string(1, '
 // the same, and each include's name built from the root in another.
 void write_thrust_like(TempDir& dir) {
   write_file(dir.file("inc/lib/config.h"),
-        "#if SYSTEM == 1\n#  define SYSTEM_NAMESPACE cuda\n#elif SYSTEM == 2\n#  define SYSTEM_NAMESPACE omp\n"
-        "#endif\n#define SYSTEM_ROOT lib/system/SYSTEM_NAMESPACE\n");
+             "#if SYSTEM == 1\n#  define SYSTEM_NAMESPACE cuda\n#elif SYSTEM == 2\n#  define SYSTEM_NAMESPACE omp\n"
+             "#endif\n#define SYSTEM_ROOT lib/system/SYSTEM_NAMESPACE\n");
   write_file(dir.file("inc/lib/tag.h"),
-        "#include <lib/config.h>\n#define TAG_HEADER <SYSTEM_ROOT/detail/tag.h>\n#include TAG_HEADER\n"
-        "#undef TAG_HEADER\n");
+             "#include <lib/config.h>\n#define TAG_HEADER <SYSTEM_ROOT/detail/tag.h>\n#include TAG_HEADER\n"
+             "#undef TAG_HEADER\n");
   write_file(dir.file("inc/lib/system/cuda/detail/tag.h"), "#include \"cuda_only.h\"\n");
   write_file(dir.file("inc/lib/system/cuda/detail/cuda_only.h"), "struct cuda_tag {};\n");
   write_file(dir.file("inc/lib/system/omp/detail/tag.h"), "struct omp_tag {};\n");

@@ -78,14 +78,15 @@ TEST_CASE("program name use: a kernel that expands nothing naming its file canno
 TEST_CASE("program name use: the source naming __FILE__, __BASE_FILE__, __builtin_FILE or the builtin assert may") {
   NoMemo off;
   Disk disk;
-  for (const char* word : {"__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__builtin_FILE()", "assert(p)",
-                           "__builtin_source_location()"}) {
+  for (const char* word :
+       {"__FILE__", "__FILE_NAME__", "__BASE_FILE__", "__builtin_FILE()", "assert(p)", "__builtin_source_location()"}) {
     INFO(word);
     CHECK(may_name(std::string("__global__ void k(int* p) { ") + word + "; }\n", disk));
   }
 }
 
-TEST_CASE("program name use: a macro of a file on disk that reaches __FILE__ through another file, used by the source") {
+TEST_CASE(
+    "program name use: a macro of a file on disk that reaches __FILE__ through another file, used by the source") {
   NoMemo off;
   Disk disk;
   disk.add("where.cuh", "#define WHERE_IMPL __FILE__\n");
@@ -149,8 +150,10 @@ TEST_CASE("program name use: a file that no longer has its recorded digest may, 
 }
 
 TEST_CASE("program directory: the record relative to the program's directory") {
-  const std::string record_a = record_of({{"/tmp/tmpA/k.cu", "absent"}, {"/tmp/tmpA/x.h", "absent"}, {"/inc/x.h", "file 00"}});
-  const std::string record_b = record_of({{"/tmp/tmpB/k.cu", "absent"}, {"/tmp/tmpB/x.h", "absent"}, {"/inc/x.h", "file 00"}});
+  const std::string record_a =
+      record_of({{"/tmp/tmpA/k.cu", "absent"}, {"/tmp/tmpA/x.h", "absent"}, {"/inc/x.h", "file 00"}});
+  const std::string record_b =
+      record_of({{"/tmp/tmpB/k.cu", "absent"}, {"/tmp/tmpB/x.h", "absent"}, {"/inc/x.h", "file 00"}});
   const auto a = record_relative_to_program(record_a, "/tmp/tmpA/k.cu");
   const auto b = record_relative_to_program(record_b, "/tmp/tmpB/k.cu");
   REQUIRE(a);
@@ -181,8 +184,7 @@ TEST_CASE("program directory: a result whose log or output holds the directory, 
   };
   CHECK_FALSE(result_names_program(with(NvrtcOutput::log, ""), "/tmp/ab/k.cu"));
   CHECK(result_names_program(with(NvrtcOutput::log, "/tmp/ab/k.cu(1): warning #177-D"), "/tmp/ab/k.cu"));
-  CHECK(result_names_program(with(NvrtcOutput::ptx, ".b8 $str[7] = {47, 116, 109, 112, 47, 97, 98};"),
-                             "/tmp/ab/k.cu"));
+  CHECK(result_names_program(with(NvrtcOutput::ptx, ".b8 $str[7] = {47, 116, 109, 112, 47, 97, 98};"), "/tmp/ab/k.cu"));
   CHECK_FALSE(result_names_program(with(NvrtcOutput::ptx, ".b8 $str[4] = {47, 116, 109, 112};"), "/tmp/ab/k.cu"));
 }
 
@@ -211,8 +213,8 @@ TEST_CASE("program directory: two directories give one relative key, never the k
   // Another base name is another program.
   input.name = "/tmp/tmpB/other.cu";
   input.include_record = record_of({{"/tmp/tmpB/other.cu", "absent"}});
-  const auto other = jitcache::proto::nvrtc_program_relative_key(
-      input, *record_relative_to_program(input.include_record, input.name));
+  const auto other =
+      jitcache::proto::nvrtc_program_relative_key(input, *record_relative_to_program(input.include_record, input.name));
   CHECK(other->fields != key_a->fields);
 }
 

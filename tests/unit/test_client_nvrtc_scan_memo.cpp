@@ -429,8 +429,10 @@ TEST_CASE("scan recall: a later scan of the same directives is the record a new 
   std::filesystem::create_directories(dir.file("first"));
   std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // settled, as above
   // Two programs that differ in code, not in directives.
-  const IncludeScanInput one{"kernel.cu", "#include <a.cuh>\nint one;\n", {}, {dir.file("first"), dir.file("second")}, {}};
-  const IncludeScanInput two{"kernel.cu", "#include <a.cuh>\nint two;\n", {}, {dir.file("first"), dir.file("second")}, {}};
+  const IncludeScanInput one{
+      "kernel.cu", "#include <a.cuh>\nint one;\n", {}, {dir.file("first"), dir.file("second")}, {}};
+  const IncludeScanInput two{
+      "kernel.cu", "#include <a.cuh>\nint two;\n", {}, {dir.file("first"), dir.file("second")}, {}};
 
   const std::string original = fresh(one);
   REQUIRE(scan_includes(one));  // remembered, in the process and in the memo
@@ -479,8 +481,8 @@ TEST_CASE("scan recall: programs named in other directories share a scan, their 
   write_file(dir.file("inc/a.cuh"), "int a;\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // settled, as above
   const auto input = [&](const std::string& directory, const std::vector<std::string>& include_paths) {
-    return IncludeScanInput{dir.file(directory + "/0f3c.cubin.cu"), "#include \"local.cuh\"\n#include <a.cuh>\n", {},
-                            include_paths, {}};
+    return IncludeScanInput{
+        dir.file(directory + "/0f3c.cubin.cu"), "#include \"local.cuh\"\n#include <a.cuh>\n", {}, include_paths, {}};
   };
 
   const std::vector<std::string> search = {dir.file("inc")};

@@ -62,11 +62,11 @@ TEST_CASE("client environment: a set-group-ID process reads no JITCACHE_* variab
   REQUIRE(::chown(probe.c_str(), 0, 65534) == 0);
   REQUIRE(::chmod(probe.c_str(), 02755) == 0);
   REQUIRE(::chmod(dir.path().c_str(), 0755) == 0);
-  const auto child = jitcache::testing::run_child(
-      {probe, "[.secure-child]"},
-      {{"JITCACHE_CUDA_DRIVER", dir.file("evil.so")}, {"JITCACHE_SOCKET", dir.file("evil.sock")},
-       {"JITCACHE_QUIET", std::string("1")}},
-      std::chrono::seconds(60));
+  const auto child = jitcache::testing::run_child({probe, "[.secure-child]"},
+                                                  {{"JITCACHE_CUDA_DRIVER", dir.file("evil.so")},
+                                                   {"JITCACHE_SOCKET", dir.file("evil.sock")},
+                                                   {"JITCACHE_QUIET", std::string("1")}},
+                                                  std::chrono::seconds(60));
   if (child.status == 77) JITCACHE_SKIP(dir.path() + " is on a file system that ignores the set-group-ID bit");
   INFO(child.output);
   CHECK(child.status == 0);

@@ -54,8 +54,8 @@ struct FileFacts {
   std::string digest_hex;
   std::size_t size = 0;
   std::shared_ptr<const common::Result<IncludeDirectives>> directives;
-  ProbeCheck check;      // what a recalled scan compares (scan_recall.hpp)
-  bool settled = true;   // false: read within two seconds of its last change, a stamp that may name two contents
+  ProbeCheck check;     // what a recalled scan compares (scan_recall.hpp)
+  bool settled = true;  // false: read within two seconds of its last change, a stamp that may name two contents
 };
 
 // The facts of files already read in this process, by path, each with the stat stamp it was read
@@ -136,7 +136,7 @@ FileFacts facts_of(const std::string& path) {
   }
   const std::optional<std::string> read = content_of(path, st);
   if (!read) return facts;  // there, but unreadable: NVRTC fails on it, and so it is keyed as "other"
-  facts.settled = false;  // until the stat after the read says otherwise
+  facts.settled = false;    // until the stat after the read says otherwise
   const std::string& content = *read;
   struct stat after {};
   facts.state = FileFacts::State::file;

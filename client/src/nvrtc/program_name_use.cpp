@@ -99,9 +99,8 @@ TextFacts facts_of_text(std::string_view raw) {
       const std::size_t close = line.find(')', body);
       body = close == std::string_view::npos ? line.size() : close + 1;
     }
-    for_each_identifier(line.substr(body), [&](std::string_view identifier) {
-      definition.body.emplace_back(identifier);
-    });
+    for_each_identifier(line.substr(body),
+                        [&](std::string_view identifier) { definition.body.emplace_back(identifier); });
     if (line.find("##", body) != std::string_view::npos) definition.body.emplace_back("##");
     facts.definitions.push_back(std::move(definition));
   }
@@ -175,8 +174,8 @@ std::optional<DiskFacts> read_disk_facts(std::string_view record) {
   facts.caller_macros.assign(caller_macros.begin(), caller_macros.end());
   for (const TextFacts& text : texts) {
     for (const std::string& identifier : text.outside) {
-      facts.calls_outside = facts.calls_outside || names_the_caller().count(identifier) != 0 ||
-                            caller_macros.count(identifier) != 0;
+      facts.calls_outside =
+          facts.calls_outside || names_the_caller().count(identifier) != 0 || caller_macros.count(identifier) != 0;
     }
   }
   return facts;
@@ -264,7 +263,8 @@ std::shared_ptr<const DiskFacts> disk_facts(std::string_view record) {
 std::optional<std::string> output_may_name_program(const ProgramTexts& texts, std::string_view record) {
   const std::shared_ptr<const DiskFacts> disk = disk_facts(record);
   if (!disk) return "a file the compile may read changed since the scan, or cannot be read";
-  if (disk->calls_outside) return "a file the compile may read evaluates __builtin_FILE or __BASE_FILE__ outside a macro";
+  if (disk->calls_outside)
+    return "a file the compile may read evaluates __builtin_FILE or __BASE_FILE__ outside a macro";
   std::unordered_set<std::string_view> file(names_the_file().begin(), names_the_file().end());
   file.insert(disk->file_macros.begin(), disk->file_macros.end());
   std::unordered_set<std::string_view> caller(names_the_caller().begin(), names_the_caller().end());

@@ -22,11 +22,10 @@
 // makes the answer "may", never "cannot". Not seen: a header that pastes `__builtin_FILE` or
 // `__BASE_FILE__` together outside a #define of its own (`CAT(__builtin_, FILE)()` as a default
 // argument); counting every pasting macro used outside a #define would key every CCCL compile with
-// its name, and no header of CUDA 13.0's include/ or CuPy's does it. The facts of the files on disk depend only on their contents,
-// which the record names: they are remembered in the process and in the scan memo
-// (scan_memo.hpp) under the XXH3-128 of the record's file digests, in order, so a new process reads
-// no file for them, and programs whose records differ only in absent paths share them.
-// Thread safety: safe from any thread.
+// its name, and no header of CUDA 13.0's include/ or CuPy's does it. The facts of the files on disk depend only on
+// their contents, which the record names: they are remembered in the process and in the scan memo (scan_memo.hpp) under
+// the XXH3-128 of the record's file digests, in order, so a new process reads no file for them, and programs whose
+// records differ only in absent paths share them. Thread safety: safe from any thread.
 #pragma once
 
 #include <optional>

@@ -14,7 +14,7 @@ namespace jitcache::client::nvrtc {
 namespace {
 
 struct Recalled {
-  IncludeRecord record;             // relative: the lines of `relative_lines` hold a path's part after the directory
+  IncludeRecord record;  // relative: the lines of `relative_lines` hold a path's part after the directory
   std::vector<ProbeCheck> checks;
   std::vector<bool> relative_lines;  // empty unless remembered under a relative signature
 };
