@@ -63,7 +63,7 @@ std::string record_of(const std::vector<std::pair<std::string, std::string>>& li
 bool may_name(std::string_view source, const Disk& disk,
               const std::vector<std::pair<std::string, std::string>>& headers = k_no_headers,
               std::string_view definitions = {}) {
-  return output_may_name_program({source, headers, definitions}, disk.record).has_value();
+  return output_may_name_program({"/tmp/tmp_a1/k.cu", source, headers, definitions}, disk.record).has_value();
 }
 
 }  // namespace
@@ -104,19 +104,33 @@ TEST_CASE("program name use: a macro that pastes tokens, used by the source, may
   CHECK(may_name("#define MINE(a, b) a ## b\n__global__ void k(int* p) { *p = 1; }\n", disk));
   CHECK_FALSE(may_name("#include <cat.cuh>\n__global__ void k(int* p) { *p = 1; }\n", disk));
   const std::vector<std::pair<std::string, std::string>> headers;
-  const auto why = output_may_name_program({"__global__ void k(int* p) { assert(p); }\n", headers, {}}, disk.record);
+  const auto why =
+      output_may_name_program({"/tmp/tmp_a1/k.cu", "__global__ void k(int* p) { assert(p); }\n", headers, {}},
+                              disk.record);
   REQUIRE(why);
   CHECK(*why == "the source uses assert");
 }
 
-TEST_CASE("program name use: a default argument of __builtin_FILE() in a header (source_location::current) may") {
+TEST_CASE(
+    "program name use: a default argument of __builtin_FILE() (source_location::current) may where it is called") {
   NoMemo off;
   Disk disk;
   disk.add("builtin.h", "#define MY_BUILTIN_FILE() __builtin_FILE()\n");
-  const std::string plain_source = "__global__ void k(int* p) { *p = 1; }\n";
-  CHECK_FALSE(may_name(plain_source, disk));  // defined, never evaluated
-  disk.add("location.h", "struct where { static where current(const char* f = MY_BUILTIN_FILE()); };\n");
-  CHECK(may_name(plain_source, disk));
+  disk.add("location.h",
+           "struct where {\n  static where current(\n    const char* f = MY_BUILTIN_FILE());\n};\n"
+           "inline void log(const char* s = \"(\") {}\n");
+  // Declared, never called by the program: its own calls would take the header's name.
+  CHECK_FALSE(may_name("__global__ void k(int* p) { *p = 1; }\n", disk));
+  CHECK(may_name("__global__ void k(int* p) { auto w = where::current(); }\n", disk));
+  // Through a macro of the program's own.
+  CHECK(may_name("#define HERE where::current()\n__global__ void k(int* p) { }\n", disk));
+  // __BASE_FILE__ is the program's name in whichever text it stands, in parentheses or not.
+  Disk base;
+  base.add("base.h", "inline void g(const char*) {}\ninline void f() { g(__BASE_FILE__); }\n");
+  CHECK(may_name("__global__ void k(int* p) { *p = 1; }\n", base));
+  // A default member initializer takes the file of whoever constructs it: not followed, so "may".
+  disk.add("member.h", "struct member { const char* f = __builtin_FILE(); };\n");
+  CHECK(may_name("__global__ void k(int* p) { *p = 1; }\n", disk));
 }
 
 TEST_CASE("program name use: a definition in memory that reaches the name may, wherever it is used") {

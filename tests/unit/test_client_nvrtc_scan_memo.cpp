@@ -494,6 +494,21 @@ TEST_CASE("scan recall: programs named in other directories share a scan, their 
   CHECK_THAT(other->text, Catch::Contains(dir.file("tmp_b2/local.cuh") + std::string(1, '\0') + "absent"));
   CHECK(other->text == fresh(input("tmp_b2", search)));
 
+  // The source written to the program's own name just before (older CuPy keeps it there while
+  // it compiles): a new file each time, compared by its content.
+  write_file(dir.file("tmp_f6/0f3c.cubin.cu"), "#include \"local.cuh\"\n#include <a.cuh>\n");
+  write_file(dir.file("tmp_g7/0f3c.cubin.cu"), "#include \"local.cuh\"\n#include <a.cuh>\n");
+  REQUIRE(scan_includes(input("tmp_f6", search)));  // remembered: the program's own file needs no age
+  const std::size_t own_before = scans_recalled();
+  auto own = scan_includes(input("tmp_g7", search));
+  REQUIRE(own);
+  CHECK(scans_recalled() == own_before + 1);
+  CHECK(own->text == fresh(input("tmp_g7", search)));
+  write_file(dir.file("tmp_h8/0f3c.cubin.cu"), "int other;\n");  // another content there: its own record
+  auto other_content = scan_includes(input("tmp_h8", search));
+  REQUIRE(other_content);
+  CHECK(other_content->text == fresh(input("tmp_h8", search)));
+
   // A header beside this program: its own record, not the other's.
   write_file(dir.file("tmp_c3/local.cuh"), "int local;\n");
   auto beside = scan_includes(input("tmp_c3", search));

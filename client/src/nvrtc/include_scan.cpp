@@ -404,9 +404,11 @@ class Scanner {
       return unsupported(path + ", where the compile may look for a header, is larger than " +
                          std::to_string(k_max_bytes >> 20) + " MiB");
     }
-    m_checks.push_back(found.check);
+    // The program's own file: compared by content when recalled (scan_recall.hpp), so its age is no matter.
+    const bool own_file = path == m_input.name && found.state == FileFacts::State::file;
+    m_checks.push_back(own_file ? ProbeCheck{ProbeCheck::Kind::content, {}} : found.check);
     m_in_main_directory.push_back(in_main_directory);
-    m_all_settled = m_all_settled && found.settled;
+    m_all_settled = m_all_settled && (own_file || found.settled);
     m_record.text += path;
     m_record.text.push_back('\0');
     switch (found.state) {

@@ -22,7 +22,7 @@ namespace jitcache::client::nvrtc {
 namespace {
 
 // Names the payload's layout and the rules below: facts written by other rules are not read.
-constexpr std::string_view k_memo_kind = "program name use 2";
+constexpr std::string_view k_memo_kind = "program name use 3";
 
 // What expands to the name where the program's own text names it; "##" stands for a definition that
 // pastes tokens, which can make any of the others (`CAT(__FI, LE__)`).
@@ -32,10 +32,15 @@ const std::unordered_set<std::string_view>& names_the_file() {
   return seeds;
 }
 
-// What expands to the name wherever it stands (evaluated at the program's call, or the main file's).
+// What takes the file of the call it is evaluated for (a default argument: its caller's).
 const std::unordered_set<std::string_view>& names_the_caller() {
-  static const std::unordered_set<std::string_view> seeds = {"__BASE_FILE__", "__builtin_FILE",
-                                                             "__builtin_source_location"};
+  static const std::unordered_set<std::string_view> seeds = {"__builtin_FILE", "__builtin_source_location"};
+  return seeds;
+}
+
+// What expands to the program's own name in whichever text it stands.
+const std::unordered_set<std::string_view>& names_the_program() {
+  static const std::unordered_set<std::string_view> seeds = {"__BASE_FILE__"};
   return seeds;
 }
 
@@ -109,10 +114,88 @@ TextFacts facts_of_text(std::string_view raw) {
 
 // What the files on disk say, as far as the name goes.
 struct DiskFacts {
-  std::vector<std::string> file_macros;    // macros reaching names_the_file() (those themselves not listed)
-  std::vector<std::string> caller_macros;  // macros reaching names_the_caller()
-  bool calls_outside = false;              // a file names one of those outside a #define
+  std::vector<std::string> file_macros;       // macros reaching names_the_file() or a caller function
+  std::vector<std::string> caller_macros;     // macros reaching names_the_caller()
+  std::vector<std::string> caller_functions;  // functions whose parameters evaluate one of those
+  bool calls_outside = false;                 // one evaluated outside any parentheses (a member's initializer)
 };
+
+// Past the string or character literal that begins at `i` (its line's end if it is not closed).
+std::size_t past_literal(std::string_view text, std::size_t i) {
+  const char quote = text[i];
+  if (quote == '"' && i > 0 && text[i - 1] == 'R') {  // R"delimiter( ... )delimiter"
+    const std::size_t open = text.find('(', i);
+    if (open == std::string_view::npos) return text.size();
+    const std::string close = ")" + std::string(text.substr(i + 1, open - i - 1)) + "\"";
+    const std::size_t end = text.find(close, open);
+    return end == std::string_view::npos ? text.size() : end + close.size();
+  }
+  for (++i; i < text.size() && text[i] != '\n'; ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == quote) {
+      return i + 1;
+    }
+  }
+  return i;
+}
+
+// The functions in whose parentheses `text` (outside directives) evaluates one of `callers`: a
+// default argument `f(const char* file = __builtin_FILE())` takes the file of f's caller. False
+// when one stands outside any parentheses (a default member initializer takes its constructor's).
+bool find_caller_functions(std::string_view raw, const std::unordered_set<std::string_view>& callers,
+                           std::unordered_set<std::string>& functions) {
+  const std::string text = decommented(spliced(raw));
+  std::vector<std::string_view> open;  // the identifier before each open parenthesis ("" if none)
+  std::string_view last;               // the identifier just before, blanks apart
+  bool line_start = true;
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (line_start && (c == '#' || (c == '%' && i + 1 < text.size() && text[i + 1] == ':'))) {
+      i = std::min(text.find('\n', i), text.size());  // a directive: no code
+      continue;
+    }
+    if (c == '\n') {
+      line_start = true;
+      ++i;
+      continue;
+    }
+    if (blank(c)) {
+      ++i;
+      continue;
+    }
+    line_start = false;
+    if (identifier_start(c)) {
+      std::size_t end = i;
+      while (end < text.size() && identifier_char(text[end])) ++end;
+      const std::string_view identifier = std::string_view(text).substr(i, end - i);
+      if (callers.count(identifier) != 0) {
+        if (open.empty()) return false;
+        for (const std::string_view function : open) {
+          if (!function.empty()) functions.emplace(function);
+        }
+      }
+      last = identifier;
+      i = end;
+      continue;
+    }
+    if (c == '"' || (c == '\'' && (i == 0 || !identifier_char(text[i - 1])))) {
+      i = past_literal(text, i);
+    } else if (c >= '0' && c <= '9') {
+      while (i < text.size() && (identifier_char(text[i]) || text[i] == '.' || text[i] == '\'')) ++i;
+    } else if (c == '(') {
+      open.push_back(last);
+      ++i;
+    } else if (c == ')') {
+      if (!open.empty()) open.pop_back();
+      ++i;
+    } else {
+      ++i;
+    }
+    last = {};
+  }
+  return true;
+}
 
 // Every macro whose definitions reach one of `seeds`, through any chain of definitions.
 std::unordered_set<std::string> reaching(const std::vector<TextFacts>& texts,
@@ -153,8 +236,9 @@ std::optional<std::string> read_whole(const std::string& path) {
 }
 
 // The facts of the record's files, read now; nullopt when one is unreadable or changed since.
-std::optional<DiskFacts> read_disk_facts(std::string_view record) {
+std::optional<DiskFacts> read_disk_facts(std::string_view record, std::string_view program) {
   std::vector<TextFacts> texts;
+  std::vector<std::string> contents;
   for (std::size_t at = 0; at < record.size();) {
     const std::size_t nul = record.find('\0', at);
     const std::size_t end = record.find('\n', at);
@@ -162,22 +246,37 @@ std::optional<DiskFacts> read_disk_facts(std::string_view record) {
     const std::string path(record.substr(at, nul - at));
     const std::string_view state = record.substr(nul + 1, end - nul - 1);
     at = end + 1;
-    if (!state.starts_with("file ")) continue;
-    const std::optional<std::string> content = read_whole(path);
+    // The program's own file (CuPy writes the source there) is no text NVRTC reads.
+    if (!state.starts_with("file ") || path == program) continue;
+    std::optional<std::string> content = read_whole(path);
     if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != state.substr(5)) return std::nullopt;
     texts.push_back(facts_of_text(*content));
+    contents.push_back(std::move(*content));
   }
   DiskFacts facts;
-  const std::unordered_set<std::string> file_macros = reaching(texts, names_the_file());
-  const std::unordered_set<std::string> caller_macros = reaching(texts, names_the_caller());
-  facts.file_macros.assign(file_macros.begin(), file_macros.end());
-  facts.caller_macros.assign(caller_macros.begin(), caller_macros.end());
+  const std::unordered_set<std::string> base_macros = reaching(texts, names_the_program());
   for (const TextFacts& text : texts) {
     for (const std::string& identifier : text.outside) {
       facts.calls_outside =
-          facts.calls_outside || names_the_caller().count(identifier) != 0 || caller_macros.count(identifier) != 0;
+          facts.calls_outside || names_the_program().count(identifier) != 0 || base_macros.count(identifier) != 0;
     }
   }
+  const std::unordered_set<std::string> caller_macros = reaching(texts, names_the_caller());
+  std::unordered_set<std::string_view> callers(names_the_caller().begin(), names_the_caller().end());
+  callers.insert(caller_macros.begin(), caller_macros.end());
+  std::unordered_set<std::string> caller_functions;
+  for (std::size_t i = 0; i < texts.size() && !facts.calls_outside; ++i) {
+    const bool evaluates = std::any_of(texts[i].outside.begin(), texts[i].outside.end(),
+                                       [&](const std::string& identifier) { return callers.count(identifier) != 0; });
+    if (evaluates && !find_caller_functions(contents[i], callers, caller_functions)) facts.calls_outside = true;
+  }
+  std::unordered_set<std::string_view> file_seeds(names_the_file().begin(), names_the_file().end());
+  file_seeds.insert(caller_functions.begin(), caller_functions.end());
+  const std::unordered_set<std::string> file_macros = reaching(texts, file_seeds);
+  facts.file_macros.assign(file_macros.begin(), file_macros.end());
+  facts.caller_macros.assign(caller_macros.begin(), caller_macros.end());
+  facts.caller_macros.insert(facts.caller_macros.end(), base_macros.begin(), base_macros.end());
+  facts.caller_functions.assign(caller_functions.begin(), caller_functions.end());
   return facts;
 }
 
@@ -185,7 +284,7 @@ std::vector<std::uint8_t> encoded(const DiskFacts& facts) {
   std::vector<std::uint8_t> bytes;
   proto::ByteWriter out(bytes);
   out.u8(facts.calls_outside ? 1 : 0);
-  for (const std::vector<std::string>* list : {&facts.file_macros, &facts.caller_macros}) {
+  for (const std::vector<std::string>* list : {&facts.file_macros, &facts.caller_macros, &facts.caller_functions}) {
     out.u32(static_cast<std::uint32_t>(list->size()));
     for (const std::string& macro : *list) out.blob32(proto::as_bytes(macro));
   }
@@ -198,7 +297,7 @@ std::optional<DiskFacts> decoded(const std::vector<std::uint8_t>& bytes) {
   auto calls = in.u8("calls outside");
   if (!calls || *calls > 1) return std::nullopt;
   facts.calls_outside = *calls == 1;
-  for (std::vector<std::string>* list : {&facts.file_macros, &facts.caller_macros}) {
+  for (std::vector<std::string>* list : {&facts.file_macros, &facts.caller_macros, &facts.caller_functions}) {
     auto count = in.u32("count");
     if (!count || *count > bytes.size()) return std::nullopt;
     for (std::uint32_t i = 0; i < *count; ++i) {
@@ -224,23 +323,25 @@ Remembered& remembered() {
 
 // What the facts depend on: the digests of the record's regular files, in order (not the absent
 // paths: CuPy's records differ in those, under each program's own temporary directory).
-std::string contents_of(std::string_view record) {
+std::string contents_of(std::string_view record, std::string_view program) {
   std::string digests;
   for (std::size_t at = 0; at < record.size();) {
     const std::size_t nul = record.find('\0', at);
     const std::size_t end = record.find('\n', at);
     if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) break;
     const std::string_view state = record.substr(nul + 1, end - nul - 1);
-    if (state.starts_with("file ")) digests.append(state.substr(5)).push_back('\n');
+    if (state.starts_with("file ") && record.substr(at, nul - at) != program) {
+      digests.append(state.substr(5)).push_back('\n');
+    }
     at = end + 1;
   }
   return digests;
 }
 
-std::shared_ptr<const DiskFacts> disk_facts(std::string_view record) {
+std::shared_ptr<const DiskFacts> disk_facts(std::string_view record, std::string_view program) {
   // Rationale: XXH3-128, not SHA-256: hashed on every compile, and both places it keys are this
   // uid's own (as the scan memo's entry names, scan_memo.hpp).
-  const std::string key = proto::to_hex(proto::xxh3_128(proto::as_bytes(contents_of(record))));
+  const std::string key = proto::to_hex(proto::xxh3_128(proto::as_bytes(contents_of(record, program))));
   {
     std::lock_guard lock(remembered().mutex);
     if (auto it = remembered().by_record.find(key); it != remembered().by_record.end()) return it->second;
@@ -248,7 +349,7 @@ std::shared_ptr<const DiskFacts> disk_facts(std::string_view record) {
   std::optional<DiskFacts> facts;
   if (auto memoized = memo_find_keyed(k_memo_kind, key)) facts = decoded(*memoized);
   if (!facts) {
-    facts = read_disk_facts(record);
+    facts = read_disk_facts(record, program);
     if (!facts) return nullptr;
     memo_store_keyed(k_memo_kind, key, encoded(*facts));
   }
@@ -261,13 +362,16 @@ std::shared_ptr<const DiskFacts> disk_facts(std::string_view record) {
 }  // namespace
 
 std::optional<std::string> output_may_name_program(const ProgramTexts& texts, std::string_view record) {
-  const std::shared_ptr<const DiskFacts> disk = disk_facts(record);
+  const std::shared_ptr<const DiskFacts> disk = disk_facts(record, texts.name);
   if (!disk) return "a file the compile may read changed since the scan, or cannot be read";
-  if (disk->calls_outside)
-    return "a file the compile may read evaluates __builtin_FILE or __BASE_FILE__ outside a macro";
+  if (disk->calls_outside) {
+    return "a file the compile may read expands __BASE_FILE__, or evaluates __builtin_FILE outside any parentheses";
+  }
   std::unordered_set<std::string_view> file(names_the_file().begin(), names_the_file().end());
   file.insert(disk->file_macros.begin(), disk->file_macros.end());
+  file.insert(disk->caller_functions.begin(), disk->caller_functions.end());
   std::unordered_set<std::string_view> caller(names_the_caller().begin(), names_the_caller().end());
+  caller.insert(names_the_program().begin(), names_the_program().end());
   caller.insert(disk->caller_macros.begin(), disk->caller_macros.end());
 
   const auto in_memory_may_name = [&](std::string_view text, bool is_source,

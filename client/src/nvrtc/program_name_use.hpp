@@ -12,8 +12,12 @@
 //     `__builtin_source_location`, `assert`, or a macro that any #define of any text of the compile
 //     makes reach one of them or a `##` (pasting can make any name: `CAT(__FI, LE__)`), however many
 //     macros deep (a header's CHECK(x) over assert)
-//   - any text names, outside a #define, `__BASE_FILE__`, `__builtin_FILE`,
-//     `__builtin_source_location` or a macro reaching one of these
+//   - any text names `__BASE_FILE__`, or a macro reaching it, outside a #define
+//   - the source names a function whose parameters evaluate `__builtin_FILE`,
+//     `__builtin_source_location` or a macro reaching them (a default argument takes its caller's
+//     file: libcu++'s `source_location::current()`), or a macro reaching such a function; or any
+//     text evaluates one of those outside any parentheses (a default member initializer, which
+//     takes its constructor's caller's: not followed)
 //   - a text in memory (the source, a header passed at create, the -D options) defines a macro that
 //     reaches any of them (a file on disk may use it: a superset is cheaper than following it)
 //   - a file of the include record cannot be read, or no longer has its recorded digest
@@ -37,6 +41,7 @@
 namespace jitcache::client::nvrtc {
 
 struct ProgramTexts {
+  std::string_view name;  // the program's name: its own file, if any, is no text the compile reads
   std::string_view source;
   const std::vector<std::pair<std::string, std::string>>& headers;  // (include name, content)
   std::string_view option_definitions;                              // definitions_text of the -D options

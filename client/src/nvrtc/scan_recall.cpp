@@ -1,11 +1,17 @@
 #include <client/src/nvrtc/scan_recall.hpp>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
 #include <client/src/nvrtc/directives_codec.hpp>
 #include <client/src/nvrtc/include_directives.hpp>
+#include <common/unique_fd.hpp>
 #include <proto/byte_io.hpp>
 #include <proto/digest.hpp>
 
@@ -39,7 +45,7 @@ bool put_directives(std::string_view text, proto::ByteWriter& out) {
 }
 
 // Names the payload's layout: entries of another layout are not read.
-constexpr std::string_view k_memo_kind = "recalled scan 2";
+constexpr std::string_view k_memo_kind = "recalled scan 3";
 
 std::string memo_key(const std::string& signature) {
   return proto::to_hex(proto::xxh3_128(proto::as_bytes(signature)));
@@ -88,7 +94,7 @@ std::optional<Recalled> decoded(const std::vector<std::uint8_t>& bytes, const st
   recalled.checks.reserve(*count);
   for (std::uint32_t i = 0; i < *count; ++i) {
     auto kind = in.u8("kind");
-    if (!kind || *kind > static_cast<std::uint8_t>(ProbeCheck::Kind::regular)) return std::nullopt;
+    if (!kind || *kind > static_cast<std::uint8_t>(ProbeCheck::Kind::content)) return std::nullopt;
     ProbeCheck check;
     check.kind = static_cast<ProbeCheck::Kind>(*kind);
     if (check.kind == ProbeCheck::Kind::regular) {
@@ -109,6 +115,24 @@ std::optional<Recalled> decoded(const std::vector<std::uint8_t>& bytes, const st
 
 // The name's directory as the scan joins to it (include_scan.cpp's directory_of): "a/" of "a//k.cu".
 std::string directory_of_name(const std::string& name) { return name.substr(0, name.rfind('/')); }
+
+// Whether `path` is a regular file whose SHA-256 the record's `state` ("file <hex>") names.
+bool same_content(const std::string& path, std::string_view state) {
+  if (!state.starts_with("file ")) return false;
+  const common::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  struct stat st {};
+  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (std::int64_t{64} << 20)) return false;
+  std::string content;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return false;
+    if (got == 0) break;
+    content.append(buffer, static_cast<std::size_t>(got));
+  }
+  return proto::to_hex(proto::sha256(proto::as_bytes(content))) == state.substr(5);
+}
 
 bool same_check(const ProbeCheck& was, const ProbeCheck& now) {
   if (was.kind != now.kind) return false;
@@ -146,9 +170,14 @@ std::optional<IncludeRecord> recall_under(const std::string& key, const std::str
     const std::size_t end = text.find('\n', nul);
     path.assign(relative && recalled->relative_lines[line] ? directory : std::string());
     path.append(text, at, nul - at);
-    struct stat st {};
-    const bool found = ::stat(path.c_str(), &st) == 0;
-    if (!same_check(recalled->checks[line], probe_check_of(found ? &st : nullptr))) return std::nullopt;
+    if (recalled->checks[line].kind == ProbeCheck::Kind::content) {
+      const std::string_view state = std::string_view(text).substr(nul + 1, end - nul - 1);
+      if (!same_content(path, state)) return std::nullopt;
+    } else {
+      struct stat st {};
+      const bool found = ::stat(path.c_str(), &st) == 0;
+      if (!same_check(recalled->checks[line], probe_check_of(found ? &st : nullptr))) return std::nullopt;
+    }
     if (relative) {
       record.text += path;
       record.text.append(text, nul, end + 1 - nul);

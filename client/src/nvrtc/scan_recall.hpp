@@ -44,7 +44,9 @@ inline constexpr std::size_t k_max_recalled_scans = 32;
 
 // What one probed path was, as a later scan checks it with one stat.
 struct ProbeCheck {
-  enum class Kind : std::uint8_t { absent, directory, regular } kind = Kind::absent;
+  // content: the program's own file (CuPy writes the source there just before the compile, a new
+  // file each time): compared by its SHA-256, read again, which its record line holds.
+  enum class Kind : std::uint8_t { absent, directory, regular, content } kind = Kind::absent;
   FileStamp stamp;  // regular files only
 };
 
