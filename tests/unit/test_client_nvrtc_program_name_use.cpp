@@ -128,6 +128,10 @@ TEST_CASE(
   Disk base;
   base.add("base.h", "inline void g(const char*) {}\ninline void f() { g(__BASE_FILE__); }\n");
   CHECK(may_name("__global__ void k(int* p) { *p = 1; }\n", base));
+  // A lambda's default argument: whose call it takes cannot be named, so "may".
+  Disk lambda;
+  lambda.add("lambda.h", "inline auto here = [](const char* f = __builtin_FILE()) { return f; };\n");
+  CHECK(may_name("__global__ void k(int* p) { *p = 1; }\n", lambda));
   // A default member initializer takes the file of whoever constructs it: not followed, so "may".
   disk.add("member.h", "struct member { const char* f = __builtin_FILE(); };\n");
   CHECK(may_name("__global__ void k(int* p) { *p = 1; }\n", disk));

@@ -142,7 +142,8 @@ std::size_t past_literal(std::string_view text, std::size_t i) {
 
 // The functions in whose parentheses `text` (outside directives) evaluates one of `callers`: a
 // default argument `f(const char* file = __builtin_FILE())` takes the file of f's caller. False
-// when one stands outside any parentheses (a default member initializer takes its constructor's).
+// when one stands outside any parentheses (a default member initializer takes its constructor's)
+// or in parentheses no name precedes (a lambda's: `[](const char* f = __builtin_FILE()) {}`).
 bool find_caller_functions(std::string_view raw, const std::unordered_set<std::string_view>& callers,
                            std::unordered_set<std::string>& functions) {
   const std::string text = decommented(spliced(raw));
@@ -170,7 +171,9 @@ bool find_caller_functions(std::string_view raw, const std::unordered_set<std::s
       while (end < text.size() && identifier_char(text[end])) ++end;
       const std::string_view identifier = std::string_view(text).substr(i, end - i);
       if (callers.count(identifier) != 0) {
-        if (open.empty()) return false;
+        // No name before the innermost parenthesis (a lambda's, an operator's, a parenthesized
+        // expression's): whose call it takes cannot be named.
+        if (open.empty() || open.back().empty()) return false;
         for (const std::string_view function : open) {
           if (!function.empty()) functions.emplace(function);
         }
