@@ -9,6 +9,7 @@
 
 #include <sys/stat.h>
 
+#include <cstddef>
 #include <string>
 
 #include <common/result.hpp>
@@ -22,5 +23,9 @@ struct RegularFile {
 };
 
 common::Result<RegularFile> open_regular_file(const std::string& path);
+
+// The whole content of the regular file at `path`, at most `max_bytes` (ErrorCode::unsupported
+// beyond, and for what open_regular_file refuses or a failed read).
+common::Result<std::string> read_regular_file(const std::string& path, std::size_t max_bytes);
 
 }  // namespace jitcache::proto

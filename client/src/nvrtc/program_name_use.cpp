@@ -1,9 +1,5 @@
 #include <client/src/nvrtc/program_name_use.hpp>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -13,13 +9,16 @@
 
 #include <client/src/nvrtc/scan_memo.hpp>
 #include <client/src/nvrtc/source_text.hpp>
-#include <common/unique_fd.hpp>
 #include <proto/byte_io.hpp>
 #include <proto/digest.hpp>
+#include <proto/regular_file.hpp>
 
 namespace jitcache::client::nvrtc {
 
 namespace {
+
+// Rationale: the include scan reads at most 512 MiB for a whole compile (include_scan.cpp).
+constexpr std::size_t k_max_text_bytes = std::size_t{512} << 20;
 
 // Names the payload's layout and the rules below: facts written by other rules are not read.
 constexpr std::string_view k_memo_kind = "program name use 3";
@@ -223,21 +222,6 @@ std::unordered_set<std::string> reaching(const std::vector<TextFacts>& texts,
   return found;
 }
 
-std::optional<std::string> read_whole(const std::string& path) {
-  const common::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  struct stat st {};
-  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  std::string content;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return std::nullopt;
-    if (got == 0) return content;
-    content.append(buffer, static_cast<std::size_t>(got));
-  }
-}
-
 // The facts of the record's files, read now; nullopt when one is unreadable or changed since.
 std::optional<DiskFacts> read_disk_facts(std::string_view record, std::string_view program) {
   std::vector<TextFacts> texts;
@@ -251,7 +235,7 @@ std::optional<DiskFacts> read_disk_facts(std::string_view record, std::string_vi
     at = end + 1;
     // The program's own file (CuPy writes the source there) is no text NVRTC reads.
     if (!state.starts_with("file ") || path == program) continue;
-    std::optional<std::string> content = read_whole(path);
+    auto content = proto::read_regular_file(path, k_max_text_bytes);
     if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != state.substr(5)) return std::nullopt;
     texts.push_back(facts_of_text(*content));
     contents.push_back(std::move(*content));

@@ -1,9 +1,5 @@
 #include <client/src/nvrtc/scan_recall.hpp>
 
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -11,9 +7,9 @@
 
 #include <client/src/nvrtc/directives_codec.hpp>
 #include <client/src/nvrtc/include_directives.hpp>
-#include <common/unique_fd.hpp>
 #include <proto/byte_io.hpp>
 #include <proto/digest.hpp>
+#include <proto/regular_file.hpp>
 
 namespace jitcache::client::nvrtc {
 
@@ -119,19 +115,8 @@ std::string directory_of_name(const std::string& name) { return name.substr(0, n
 // Whether `path` is a regular file whose SHA-256 the record's `state` ("file <hex>") names.
 bool same_content(const std::string& path, std::string_view state) {
   if (!state.starts_with("file ")) return false;
-  const common::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  struct stat st {};
-  if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (std::int64_t{64} << 20)) return false;
-  std::string content;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return false;
-    if (got == 0) break;
-    content.append(buffer, static_cast<std::size_t>(got));
-  }
-  return proto::to_hex(proto::sha256(proto::as_bytes(content))) == state.substr(5);
+  const auto content = proto::read_regular_file(path, std::size_t{64} << 20);
+  return content && proto::to_hex(proto::sha256(proto::as_bytes(*content))) == state.substr(5);
 }
 
 bool same_check(const ProbeCheck& was, const ProbeCheck& now) {
