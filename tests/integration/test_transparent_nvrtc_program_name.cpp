@@ -33,11 +33,12 @@ struct NamedRuns {
   Sources& sources;
   TempDir state;
   DaemonProcess daemon{state};
+  std::string expression = "scale<float>";  // the name expression the program adds
   NamedRuns(Sources& compiled) : sources(compiled) { daemon.start(); }
   ChildResult run(const std::string& name, bool cached) {
     std::vector<EnvChange> env = cached ? run_env(daemon.socket_path(), true) : run_env(state.file("none.sock"), false);
     env.push_back({"NVRTC_PROGRAM_NAME", name});
-    ChildResult result = run_program(compile_args(sources), env);
+    ChildResult result = run_program({sources.kernel, expression, "-I" + sources.include_dir, "-arch=sm_90"}, env);
     REQUIRE(result.status == 0);
     return result;
   }
@@ -108,4 +109,19 @@ TEST_CASE("transparent nvrtc names: (g) a warning names the program in the log: 
   CHECK(runs.run(first, true).output == plain_first.output);
   CHECK(runs.stat("hits") == hits + 1);
   CHECK(runs.stat("entries") == 2);
+}
+
+TEST_CASE("transparent nvrtc names: (g) a name expression naming __BASE_FILE__ is keyed with the name") {
+  // NVRTC compiles the expression in the program, where __BASE_FILE__ is the program's name: the
+  // lowered name and the PTX hold its length, never the directory itself.
+  Sources sources("template <int N> __global__ void scale(int* p) { *p = N; }\n");
+  NamedRuns runs(sources);
+  runs.expression = "scale<sizeof(__BASE_FILE__)>";
+  TempDir names;
+  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8x7/0f3c.cubin.cu");
+  const ChildResult plain_second = runs.run(second, false);
+  REQUIRE(runs.run(first, false).output != plain_second.output);  // the name's length reaches the code
+  runs.run(first, true);
+  CHECK(runs.run(second, true).output == plain_second.output);
 }

@@ -52,6 +52,7 @@ struct NoMemo {
 };
 
 const std::vector<std::pair<std::string, std::string>> k_no_headers;
+const std::vector<std::string> k_no_expressions;
 
 // An include record of (path, state) lines.
 std::string record_of(const std::vector<std::pair<std::string, std::string>>& lines) {
@@ -62,8 +63,9 @@ std::string record_of(const std::vector<std::pair<std::string, std::string>>& li
 
 bool may_name(std::string_view source, const Disk& disk,
               const std::vector<std::pair<std::string, std::string>>& headers = k_no_headers,
-              std::string_view definitions = {}) {
-  return output_may_name_program({"/tmp/tmp_a1/k.cu", source, headers, definitions}, disk.record).has_value();
+              std::string_view definitions = {}, const std::vector<std::string>& expressions = k_no_expressions) {
+  return output_may_name_program({"/tmp/tmp_a1/k.cu", source, headers, definitions, expressions}, disk.record)
+      .has_value();
 }
 
 }  // namespace
@@ -85,6 +87,17 @@ TEST_CASE("program name use: the source naming __FILE__, __BASE_FILE__, __builti
   }
 }
 
+TEST_CASE("program name use: a name expression naming __BASE_FILE__, or a header's macro over it, may") {
+  NoMemo off;
+  Disk disk;
+  disk.add("length.cuh", "#define NAME_LENGTH sizeof(__BASE_FILE__)\n");
+  const char* source = "template <int N> __global__ void f(int* p) { *p = N; }\n";
+  // NVRTC compiles the expression in the program, where __BASE_FILE__ is the name.
+  CHECK(may_name(source, disk, k_no_headers, {}, {"f<sizeof(__BASE_FILE__)>"}));
+  CHECK(may_name(source, disk, k_no_headers, {}, {"f<NAME_LENGTH>"}));
+  CHECK_FALSE(may_name(source, disk, k_no_headers, {}, {"f<3>"}));
+}
+
 TEST_CASE(
     "program name use: a macro of a file on disk that reaches __FILE__ through another file, used by the source") {
   NoMemo off;
@@ -104,9 +117,8 @@ TEST_CASE("program name use: a macro that pastes tokens, used by the source, may
   CHECK(may_name("#define MINE(a, b) a ## b\n__global__ void k(int* p) { *p = 1; }\n", disk));
   CHECK_FALSE(may_name("#include <cat.cuh>\n__global__ void k(int* p) { *p = 1; }\n", disk));
   const std::vector<std::pair<std::string, std::string>> headers;
-  const auto why =
-      output_may_name_program({"/tmp/tmp_a1/k.cu", "__global__ void k(int* p) { assert(p); }\n", headers, {}},
-                              disk.record);
+  const auto why = output_may_name_program(
+      {"/tmp/tmp_a1/k.cu", "__global__ void k(int* p) { assert(p); }\n", headers, {}, k_no_expressions}, disk.record);
   REQUIRE(why);
   CHECK(*why == "the source uses assert");
 }

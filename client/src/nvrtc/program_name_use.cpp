@@ -391,6 +391,9 @@ std::optional<std::string> output_may_name_program(const ProgramTexts& texts, st
     return std::nullopt;
   };
   if (auto why = in_memory_may_name(texts.source, true, "the source")) return why;
+  for (const std::string& expression : texts.name_expressions) {
+    if (auto why = in_memory_may_name(expression, true, "the name expression \"" + expression + "\"")) return why;
+  }
   if (auto why = in_memory_may_name(texts.option_definitions, false, "a -D option")) return why;
   for (const auto& [name, content] : texts.headers) {
     if (auto why = in_memory_may_name(content, false, "the header \"" + name + "\" passed at create")) return why;

@@ -18,6 +18,7 @@
 //     file: libcu++'s `source_location::current()`), or a macro reaching such a function; or any
 //     text evaluates one of those outside any parentheses (a default member initializer, which
 //     takes its constructor's caller's: not followed)
+//   - a name expression (nvrtcAddNameExpression) names what the source may not
 //   - a text in memory (the source, a header passed at create, the -D options) defines a macro that
 //     reaches any of them (a file on disk may use it: a superset is cheaper than following it)
 //   - a file of the include record cannot be read, or no longer has its recorded digest
@@ -45,6 +46,10 @@ struct ProgramTexts {
   std::string_view source;
   const std::vector<std::pair<std::string, std::string>>& headers;  // (include name, content)
   std::string_view option_definitions;                              // definitions_text of the -D options
+  // nvrtcAddNameExpression's texts: NVRTC compiles each in the program, where `__BASE_FILE__` is
+  // the name (measured on NVRTC 13.0: `f<sizeof(__BASE_FILE__)>` lowers with the name's length),
+  // so each counts as the source does.
+  const std::vector<std::string>& name_expressions;
 };
 
 // Why the output may hold the name (what names it, for the process report); nullopt: it cannot.
