@@ -125,3 +125,25 @@ TEST_CASE("transparent nvrtc names: (g) a name expression naming __BASE_FILE__ i
   runs.run(first, true);
   CHECK(runs.run(second, true).output == plain_second.output);
 }
+
+TEST_CASE(
+    "transparent nvrtc names: (g) a header's member initializer passing __builtin_FILE() to a call is keyed with it") {
+  // The initializer is evaluated for the program's own `S s`: the file is the program's name, and
+  // the PTX holds only its last characters, never the whole directory.
+  Sources sources(
+      "#include <member.cuh>\n__device__ char g[8];\n"
+      "__global__ void scale(int* p) { S s; for (int i = 0; i < 6; ++i) g[i] = s.f[i]; }\n");
+  write_file(sources.include_dir + "/member.cuh",
+             "__host__ __device__ constexpr const char* tail(const char* s) {\n"
+             "  const char* t = s; while (*t) ++t; return t - 16; }\n"
+             "struct S { const char* f = tail(__builtin_FILE()); };\n");
+  NamedRuns runs(sources);
+  runs.expression = "-";
+  TempDir names;
+  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9/0f3c.cubin.cu");
+  const ChildResult plain_second = runs.run(second, false);
+  REQUIRE(runs.run(first, false).output != plain_second.output);  // "a1/0f3" and "z9/0f3"
+  runs.run(first, true);
+  CHECK(runs.run(second, true).output == plain_second.output);
+}

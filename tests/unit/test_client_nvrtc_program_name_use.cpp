@@ -149,6 +149,24 @@ TEST_CASE(
   CHECK(may_name("__global__ void k(int* p) { *p = 1; }\n", disk));
 }
 
+TEST_CASE("program name use: a default member initializer passing __builtin_FILE() to a call may") {
+  NoMemo off;
+  // In a call's parentheses, but no default argument: evaluated for whoever constructs a `member`,
+  // which names neither `tail` nor anything the scan could follow.
+  for (const char* initializer :
+       {"tail(__builtin_FILE())", "tail(1, __builtin_FILE())", "tail(n = 1, __builtin_FILE())"}) {
+    INFO(initializer);
+    Disk disk;
+    disk.add("member.h", std::string("struct member { const char* f = ") + initializer + "; };\n");
+    CHECK(may_name("#include <member.h>\n__global__ void k(int* p) { member m; *p = m.f[0]; }\n", disk));
+  }
+  // A default argument after another parameter, or one that passes it on, is still followed.
+  Disk defaults;
+  defaults.add("defaults.h", "void where(int n, const char* f = tail(__builtin_FILE()));\n");
+  CHECK_FALSE(may_name("__global__ void k(int* p) { *p = 1; }\n", defaults));
+  CHECK(may_name("__global__ void k(int* p) { where(1); }\n", defaults));
+}
+
 TEST_CASE("program name use: a definition in memory that reaches the name may, wherever it is used") {
   NoMemo off;
   Disk disk;

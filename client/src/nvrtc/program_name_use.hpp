@@ -16,8 +16,8 @@
 //   - the source names a function whose parameters evaluate `__builtin_FILE`,
 //     `__builtin_source_location` or a macro reaching them (a default argument takes its caller's
 //     file: libcu++'s `source_location::current()`), or a macro reaching such a function; or any
-//     text evaluates one of those outside any parentheses (a default member initializer, which
-//     takes its constructor's caller's: not followed)
+//     text evaluates one of those outside a default argument (a default member initializer, which
+//     takes its constructor's caller's, even passed to a call: `f = tail(__builtin_FILE())`)
 //   - a name expression (nvrtcAddNameExpression) names what the source may not
 //   - a text in memory (the source, a header passed at create, the -D options) defines a macro that
 //     reaches any of them (a file on disk may use it: a superset is cheaper than following it)
