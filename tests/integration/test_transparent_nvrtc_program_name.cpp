@@ -147,3 +147,18 @@ TEST_CASE(
   runs.run(first, true);
   CHECK(runs.run(second, true).output == plain_second.output);
 }
+
+TEST_CASE(
+    "transparent nvrtc names: (g) a source including its own file, whose __FILE__ is the name, is keyed with it") {
+  Sources sources("#include \"0f3c.cubin.cu\"\n__global__ void scale(int* p) { *p = n; }\n");
+  NamedRuns runs(sources);
+  runs.expression = "-";
+  TempDir names;
+  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8x7/0f3c.cubin.cu");
+  for (const std::string& name : {first, second}) write_file(name, "__device__ int n = sizeof(__FILE__);\n");
+  const ChildResult plain_second = runs.run(second, false);
+  REQUIRE(runs.run(first, false).output != plain_second.output);  // the name's length reaches the code
+  runs.run(first, true);
+  CHECK(runs.run(second, true).output == plain_second.output);
+}

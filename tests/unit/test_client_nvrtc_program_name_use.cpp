@@ -87,6 +87,22 @@ TEST_CASE("program name use: the source naming __FILE__, __BASE_FILE__, __builti
   }
 }
 
+TEST_CASE("program name use: the program's own file on disk, which the source may include, counts as the source") {
+  NoMemo off;
+  Disk disk;
+  // Its __FILE__ is the program's name: `#include "k.cu"` beside the name reads it.
+  const std::string program = disk.add("k.cu", "__device__ int n = sizeof(__FILE__);\n");
+  const char* source = "#include \"k.cu\"\n__global__ void kern(int* p) { *p = n; }\n";
+  const std::vector<std::string> expressions;
+  CHECK(output_may_name_program({program, source, k_no_headers, {}, expressions}, disk.record).has_value());
+  Disk clean;
+  const std::string clean_program = clean.add("k.cu", "__device__ int n = 4;\n");
+  CHECK_FALSE(
+      output_may_name_program({clean_program, source, k_no_headers, {}, expressions}, clean.record).has_value());
+  write_file(clean_program, "__device__ int n = sizeof(__FILE__);\n");  // no longer what the scan read
+  CHECK(output_may_name_program({clean_program, source, k_no_headers, {}, expressions}, clean.record).has_value());
+}
+
 TEST_CASE("program name use: a name expression naming __BASE_FILE__, or a header's macro over it, may") {
   NoMemo off;
   Disk disk;

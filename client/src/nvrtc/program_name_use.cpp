@@ -353,6 +353,19 @@ std::string contents_of(std::string_view record, std::string_view program) {
   return digests;
 }
 
+// The digest the record holds for the program's own file; nullopt when it names none.
+std::optional<std::string> program_file_digest(std::string_view record, std::string_view program) {
+  for (std::size_t at = 0; at < record.size();) {
+    const std::size_t nul = record.find('\0', at);
+    const std::size_t end = record.find('\n', at);
+    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) break;
+    const std::string_view state = record.substr(nul + 1, end - nul - 1);
+    if (record.substr(at, nul - at) == program && state.starts_with("file ")) return std::string(state.substr(5));
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
 std::shared_ptr<const DiskFacts> disk_facts(std::string_view record, std::string_view program) {
   // Rationale: XXH3-128, not SHA-256: hashed on every compile, and both places it keys are this
   // uid's own (as the scan memo's entry names, scan_memo.hpp).
@@ -403,6 +416,15 @@ std::optional<std::string> output_may_name_program(const ProgramTexts& texts, st
     return std::nullopt;
   };
   if (auto why = in_memory_may_name(texts.source, true, "the source")) return why;
+  // The program's own file, where the source includes it (`#include "k.cu"` beside the name): its
+  // __FILE__ is the name itself, so it counts as the source does (CuPy writes the source there).
+  if (const std::optional<std::string> digest = program_file_digest(record, texts.name)) {
+    const std::optional<std::string> content = read_whole(std::string(texts.name));
+    if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != *digest) {
+      return "the program's own file changed since the scan, or cannot be read";
+    }
+    if (auto why = in_memory_may_name(*content, true, "the program's own file")) return why;
+  }
   for (const std::string& expression : texts.name_expressions) {
     if (auto why = in_memory_may_name(expression, true, "the name expression \"" + expression + "\"")) return why;
   }

@@ -19,6 +19,8 @@
 //     text evaluates one of those outside a default argument (a default member initializer, which
 //     takes its constructor's caller's, even passed to a call: `f = tail(__builtin_FILE())`)
 //   - a name expression (nvrtcAddNameExpression) names what the source may not
+//   - the program's own file on disk, if the record holds it (the source may include it: its
+//     `__FILE__` is the name), names what the source may not, or no longer has its recorded digest
 //   - a text in memory (the source, a header passed at create, the -D options) defines a macro that
 //     reaches any of them (a file on disk may use it: a superset is cheaper than following it)
 //   - a file of the include record cannot be read, or no longer has its recorded digest
