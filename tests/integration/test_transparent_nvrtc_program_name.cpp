@@ -33,11 +33,12 @@ struct NamedRuns {
   Sources& sources;
   TempDir state;
   DaemonProcess daemon{state};
+  std::string expression = "scale<float>";  // the name expression the program adds
   NamedRuns(Sources& compiled) : sources(compiled) { daemon.start(); }
   ChildResult run(const std::string& name, bool cached) {
     std::vector<EnvChange> env = cached ? run_env(daemon.socket_path(), true) : run_env(state.file("none.sock"), false);
     env.push_back({"NVRTC_PROGRAM_NAME", name});
-    ChildResult result = run_program(compile_args(sources), env);
+    ChildResult result = run_program({sources.kernel, expression, "-I" + sources.include_dir, "-arch=sm_90"}, env);
     REQUIRE(result.status == 0);
     return result;
   }
@@ -108,4 +109,56 @@ TEST_CASE("transparent nvrtc names: (g) a warning names the program in the log: 
   CHECK(runs.run(first, true).output == plain_first.output);
   CHECK(runs.stat("hits") == hits + 1);
   CHECK(runs.stat("entries") == 2);
+}
+
+TEST_CASE("transparent nvrtc names: (g) a name expression naming __BASE_FILE__ is keyed with the name") {
+  // NVRTC compiles the expression in the program, where __BASE_FILE__ is the program's name: the
+  // lowered name and the PTX hold its length, never the directory itself.
+  Sources sources("template <int N> __global__ void scale(int* p) { *p = N; }\n");
+  NamedRuns runs(sources);
+  runs.expression = "scale<sizeof(__BASE_FILE__)>";
+  TempDir names;
+  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8x7/0f3c.cubin.cu");
+  const ChildResult plain_second = runs.run(second, false);
+  REQUIRE(runs.run(first, false).output != plain_second.output);  // the name's length reaches the code
+  runs.run(first, true);
+  CHECK(runs.run(second, true).output == plain_second.output);
+}
+
+TEST_CASE(
+    "transparent nvrtc names: (g) a header's member initializer passing __builtin_FILE() to a call is keyed with it") {
+  // The initializer is evaluated for the program's own `S s`: the file is the program's name, and
+  // the PTX holds only its last characters, never the whole directory.
+  Sources sources(
+      "#include <member.cuh>\n__device__ char g[8];\n"
+      "__global__ void scale(int* p) { S s; for (int i = 0; i < 6; ++i) g[i] = s.f[i]; }\n");
+  write_file(sources.include_dir + "/member.cuh",
+             "__host__ __device__ constexpr const char* tail(const char* s) {\n"
+             "  const char* t = s; while (*t) ++t; return t - 16; }\n"
+             "struct S { const char* f = tail(__builtin_FILE()); };\n");
+  NamedRuns runs(sources);
+  runs.expression = "-";
+  TempDir names;
+  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9/0f3c.cubin.cu");
+  const ChildResult plain_second = runs.run(second, false);
+  REQUIRE(runs.run(first, false).output != plain_second.output);  // "a1/0f3" and "z9/0f3"
+  runs.run(first, true);
+  CHECK(runs.run(second, true).output == plain_second.output);
+}
+
+TEST_CASE(
+    "transparent nvrtc names: (g) a source including its own file, whose __FILE__ is the name, is keyed with it") {
+  Sources sources("#include \"0f3c.cubin.cu\"\n__global__ void scale(int* p) { *p = n; }\n");
+  NamedRuns runs(sources);
+  runs.expression = "-";
+  TempDir names;
+  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8x7/0f3c.cubin.cu");
+  for (const std::string& name : {first, second}) write_file(name, "__device__ int n = sizeof(__FILE__);\n");
+  const ChildResult plain_second = runs.run(second, false);
+  REQUIRE(runs.run(first, false).output != plain_second.output);  // the name's length reaches the code
+  runs.run(first, true);
+  CHECK(runs.run(second, true).output == plain_second.output);
 }

@@ -52,6 +52,7 @@ struct NoMemo {
 };
 
 const std::vector<std::pair<std::string, std::string>> k_no_headers;
+const std::vector<std::string> k_no_expressions;
 
 // An include record of (path, state) lines.
 std::string record_of(const std::vector<std::pair<std::string, std::string>>& lines) {
@@ -62,8 +63,9 @@ std::string record_of(const std::vector<std::pair<std::string, std::string>>& li
 
 bool may_name(std::string_view source, const Disk& disk,
               const std::vector<std::pair<std::string, std::string>>& headers = k_no_headers,
-              std::string_view definitions = {}) {
-  return output_may_name_program({"/tmp/tmp_a1/k.cu", source, headers, definitions}, disk.record).has_value();
+              std::string_view definitions = {}, const std::vector<std::string>& expressions = k_no_expressions) {
+  return output_may_name_program({"/tmp/tmp_a1/k.cu", source, headers, definitions, expressions}, disk.record)
+      .has_value();
 }
 
 }  // namespace
@@ -85,6 +87,33 @@ TEST_CASE("program name use: the source naming __FILE__, __BASE_FILE__, __builti
   }
 }
 
+TEST_CASE("program name use: the program's own file on disk, which the source may include, counts as the source") {
+  NoMemo off;
+  Disk disk;
+  // Its __FILE__ is the program's name: `#include "k.cu"` beside the name reads it.
+  const std::string program = disk.add("k.cu", "__device__ int n = sizeof(__FILE__);\n");
+  const char* source = "#include \"k.cu\"\n__global__ void kern(int* p) { *p = n; }\n";
+  const std::vector<std::string> expressions;
+  CHECK(output_may_name_program({program, source, k_no_headers, {}, expressions}, disk.record).has_value());
+  Disk clean;
+  const std::string clean_program = clean.add("k.cu", "__device__ int n = 4;\n");
+  CHECK_FALSE(
+      output_may_name_program({clean_program, source, k_no_headers, {}, expressions}, clean.record).has_value());
+  write_file(clean_program, "__device__ int n = sizeof(__FILE__);\n");  // no longer what the scan read
+  CHECK(output_may_name_program({clean_program, source, k_no_headers, {}, expressions}, clean.record).has_value());
+}
+
+TEST_CASE("program name use: a name expression naming __BASE_FILE__, or a header's macro over it, may") {
+  NoMemo off;
+  Disk disk;
+  disk.add("length.cuh", "#define NAME_LENGTH sizeof(__BASE_FILE__)\n");
+  const char* source = "template <int N> __global__ void f(int* p) { *p = N; }\n";
+  // NVRTC compiles the expression in the program, where __BASE_FILE__ is the name.
+  CHECK(may_name(source, disk, k_no_headers, {}, {"f<sizeof(__BASE_FILE__)>"}));
+  CHECK(may_name(source, disk, k_no_headers, {}, {"f<NAME_LENGTH>"}));
+  CHECK_FALSE(may_name(source, disk, k_no_headers, {}, {"f<3>"}));
+}
+
 TEST_CASE(
     "program name use: a macro of a file on disk that reaches __FILE__ through another file, used by the source") {
   NoMemo off;
@@ -104,9 +133,8 @@ TEST_CASE("program name use: a macro that pastes tokens, used by the source, may
   CHECK(may_name("#define MINE(a, b) a ## b\n__global__ void k(int* p) { *p = 1; }\n", disk));
   CHECK_FALSE(may_name("#include <cat.cuh>\n__global__ void k(int* p) { *p = 1; }\n", disk));
   const std::vector<std::pair<std::string, std::string>> headers;
-  const auto why =
-      output_may_name_program({"/tmp/tmp_a1/k.cu", "__global__ void k(int* p) { assert(p); }\n", headers, {}},
-                              disk.record);
+  const auto why = output_may_name_program(
+      {"/tmp/tmp_a1/k.cu", "__global__ void k(int* p) { assert(p); }\n", headers, {}, k_no_expressions}, disk.record);
   REQUIRE(why);
   CHECK(*why == "the source uses assert");
 }
@@ -135,6 +163,24 @@ TEST_CASE(
   // A default member initializer takes the file of whoever constructs it: not followed, so "may".
   disk.add("member.h", "struct member { const char* f = __builtin_FILE(); };\n");
   CHECK(may_name("__global__ void k(int* p) { *p = 1; }\n", disk));
+}
+
+TEST_CASE("program name use: a default member initializer passing __builtin_FILE() to a call may") {
+  NoMemo off;
+  // In a call's parentheses, but no default argument: evaluated for whoever constructs a `member`,
+  // which names neither `tail` nor anything the scan could follow.
+  for (const char* initializer :
+       {"tail(__builtin_FILE())", "tail(1, __builtin_FILE())", "tail(n = 1, __builtin_FILE())"}) {
+    INFO(initializer);
+    Disk disk;
+    disk.add("member.h", std::string("struct member { const char* f = ") + initializer + "; };\n");
+    CHECK(may_name("#include <member.h>\n__global__ void k(int* p) { member m; *p = m.f[0]; }\n", disk));
+  }
+  // A default argument after another parameter, or one that passes it on, is still followed.
+  Disk defaults;
+  defaults.add("defaults.h", "void where(int n, const char* f = tail(__builtin_FILE()));\n");
+  CHECK_FALSE(may_name("__global__ void k(int* p) { *p = 1; }\n", defaults));
+  CHECK(may_name("__global__ void k(int* p) { where(1); }\n", defaults));
 }
 
 TEST_CASE("program name use: a definition in memory that reaches the name may, wherever it is used") {

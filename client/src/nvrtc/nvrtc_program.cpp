@@ -151,7 +151,8 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
       relative_record = proto::record_relative_to_program(input.include_record, m_name);
       const std::string definitions = definitions_text(defined_by_options(input.options.keyed));
       if (relative_record) {
-        if (auto why = output_may_name_program({m_name, m_source, m_headers, definitions}, input.include_record)) {
+        if (auto why = output_may_name_program({m_name, m_source, m_headers, definitions, m_expressions},
+                                               input.include_record)) {
           relative_record.reset();
           name_keyed = "; keyed with the program's name, as " + *why;
         }

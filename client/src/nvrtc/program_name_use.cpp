@@ -21,7 +21,7 @@ namespace {
 constexpr std::size_t k_max_text_bytes = std::size_t{512} << 20;
 
 // Names the payload's layout and the rules below: facts written by other rules are not read.
-constexpr std::string_view k_memo_kind = "program name use 3";
+constexpr std::string_view k_memo_kind = "program name use 4";
 
 // What expands to the name where the program's own text names it; "##" stands for a definition that
 // pastes tokens, which can make any of the others (`CAT(__FI, LE__)`).
@@ -141,12 +141,15 @@ std::size_t past_literal(std::string_view text, std::size_t i) {
 
 // The functions in whose parentheses `text` (outside directives) evaluates one of `callers`: a
 // default argument `f(const char* file = __builtin_FILE())` takes the file of f's caller. False
-// when one stands outside any parentheses (a default member initializer takes its constructor's)
-// or in parentheses no name precedes (a lambda's: `[](const char* f = __builtin_FILE()) {}`).
+// when one stands outside any parentheses (a default member initializer takes its constructor's),
+// in parentheses no name precedes (a lambda's: `[](const char* f = __builtin_FILE()) {}`), or where
+// no parameter of the parentheses around it has an `=` before it: a call's argument, no default
+// argument (`const char* f = tail(__builtin_FILE());`, a member's initializer again).
 bool find_caller_functions(std::string_view raw, const std::unordered_set<std::string_view>& callers,
                            std::unordered_set<std::string>& functions) {
   const std::string text = decommented(spliced(raw));
   std::vector<std::string_view> open;  // the identifier before each open parenthesis ("" if none)
+  std::vector<bool> assigned;          // per open parenthesis: an `=` since its last `,`
   std::string_view last;               // the identifier just before, blanks apart
   bool line_start = true;
   for (std::size_t i = 0; i < text.size();) {
@@ -173,6 +176,7 @@ bool find_caller_functions(std::string_view raw, const std::unordered_set<std::s
         // No name before the innermost parenthesis (a lambda's, an operator's, a parenthesized
         // expression's): whose call it takes cannot be named.
         if (open.empty() || open.back().empty()) return false;
+        if (std::find(assigned.begin(), assigned.end(), true) == assigned.end()) return false;
         for (const std::string_view function : open) {
           if (!function.empty()) functions.emplace(function);
         }
@@ -187,10 +191,18 @@ bool find_caller_functions(std::string_view raw, const std::unordered_set<std::s
       while (i < text.size() && (identifier_char(text[i]) || text[i] == '.' || text[i] == '\'')) ++i;
     } else if (c == '(') {
       open.push_back(last);
+      assigned.push_back(false);
       ++i;
     } else if (c == ')') {
       if (!open.empty()) open.pop_back();
+      if (!assigned.empty()) assigned.pop_back();
       ++i;
+    } else if (c == ',' || c == '=') {
+      // `=` alone, not `==`, `<=`, `>=`, `!=` or a compound assignment's second character.
+      const bool equals = c == '=' && (i + 1 >= text.size() || text[i + 1] != '=') &&
+                          (i == 0 || std::string_view("=<>!+-*/%&|^").find(text[i - 1]) == std::string_view::npos);
+      if (!assigned.empty() && (c == ',' || equals)) assigned.back() = c == '=';
+      i += c == '=' && i + 1 < text.size() && text[i + 1] == '=' ? 2 : 1;
     } else {
       ++i;
     }
@@ -325,6 +337,19 @@ std::string contents_of(std::string_view record, std::string_view program) {
   return digests;
 }
 
+// The digest the record holds for the program's own file; nullopt when it names none.
+std::optional<std::string> program_file_digest(std::string_view record, std::string_view program) {
+  for (std::size_t at = 0; at < record.size();) {
+    const std::size_t nul = record.find('\0', at);
+    const std::size_t end = record.find('\n', at);
+    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) break;
+    const std::string_view state = record.substr(nul + 1, end - nul - 1);
+    if (record.substr(at, nul - at) == program && state.starts_with("file ")) return std::string(state.substr(5));
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
 std::shared_ptr<const DiskFacts> disk_facts(std::string_view record, std::string_view program) {
   // Rationale: XXH3-128, not SHA-256: hashed on every compile, and both places it keys are this
   // uid's own (as the scan memo's entry names, scan_memo.hpp).
@@ -352,7 +377,7 @@ std::optional<std::string> output_may_name_program(const ProgramTexts& texts, st
   const std::shared_ptr<const DiskFacts> disk = disk_facts(record, texts.name);
   if (!disk) return "a file the compile may read changed since the scan, or cannot be read";
   if (disk->calls_outside) {
-    return "a file the compile may read expands __BASE_FILE__, or evaluates __builtin_FILE outside any parentheses";
+    return "a file the compile may read expands __BASE_FILE__, or evaluates __builtin_FILE outside a default argument";
   }
   std::unordered_set<std::string_view> file(names_the_file().begin(), names_the_file().end());
   file.insert(disk->file_macros.begin(), disk->file_macros.end());
@@ -375,6 +400,18 @@ std::optional<std::string> output_may_name_program(const ProgramTexts& texts, st
     return std::nullopt;
   };
   if (auto why = in_memory_may_name(texts.source, true, "the source")) return why;
+  // The program's own file, where the source includes it (`#include "k.cu"` beside the name): its
+  // __FILE__ is the name itself, so it counts as the source does (CuPy writes the source there).
+  if (const std::optional<std::string> digest = program_file_digest(record, texts.name)) {
+    const std::optional<std::string> content = read_whole(std::string(texts.name));
+    if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != *digest) {
+      return "the program's own file changed since the scan, or cannot be read";
+    }
+    if (auto why = in_memory_may_name(*content, true, "the program's own file")) return why;
+  }
+  for (const std::string& expression : texts.name_expressions) {
+    if (auto why = in_memory_may_name(expression, true, "the name expression \"" + expression + "\"")) return why;
+  }
   if (auto why = in_memory_may_name(texts.option_definitions, false, "a -D option")) return why;
   for (const auto& [name, content] : texts.headers) {
     if (auto why = in_memory_may_name(content, false, "the header \"" + name + "\" passed at create")) return why;

@@ -16,8 +16,11 @@
 //   - the source names a function whose parameters evaluate `__builtin_FILE`,
 //     `__builtin_source_location` or a macro reaching them (a default argument takes its caller's
 //     file: libcu++'s `source_location::current()`), or a macro reaching such a function; or any
-//     text evaluates one of those outside any parentheses (a default member initializer, which
-//     takes its constructor's caller's: not followed)
+//     text evaluates one of those outside a default argument (a default member initializer, which
+//     takes its constructor's caller's, even passed to a call: `f = tail(__builtin_FILE())`)
+//   - a name expression (nvrtcAddNameExpression) names what the source may not
+//   - the program's own file on disk, if the record holds it (the source may include it: its
+//     `__FILE__` is the name), names what the source may not, or no longer has its recorded digest
 //   - a text in memory (the source, a header passed at create, the -D options) defines a macro that
 //     reaches any of them (a file on disk may use it: a superset is cheaper than following it)
 //   - a file of the include record cannot be read, or no longer has its recorded digest
@@ -45,6 +48,10 @@ struct ProgramTexts {
   std::string_view source;
   const std::vector<std::pair<std::string, std::string>>& headers;  // (include name, content)
   std::string_view option_definitions;                              // definitions_text of the -D options
+  // nvrtcAddNameExpression's texts: NVRTC compiles each in the program, where `__BASE_FILE__` is
+  // the name (measured on NVRTC 13.0: `f<sizeof(__BASE_FILE__)>` lowers with the name's length),
+  // so each counts as the source does.
+  const std::vector<std::string>& name_expressions;
 };
 
 // Why the output may hold the name (what names it, for the process report); nullopt: it cannot.
