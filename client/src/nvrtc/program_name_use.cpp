@@ -403,7 +403,7 @@ std::optional<std::string> output_may_name_program(const ProgramTexts& texts, st
   // The program's own file, where the source includes it (`#include "k.cu"` beside the name): its
   // __FILE__ is the name itself, so it counts as the source does (CuPy writes the source there).
   if (const std::optional<std::string> digest = program_file_digest(record, texts.name)) {
-    const std::optional<std::string> content = read_whole(std::string(texts.name));
+    const auto content = proto::read_regular_file(std::string(texts.name), k_max_text_bytes);
     if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != *digest) {
       return "the program's own file changed since the scan, or cannot be read";
     }
