@@ -54,9 +54,16 @@ std::optional<std::string> missing_module(const std::string& module) {
   return "python " + python() + " cannot import " + module + " (exit " + std::to_string(probe.status) + ")";
 }
 
+// What a second run under jitcache run must show beside the first's output.
+enum class SecondRun {
+  runs,      // nothing about the cache (a framework that loads no module jitcache serves)
+  hits,      // at least one hit, and nothing new stored
+  only_hits  // and not one miss either: every compile or load of the first run is served
+};
+
 // Runs `command` twice under jitcache run; both must succeed and print the same thing, containing
-// `expect`; when `jits` the second run must be a hit that stores nothing new.
-void run_twice(const std::vector<std::string>& command, const std::string& expect, bool jits,
+// `expect`, and the second run must show `second`.
+void run_twice(const std::vector<std::string>& command, const std::string& expect, SecondRun second_run,
                const std::vector<EnvChange>& env = {}) {
   TempDir state("jitcache-gpu");
   DaemonProcess daemon(state);
@@ -66,20 +73,21 @@ void run_twice(const std::vector<std::string>& command, const std::string& expec
   REQUIRE(first.status == 0);
   CHECK_THAT(first.output, Catch::Contains(expect));
   const auto hits = daemon_stat(daemon, "hits");
+  const auto misses = daemon_stat(daemon, "misses");
   const auto entries = daemon_stat(daemon, "entries");
   const ChildResult second = run_under_jitcache(daemon, command, env);
   INFO("second run: " << second.output);
   CHECK(second.status == 0);
   CHECK(second.output == first.output);
-  if (jits) {
-    CHECK(entries >= 1);
-    CHECK(daemon_stat(daemon, "hits") > hits);
-    CHECK(daemon_stat(daemon, "entries") == entries);
-  }
+  if (second_run == SecondRun::runs) return;
+  CHECK(entries >= 1);
+  CHECK(daemon_stat(daemon, "hits") > hits);
+  CHECK(daemon_stat(daemon, "entries") == entries);
+  if (second_run == SecondRun::only_hits) CHECK(daemon_stat(daemon, "misses") == misses);
 }
 
-void run_python_twice(const std::string& module, const std::string& script, const std::string& expect, bool jits,
-                      std::vector<EnvChange> env = {}) {
+void run_python_twice(const std::string& module, const std::string& script, const std::string& expect,
+                      SecondRun second_run, std::vector<EnvChange> env = {}) {
   if (auto missing = missing_module(module)) {
     JITCACHE_SKIP(*missing);
   }
@@ -89,7 +97,7 @@ void run_python_twice(const std::string& module, const std::string& script, cons
   env.push_back({"TRITON_CACHE_DIR", caches.file("triton")});
   env.push_back({"WARP_CACHE_PATH", caches.file("warp")});
   env.push_back({"CUDA_CACHE_DISABLE", std::string("1")});
-  run_twice({"/usr/bin/env", python(), python_dir() + "/" + script}, expect, jits, env);
+  run_twice({"/usr/bin/env", python(), python_dir() + "/" + script}, expect, second_run, env);
 }
 
 }  // namespace
@@ -100,7 +108,7 @@ TEST_CASE(
   // The driver's own cache off, so the second run's hit is ours.
   for (const char* loading : {"LAZY", "EAGER"}) {
     INFO("CUDA_MODULE_LOADING=" << loading);
-    run_twice({program_dir() + "/ptx_only_scale"}, "1048576 elements, 0 wrong", true,
+    run_twice({program_dir() + "/ptx_only_scale"}, "1048576 elements, 0 wrong", SecondRun::hits,
               {{"CUDA_CACHE_DISABLE", std::string("1")}, {"CUDA_MODULE_LOADING", std::string(loading)}});
   }
 }
@@ -110,7 +118,7 @@ TEST_CASE(
     "run is a hit with the same image") {
   const std::string data = corpus_dir();
   run_twice({program_dir() + "/link_scale", data + "/link/link_caller.ptx", data + "/link/link_callee.ptx", "culink"},
-            "1048576 elements, 0 wrong", true, {{"CUDA_CACHE_DISABLE", std::string("1")}});
+            "1048576 elements, 0 wrong", SecondRun::hits, {{"CUDA_CACHE_DISABLE", std::string("1")}});
 }
 
 TEST_CASE(
@@ -119,7 +127,7 @@ TEST_CASE(
   const std::string data = corpus_dir();
   run_twice({program_dir() + "/link_scale", data + "/link/link_caller.ptx", data + "/link/link_callee.ptx",
              "nvjitlink"},
-            "1048576 elements, 0 wrong", true);
+            "1048576 elements, 0 wrong", SecondRun::hits);
 }
 
 TEST_CASE(
@@ -156,30 +164,30 @@ TEST_CASE("gpu transparent: jitcache warm on the PTX-only executable makes its v
 }
 
 TEST_CASE("gpu transparent: JAX's built-in PTX modules hit on the second run, results right") {
-  run_python_twice("jax", "jax_ops.py", "jax sum 4950.0", true);
+  run_python_twice("jax", "jax_ops.py", "jax sum 4950.0", SecondRun::hits);
 }
 
 TEST_CASE("gpu transparent: a CuPy RawKernel compiled to PTX (CUPY_COMPILE_WITH_PTX=1) hits on the second run") {
-  run_python_twice("cupy", "cupy_rawkernel_ptx.py", "cupy twice ok", true,
+  run_python_twice("cupy", "cupy_rawkernel_ptx.py", "cupy twice ok", SecondRun::hits,
                    {{"CUPY_COMPILE_WITH_PTX", std::string("1")}});
 }
 
 TEST_CASE("gpu transparent: a cuda.bindings program loading NVRTC PTX hits on the second run") {
-  run_python_twice("cuda.bindings.nvrtc", "cuda_bindings_nvrtc.py", "cuda.bindings add_one ok", true);
+  run_python_twice("cuda.bindings.nvrtc", "cuda_bindings_nvrtc.py", "cuda.bindings add_one ok", SecondRun::hits);
 }
 
 TEST_CASE("gpu transparent: an NVIDIA Warp kernel computes right and hits on the second run") {
-  run_python_twice("warp", "warp_kernel.py", "warp triple ok", true);
+  run_python_twice("warp", "warp_kernel.py", "warp triple ok", SecondRun::hits);
 }
 
 TEST_CASE("gpu transparent: PyTorch with a Triton kernel passes through, nothing breaks, results right") {
-  run_python_twice("triton", "torch_triton.py", "triton add ok", false);
+  run_python_twice("triton", "torch_triton.py", "triton add ok", SecondRun::runs);
 }
 
 // NVRTC compiles (docs/transparent.md "NVRTC compiles"): each framework's own kernel cache is kept
 // in memory or off, so every start compiles with NVRTC and the second one is served by jitcache.
 TEST_CASE("gpu transparent: CuPy's default mode (NVRTC to cubin) hits on the second run, results right") {
-  run_python_twice("cupy", "cupy_nvrtc_default.py", "cupy nvrtc ok", true,
+  run_python_twice("cupy", "cupy_nvrtc_default.py", "cupy nvrtc ok", SecondRun::hits,
                    {{"CUPY_CACHE_IN_MEMORY", std::string("1")}});
 }
 
@@ -190,31 +198,15 @@ TEST_CASE("gpu transparent: CuPy's default mode with its disk cache empty at eac
   if (auto missing = missing_module("cupy")) {
     JITCACHE_SKIP(*missing);
   }
-  TempDir state("jitcache-gpu");
-  DaemonProcess daemon(state);
-  daemon.start();
-  const std::vector<std::string> command = {"/usr/bin/env", python(), python_dir() + "/cupy_nvrtc_default.py",
-                                            "--fresh-cache"};
-  const std::vector<EnvChange> env = {{"CUDA_CACHE_DISABLE", std::string("1")}};
-  const ChildResult first = run_under_jitcache(daemon, command, env);
-  INFO("first run: " << first.output);
-  REQUIRE(first.status == 0);
-  CHECK_THAT(first.output, Catch::Contains("cupy nvrtc ok"));
-  const auto entries = daemon_stat(daemon, "entries");
-  const auto misses = daemon_stat(daemon, "misses");
-  const ChildResult second = run_under_jitcache(daemon, command, env);
-  INFO("second run: " << second.output);
-  CHECK(second.status == 0);
-  CHECK(second.output == first.output);
-  CHECK(daemon_stat(daemon, "entries") == entries);  // nothing compiled again
-  CHECK(daemon_stat(daemon, "misses") == misses);
+  run_twice({"/usr/bin/env", python(), python_dir() + "/cupy_nvrtc_default.py", "--fresh-cache"}, "cupy nvrtc ok",
+            SecondRun::only_hits, {{"CUDA_CACHE_DISABLE", std::string("1")}});
 }
 
 TEST_CASE("gpu transparent: the PyTorch jiterator's NVRTC compile hits on the second run, results right") {
-  run_python_twice("torch", "torch_jiterator.py", "jiterator ok", true,
+  run_python_twice("torch", "torch_jiterator.py", "jiterator ok", SecondRun::hits,
                    {{"USE_PYTORCH_KERNEL_CACHE", std::string("0")}});
 }
 
 TEST_CASE("gpu transparent: a cuda.core Program compiled with NVRTC hits on the second run, results right") {
-  run_python_twice("cuda.core", "cuda_core_program.py", "cuda.core program ok", true);
+  run_python_twice("cuda.core", "cuda_core_program.py", "cuda.core program ok", SecondRun::hits);
 }

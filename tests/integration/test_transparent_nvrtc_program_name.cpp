@@ -46,6 +46,17 @@ struct NamedRuns {
     auto client = daemon.client();
     return stat_value(client, name);
   }
+  // For two names whose plain compiles differ (the name reaches the code): `first`'s result, stored,
+  // is not served for `second`, which gets what NVRTC gives it. Returns that.
+  std::string check_keyed_with_name(const std::string& first, const std::string& second) {
+    const ChildResult plain_second = run(second, false);
+    REQUIRE(run(first, false).output != plain_second.output);
+    run(first, true);
+    const auto hits = stat("hits");
+    CHECK(run(second, true).output == plain_second.output);
+    CHECK(stat("hits") == hits);
+    return plain_second.output;
+  }
 };
 
 }  // namespace
@@ -82,13 +93,9 @@ TEST_CASE(
     TempDir names;  // the names differ in their directory only, 19 characters from their end
     const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
     const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
-    const ChildResult plain_second = runs.run(second, false);
-    REQUIRE(runs.run(first, false).output != plain_second.output);  // the name reaches the code
-    runs.run(first, true);
+    const std::string plain_second = runs.check_keyed_with_name(first, second);
     const auto hits = runs.stat("hits");
-    CHECK(runs.run(second, true).output == plain_second.output);
-    CHECK(runs.stat("hits") == hits);
-    CHECK(runs.run(second, true).output == plain_second.output);  // its own key: a hit now
+    CHECK(runs.run(second, true).output == plain_second);  // its own key: a hit now
     CHECK(runs.stat("hits") == hits + 1);
   }
 }
@@ -120,10 +127,7 @@ TEST_CASE("transparent nvrtc names: (g) a name expression naming __BASE_FILE__ i
   TempDir names;
   const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
   const std::string second = names.file("tmp_z9y8x7/0f3c.cubin.cu");
-  const ChildResult plain_second = runs.run(second, false);
-  REQUIRE(runs.run(first, false).output != plain_second.output);  // the name's length reaches the code
-  runs.run(first, true);
-  CHECK(runs.run(second, true).output == plain_second.output);
+  runs.check_keyed_with_name(first, second);  // the name's length reaches the code
 }
 
 TEST_CASE(
@@ -142,10 +146,7 @@ TEST_CASE(
   TempDir names;
   const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
   const std::string second = names.file("tmp_z9/0f3c.cubin.cu");
-  const ChildResult plain_second = runs.run(second, false);
-  REQUIRE(runs.run(first, false).output != plain_second.output);  // "a1/0f3" and "z9/0f3"
-  runs.run(first, true);
-  CHECK(runs.run(second, true).output == plain_second.output);
+  runs.check_keyed_with_name(first, second);  // "a1/0f3" and "z9/0f3"
 }
 
 TEST_CASE(
@@ -157,8 +158,5 @@ TEST_CASE(
   const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
   const std::string second = names.file("tmp_z9y8x7/0f3c.cubin.cu");
   for (const std::string& name : {first, second}) write_file(name, "__device__ int n = sizeof(__FILE__);\n");
-  const ChildResult plain_second = runs.run(second, false);
-  REQUIRE(runs.run(first, false).output != plain_second.output);  // the name's length reaches the code
-  runs.run(first, true);
-  CHECK(runs.run(second, true).output == plain_second.output);
+  runs.check_keyed_with_name(first, second);  // the name's length reaches the code
 }
