@@ -63,7 +63,7 @@ common::Result<NvrtcKey> nvrtc_key(const NvrtcCompileInput& input) {
 common::Result<NvrtcKey> nvrtc_program_relative_key(const NvrtcCompileInput& input, std::string_view relative_record) {
   const std::size_t slash = input.name.rfind('/');
   const std::string_view base = std::string_view(input.name).substr(slash == std::string::npos ? 0 : slash + 1);
-  return key_of("jitcache nvrtc compile v1, relative to the program's directory", input, base, relative_record);
+  return key_of("jitcache nvrtc compile v2, relative to the program's directory", input, base, relative_record);
 }
 
 }  // namespace jitcache::proto

@@ -1,6 +1,7 @@
 #include <proto/nvrtc_program_directory.hpp>
 
 #include <algorithm>
+#include <cctype>
 
 namespace jitcache::proto {
 
@@ -79,6 +80,70 @@ bool result_names_program(const NvrtcResult& result, std::string_view name) {
     if (lowered.lowered.find(text) != std::string::npos) return true;
   }
   return false;
+}
+
+bool plain_program_directory(std::string_view name) {
+  const std::string directory = program_directory(name);
+  if (directory.empty() || directory.front() != '/') return false;
+  return std::all_of(directory.begin(), directory.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '/' || c == '.' || c == '_' || c == '+' || c == '-';
+  });
+}
+
+std::optional<NvrtcResult> result_without_directory(const NvrtcResult& result, std::string_view name) {
+  if (!plain_program_directory(name)) return std::nullopt;
+  const std::string directory = program_directory(name);
+  const std::string ptx_text = as_ptx_bytes(directory);
+  for (std::size_t i = 0; i < result.outputs.size(); ++i) {
+    if (i == static_cast<std::size_t>(NvrtcOutput::log)) continue;
+    if (holds(result.outputs[i].bytes, directory) || holds(result.outputs[i].bytes, ptx_text)) return std::nullopt;
+  }
+  for (const NvrtcLoweredName& lowered : result.lowered_names) {
+    if (lowered.lowered.find(directory) != std::string::npos) return std::nullopt;
+  }
+  const std::vector<std::uint8_t>& log = result.output(NvrtcOutput::log).bytes;
+  const std::string_view text(reinterpret_cast<const char*>(log.data()), log.size());
+  const auto path_byte = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("/._+-~").find(c) != std::string_view::npos;
+  };
+  NvrtcResult cut = result;
+  std::vector<std::uint8_t>& kept = cut.output(NvrtcOutput::log).bytes;
+  kept.clear();
+  std::size_t from = 0;
+  for (std::size_t at = text.find(directory); at != std::string_view::npos;
+       at = text.find(directory, at + directory.size())) {
+    // The whole name, after a byte no path holds: a diagnostic's place, not a longer path's middle.
+    if (text.substr(at, name.size()) != name || (at > 0 && path_byte(text[at - 1]))) return std::nullopt;
+    kept.insert(kept.end(), log.begin() + static_cast<std::ptrdiff_t>(from),
+                log.begin() + static_cast<std::ptrdiff_t>(at));
+    cut.log_directory_at.push_back(static_cast<std::uint32_t>(kept.size()));
+    from = at + directory.size();
+  }
+  if (cut.log_directory_at.empty()) return std::nullopt;
+  kept.insert(kept.end(), log.begin() + static_cast<std::ptrdiff_t>(from), log.end());
+  return cut;
+}
+
+std::optional<NvrtcResult> result_in_directory(const NvrtcResult& result, std::string_view name) {
+  if (result.log_directory_at.empty()) return result;
+  if (!plain_program_directory(name)) return std::nullopt;
+  const std::string directory = program_directory(name);
+  NvrtcResult served = result;
+  served.log_directory_at.clear();
+  const std::vector<std::uint8_t>& log = result.output(NvrtcOutput::log).bytes;
+  std::vector<std::uint8_t>& whole = served.output(NvrtcOutput::log).bytes;
+  whole.clear();
+  std::size_t from = 0;
+  for (const std::uint32_t at : result.log_directory_at) {
+    if (at < from || at > log.size()) return std::nullopt;
+    whole.insert(whole.end(), log.begin() + static_cast<std::ptrdiff_t>(from),
+                 log.begin() + static_cast<std::ptrdiff_t>(at));
+    whole.insert(whole.end(), directory.begin(), directory.end());
+    from = at;
+  }
+  whole.insert(whole.end(), log.begin() + static_cast<std::ptrdiff_t>(from), log.end());
+  return served;
 }
 
 }  // namespace jitcache::proto

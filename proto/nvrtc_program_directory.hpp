@@ -8,8 +8,9 @@
 // record holds what was found beside it. So a compile the include scan finds naming none of these
 // (client/src/nvrtc/program_name_use.hpp) is keyed a second way: the directory of its name replaced
 // by a mark, in the name and in every recorded path under it, and the result stored there only when
-// neither its log nor its outputs hold the name or the directory; otherwise it is stored under the
-// key with the name (nvrtc_key.hpp).
+// neither its log nor its outputs hold the name or the directory, or where only the log does, at
+// the places a diagnostic names the program (result_without_directory); otherwise it is stored
+// under the key with the name (nvrtc_key.hpp).
 // Thread safety: pure functions.
 #pragma once
 
@@ -35,5 +36,24 @@ std::optional<std::string> record_relative_to_program(std::string_view record, s
 // Whether the result's log or any output holds the program's name or its directory, as bytes or as
 // PTX writes a string (a list of decimal byte values): then it is no result of another name.
 bool result_names_program(const NvrtcResult& result, std::string_view name);
+
+// A result whose log names the program where a diagnostic gives its place ("<name>(3): warning",
+// "at line 2 of <name>": NVRTC writes the name as it was given, whatever its length, measured on
+// NVRTC 13.0, docs/cache-key.md), with the directory cut out of the log at those places and their
+// offsets kept (NvrtcResult::log_directory_at), so that the program of another directory is
+// answered the log NVRTC gives its own name (result_in_directory). nullopt unless the directory is
+// plain (plain_program_directory), every place holds the whole name after a byte no path holds,
+// the log holds the directory nowhere else, and no other output and no lowered name holds it. The
+// caller also checks that no text of the compile holds the directory: a log that quotes one (an
+// #error's text) would name it for another reason.
+std::optional<NvrtcResult> result_without_directory(const NvrtcResult& result, std::string_view name);
+
+// `result` with `name`'s directory put back where it was cut out of the log; the result itself
+// when nothing was cut; nullopt when the directory is not plain or an offset is past the log.
+std::optional<NvrtcResult> result_in_directory(const NvrtcResult& result, std::string_view name);
+
+// Whether `name`'s directory is absolute and made only of letters, digits and "/._+-", as
+// CuPy's temporary directories are: bytes a diagnostic writes as they are.
+bool plain_program_directory(std::string_view name);
 
 }  // namespace jitcache::proto

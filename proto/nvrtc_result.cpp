@@ -17,7 +17,7 @@ common::Error corrupt(std::string message) {
 std::vector<std::uint8_t> encode_nvrtc_result(const NvrtcResult& result) {
   std::vector<std::uint8_t> out;
   ByteWriter writer(out);
-  writer.raw(as_bytes(k_nvrtc_result_magic));
+  writer.raw(as_bytes(result.log_directory_at.empty() ? k_nvrtc_result_magic : k_nvrtc_result_cut_magic));
   writer.u32(result.compile_result);
   for (const NvrtcOutputAnswer& output : result.outputs) {
     writer.u8(output.present ? 1 : 0);
@@ -32,14 +32,20 @@ std::vector<std::uint8_t> encode_nvrtc_result(const NvrtcResult& result) {
     writer.str16(name.lowered.substr(0, k_max_name_length));
   }
   writer.u32(result.unknown_name_result);
+  if (!result.log_directory_at.empty()) {
+    writer.u32(static_cast<std::uint32_t>(result.log_directory_at.size()));
+    for (const std::uint32_t at : result.log_directory_at) writer.u32(at);
+  }
   return out;
 }
 
 common::Result<NvrtcResult> decode_nvrtc_result(Bytes blob) {
-  if (blob.size() < k_nvrtc_result_magic.size() ||
-      std::string_view(reinterpret_cast<const char*>(blob.data()), k_nvrtc_result_magic.size()) !=
-          k_nvrtc_result_magic) {
-    return corrupt("the blob does not start with \"JCNVRTC1\"");
+  const std::string_view magic =
+      blob.size() < k_nvrtc_result_magic.size()
+          ? std::string_view()
+          : std::string_view(reinterpret_cast<const char*>(blob.data()), k_nvrtc_result_magic.size());
+  if (magic != k_nvrtc_result_magic && magic != k_nvrtc_result_cut_magic) {
+    return corrupt("the blob does not start with \"JCNVRTC1\" or \"JCNVRTC2\"");
   }
   ByteReader reader(blob.subspan(k_nvrtc_result_magic.size()));
   NvrtcResult result;
@@ -72,6 +78,20 @@ common::Result<NvrtcResult> decode_nvrtc_result(Bytes blob) {
   auto unknown = reader.u32("unknown name result");
   if (!unknown) return corrupt(unknown.error().message);
   result.unknown_name_result = *unknown;
+  if (magic == k_nvrtc_result_cut_magic) {
+    auto cuts = reader.u32("cut count");
+    if (!cuts) return corrupt(cuts.error().message);
+    if (*cuts == 0 || *cuts > reader.remaining() / 4) return corrupt("the cut count is " + std::to_string(*cuts));
+    const std::size_t log_size = result.output(NvrtcOutput::log).bytes.size();
+    for (std::uint32_t i = 0; i < *cuts; ++i) {
+      auto at = reader.u32("cut offset");
+      if (!at) return corrupt(at.error().message);
+      if (*at > log_size || (!result.log_directory_at.empty() && *at < result.log_directory_at.back())) {
+        return corrupt("a cut offset (" + std::to_string(*at) + ") is past the log or out of order");
+      }
+      result.log_directory_at.push_back(*at);
+    }
+  }
   if (auto end = reader.expect_end("NVRTC result"); !end) return corrupt(end.error().message);
   return result;
 }

@@ -11,6 +11,10 @@
 //   u32         count of name expressions, then each: str16 expression, u32 result, str16 lowered
 //   u32         nvrtcGetLoweredName's result for an expression that was never added
 //
+// "JCNVRTC2" is the same followed by u32 count (at least 1) and that many u32 offsets, ascending,
+// none past the log's bytes: where the program's directory was cut out of the log, to be put back
+// as the directory of the program served (nvrtc_program_directory.hpp, result_in_directory).
+//
 // Thread safety: pure functions.
 #pragma once
 
@@ -47,6 +51,8 @@ struct NvrtcResult {
   std::array<NvrtcOutputAnswer, static_cast<std::size_t>(NvrtcOutput::count)> outputs;
   std::vector<NvrtcLoweredName> lowered_names;
   std::uint32_t unknown_name_result = 0;
+  // Where the program's directory was cut out of the log; empty: the log is as NVRTC gave it.
+  std::vector<std::uint32_t> log_directory_at;
 
   const NvrtcOutputAnswer& output(NvrtcOutput which) const { return outputs[static_cast<std::size_t>(which)]; }
   NvrtcOutputAnswer& output(NvrtcOutput which) { return outputs[static_cast<std::size_t>(which)]; }
@@ -54,6 +60,7 @@ struct NvrtcResult {
 };
 
 inline constexpr std::string_view k_nvrtc_result_magic = "JCNVRTC1";
+inline constexpr std::string_view k_nvrtc_result_cut_magic = "JCNVRTC2";  // with log_directory_at
 
 std::vector<std::uint8_t> encode_nvrtc_result(const NvrtcResult& result);
 // ErrorCode::corrupt naming the field when the blob is not exactly one well-formed result.

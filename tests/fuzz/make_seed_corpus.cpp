@@ -623,7 +623,7 @@ void write_bundle_seeds(const std::filesystem::path& dir) {
 }
 
 // NVRTC results (fuzz_nvrtc_result): one with every output and two lowered names, one of a failed
-// compile, one truncated.
+// compile, one truncated, one whose log had the program's directory cut out (JCNVRTC2).
 void write_nvrtc_result_seeds(const std::filesystem::path& dir) {
   NvrtcResult compiled;
   compiled.output(NvrtcOutput::log) = {true, 0, 0, {'\0'}};
@@ -641,6 +641,13 @@ void write_nvrtc_result_seeds(const std::filesystem::path& dir) {
   failed.lowered_names = {{"k", 9, ""}};
   failed.unknown_name_result = 9;
   write_file(dir / "compile_error", encode_nvrtc_result(failed));
+  NvrtcResult cut = compiled;
+  const std::string log =
+      "/0f3c.cubin.cu(3): warning #177-D\n detected during instantiation at line 4 of /0f3c.cubin.cu";
+  cut.output(NvrtcOutput::log).bytes.assign(log.begin(), log.end());
+  cut.output(NvrtcOutput::log).bytes.push_back('\0');
+  cut.log_directory_at = {0, static_cast<std::uint32_t>(log.rfind('/'))};
+  write_file(dir / "log_directory_cut", encode_nvrtc_result(cut));
 }
 
 int main(int argc, char** argv) {

@@ -100,22 +100,57 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("transparent nvrtc names: (g) a warning names the program in the log: each name its own log, every time") {
+TEST_CASE(
+    "transparent nvrtc names: (g) a warning names the program in the log: another directory's program is a hit, "
+    "answered the log NVRTC gives its own name") {
+  // A warning in the source ("<name>(3): warning") and one in a header, instantiated from the
+  // source ("at line 4 of <name>"); the directories differ in length.
   Sources sources(
-      "#include \"memory_header.cuh\"\n#include <scale_value.cuh>\n"
-      "template <typename T> __global__ void scale(T* x) { int unused; x[0] *= (T)(HEADER_VALUE + MEMORY_VALUE); }\n");
+      "#include \"memory_header.cuh\"\n#include <scale_value.cuh>\n#include <pointless.cuh>\n"
+      "template <typename T> __global__ void scale(T* x) { int unused; x[0] *= (T)(HEADER_VALUE + MEMORY_VALUE + "
+      "nonnegative(1u)); }\n");
+  write_file(sources.include_dir + "/pointless.cuh",
+             "template <typename T> __device__ bool nonnegative(T x) { return x >= 0; }\n");
   NamedRuns runs(sources);
   TempDir names;
   const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8x7w6v5u4t3s2r1/0f3c.cubin.cu");
   const ChildResult plain_first = runs.run(first, false);
-  REQUIRE_THAT(plain_first.output, Catch::Contains(first + "(3): warning"));
+  REQUIRE_THAT(plain_first.output, Catch::Contains(first + "(4): warning"));
+  REQUIRE_THAT(plain_first.output, Catch::Contains("at line 4 of " + first));
   CHECK(runs.run(first, true).output == plain_first.output);
-  CHECK(runs.run(second, true).output == runs.run(second, false).output);
   const auto hits = runs.stat("hits");
-  CHECK(runs.run(first, true).output == plain_first.output);
+  const ChildResult plain_second = runs.run(second, false);
+  CHECK(runs.run(second, true).output == plain_second.output);
   CHECK(runs.stat("hits") == hits + 1);
-  CHECK(runs.stat("entries") == 2);
+  CHECK(runs.stat("entries") == 1);
+  CHECK(runs.run(first, true).output == plain_first.output);  // and back
+  CHECK(runs.stat("hits") == hits + 2);
+}
+
+TEST_CASE(
+    "transparent nvrtc names: (g) a log that names the directory for another reason (a #warning's text in the "
+    "source or a header, a directory with a space) is keyed with the name") {
+  TempDir names;
+  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+  const std::string kernel_tail = "template <typename T> __global__ void scale(T* x) { x[0] *= (T)HEADER_VALUE; }\n";
+  SECTION("the source's #warning quotes the first program's name") {
+    Sources sources(("#include <scale_value.cuh>\n#warning " + first + "\n" + kernel_tail).c_str());
+    NamedRuns runs(sources);
+    runs.check_keyed_with_name(first, second);
+  }
+  SECTION("a header on disk's #warning quotes it") {
+    Sources sources(("#include <scale_value.cuh>\n#include <note.cuh>\n#warning here\n" + kernel_tail).c_str());
+    write_file(sources.include_dir + "/note.cuh", "#warning " + first + "\n");
+    NamedRuns runs(sources);
+    runs.check_keyed_with_name(first, second);
+  }
+  SECTION("the directories hold a space") {
+    Sources sources(("#include <scale_value.cuh>\n#warning here\n" + kernel_tail).c_str());
+    NamedRuns runs(sources);
+    runs.check_keyed_with_name(names.file("tmp a1/0f3c.cubin.cu"), names.file("tmp z9/0f3c.cubin.cu"));
+  }
 }
 
 TEST_CASE("transparent nvrtc names: (g) a name expression naming __BASE_FILE__ is keyed with the name") {

@@ -11,6 +11,7 @@
 #include <proto/nvrtc_daemon_eligibility.hpp>
 #include <proto/nvrtc_key.hpp>
 #include <proto/nvrtc_options.hpp>
+#include <proto/nvrtc_program_directory.hpp>
 #include <proto/nvrtc_result.hpp>
 
 using namespace jitcache::proto;
@@ -90,6 +91,89 @@ TEST_CASE("nvrtc result: every answer survives the blob, and a damaged blob is r
   std::vector<std::uint8_t> cubin_like = blob;
   cubin_like[0] = 0x7f;
   CHECK_FALSE(decode_nvrtc_result(cubin_like));
+}
+
+namespace {
+
+NvrtcResult with_log(const std::string& log, const std::string& ptx = ".visible .entry k()") {
+  NvrtcResult result;
+  result.output(NvrtcOutput::log) = {true, 0, 0, std::vector<std::uint8_t>(log.begin(), log.end())};
+  result.output(NvrtcOutput::log).bytes.push_back('\0');
+  result.output(NvrtcOutput::ptx) = {true, 0, 0, std::vector<std::uint8_t>(ptx.begin(), ptx.end())};
+  result.lowered_names = {{"scale<float>", 0, "_Z5scaleIfEvPT_"}};
+  return result;
+}
+
+std::string log_of(const NvrtcResult& result) {
+  const auto& bytes = result.output(NvrtcOutput::log).bytes;
+  return std::string(bytes.begin(), bytes.end() - 1);
+}
+
+}  // namespace
+
+TEST_CASE("nvrtc result: a log with the program's directory cut out survives the blob (JCNVRTC2), damage refused") {
+  NvrtcResult result = with_log("k.cu(3): warning");
+  result.log_directory_at = {0, 4};
+  const std::vector<std::uint8_t> blob = encode_nvrtc_result(result);
+  REQUIRE(std::string(blob.begin(), blob.begin() + 8) == "JCNVRTC2");
+  auto decoded = decode_nvrtc_result(blob);
+  REQUIRE(decoded);
+  CHECK(*decoded == result);
+  const std::vector<std::uint8_t> uncut = encode_nvrtc_result(with_log("x"));
+  CHECK(std::string(uncut.begin(), uncut.begin() + 8) == "JCNVRTC1");  // nothing cut: the first format
+  const auto damaged = [&](std::uint32_t count, std::vector<std::uint32_t> offsets) {
+    std::vector<std::uint8_t> bytes = encode_nvrtc_result(with_log("k.cu(3): warning"));
+    bytes[7] = '2';
+    const auto put = [&](std::uint32_t v) {
+      for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+    };
+    put(count);
+    for (const std::uint32_t at : offsets) put(at);
+    return decode_nvrtc_result(bytes);
+  };
+  CHECK(damaged(2, {0, 4}));
+  CHECK_FALSE(damaged(0, {}));         // JCNVRTC2 cuts something
+  CHECK_FALSE(damaged(2, {4, 0}));     // out of order
+  CHECK_FALSE(damaged(1, {18}));       // past the log (17 bytes with its NUL)
+  CHECK_FALSE(damaged(3, {0, 4}));     // fewer offsets than counted
+  CHECK_FALSE(damaged(1000000, {0}));  // a count the blob cannot hold
+}
+
+TEST_CASE("nvrtc program directory: a log naming the program travels without its directory, to the name served") {
+  const std::string first = "/tmp/tmpa1/0f3c.cubin.cu";
+  const std::string second = "/tmp/tmpz9y8x7w6/0f3c.cubin.cu";
+  const std::string log = first + "(3): warning #177-D: unused\n          detected during instantiation at line 4 of " +
+                          first + "\n\nRemark: ...\n";
+  const auto cut = result_without_directory(with_log(log), first);
+  REQUIRE(cut);
+  CHECK(cut->log_directory_at.size() == 2);
+  CHECK(log_of(*cut).find("/tmp/tmpa1") == std::string::npos);
+  auto served = result_in_directory(*cut, second);
+  REQUIRE(served);
+  CHECK(served->log_directory_at.empty());
+  std::string expected = log;
+  for (std::size_t at = expected.find(first); at != std::string::npos; at = expected.find(first, at + 1)) {
+    expected.replace(at, first.size(), second);
+  }
+  CHECK(log_of(*served) == expected);
+  CHECK(served->output(NvrtcOutput::ptx) == cut->output(NvrtcOutput::ptx));
+  CHECK(result_in_directory(*cut, first)->output(NvrtcOutput::log) == with_log(log).output(NvrtcOutput::log));
+  CHECK_FALSE(result_in_directory(*cut, "/tmp/tmp z9/0f3c.cubin.cu"));  // not plain: not served
+  CHECK(result_in_directory(with_log("x"), "relative/k.cu"));           // nothing cut: as it is
+
+  // Refused: the directory elsewhere, or in a form the cut cannot put back exactly.
+  CHECK_FALSE(result_without_directory(with_log("no name here"), first));
+  CHECK_FALSE(result_without_directory(with_log(log + "#error /tmp/tmpa1 alone\n"), first));
+  CHECK_FALSE(result_without_directory(with_log(log + "/x" + first + "(1): warning\n"), first));  // a longer path
+  CHECK_FALSE(result_without_directory(with_log(log, "// " + first), first));                     // the PTX
+  NvrtcResult lowered = with_log(log);
+  lowered.lowered_names[0].lowered = "_Z" + first;
+  CHECK_FALSE(result_without_directory(lowered, first));
+  CHECK_FALSE(result_without_directory(with_log("tmp a1/k.cu(3): warning"), "/tmp/tmp a1/k.cu"));  // not plain
+  CHECK_FALSE(result_without_directory(with_log("rel/k.cu(3): warning"), "rel/k.cu"));             // not absolute
+  CHECK(plain_program_directory(first));
+  CHECK_FALSE(plain_program_directory("/tmp/tmp\"a/k.cu"));
+  CHECK_FALSE(plain_program_directory("k.cu"));
 }
 
 TEST_CASE("nvrtc key: valid for the daemon, marked apart from loads and links, and every input changes it") {

@@ -51,6 +51,14 @@ proto::NvrtcUncachedReason option_reason(int count, const char* const* options) 
   return proto::NvrtcUncachedReason::unknown_option;
 }
 
+// Whether an option's text holds `text` (an -I or -D naming the program's directory).
+bool options_hold(int count, const char* const* options, std::string_view text) {
+  for (int i = 0; i < count; ++i) {
+    if (options[i] != nullptr && std::string_view(options[i]).find(text) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 std::string working_directory() {
   std::string buffer(4096, '\0');
   if (::getcwd(buffer.data(), buffer.size()) == nullptr) return "?";
@@ -128,7 +136,8 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
   // The key relative to the program's directory, where the output cannot hold the name
   // (proto/nvrtc_program_directory.hpp): what CuPy's temporary names share.
   std::optional<std::string> relative_record;
-  std::string name_keyed;  // why not relative to the directory, for the report
+  std::string key_note;     // which key and why, for the report
+  std::string definitions;  // the -D options' definitions_text
   {
     auto timer = record.step(&jitcache_load_info::ns_key);
     auto canonical = proto::canonicalize_nvrtc_options(count, options);
@@ -149,12 +158,12 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     if (input.options.debug_info) input.working_directory = working_directory();
     if (!input.options.debug_info) {
       relative_record = proto::record_relative_to_program(input.include_record, m_name);
-      const std::string definitions = definitions_text(defined_by_options(input.options.keyed));
+      definitions = definitions_text(defined_by_options(input.options.keyed));
       if (relative_record) {
         if (auto why = output_may_name_program({m_name, m_source, m_headers, definitions, m_expressions},
                                                input.include_record)) {
           relative_record.reset();
-          name_keyed = "; keyed with the program's name, as " + *why;
+          key_note = "; keyed with the program's name, as " + *why;
         }
       }
     }
@@ -197,16 +206,19 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     }
     if (!found->has_value() || (*found)->info.key != looked_up) return false;
     auto decoded = proto::decode_nvrtc_result((*found)->bytes());
-    bool fits = static_cast<bool>(decoded) && decoded->lowered_names.size() == m_expressions.size();
+    // A log stored without its directory gets this program's (nvrtc_program_directory.hpp).
+    std::optional<proto::NvrtcResult> in_directory;
+    if (decoded) in_directory = proto::result_in_directory(*decoded, m_name);
+    bool fits = in_directory && in_directory->lowered_names.size() == m_expressions.size();
     for (std::size_t i = 0; fits && i < m_expressions.size(); ++i) {
-      fits = decoded->lowered_names[i].expression == m_expressions[i];
+      fits = in_directory->lowered_names[i].expression == m_expressions[i];
     }
     if (!fits) {
       ++env.counters.corrupt_replies;
       record.reason("the cached NVRTC result failed the client's check; compiled again");
       return false;
     }
-    m_served = std::move(*decoded);
+    m_served = std::move(*in_directory);
     record.key(proto::to_hex(proto::key_id(looked_up)), looked_up.arch);
     record.outcome(JITCACHE_OUTCOME_HIT);
     record.reason("NVRTC result " + proto::to_hex((*found)->info.key_id).substr(0, 16) + " from the cache (" +
@@ -259,8 +271,25 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     return result;
   }
   const proto::NvrtcResult answers = answers_of(real, result);
-  const std::vector<std::uint8_t> image = proto::encode_nvrtc_result(answers);
-  const proto::NvrtcKey& stored_under = relative && !proto::result_names_program(answers, m_name) ? *relative : *built;
+  // What another directory's program may be served under the relative key: the answers as they
+  // are, or with the directory cut out of a log that names the program (a warning's place).
+  std::optional<proto::NvrtcResult> shared;
+  if (relative) {
+    if (!proto::result_names_program(answers, m_name)) {
+      shared = answers;
+    } else if (auto cut = proto::result_without_directory(answers, m_name);
+               cut &&
+               !compile_texts_hold({m_name, m_source, m_headers, definitions, m_expressions}, input.include_record,
+                                   proto::program_directory(m_name)) &&
+               !options_hold(count, options, proto::program_directory(m_name))) {
+      shared = std::move(cut);
+      key_note = "; the log names the program: stored without its directory, put back for each program served";
+    } else {
+      key_note = "; keyed with the program's name, as its log or output names the program's directory";
+    }
+  }
+  const std::vector<std::uint8_t> image = proto::encode_nvrtc_result(shared ? *shared : answers);
+  const proto::NvrtcKey& stored_under = shared ? *relative : *built;
   record.key(proto::to_hex(proto::key_id(stored_under.fields)), stored_under.fields.arch);
   auto timer = record.step(&jitcache_load_info::ns_put);
   proto::PutRequest request;
@@ -278,7 +307,7 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     record.append_reason("a miss: compiled with NVRTC; storing it failed: " + stored.error().message);
   }
   if (!lock.unavailable().empty()) record.append_reason("; " + lock.unavailable());
-  record.append_reason(name_keyed);
+  record.append_reason(key_note);
   return result;
 }
 

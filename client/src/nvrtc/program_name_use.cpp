@@ -373,6 +373,30 @@ std::shared_ptr<const DiskFacts> disk_facts(std::string_view record, std::string
 
 }  // namespace
 
+bool compile_texts_hold(const ProgramTexts& texts, std::string_view record, std::string_view text) {
+  const auto holds = [&](std::string_view in) { return in.find(text) != std::string_view::npos; };
+  if (holds(texts.source) || holds(texts.option_definitions)) return true;
+  for (const std::string& expression : texts.name_expressions) {
+    if (holds(expression)) return true;
+  }
+  for (const auto& [name, content] : texts.headers) {
+    if (holds(name) || holds(content)) return true;
+  }
+  for (std::size_t at = 0; at < record.size();) {
+    const std::size_t nul = record.find('\0', at);
+    const std::size_t end = record.find('\n', at);
+    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) return true;
+    const std::string path(record.substr(at, nul - at));
+    const std::string_view state = record.substr(nul + 1, end - nul - 1);
+    at = end + 1;
+    if (!state.starts_with("file ")) continue;
+    auto content = proto::read_regular_file(path, k_max_text_bytes);
+    if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != state.substr(5)) return true;
+    if (holds(*content)) return true;
+  }
+  return false;
+}
+
 std::optional<std::string> output_may_name_program(const ProgramTexts& texts, std::string_view record) {
   const std::shared_ptr<const DiskFacts> disk = disk_facts(record, texts.name);
   if (!disk) return "a file the compile may read changed since the scan, or cannot be read";

@@ -59,6 +59,13 @@ struct ProgramTexts {
 // their facts are not remembered.
 std::optional<std::string> output_may_name_program(const ProgramTexts& texts, std::string_view record);
 
+// Whether any text of the compile holds `text` as bytes: the source, a name expression, the -D
+// definitions, a header passed at create (its name or content), or a regular file of `record` (the
+// program's own file among them), read now; one that cannot be read or no longer has its recorded
+// digest counts as holding it. For a log the program's directory was cut out of
+// (proto/nvrtc_program_directory.hpp): a text that holds the directory could put it in the log.
+bool compile_texts_hold(const ProgramTexts& texts, std::string_view record, std::string_view text);
+
 // Forgets the facts this process remembered (tests).
 void forget_program_name_facts();
 
