@@ -82,6 +82,10 @@ bool result_names_program(const NvrtcResult& result, std::string_view name) {
   return false;
 }
 
+namespace {
+constexpr std::size_t k_max_served_log_bytes = std::size_t{64} << 20;
+}  // namespace
+
 bool plain_program_directory(std::string_view name) {
   const std::string directory = program_directory(name);
   if (directory.empty() || directory.front() != '/') return false;
@@ -129,6 +133,10 @@ std::optional<NvrtcResult> result_in_directory(const NvrtcResult& result, std::s
   if (result.log_directory_at.empty()) return result;
   if (!plain_program_directory(name)) return std::nullopt;
   const std::string directory = program_directory(name);
+  const std::vector<std::uint8_t>& cut_log = result.output(NvrtcOutput::log).bytes;
+  // Rationale: an entry is bytes a tenant wrote; many offsets and a long directory must not make
+  // the program's process hold more than a log NVRTC could have written.
+  if (cut_log.size() + result.log_directory_at.size() * directory.size() > k_max_served_log_bytes) return std::nullopt;
   NvrtcResult served = result;
   served.log_directory_at.clear();
   const std::vector<std::uint8_t>& log = result.output(NvrtcOutput::log).bytes;

@@ -49,7 +49,8 @@ bool result_names_program(const NvrtcResult& result, std::string_view name);
 std::optional<NvrtcResult> result_without_directory(const NvrtcResult& result, std::string_view name);
 
 // `result` with `name`'s directory put back where it was cut out of the log; the result itself
-// when nothing was cut; nullopt when the directory is not plain or an offset is past the log.
+// when nothing was cut; nullopt when the directory is not plain, an offset is past the log, or
+// the log would pass 64 MiB.
 std::optional<NvrtcResult> result_in_directory(const NvrtcResult& result, std::string_view name);
 
 // Whether `name`'s directory is absolute and made only of letters, digits and "/._+-", as

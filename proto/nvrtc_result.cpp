@@ -86,7 +86,7 @@ common::Result<NvrtcResult> decode_nvrtc_result(Bytes blob) {
     for (std::uint32_t i = 0; i < *cuts; ++i) {
       auto at = reader.u32("cut offset");
       if (!at) return corrupt(at.error().message);
-      if (*at > log_size || (!result.log_directory_at.empty() && *at < result.log_directory_at.back())) {
+      if (*at > log_size || (!result.log_directory_at.empty() && *at <= result.log_directory_at.back())) {
         return corrupt("a cut offset (" + std::to_string(*at) + ") is past the log or out of order");
       }
       result.log_directory_at.push_back(*at);

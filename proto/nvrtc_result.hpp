@@ -11,7 +11,7 @@
 //   u32         count of name expressions, then each: str16 expression, u32 result, str16 lowered
 //   u32         nvrtcGetLoweredName's result for an expression that was never added
 //
-// "JCNVRTC2" is the same followed by u32 count (at least 1) and that many u32 offsets, ascending,
+// "JCNVRTC2" is the same followed by u32 count (at least 1) and that many u32 offsets, strictly ascending,
 // none past the log's bytes: where the program's directory was cut out of the log, to be put back
 // as the directory of the program served (nvrtc_program_directory.hpp, result_in_directory).
 //

@@ -134,6 +134,7 @@ TEST_CASE("nvrtc result: a log with the program's directory cut out survives the
   CHECK(damaged(2, {0, 4}));
   CHECK_FALSE(damaged(0, {}));         // JCNVRTC2 cuts something
   CHECK_FALSE(damaged(2, {4, 0}));     // out of order
+  CHECK_FALSE(damaged(2, {4, 4}));     // twice the same place
   CHECK_FALSE(damaged(1, {18}));       // past the log (17 bytes with its NUL)
   CHECK_FALSE(damaged(3, {0, 4}));     // fewer offsets than counted
   CHECK_FALSE(damaged(1000000, {0}));  // a count the blob cannot hold
@@ -160,6 +161,9 @@ TEST_CASE("nvrtc program directory: a log naming the program travels without its
   CHECK(result_in_directory(*cut, first)->output(NvrtcOutput::log) == with_log(log).output(NvrtcOutput::log));
   CHECK_FALSE(result_in_directory(*cut, "/tmp/tmp z9/0f3c.cubin.cu"));  // not plain: not served
   CHECK(result_in_directory(with_log("x"), "relative/k.cu"));           // nothing cut: as it is
+  NvrtcResult bomb = with_log(std::string(100000, 'x'));
+  for (std::uint32_t at = 0; at < 100000; ++at) bomb.log_directory_at.push_back(at);
+  CHECK_FALSE(result_in_directory(bomb, "/" + std::string(1000, 'd') + "/k.cu"));  // 100 MB: refused
 
   // Refused: the directory elsewhere, or in a form the cut cannot put back exactly.
   CHECK_FALSE(result_without_directory(with_log("no name here"), first));
