@@ -224,3 +224,21 @@ TEST_CASE(
   CHECK(runs.run(first, true).output == plain_first.output);
   CHECK(runs.run(second, true).output == plain_second.output);
 }
+
+TEST_CASE(
+    "transparent nvrtc names: (g) a compile error naming the program (its place and the closing line) is a hit in "
+    "another directory, answered the result and log NVRTC gives its own name") {
+  // "<name>(1): catastrophic error: cannot open source file" for a quoted include looked for beside
+  // the program, and "... detected in the compilation of "<name>"." after it.
+  Sources sources("#include \"absent_beside.cuh\"\ntemplate <typename T> __global__ void scale(T* x) {}\n");
+  NamedRuns runs(sources);
+  TempDir names;
+  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8x7w6/0f3c.cubin.cu");
+  const ChildResult plain_first = runs.run(first, false);
+  REQUIRE_THAT(plain_first.output, Catch::Contains("compile=6") && Catch::Contains("compilation of \"" + first));
+  CHECK(runs.run(first, true).output == plain_first.output);
+  const auto hits = runs.stat("hits");
+  CHECK(runs.run(second, true).output == runs.run(second, false).output);
+  CHECK(runs.stat("hits") == hits + 1);
+}
