@@ -45,7 +45,9 @@ bool result_names_program(const NvrtcResult& result, std::string_view name);
 // plain (plain_program_directory), every place holds the whole name after a byte no path holds,
 // the log holds the directory nowhere else, and no other output and no lowered name holds it. The
 // caller also checks that no text of the compile holds the directory: a log that quotes one (an
-// #error's text) would name it for another reason.
+// #error's text) would name it for another reason; and, since a text can spell the name from
+// pieces (a spliced #line, joined string literals), that NVRTC gives the program under a name in
+// another directory exactly this result with that directory put back (docs/cache-key.md).
 std::optional<NvrtcResult> result_without_directory(const NvrtcResult& result, std::string_view name);
 
 // `result` with `name`'s directory put back where it was cut out of the log; the result itself

@@ -195,3 +195,50 @@ TEST_CASE(
   for (const std::string& name : {first, second}) write_file(name, "__device__ int n = sizeof(__FILE__);\n");
   runs.check_keyed_with_name(first, second);  // the name's length reaches the code
 }
+
+TEST_CASE(
+    "transparent nvrtc names: (g) a log that spells the first program's name from pieces no text holds whole (a "
+    "spliced #line, joined string literals) is answered as NVRTC answers the second") {
+  // The texts name the first program only in pieces, so no text holds its directory; NVRTC's log
+  // writes that name for every name the program is given, where a cut log would put the caller's.
+  TempDir names;
+  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+  const std::size_t half = first.rfind("a1b2");
+  const std::string kernel_tail = "template <typename T> __global__ void scale(T* x) { x[0] *= (T)HEADER_VALUE; }\n";
+  std::string source;
+  SECTION("a #line directive whose name is spliced by a backslash-newline") {
+    source = "#line 1 \"" + first.substr(0, half) + "\\\n" + first.substr(half) + "\"\n#include <scale_value.cuh>\n" +
+             "#warning here\n" + kernel_tail;
+  }
+  SECTION("a #pragma message of two string literals") {
+    source = "#include <scale_value.cuh>\n#pragma message(\"" + first.substr(0, half) + "\" \"" + first.substr(half) +
+             "\")\n" + kernel_tail;
+  }
+  Sources sources(source.c_str());
+  NamedRuns runs(sources);
+  const ChildResult plain_first = runs.run(first, false);
+  REQUIRE_THAT(plain_first.output, Catch::Contains(first + "(1)") || Catch::Contains(first + "(2)"));
+  const ChildResult plain_second = runs.run(second, false);
+  REQUIRE_THAT(plain_second.output, Catch::Contains("\"" + first + "\"") || Catch::Contains(first + "(2)"));
+  CHECK(runs.run(first, true).output == plain_first.output);
+  CHECK(runs.run(second, true).output == plain_second.output);
+}
+
+TEST_CASE(
+    "transparent nvrtc names: (g) a compile error naming the program (its place and the closing line) is a hit in "
+    "another directory, answered the result and log NVRTC gives its own name") {
+  // "<name>(1): catastrophic error: cannot open source file" for a quoted include looked for beside
+  // the program, and "... detected in the compilation of "<name>"." after it.
+  Sources sources("#include \"absent_beside.cuh\"\ntemplate <typename T> __global__ void scale(T* x) {}\n");
+  NamedRuns runs(sources);
+  TempDir names;
+  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
+  const std::string second = names.file("tmp_z9y8x7w6/0f3c.cubin.cu");
+  const ChildResult plain_first = runs.run(first, false);
+  REQUIRE_THAT(plain_first.output, Catch::Contains("compile=6") && Catch::Contains("compilation of \"" + first));
+  CHECK(runs.run(first, true).output == plain_first.output);
+  const auto hits = runs.stat("hits");
+  CHECK(runs.run(second, true).output == runs.run(second, false).output);
+  CHECK(runs.stat("hits") == hits + 1);
+}

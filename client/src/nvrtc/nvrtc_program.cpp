@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <random>
 
 #include <client/src/loader/load_record.hpp>
 #include <client/src/loader/process_report.hpp>
@@ -57,6 +58,17 @@ bool options_hold(int count, const char* const* options, std::string_view text) 
     if (options[i] != nullptr && std::string_view(options[i]).find(text) != std::string_view::npos) return true;
   }
   return false;
+}
+
+// A directory beside `directory` (the same parent, so "../" leads where it led) that no one can
+// have made or foreseen: where the witness compile names its program.
+std::string witness_directory(std::string_view directory) {
+  std::random_device random;
+  static constexpr char k_hex[] = "0123456789abcdef";
+  std::string out(directory);
+  out += "-jitcache-witness-";
+  for (int i = 0; i < 16; ++i) out.push_back(k_hex[random() % 16]);
+  return out;
 }
 
 std::string working_directory() {
@@ -282,8 +294,23 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
                !compile_texts_hold({m_name, m_source, m_headers, definitions, m_expressions}, input.include_record,
                                    proto::program_directory(m_name)) &&
                !options_hold(count, options, proto::program_directory(m_name))) {
-      shared = std::move(cut);
-      key_note = "; the log names the program: stored without its directory, put back for each program served";
+      // Texts can spell the name from pieces none holds whole (a #line spliced by a backslash-newline,
+      // joined string literals, a stringized macro), and the log then writes it whatever the program
+      // is named: only NVRTC tells where it writes the name. The program compiled again under a name
+      // in a directory no one made must be answered the cut log with that directory, or, where the
+      // log does not name it at all, exactly these answers.
+      const std::string witness_name =
+          witness_directory(proto::program_directory(m_name)) + m_name.substr(m_name.rfind('/'));
+      const std::optional<proto::NvrtcResult> witness = answers_under(real, witness_name, count, options);
+      if (witness && witness == proto::result_in_directory(*cut, witness_name)) {
+        shared = std::move(cut);
+        key_note = "; the log names the program: stored without its directory, put back for each program served";
+      } else if (witness && *witness == answers) {
+        shared = answers;
+        key_note = "; the log names the program's directory whatever the program's name";
+      } else {
+        key_note = "; keyed with the program's name, as its log names its directory where NVRTC does not name it";
+      }
     } else {
       key_note = "; keyed with the program's name, as its log or output names the program's directory";
     }
@@ -320,14 +347,45 @@ void NvrtcProgram::note_uncached(const link::LinkEnvironment& env, proto::NvrtcU
 }
 
 proto::NvrtcResult NvrtcProgram::answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const {
+  return answers_of(real, m_real, compiled);
+}
+
+std::optional<proto::NvrtcResult> NvrtcProgram::answers_under(const NvrtcEntryPoints& real, const std::string& name,
+                                                              int count, const char* const* options) const {
+  std::vector<const char*> contents;
+  std::vector<const char*> names;
+  for (const auto& [header_name, content] : m_headers) {
+    names.push_back(header_name.c_str());
+    contents.push_back(content.c_str());
+  }
+  nvrtcProgram program = nullptr;
+  if (real.create(&program, m_source.c_str(), name.c_str(), static_cast<int>(m_headers.size()), contents.data(),
+                  names.data()) != NVRTC_SUCCESS) {
+    return std::nullopt;
+  }
+  std::optional<proto::NvrtcResult> answers;
+  bool added = true;
+  for (const std::string& expression : m_expressions) {
+    added = added && real.add_name_expression(program, expression.c_str()) == NVRTC_SUCCESS;
+  }
+  if (added) {
+    const nvrtcResult compiled = real.compile(program, count, options);
+    if (compiled == NVRTC_SUCCESS || compiled == NVRTC_ERROR_COMPILATION) answers = answers_of(real, program, compiled);
+  }
+  real.destroy(&program);
+  return answers;
+}
+
+proto::NvrtcResult NvrtcProgram::answers_of(const NvrtcEntryPoints& real, nvrtcProgram program,
+                                            nvrtcResult compiled) const {
   proto::NvrtcQuestions ask;
   ask.has_output = [&](std::size_t i) { return real.size_of[i] != nullptr && real.bytes_of[i] != nullptr; };
   ask.size_of = [&](std::size_t i, std::size_t* size) {
-    return static_cast<std::uint32_t>(real.size_of[i](m_real, size));
+    return static_cast<std::uint32_t>(real.size_of[i](program, size));
   };
-  ask.bytes_of = [&](std::size_t i, char* out) { return static_cast<std::uint32_t>(real.bytes_of[i](m_real, out)); };
+  ask.bytes_of = [&](std::size_t i, char* out) { return static_cast<std::uint32_t>(real.bytes_of[i](program, out)); };
   ask.lowered_name = [&](const char* expression, const char** lowered) {
-    return static_cast<std::uint32_t>(real.get_lowered_name(m_real, expression, lowered));
+    return static_cast<std::uint32_t>(real.get_lowered_name(program, expression, lowered));
   };
   return proto::nvrtc_answers_of(ask, static_cast<std::uint32_t>(compiled), m_expressions);
 }

@@ -57,6 +57,12 @@ class NvrtcProgram {
   nvrtcResult compile_keyed(const NvrtcEntryPoints& real, int count, const char* const* options,
                             const link::LinkEnvironment& env, loader::LoadRecord& record);
   proto::NvrtcResult answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const;
+  proto::NvrtcResult answers_of(const NvrtcEntryPoints& real, nvrtcProgram program, nvrtcResult compiled) const;
+  // The answers NVRTC gives this program (source, headers, name expressions) under `name`, compiled
+  // by a real program of its own with `options`; nullopt when NVRTC fails for a reason other than
+  // the source.
+  std::optional<proto::NvrtcResult> answers_under(const NvrtcEntryPoints& real, const std::string& name, int count,
+                                                  const char* const* options) const;
   // NVRTC_COMPILE for an eligible compile: the program is served from the daemon's result (the
   // compile's result returned), or nullopt: compile here.
   std::optional<nvrtcResult> compile_by_daemon(const proto::NvrtcCompileInput& input, const proto::KeyFields& key,
