@@ -94,7 +94,10 @@ TEST_CASE("fleet heal: Redis emptied, the builder's own local hit brings its ent
 TEST_CASE("fleet heal: a damaged image object in Redis is replaced and its key served again") {
   RedisServer redis;
   FleetKeys keys;
-  FleetHost builder = fault_host(redis, keys, true);
+  // Heals off on the builder: the consumer's failed LOOKUP below asks for the first key again, and a
+  // heal would upload it too, so the second key's upload must be what rewrites the object (and a
+  // heal landing between its count and the compile's made the count jump by two).
+  FleetHost builder = fault_host(redis, keys, true, {"--remote-heal-rate", "0"});
   FleetHost consumer = fault_host(redis, keys, false);
   const proto::KeyFields first = compiled_and_uploaded(builder, slow_ptx(10, "damaged image, first key"));
   const std::string images = redis.cli({"--scan", "--pattern", "jitcache:img:*"});
@@ -106,6 +109,7 @@ TEST_CASE("fleet heal: a damaged image object in Redis is replaced and its key s
   (void)compiled_and_uploaded(builder, slow_ptx(10, "damaged image, second key"));
   CHECK(eventually([&] { return served(consumer, first); }, 2s));
   CHECK(host_stat(consumer, "compiles") == 0);
+  CHECK(host_stat(builder, "remote0.heals") == 0);
 }
 
 TEST_CASE("fleet heal: a wrong-type value opens no breaker, and an over-long value is a rejection only") {
