@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tests/support/child_process.hpp>
@@ -27,6 +28,15 @@ using jitcache::testing::nvrtc::Sources;
 using jitcache::testing::transparent::run_env;
 
 namespace {
+
+// The last line of the kernels whose logs are looked at: it uses the header under -I.
+const std::string k_kernel_tail = "template <typename T> __global__ void scale(T* x) { x[0] *= (T)HEADER_VALUE; }\n";
+
+// Two programs' names with the same last part, in the directories given under `names`.
+std::pair<std::string, std::string> two_names(const TempDir& names, const std::string& first_directory,
+                                              const std::string& second_directory) {
+  return {names.file(first_directory + "/0f3c.cubin.cu"), names.file(second_directory + "/0f3c.cubin.cu")};
+}
 
 // The kernel compiled under `name`, through the daemon, or by NVRTC alone.
 struct NamedRuns {
@@ -65,8 +75,7 @@ TEST_CASE("transparent nvrtc names: (g) a program in another removed temporary d
   Sources sources;
   NamedRuns runs(sources);
   TempDir names;
-  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+  const auto [first, second] = two_names(names, "tmp_a1b2", "tmp_z9y8");
   const ChildResult stored = runs.run(first, true);
   CHECK(stored.output == runs.run(first, false).output);
   const auto hits = runs.stat("hits");
@@ -91,8 +100,7 @@ TEST_CASE(
     write_file(sources.include_dir + "/scale_value.cuh", "#define HEADER_VALUE 3\n#include <where_impl.cuh>\n");
     NamedRuns runs(sources);
     TempDir names;  // the names differ in their directory only, 19 characters from their end
-    const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
-    const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+    const auto [first, second] = two_names(names, "tmp_a1b2", "tmp_z9y8");
     const std::string plain_second = runs.check_keyed_with_name(first, second);
     const auto hits = runs.stat("hits");
     CHECK(runs.run(second, true).output == plain_second);  // its own key: a hit now
@@ -113,8 +121,7 @@ TEST_CASE(
              "template <typename T> __device__ bool nonnegative(T x) { return x >= 0; }\n");
   NamedRuns runs(sources);
   TempDir names;
-  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9y8x7w6v5u4t3s2r1/0f3c.cubin.cu");
+  const auto [first, second] = two_names(names, "tmp_a1b2", "tmp_z9y8x7w6v5u4t3s2r1");
   const ChildResult plain_first = runs.run(first, false);
   REQUIRE_THAT(plain_first.output, Catch::Contains(first + "(4): warning"));
   REQUIRE_THAT(plain_first.output, Catch::Contains("at line 4 of " + first));
@@ -132,24 +139,23 @@ TEST_CASE(
     "transparent nvrtc names: (g) a log that names the directory for another reason (a #warning's text in the "
     "source or a header, a directory with a space) is keyed with the name") {
   TempDir names;
-  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
-  const std::string kernel_tail = "template <typename T> __global__ void scale(T* x) { x[0] *= (T)HEADER_VALUE; }\n";
+  const auto [first, second] = two_names(names, "tmp_a1b2", "tmp_z9y8");
   SECTION("the source's #warning quotes the first program's name") {
-    Sources sources(("#include <scale_value.cuh>\n#warning " + first + "\n" + kernel_tail).c_str());
+    Sources sources(("#include <scale_value.cuh>\n#warning " + first + "\n" + k_kernel_tail).c_str());
     NamedRuns runs(sources);
     runs.check_keyed_with_name(first, second);
   }
   SECTION("a header on disk's #warning quotes it") {
-    Sources sources(("#include <scale_value.cuh>\n#include <note.cuh>\n#warning here\n" + kernel_tail).c_str());
+    Sources sources(("#include <scale_value.cuh>\n#include <note.cuh>\n#warning here\n" + k_kernel_tail).c_str());
     write_file(sources.include_dir + "/note.cuh", "#warning " + first + "\n");
     NamedRuns runs(sources);
     runs.check_keyed_with_name(first, second);
   }
   SECTION("the directories hold a space") {
-    Sources sources(("#include <scale_value.cuh>\n#warning here\n" + kernel_tail).c_str());
+    Sources sources(("#include <scale_value.cuh>\n#warning here\n" + k_kernel_tail).c_str());
     NamedRuns runs(sources);
-    runs.check_keyed_with_name(names.file("tmp a1/0f3c.cubin.cu"), names.file("tmp z9/0f3c.cubin.cu"));
+    const auto [first, second] = two_names(names, "tmp a1", "tmp z9");
+    runs.check_keyed_with_name(first, second);
   }
 }
 
@@ -160,8 +166,7 @@ TEST_CASE("transparent nvrtc names: (g) a name expression naming __BASE_FILE__ i
   NamedRuns runs(sources);
   runs.expression = "scale<sizeof(__BASE_FILE__)>";
   TempDir names;
-  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9y8x7/0f3c.cubin.cu");
+  const auto [first, second] = two_names(names, "tmp_a1", "tmp_z9y8x7");
   runs.check_keyed_with_name(first, second);  // the name's length reaches the code
 }
 
@@ -179,8 +184,7 @@ TEST_CASE(
   NamedRuns runs(sources);
   runs.expression = "-";
   TempDir names;
-  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9/0f3c.cubin.cu");
+  const auto [first, second] = two_names(names, "tmp_a1", "tmp_z9");
   runs.check_keyed_with_name(first, second);  // "a1/0f3" and "z9/0f3"
 }
 
@@ -190,8 +194,7 @@ TEST_CASE(
   NamedRuns runs(sources);
   runs.expression = "-";
   TempDir names;
-  const std::string first = names.file("tmp_a1/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9y8x7/0f3c.cubin.cu");
+  const auto [first, second] = two_names(names, "tmp_a1", "tmp_z9y8x7");
   for (const std::string& name : {first, second}) write_file(name, "__device__ int n = sizeof(__FILE__);\n");
   runs.check_keyed_with_name(first, second);  // the name's length reaches the code
 }
@@ -202,18 +205,16 @@ TEST_CASE(
   // The texts name the first program only in pieces, so no text holds its directory; NVRTC's log
   // writes that name for every name the program is given, where a cut log would put the caller's.
   TempDir names;
-  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9y8/0f3c.cubin.cu");
+  const auto [first, second] = two_names(names, "tmp_a1b2", "tmp_z9y8");
   const std::size_t half = first.rfind("a1b2");
-  const std::string kernel_tail = "template <typename T> __global__ void scale(T* x) { x[0] *= (T)HEADER_VALUE; }\n";
   std::string source;
   SECTION("a #line directive whose name is spliced by a backslash-newline") {
     source = "#line 1 \"" + first.substr(0, half) + "\\\n" + first.substr(half) + "\"\n#include <scale_value.cuh>\n" +
-             "#warning here\n" + kernel_tail;
+             "#warning here\n" + k_kernel_tail;
   }
   SECTION("a #pragma message of two string literals") {
     source = "#include <scale_value.cuh>\n#pragma message(\"" + first.substr(0, half) + "\" \"" + first.substr(half) +
-             "\")\n" + kernel_tail;
+             "\")\n" + k_kernel_tail;
   }
   Sources sources(source.c_str());
   NamedRuns runs(sources);
@@ -233,8 +234,7 @@ TEST_CASE(
   Sources sources("#include \"absent_beside.cuh\"\ntemplate <typename T> __global__ void scale(T* x) {}\n");
   NamedRuns runs(sources);
   TempDir names;
-  const std::string first = names.file("tmp_a1b2/0f3c.cubin.cu");
-  const std::string second = names.file("tmp_z9y8x7w6/0f3c.cubin.cu");
+  const auto [first, second] = two_names(names, "tmp_a1b2", "tmp_z9y8x7w6");
   const ChildResult plain_first = runs.run(first, false);
   REQUIRE_THAT(plain_first.output, Catch::Contains("compile=6") && Catch::Contains("compilation of \"" + first));
   CHECK(runs.run(first, true).output == plain_first.output);
