@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include <proto/include_record_lines.hpp>
+
 namespace jitcache::proto {
 
 namespace {
@@ -24,19 +26,12 @@ std::optional<std::string> nvrtc_daemon_refusal(const NvrtcOptions& options, std
   if (!options.include_paths.empty()) return "it names an include path (" + options.include_paths.front() + ")";
   if (!options.pre_includes.empty()) return "it pre-includes a file (" + options.pre_includes.front() + ")";
   if (options.debug_info) return "-G or -lineinfo makes the output name the working directory";
-  std::size_t at = 0;
-  while (at < include_record.size()) {
-    const std::size_t nul = include_record.find('\0', at);
-    const std::size_t end = include_record.find('\n', at);
-    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) {
-      return std::string("its include record is malformed");
-    }
-    const std::string_view path = include_record.substr(at, nul - at);
-    const std::string_view state = include_record.substr(nul + 1, end - nul - 1);
+  const auto lines = include_record_lines(include_record);
+  if (!lines) return std::string("its include record is malformed");
+  for (const auto& [path, state] : *lines) {
     if (path.empty() || path.front() == '/') return "it may read the absolute path " + std::string(path);
     if (has_parent_part(path)) return "it may read " + std::string(path) + ", which has a \"..\" part";
     if (state != "absent") return "it may read " + std::string(path) + " from disk (" + std::string(state) + ")";
-    at = end + 1;
   }
   return std::nullopt;
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include <proto/include_record_lines.hpp>
+
 namespace jitcache::proto {
 
 namespace {
@@ -44,13 +46,9 @@ std::optional<std::string> record_relative_to_program(std::string_view record, s
   if (directory.empty()) return std::nullopt;
   std::string out;
   out.reserve(record.size());
-  std::size_t at = 0;
-  while (at < record.size()) {
-    const std::size_t nul = record.find('\0', at);
-    const std::size_t end = record.find('\n', at);
-    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) return std::nullopt;
-    const std::string_view path = record.substr(at, nul - at);
-    const std::string_view state = record.substr(nul + 1, end - nul - 1);
+  const auto lines = include_record_lines(record);
+  if (!lines) return std::nullopt;
+  for (const auto& [path, state] : *lines) {
     if (is_under(path, directory)) {
       if (state != "absent" && path != name) return std::nullopt;
       out.push_back('D');
@@ -62,7 +60,6 @@ std::optional<std::string> record_relative_to_program(std::string_view record, s
     out.push_back('\0');
     out += state;
     out.push_back('\n');
-    at = end + 1;
   }
   return out;
 }

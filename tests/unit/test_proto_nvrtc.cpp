@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <proto/include_record_lines.hpp>
 #include <proto/jit_options.hpp>
 #include <proto/key.hpp>
 #include <proto/nvrtc_compile_messages.hpp>
@@ -217,6 +218,24 @@ TEST_CASE("nvrtc key: valid for the daemon, marked apart from loads and links, a
     in.source += "a.cuh";
     in.headers[0].first.clear();
   }));
+}
+
+TEST_CASE("include record lines: each path and state in order, and a line without its NUL or newline refused") {
+  using namespace std::string_literals;
+  const std::string record = "/a/b.cuh\0file 0f\nrel/c.h\0absent\n\0other\n"s;  // the lines view it
+  const auto lines = include_record_lines(record);
+  REQUIRE(lines);
+  REQUIRE(lines->size() == 3);
+  CHECK((*lines)[0].path == "/a/b.cuh");
+  CHECK((*lines)[0].state == "file 0f");
+  CHECK((*lines)[1].path == "rel/c.h");
+  CHECK((*lines)[1].state == "absent");
+  CHECK((*lines)[2].path.empty());
+  CHECK((*lines)[2].state == "other");
+  CHECK(include_record_lines("")->empty());
+  CHECK_FALSE(include_record_lines("/a\0absent"s));       // no newline
+  CHECK_FALSE(include_record_lines("/a absent\n"s));      // no NUL
+  CHECK_FALSE(include_record_lines("/a\nb\0absent\n"s));  // the NUL after the line's end
 }
 
 TEST_CASE("nvrtc daemon eligibility: only a compile that reads nothing from disk is the daemon's") {

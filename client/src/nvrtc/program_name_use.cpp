@@ -11,6 +11,7 @@
 #include <client/src/nvrtc/source_text.hpp>
 #include <proto/byte_io.hpp>
 #include <proto/digest.hpp>
+#include <proto/include_record_lines.hpp>
 #include <proto/regular_file.hpp>
 
 namespace jitcache::client::nvrtc {
@@ -236,18 +237,14 @@ std::unordered_set<std::string> reaching(const std::vector<TextFacts>& texts,
 
 // The facts of the record's files, read now; nullopt when one is unreadable or changed since.
 std::optional<DiskFacts> read_disk_facts(std::string_view record, std::string_view program) {
+  const auto lines = proto::include_record_lines(record);
+  if (!lines) return std::nullopt;
   std::vector<TextFacts> texts;
   std::vector<std::string> contents;
-  for (std::size_t at = 0; at < record.size();) {
-    const std::size_t nul = record.find('\0', at);
-    const std::size_t end = record.find('\n', at);
-    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) return std::nullopt;
-    const std::string path(record.substr(at, nul - at));
-    const std::string_view state = record.substr(nul + 1, end - nul - 1);
-    at = end + 1;
+  for (const auto& [path, state] : *lines) {
     // The program's own file (CuPy writes the source there) is no text NVRTC reads.
     if (!state.starts_with("file ") || path == program) continue;
-    auto content = proto::read_regular_file(path, k_max_text_bytes);
+    auto content = proto::read_regular_file(std::string(path), k_max_text_bytes);
     if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != state.substr(5)) return std::nullopt;
     texts.push_back(facts_of_text(*content));
     contents.push_back(std::move(*content));
@@ -324,28 +321,18 @@ Remembered& remembered() {
 // paths: CuPy's records differ in those, under each program's own temporary directory).
 std::string contents_of(std::string_view record, std::string_view program) {
   std::string digests;
-  for (std::size_t at = 0; at < record.size();) {
-    const std::size_t nul = record.find('\0', at);
-    const std::size_t end = record.find('\n', at);
-    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) break;
-    const std::string_view state = record.substr(nul + 1, end - nul - 1);
-    if (state.starts_with("file ") && record.substr(at, nul - at) != program) {
-      digests.append(state.substr(5)).push_back('\n');
-    }
-    at = end + 1;
+  for (const auto& [path, state] :
+       proto::include_record_lines(record).value_or(std::vector<proto::IncludeRecordLine>{})) {
+    if (state.starts_with("file ") && path != program) digests.append(state.substr(5)).push_back('\n');
   }
   return digests;
 }
 
 // The digest the record holds for the program's own file; nullopt when it names none.
 std::optional<std::string> program_file_digest(std::string_view record, std::string_view program) {
-  for (std::size_t at = 0; at < record.size();) {
-    const std::size_t nul = record.find('\0', at);
-    const std::size_t end = record.find('\n', at);
-    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) break;
-    const std::string_view state = record.substr(nul + 1, end - nul - 1);
-    if (record.substr(at, nul - at) == program && state.starts_with("file ")) return std::string(state.substr(5));
-    at = end + 1;
+  for (const auto& [path, state] :
+       proto::include_record_lines(record).value_or(std::vector<proto::IncludeRecordLine>{})) {
+    if (path == program && state.starts_with("file ")) return std::string(state.substr(5));
   }
   return std::nullopt;
 }
@@ -382,15 +369,11 @@ bool compile_texts_hold(const ProgramTexts& texts, std::string_view record, std:
   for (const auto& [name, content] : texts.headers) {
     if (holds(name) || holds(content)) return true;
   }
-  for (std::size_t at = 0; at < record.size();) {
-    const std::size_t nul = record.find('\0', at);
-    const std::size_t end = record.find('\n', at);
-    if (nul == std::string_view::npos || end == std::string_view::npos || nul > end) return true;
-    const std::string path(record.substr(at, nul - at));
-    const std::string_view state = record.substr(nul + 1, end - nul - 1);
-    at = end + 1;
+  const auto lines = proto::include_record_lines(record);
+  if (!lines) return true;
+  for (const auto& [path, state] : *lines) {
     if (!state.starts_with("file ")) continue;
-    auto content = proto::read_regular_file(path, k_max_text_bytes);
+    auto content = proto::read_regular_file(std::string(path), k_max_text_bytes);
     if (!content || proto::to_hex(proto::sha256(proto::as_bytes(*content))) != state.substr(5)) return true;
     if (holds(*content)) return true;
   }
