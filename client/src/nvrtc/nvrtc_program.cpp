@@ -283,38 +283,11 @@ nvrtcResult NvrtcProgram::compile_keyed(const NvrtcEntryPoints& real, int count,
     return result;
   }
   const proto::NvrtcResult answers = answers_of(real, result);
-  // What another directory's program may be served under the relative key: the answers as they
-  // are, or with the directory cut out of a log that names the program (a warning's place).
-  std::optional<proto::NvrtcResult> shared;
-  if (relative) {
-    if (!proto::result_names_program(answers, m_name)) {
-      shared = answers;
-    } else if (auto cut = proto::result_without_directory(answers, m_name);
-               cut &&
-               !compile_texts_hold({m_name, m_source, m_headers, definitions, m_expressions}, input.include_record,
-                                   proto::program_directory(m_name)) &&
-               !options_hold(count, options, proto::program_directory(m_name))) {
-      // Texts can spell the name from pieces none holds whole (a #line spliced by a backslash-newline,
-      // joined string literals, a stringized macro), and the log then writes it whatever the program
-      // is named: only NVRTC tells where it writes the name. The program compiled again under a name
-      // in a directory no one made must be answered the cut log with that directory, or, where the
-      // log does not name it at all, exactly these answers.
-      const std::string witness_name =
-          witness_directory(proto::program_directory(m_name)) + m_name.substr(m_name.rfind('/'));
-      const std::optional<proto::NvrtcResult> witness = answers_under(real, witness_name, count, options);
-      if (witness && witness == proto::result_in_directory(*cut, witness_name)) {
-        shared = std::move(cut);
-        key_note = "; the log names the program: stored without its directory, put back for each program served";
-      } else if (witness && *witness == answers) {
-        shared = answers;
-        key_note = "; the log names the program's directory whatever the program's name";
-      } else {
-        key_note = "; keyed with the program's name, as its log names its directory where NVRTC does not name it";
-      }
-    } else {
-      key_note = "; keyed with the program's name, as its log or output names the program's directory";
-    }
-  }
+  // What another directory's program may be served under the relative key (nullopt: none).
+  const std::optional<proto::NvrtcResult> shared =
+      relative ? shared_answers(real, count, options, {m_name, m_source, m_headers, definitions, m_expressions},
+                                input.include_record, answers, key_note)
+               : std::nullopt;
   const std::vector<std::uint8_t> image = proto::encode_nvrtc_result(shared ? *shared : answers);
   const proto::NvrtcKey& stored_under = shared ? *relative : *built;
   record.key(proto::to_hex(proto::key_id(stored_under.fields)), stored_under.fields.arch);
@@ -344,6 +317,37 @@ void NvrtcProgram::note_uncached(const link::LinkEnvironment& env, proto::NvrtcU
   if (env.settings.disabled || m_daemon_down) return;
   if (auto connected = env.cache.connect(); !connected) return;
   (void)env.cache.note_nvrtc_uncached(reason);
+}
+
+std::optional<proto::NvrtcResult> NvrtcProgram::shared_answers(const NvrtcEntryPoints& real, int count,
+                                                               const char* const* options, const ProgramTexts& texts,
+                                                               std::string_view include_record,
+                                                               const proto::NvrtcResult& answers,
+                                                               std::string& key_note) const {
+  if (!proto::result_names_program(answers, m_name)) return answers;
+  const std::string directory = proto::program_directory(m_name);
+  auto cut = proto::result_without_directory(answers, m_name);
+  if (!cut || compile_texts_hold(texts, include_record, directory) || options_hold(count, options, directory)) {
+    key_note = "; keyed with the program's name, as its log or output names the program's directory";
+    return std::nullopt;
+  }
+  // Texts can spell the name from pieces none holds whole (a #line spliced by a backslash-newline,
+  // joined string literals, a stringized macro), and the log then writes it whatever the program
+  // is named: only NVRTC tells where it writes the name. The program compiled again under a name
+  // in a directory no one made must be answered the cut log with that directory, or, where the
+  // log does not name it at all, exactly these answers.
+  const std::string witness_name = witness_directory(directory) + m_name.substr(m_name.rfind('/'));
+  const std::optional<proto::NvrtcResult> witness = answers_under(real, witness_name, count, options);
+  if (witness && witness == proto::result_in_directory(*cut, witness_name)) {
+    key_note = "; the log names the program: stored without its directory, put back for each program served";
+    return cut;
+  }
+  if (witness && *witness == answers) {
+    key_note = "; the log names the program's directory whatever the program's name";
+    return answers;
+  }
+  key_note = "; keyed with the program's name, as its log names its directory where NVRTC does not name it";
+  return std::nullopt;
 }
 
 proto::NvrtcResult NvrtcProgram::answers_of(const NvrtcEntryPoints& real, nvrtcResult compiled) const {

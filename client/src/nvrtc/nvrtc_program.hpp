@@ -27,12 +27,14 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <client/src/link/link_environment.hpp>
 #include <client/src/loader/load_record.hpp>
 #include <client/src/nvrtc/nvrtc_entry_points.hpp>
+#include <client/src/nvrtc/program_name_use.hpp>
 #include <proto/nvrtc_key.hpp>
 #include <proto/nvrtc_note_messages.hpp>
 #include <proto/nvrtc_result.hpp>
@@ -63,6 +65,12 @@ class NvrtcProgram {
   // the source.
   std::optional<proto::NvrtcResult> answers_under(const NvrtcEntryPoints& real, const std::string& name, int count,
                                                   const char* const* options) const;
+  // What a miss's `answers` may be stored as under the key relative to the program's directory:
+  // as they are, with the directory cut out of the log (docs/cache-key.md "The program's name"), or
+  // nullopt (keyed with the name). `key_note` says which and why, for the report.
+  std::optional<proto::NvrtcResult> shared_answers(const NvrtcEntryPoints& real, int count, const char* const* options,
+                                                   const ProgramTexts& texts, std::string_view include_record,
+                                                   const proto::NvrtcResult& answers, std::string& key_note) const;
   // NVRTC_COMPILE for an eligible compile: the program is served from the daemon's result (the
   // compile's result returned), or nullopt: compile here.
   std::optional<nvrtcResult> compile_by_daemon(const proto::NvrtcCompileInput& input, const proto::KeyFields& key,
